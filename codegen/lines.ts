@@ -1,0 +1,25 @@
+/** A tiny line builder with indentation (STYLE.md §6): no template engine. */
+export class Lines {
+  private readonly out: string[] = [];
+  private depth = 0;
+
+  line(s: string): this {
+    this.out.push("  ".repeat(this.depth) + s);
+    return this;
+  }
+
+  open(s: string): this {
+    this.line(s);
+    this.depth++;
+    return this;
+  }
+
+  close(s = "}"): this {
+    this.depth--;
+    return this.line(s);
+  }
+
+  toString(): string {
+    return this.out.join("\n");
+  }
+}

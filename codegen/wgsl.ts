@@ -1,0 +1,660 @@
+/**
+ * Kernel IR → WGSL (DESIGN.md §6, WGSL half).
+ *
+ * One invocation per output element (a point of the non-reduced space); reduced
+ * axes become loops inside the invocation. Everything that depends on a batch
+ * size travels in the uniform `P` (see `wgslParamLayout`), never in the source,
+ * so one shader module serves every batch size. Base sizes and strides are
+ * folded in as constants.
+ *
+ * Bindings (group 0): 0 = uniform params, 1..n = inputs (read-only storage),
+ * n+1.. = outputs (read-write storage). bool is stored as one u32 per element.
+ *
+ * Semantics follow the JS backend (ir/kernel.ts): floor-mod, truncating int
+ * division (x / 0 = 0 and x % 0 = 0 for ints, as `(a / b) | 0` gives in JS),
+ * wrapping int32/uint32 arithmetic, half-to-even `round`, NaN-propagating
+ * `maximum/minimum`, float→int casts that truncate then wrap like `x | 0`.
+ * NaN/Inf tests go through the bit pattern because WGSL lets compilers assume
+ * finite floats in comparisons.
+ */
+import type { DType } from "../ir/dtype.js";
+import { DTypeError, UnsupportedOpError } from "../ir/errors.js";
+import { contiguousStrides, ix, numel } from "../ir/kernel.js";
+import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
+
+/** Invocations per workgroup (compatibility mode guarantees 128). */
+export const WGSL_WORKGROUP_SIZE = 64;
+
+/**
+ * Where each run-time value sits in the u32 parameter array:
+ * `[count, batchSizes..., strides of input 0..., strides of input 1..., ...]`,
+ * where `count` is the number of output elements (invocations that do work).
+ */
+export interface WGSLParamLayout {
+  readonly count: number;
+  readonly batchSizes: number;
+  readonly inputStrides: readonly number[];
+  /** Number of u32 slots used; the uniform holds `ceil(length / 4)` vec4s. */
+  readonly length: number;
+}
+
+export function wgslParamLayout(kernel: Kernel): WGSLParamLayout {
+  let at = 1 + kernel.batchRank;
+  const inputStrides = kernel.inputs.map((inp) => {
+    const start = at;
+    at += inp.batchRank;
+    return start;
+  });
+  return { count: 0, batchSizes: 1, inputStrides, length: at };
+}
+
+/** WGSL spelling of each dtype as held in registers and in storage. */
+const REG: { readonly [D in DType]: string } = {
+  float32: "f32",
+  float64: "f64",
+  int32: "i32",
+  uint32: "u32",
+  bool: "bool",
+};
+const STORE: { readonly [D in DType]: string } = { ...REG, bool: "u32" };
+
+/**
+ * Helper functions, emitted only when a kernel uses them. Each names the helpers
+ * it calls (`deps`) so they are emitted first.
+ */
+const HELPERS = {
+  nan: {
+    deps: [],
+    code: `fn bw_nan() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }`,
+  },
+  inf: {
+    deps: [],
+    code: `fn bw_inf() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }`,
+  },
+  isnan: {
+    deps: [],
+    code: `fn bw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }`,
+  },
+  isinf: {
+    deps: [],
+    code: `fn bw_isinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }`,
+  },
+  isfinite: {
+    deps: [],
+    code: `fn bw_isfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }`,
+  },
+  fmax: {
+    deps: ["isnan", "nan"],
+    code: `fn bw_fmax(a: f32, b: f32) -> f32 { if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); } return max(a, b); }`,
+  },
+  fmin: {
+    deps: ["isnan", "nan"],
+    code: `fn bw_fmin(a: f32, b: f32) -> f32 { if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); } return min(a, b); }`,
+  },
+  fsign: {
+    deps: ["isnan"],
+    code: `fn bw_fsign(x: f32) -> f32 { if (bw_isnan(x) || x == 0.0f) { return x; } return select(-1.0f, 1.0f, x > 0.0f); }`,
+  },
+  ftanh: {
+    deps: ["isnan"],
+    // tanh(15) rounds to 1 in f32; clamping avoids exp overflow inside tanh.
+    code: `fn bw_ftanh(x: f32) -> f32 { if (bw_isnan(x)) { return x; } return tanh(clamp(x, -15.0f, 15.0f)); }`,
+  },
+  fmod: {
+    deps: [],
+    // NumPy `%`: fmod, then shift by the divisor when the signs differ.
+    code: [
+      `fn bw_fmod(a: f32, b: f32) -> f32 {`,
+      `  let r = a - b * trunc(a / b);`,
+      `  if (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) { return r + b; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  fpow: {
+    deps: ["isnan", "isinf", "nan", "inf"],
+    // Math.pow where WGSL's pow is undefined (x <= 0, infinite x): sign from an odd integer exponent.
+    code: [
+      `fn bw_fpow(a: f32, b: f32) -> f32 {`,
+      `  if (b == 0.0f) { return 1.0f; }`,
+      `  if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); }`,
+      `  let m = abs(a);`,
+      `  var r: f32;`,
+      `  if (m == 0.0f) { r = select(bw_inf(), 0.0f, b > 0.0f); }`,
+      `  else if (bw_isinf(a)) { r = select(0.0f, bw_inf(), b > 0.0f); }`,
+      `  else { r = pow(m, b); }`,
+      `  if (a < 0.0f) {`,
+      `    if (trunc(b) != b) { return select(bw_nan(), r, bw_isinf(a)); }`,
+      `    if (abs(b) < 16777216.0f && trunc(b * 0.5f) != b * 0.5f) { r = -r; }`,
+      `  }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  idiv: {
+    deps: [],
+    code: `fn bw_idiv(a: i32, b: i32) -> i32 { if (b == 0i) { return 0i; } return a / b; }`,
+  },
+  udiv: {
+    deps: [],
+    code: `fn bw_udiv(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }`,
+  },
+  imod: {
+    deps: [],
+    code: [
+      `fn bw_imod(a: i32, b: i32) -> i32 {`,
+      `  if (b == 0i) { return 0i; }`,
+      `  let r = a % b;`,
+      `  if (r != 0i && ((r < 0i) != (b < 0i))) { return r + b; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  umod: {
+    deps: [],
+    code: `fn bw_umod(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }`,
+  },
+  ipow: {
+    deps: [],
+    // Wrapping exponentiation by squaring; a negative exponent truncates 1/a^|b|.
+    code: [
+      `fn bw_ipow(a: i32, b: i32) -> i32 {`,
+      `  if (b < 0i) {`,
+      `    if (a == 1i) { return 1i; }`,
+      `    if (a == -1i) { return select(1i, -1i, (b & 1i) != 0i); }`,
+      `    return 0i;`,
+      `  }`,
+      `  var r = 1i; var x = a; var e = u32(b);`,
+      `  while (e != 0u) { if ((e & 1u) != 0u) { r = r * x; } x = x * x; e = e >> 1u; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  upow: {
+    deps: [],
+    code: [
+      `fn bw_upow(a: u32, b: u32) -> u32 {`,
+      `  var r = 1u; var x = a; var e = b;`,
+      `  while (e != 0u) { if ((e & 1u) != 0u) { r = r * x; } x = x * x; e = e >> 1u; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  f2u: {
+    deps: ["isfinite"],
+    // ToUint32(trunc(x)) as JS `>>> 0` computes it: wrap modulo 2^32, NaN/Inf -> 0.
+    // Outside ±2^31 an f32 is a multiple of 256, so the float modulo below is exact.
+    code: [
+      `fn bw_f2u(x: f32) -> u32 {`,
+      `  if (!bw_isfinite(x)) { return 0u; }`,
+      `  let t = trunc(x);`,
+      `  if (t >= 0.0f && t < 4294967296.0f) { return u32(t); }`,
+      `  if (t < 0.0f && t >= -2147483648.0f) { return bitcast<u32>(i32(t)); }`,
+      `  return u32(t - 4294967296.0f * floor(t / 4294967296.0f));`,
+      `}`,
+    ].join("\n"),
+  },
+} as const satisfies Record<string, { readonly deps: readonly string[]; readonly code: string }>;
+
+type Helper = keyof typeof HELPERS;
+
+/** A tiny line builder with indentation (STYLE.md §6). */
+class Lines {
+  private readonly out: string[] = [];
+  private depth = 0;
+  line(s: string): this {
+    this.out.push("  ".repeat(this.depth) + s);
+    return this;
+  }
+  open(s: string): this {
+    this.line(s);
+    this.depth++;
+    return this;
+  }
+  close(s = "}"): this {
+    this.depth--;
+    return this.line(s);
+  }
+  toString(): string {
+    return this.out.join("\n") + "\n";
+  }
+}
+
+function fail(msg: string): never {
+  throw new UnsupportedOpError(`wgsl: ${msg}`);
+}
+
+/** A WGSL literal holding exactly the value `v` has in dtype `d` (non-finite floats via helpers). */
+function literal(v: number, d: DType, use: (h: Helper) => void): string {
+  switch (d) {
+    case "float32": {
+      const f = Math.fround(v);
+      if (Number.isNaN(f)) {
+        use("nan");
+        return "bw_nan()";
+      }
+      if (!Number.isFinite(f)) {
+        use("inf");
+        return f > 0 ? "bw_inf()" : "(-bw_inf())";
+      }
+      if (Object.is(f, -0)) return "-0.0f";
+      const s = f.toString();
+      return /[.e]/.test(s) ? `${s}f` : `${s}.0f`;
+    }
+    case "int32": {
+      const i = Number.isFinite(v) ? Math.trunc(v) | 0 : 0;
+      return i === -2147483648 ? "i32(-2147483648)" : `${i}i`;
+    }
+    case "uint32":
+      return `${Number.isFinite(v) ? Math.trunc(v) >>> 0 : 0}u`;
+    case "bool":
+      return v !== 0 ? "true" : "false";
+    case "float64":
+      throw new DTypeError("wgsl: float64 is not available on WebGPU (WGSL has no f64)");
+  }
+}
+
+/** `x` of dtype `from` as dtype `to`, with the JS backend's cast semantics. */
+function castTo(x: string, from: DType, to: DType, use: (h: Helper) => void): string {
+  if (from === to) return x;
+  if (to === "bool") {
+    if (from === "float32") return `(${x} != 0.0f)`;
+    return from === "int32" ? `(${x} != 0i)` : `(${x} != 0u)`;
+  }
+  if (from === "bool") return `select(${literal(0, to, use)}, ${literal(1, to, use)}, ${x})`;
+  if (from === "float32") {
+    use("f2u");
+    return to === "uint32" ? `bw_f2u(${x})` : `bitcast<i32>(bw_f2u(${x}))`;
+  }
+  if (to === "float32") return `f32(${x})`;
+  return to === "int32" ? `bitcast<i32>(${x})` : `bitcast<u32>(${x})`;
+}
+
+type UnaryRule = (x: string, d: DType, use: (h: Helper) => void) => string;
+
+/** Unary ops; `d` is the operand dtype (already converted to the result dtype for math ops). */
+const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
+  neg: (x, d) => (d === "uint32" ? `(0u - ${x})` : `(-${x})`),
+  abs: (x, d) => (d === "uint32" ? x : `abs(${x})`),
+  sqrt: (x) => `sqrt(${x})`,
+  rsqrt: (x) => `(1.0f / sqrt(${x}))`,
+  exp: (x) => `exp(${x})`,
+  log: (x) => `log(${x})`,
+  sin: (x) => `sin(${x})`,
+  cos: (x) => `cos(${x})`,
+  tan: (x) => `tan(${x})`,
+  tanh: (x, _d, use) => (use("ftanh"), `bw_ftanh(${x})`),
+  sigmoid: (x) => `(1.0f / (1.0f + exp(-${x})))`,
+  floor: (x, d) => (d === "float32" ? `floor(${x})` : x),
+  ceil: (x, d) => (d === "float32" ? `ceil(${x})` : x),
+  round: (x, d) => (d === "float32" ? `round(${x})` : x),
+  trunc: (x, d) => (d === "float32" ? `trunc(${x})` : x),
+  sign: (x, d, use) =>
+    d === "float32" ? (use("fsign"), `bw_fsign(${x})`) : d === "uint32" ? `select(0u, 1u, ${x} > 0u)` : `sign(${x})`,
+  not: (x, d) => (d === "bool" ? `(!${x})` : `(~${x})`),
+  isnan: (x, d, use) => (d === "float32" ? (use("isnan"), `bw_isnan(${x})`) : "false"),
+  isinf: (x, d, use) => (d === "float32" ? (use("isinf"), `bw_isinf(${x})`) : "false"),
+  isfinite: (x, d, use) => (d === "float32" ? (use("isfinite"), `bw_isfinite(${x})`) : "true"),
+};
+
+/** Unary ops computed in float even on int operands (the result dtype says float). */
+const FLOAT_MATH: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
+  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
+]);
+/** Unary ops whose result dtype is bool whatever the operand. */
+const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
+
+type BinaryRule = (a: string, b: string, d: DType, use: (h: Helper) => void) => string;
+
+const infix =
+  (op: string): BinaryRule =>
+  (a, b) =>
+    `(${a} ${op} ${b})`;
+
+/** By operand dtype (bool operands of arithmetic are rejected before these run). */
+const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod"]: BinaryRule } = {
+  add: infix("+"),
+  sub: infix("-"),
+  mul: infix("*"),
+  div: (a, b, d, use) =>
+    d === "float32" ? `(${a} / ${b})` : d === "int32" ? (use("idiv"), `bw_idiv(${a}, ${b})`) : (use("udiv"), `bw_udiv(${a}, ${b})`),
+  pow: (a, b, d, use) =>
+    d === "float32" ? (use("fpow"), `bw_fpow(${a}, ${b})`) : d === "int32" ? (use("ipow"), `bw_ipow(${a}, ${b})`) : (use("upow"), `bw_upow(${a}, ${b})`),
+  maximum: (a, b, d, use) => (d === "float32" ? (use("fmax"), `bw_fmax(${a}, ${b})`) : `max(${a}, ${b})`),
+  minimum: (a, b, d, use) => (d === "float32" ? (use("fmin"), `bw_fmin(${a}, ${b})`) : `min(${a}, ${b})`),
+  mod: (a, b, d, use) =>
+    d === "float32" ? (use("fmod"), `bw_fmod(${a}, ${b})`) : d === "int32" ? (use("imod"), `bw_imod(${a}, ${b})`) : (use("umod"), `bw_umod(${a}, ${b})`),
+};
+
+const COMPARE: { readonly [K in "eq" | "ne" | "lt" | "le" | "gt" | "ge"]: string } = {
+  eq: "==",
+  ne: "!=",
+  lt: "<",
+  le: "<=",
+  gt: ">",
+  ge: ">=",
+};
+
+const LOGIC: { readonly [K in "and" | "or" | "xor"]: { readonly bool: string; readonly bits: string } } = {
+  and: { bool: "&&", bits: "&" },
+  or: { bool: "||", bits: "|" },
+  xor: { bool: "!=", bits: "^" },
+};
+
+/** Initial accumulator and combine step per reduce op, in the output dtype `d`. */
+interface ReduceRule {
+  init(d: DType, use: (h: Helper) => void): string;
+  step(acc: string, v: string, d: DType, use: (h: Helper) => void): string;
+}
+
+const extreme = (d: DType, high: boolean, use: (h: Helper) => void): string => {
+  switch (d) {
+    case "float32":
+      use("inf");
+      return high ? "bw_inf()" : "(-bw_inf())";
+    case "int32":
+      return high ? "2147483647i" : "i32(-2147483648)";
+    case "uint32":
+      return high ? "4294967295u" : "0u";
+    case "bool":
+      return high ? "true" : "false";
+    case "float64":
+      throw new DTypeError("wgsl: float64 is not available on WebGPU");
+  }
+};
+
+const REDUCE: { readonly [K in Exclude<KReduceOp, "argmin" | "argmax">]: ReduceRule } = {
+  sum: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  mean: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  prod: { init: (d, u) => literal(1, d, u), step: (acc, v) => `${acc} * ${v}` },
+  max: {
+    init: (d, u) => extreme(d, false, u),
+    step: (acc, v, d, u) => (d === "bool" ? `${acc} || ${v}` : ARITH.maximum(acc, v, d, u)),
+  },
+  min: {
+    init: (d, u) => extreme(d, true, u),
+    step: (acc, v, d, u) => (d === "bool" ? `${acc} && ${v}` : ARITH.minimum(acc, v, d, u)),
+  },
+  all: { init: () => "true", step: (acc, v) => `${acc} && ${v}` },
+  any: { init: () => "false", step: (acc, v) => `${acc} || ${v}` },
+};
+
+function checkDType(d: DType, what: string): void {
+  if (d === "float64") {
+    throw new DTypeError(`wgsl: ${what} is float64, which WebGPU cannot hold (WGSL has no f64); cast to float32 first`);
+  }
+}
+
+/**
+ * WGSL source for one kernel. The source depends only on the kernel's structure,
+ * base shapes and dtypes, so it doubles as the pipeline cache key.
+ *
+ * @example
+ *   const src = kernelToWGSL(kernel); // "struct Params { ... } ... @compute @workgroup_size(64) fn main(...)"
+ */
+export function kernelToWGSL(kernel: Kernel): string {
+  const { batchRank, baseShape, exprs } = kernel;
+  kernel.inputs.forEach((inp, i) => checkDType(inp.dtype, `input ${i}`));
+  kernel.outputs.forEach((out, i) => checkDType(out.dtype, `output ${i}`));
+  exprs.forEach((e, i) => checkDType(e.dtype, `value %${i} (${e.k})`));
+
+  const used = new Set<Helper>();
+  const use = (h: Helper): void => {
+    used.add(h);
+  };
+  const layout = wgslParamLayout(kernel);
+  const param = (slot: number): string => `P.v[${slot >> 2}].${"xyzw"[slot & 3]}`;
+
+  const reducedBatch = new Set(kernel.reduce?.batchAxes ?? []);
+  const reducedBase = new Set(kernel.reduce?.baseAxes ?? []);
+  for (const a of reducedBatch) if (a < 0 || a >= batchRank) fail(`reduced batch axis ${a} out of range`);
+  for (const a of reducedBase) if (a < 0 || a >= baseShape.length) fail(`reduced base axis ${a} out of range`);
+  for (const out of kernel.outputs) {
+    if ((kernel.reduce === null) !== (out.reduce === null)) {
+      fail("an output's reduce op must be set exactly when the kernel reduces");
+    }
+    if ((out.reduce === "argmin" || out.reduce === "argmax") && reducedBatch.size + reducedBase.size !== 1) {
+      fail(`${out.reduce} must reduce exactly one axis, got ${reducedBatch.size + reducedBase.size}`);
+    }
+  }
+
+  // ---- bindings ----
+  const L = new Lines();
+  L.line(`struct Params { v: array<vec4<u32>, ${Math.max(1, Math.ceil(layout.length / 4))}> }`);
+  L.line(`@group(0) @binding(0) var<uniform> P: Params;`);
+  kernel.inputs.forEach((inp, i) => {
+    L.line(`@group(0) @binding(${1 + i}) var<storage, read> in${i}: array<${STORE[inp.dtype]}>;`);
+  });
+  kernel.outputs.forEach((out, j) => {
+    L.line(`@group(0) @binding(${1 + kernel.inputs.length + j}) var<storage, read_write> out${j}: array<${STORE[out.dtype]}>;`);
+  });
+  const header = L.toString();
+
+  // ---- body ----
+  const B = new Lines();
+  B.line(`@compute @workgroup_size(${WGSL_WORKGROUP_SIZE})`);
+  B.open(
+    `fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {`,
+  );
+  // Grids over 65,535 workgroups use y as well; the linear index spans both.
+  B.line(`let gi = (wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid;`);
+  B.line(`if (gi >= ${param(layout.count)}) { return; }`);
+
+  // Decompose gi over the kept axes: kept batch axes (outer), then kept base axes.
+  const keptBase = baseShape.map((_, a) => a).filter((a) => !reducedBase.has(a));
+  const keptBatch = Array.from({ length: batchRank }, (_, a) => a).filter((a) => !reducedBatch.has(a));
+  const kept: { name: string; size: string }[] = [
+    ...keptBatch.map((a) => ({ name: `b${a}`, size: param(layout.batchSizes + a) })),
+    ...keptBase.map((a) => ({ name: `x${a}`, size: `${baseShape[a]}u` })),
+  ];
+  if (kept.length > 0) {
+    B.line(`var r = gi;`);
+    for (let i = kept.length - 1; i >= 0; i--) {
+      const { name, size } = kept[i]!;
+      if (i === 0) B.line(`let ${name} = r;`);
+      else B.line(`let ${name} = r % ${size};`).line(`r = r / ${size};`);
+    }
+  }
+
+  // Input offsets over batch dims: input dim j aligns with space batch axis batchRank - rank + j.
+  const batchOffset = (i: number): string => {
+    const rank = kernel.inputs[i]!.batchRank;
+    if (rank > batchRank) fail(`input ${i} has batch rank ${rank} > kernel batch rank ${batchRank}`);
+    const terms: string[] = [];
+    for (let j = 0; j < rank; j++) terms.push(`b${batchRank - rank + j} * ${param(layout.inputStrides[i]! + j)}`);
+    return terms.length === 0 ? "0u" : terms.join(" + ");
+  };
+  const loadsInput = new Set(exprs.flatMap((e) => (e.k === "load" ? [e.input] : [])));
+
+  const emitBody = (): void => {
+    for (const i of [...loadsInput].sort((x, y) => x - y)) B.line(`let o${i} = ${batchOffset(i)};`);
+    exprs.forEach((e, n) => B.line(`let v${n}: ${REG[e.dtype]} = ${exprCode(e, n)};`));
+  };
+
+  const exprCode = (e: KExpr, n: number): string => {
+    const ref = (m: number): string => {
+      if (m < 0 || m >= n) fail(`value %${n} refers to %${m}, which is not before it`);
+      return `v${m}`;
+    };
+    const dtypeOf = (m: number): DType => exprs[m]!.dtype;
+    switch (e.k) {
+      case "load": {
+        const inp = kernel.inputs[e.input];
+        if (!inp) fail(`value %${n} loads input ${e.input}, which does not exist`);
+        if (e.index.length !== inp.baseShape.length) {
+          fail(`value %${n} indexes input ${e.input} (base rank ${inp.baseShape.length}) with ${e.index.length} indices`);
+        }
+        const strides = contiguousStrides(inp.baseShape);
+        let flat: IndexExpr = ix.c(0);
+        e.index.forEach((ie, d) => {
+          flat = ix.add(flat, ix.mul(ie, ix.c(strides[d]!)));
+        });
+        const idx = `o${e.input} + ${indexCode(flat, baseShape.length)}`;
+        const raw = `in${e.input}[${idx}]`;
+        const loaded = inp.dtype === "bool" ? `(${raw} != 0u)` : raw;
+        return castTo(loaded, inp.dtype, e.dtype, use);
+      }
+      case "const":
+        return literal(e.value, e.dtype, use);
+      case "cast":
+        return castTo(ref(e.x), dtypeOf(e.x), e.dtype, use);
+      case "where": {
+        const c = castTo(ref(e.c), dtypeOf(e.c), "bool", use);
+        const a = castTo(ref(e.a), dtypeOf(e.a), e.dtype, use);
+        const b = castTo(ref(e.b), dtypeOf(e.b), e.dtype, use);
+        return `select(${b}, ${a}, ${c})`;
+      }
+      case "unary": {
+        const xd = dtypeOf(e.x);
+        if (PREDICATES.has(e.op)) return UNARY[e.op](ref(e.x), xd, use);
+        if (e.op === "not" && e.dtype === "bool") return `(!${castTo(ref(e.x), xd, "bool", use)})`;
+        if (FLOAT_MATH.has(e.op) && e.dtype !== "float32") fail(`${e.op} must give float32, not ${e.dtype}`);
+        if (e.dtype === "bool" && e.op !== "not") fail(`${e.op} on bool`);
+        return UNARY[e.op](castTo(ref(e.x), xd, e.dtype, use), e.dtype, use);
+      }
+      case "binary":
+        return binaryCode(e.op, ref(e.a), ref(e.b), dtypeOf(e.a), dtypeOf(e.b), e.dtype, n);
+    }
+  };
+
+  const binaryCode = (op: KBinaryOp, a: string, b: string, ad: DType, bd: DType, rd: DType, n: number): string => {
+    if (op in COMPARE) {
+      const cmp = COMPARE[op as keyof typeof COMPARE];
+      if (ad !== bd) fail(`value %${n}: ${op} operands differ in dtype (${ad} vs ${bd})`);
+      const out =
+        ad === "bool" && cmp !== "==" && cmp !== "!="
+          ? `(${castTo(a, "bool", "uint32", use)} ${cmp} ${castTo(b, "bool", "uint32", use)})`
+          : `(${a} ${cmp} ${b})`;
+      return castTo(out, "bool", rd, use);
+    }
+    if (op in LOGIC) {
+      const rule = LOGIC[op as keyof typeof LOGIC];
+      if (rd === "bool") return `(${castTo(a, ad, "bool", use)} ${rule.bool} ${castTo(b, bd, "bool", use)})`;
+      if (rd === "float32") fail(`value %${n}: ${op} cannot give float32`);
+      return `(${castTo(a, ad, rd, use)} ${rule.bits} ${castTo(b, bd, rd, use)})`;
+    }
+    if (rd === "bool") {
+      // Arithmetic on bool 0/1 values: max is or, min is and; the rest has no bool result.
+      if (op === "maximum") return `(${a} || ${b})`;
+      if (op === "minimum" || op === "mul") return `(${a} && ${b})`;
+      fail(`value %${n}: ${op} on bool`);
+    }
+    return ARITH[op as keyof typeof ARITH](castTo(a, ad, rd, use), castTo(b, bd, rd, use), rd, use);
+  };
+
+  if (kernel.reduce === null) {
+    emitBody();
+    kernel.outputs.forEach((out, j) => {
+      const v = castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use);
+      B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
+    });
+  } else {
+    // Accumulators, declared before the loops.
+    kernel.outputs.forEach((out, j) => {
+      const vd = exprs[out.value]!.dtype;
+      if (out.reduce === "argmin" || out.reduce === "argmax") {
+        if (out.dtype !== "int32") fail(`${out.reduce} gives int32, not ${out.dtype}`);
+        const cd = vd === "bool" ? "uint32" : vd;
+        B.line(`var best${j}: ${REG[cd]} = ${extreme(cd, out.reduce === "argmin", use)};`);
+        B.line(`var acc${j}: i32 = 0i;`);
+      } else {
+        const ad = accDType(out.reduce!, out.dtype);
+        B.line(`var acc${j}: ${REG[ad]} = ${REDUCE[out.reduce!].init(ad, use)};`);
+      }
+    });
+    const loops: string[] = [];
+    for (const a of [...reducedBatch].sort((x, y) => x - y)) {
+      B.open(`for (var b${a} = 0u; b${a} < ${param(layout.batchSizes + a)}; b${a} = b${a} + 1u) {`);
+      loops.push(`b${a}`);
+    }
+    for (const a of [...reducedBase].sort((x, y) => x - y)) {
+      B.open(`for (var x${a} = 0u; x${a} < ${baseShape[a]}u; x${a} = x${a} + 1u) {`);
+      loops.push(`x${a}`);
+    }
+    emitBody();
+    kernel.outputs.forEach((out, j) => {
+      const vd = exprs[out.value]!.dtype;
+      const v = `v${out.value}`;
+      if (out.reduce === "argmin" || out.reduce === "argmax") {
+        const cd = vd === "bool" ? "uint32" : vd;
+        const cv = castTo(v, vd, cd, use);
+        const better = out.reduce === "argmax" ? ">" : "<";
+        // Strictly better keeps the first occurrence on ties; a NaN wins once, as in NumPy.
+        let cond = `${cv} ${better} best${j}`;
+        if (cd === "float32") {
+          use("isnan");
+          cond = `(${cond} || (bw_isnan(${cv}) && !bw_isnan(best${j})))`;
+        }
+        const pos = loops[0]!;
+        B.open(`if (${cond}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${pos});`).close();
+      } else {
+        const ad = accDType(out.reduce!, out.dtype);
+        B.line(`acc${j} = ${REDUCE[out.reduce!].step(`acc${j}`, castTo(v, vd, ad, use), ad, use)};`);
+      }
+    });
+    for (let i = 0; i < loops.length; i++) B.close();
+    const reducedBaseCount = [...reducedBase].reduce((p, a) => p * baseShape[a]!, 1);
+    kernel.outputs.forEach((out, j) => {
+      let v = `acc${j}`;
+      if (out.reduce === "mean") {
+        const ad = accDType("mean", out.dtype);
+        const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), `${reducedBaseCount}.0f`].join(" * ");
+        v = ad === "float32" ? `${v} / (${countF})` : `${v} / ${castTo(`(${countF})`, "float32", ad, use)}`;
+      }
+      if (out.reduce !== "argmin" && out.reduce !== "argmax") v = castTo(v, accDType(out.reduce!, out.dtype), out.dtype, use);
+      B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
+    });
+  }
+  B.close();
+
+  return header + helperCode(used) + B.toString();
+}
+
+/** The dtype a reduction accumulates in: its output dtype (sum of bools accumulates in the output's int type). */
+function accDType(op: KReduceOp, out: DType): DType {
+  if (op === "all" || op === "any") return "bool";
+  return out;
+}
+
+/** WGSL u32 expression for a base index expression; `rank` bounds the axis variables. */
+function indexCode(e: IndexExpr, rank: number): string {
+  switch (e.k) {
+    case "var":
+      if (e.axis < 0 || e.axis >= rank) fail(`index uses base axis ${e.axis} of a rank-${rank} space`);
+      return `x${e.axis}`;
+    case "const":
+      if (e.v < 0 || !Number.isInteger(e.v)) fail(`index constant ${e.v} is not a non-negative integer`);
+      return `${e.v}u`;
+    case "add":
+      return `(${indexCode(e.a, rank)} + ${indexCode(e.b, rank)})`;
+    case "mul":
+      return `(${indexCode(e.a, rank)} * ${indexCode(e.b, rank)})`;
+    case "div":
+      return `(${indexCode(e.a, rank)} / ${indexCode(e.b, rank)})`;
+    case "mod":
+      return `(${indexCode(e.a, rank)} % ${indexCode(e.b, rank)})`;
+  }
+}
+
+/** The helpers a kernel used, with their dependencies first, in a stable order. */
+function helperCode(used: ReadonlySet<Helper>): string {
+  const order: Helper[] = [];
+  const visit = (h: Helper): void => {
+    if (order.includes(h)) return;
+    for (const d of HELPERS[h].deps) visit(d as Helper);
+    order.push(h);
+  };
+  for (const h of (Object.keys(HELPERS) as Helper[]).filter((k) => used.has(k))) visit(h);
+  return order.length === 0 ? "" : order.map((h) => HELPERS[h].code).join("\n") + "\n";
+}
+
+/** Number of output elements of a launch: kept batch sizes × kept base sizes. */
+export function outputCount(kernel: Kernel, batchSizes: readonly number[]): number {
+  const reducedBatch = new Set(kernel.reduce?.batchAxes ?? []);
+  const reducedBase = new Set(kernel.reduce?.baseAxes ?? []);
+  let n = numel(kernel.baseShape.filter((_, a) => !reducedBase.has(a)));
+  batchSizes.forEach((s, a) => {
+    if (!reducedBatch.has(a)) n *= s;
+  });
+  return n;
+}

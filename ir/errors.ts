@@ -1,0 +1,28 @@
+/**
+ * Typed errors. Every user-facing error names the op, the argument and the shapes
+ * involved in `(batch; base)` notation (DESIGN.md §9).
+ */
+export class BatchwiseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Shapes that cannot meet: broadcasting, reshapes, axis out of range. */
+export class ShapeError extends BatchwiseError {}
+
+/** A dtype the op cannot take (or float64 on WebGPU). */
+export class DTypeError extends BatchwiseError {}
+
+/** An op the IR, a pass or a backend does not know. */
+export class UnsupportedOpError extends BatchwiseError {}
+
+/** IR text that does not parse, or a graph that fails the verifier. */
+export class IRError extends BatchwiseError {}
+
+/** Misuse of `jit`/`trace`: a traced value read on the host, a non-tensor output. */
+export class TraceError extends BatchwiseError {}
+
+/** A backend failure: no adapter, device lost, a limit exceeded, a WGSL compile error. */
+export class BackendError extends BatchwiseError {}

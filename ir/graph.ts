@@ -1,0 +1,128 @@
+/**
+ * Graph IR: one immutable, hash-consed node kind `{ op, inputs, attrs, type }`
+ * (DESIGN.md §4). Building a node runs its op's type rule, so every node in
+ * existence is well typed; equal structure gives the same node object, so CSE
+ * is free.
+ */
+import { IRError } from "./errors.js";
+import { OPS, type Attrs, type AttrValue, type Op } from "./ops.js";
+import { fmtType, type TensorType } from "./types.js";
+
+let nextId = 0;
+const interned = new Map<string, WeakRef<Node>>();
+const reaper = new FinalizationRegistry<string>((key) => {
+  const ref = interned.get(key);
+  if (ref !== undefined && ref.deref() === undefined) interned.delete(key);
+});
+
+export class Node {
+  private constructor(
+    readonly id: number,
+    readonly op: Op,
+    readonly inputs: readonly Node[],
+    readonly attrs: Attrs,
+    readonly type: TensorType,
+    /** Structural key: op, input ids, sorted attrs and type. */
+    readonly key: string,
+  ) {}
+
+  /** Builds (or finds) the node; `type` is required for `input` and checked for every other op. */
+  static make(op: Op, inputs: readonly Node[], attrs: Attrs = {}, type?: TensorType): Node {
+    const info = OPS[op];
+    if (inputs.length !== info.arity) {
+      throw new IRError(`${op}: expects ${info.arity} inputs, got ${inputs.length}`);
+    }
+    const parsed = info.attrs.safeParse(attrs);
+    if (!parsed.success) {
+      throw new IRError(`${op}: bad attributes ${fmtAttrs(attrs)}: ${parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`);
+    }
+    let t: TensorType;
+    if (op === "input") {
+      if (type === undefined) throw new IRError("input: needs an explicit type");
+      t = type;
+    } else {
+      t = info.type(op, inputs.map((i) => i.type), attrs);
+      if (type !== undefined && fmtType(type) !== fmtType(t)) {
+        throw new IRError(`${op}: declared type ${fmtType(type)} but the op gives ${fmtType(t)}`);
+      }
+    }
+    const key = `${op}(${inputs.map((i) => i.id).join(",")})${fmtAttrs(attrs)}:${fmtType(t)}`;
+    const found = interned.get(key)?.deref();
+    if (found !== undefined) return found;
+    const node = new Node(nextId++, op, inputs, attrs, t, key);
+    interned.set(key, new WeakRef(node));
+    reaper.register(node, key);
+    return node;
+  }
+}
+
+/** A function in the IR: named inputs, outputs, and the nodes between them. */
+export interface Graph {
+  readonly name: string;
+  readonly inputs: readonly Node[];
+  readonly inputNames: readonly string[];
+  readonly outputs: readonly Node[];
+}
+
+export function makeGraph(name: string, inputs: readonly Node[], outputs: readonly Node[], inputNames?: readonly string[]): Graph {
+  return { name, inputs, outputs, inputNames: inputNames ?? inputs.map((_, i) => `arg${i}`) };
+}
+
+/** Nodes reachable from the outputs, inputs first, each after its operands (deterministic DFS). */
+export function topoOrder(g: Graph): Node[] {
+  const seen = new Set<Node>();
+  const order: Node[] = [];
+  for (const i of g.inputs) {
+    seen.add(i);
+    order.push(i);
+  }
+  const stack: { n: Node; next: number }[] = [];
+  for (const out of g.outputs) {
+    if (seen.has(out)) continue;
+    stack.push({ n: out, next: 0 });
+    seen.add(out);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (top.next < top.n.inputs.length) {
+        const child = top.n.inputs[top.next++]!;
+        if (!seen.has(child)) {
+          if (child.op === "input") throw new IRError(`graph ${g.name}: uses an input that is not in its input list`);
+          seen.add(child);
+          stack.push({ n: child, next: 0 });
+        }
+      } else {
+        order.push(top.n);
+        stack.pop();
+      }
+    }
+  }
+  return order;
+}
+
+/** Number of uses of each node among the reachable nodes and the outputs. */
+export function useCounts(order: readonly Node[], outputs: readonly Node[]): Map<Node, number> {
+  const uses = new Map<Node, number>();
+  for (const n of order) for (const i of n.inputs) uses.set(i, (uses.get(i) ?? 0) + 1);
+  for (const o of outputs) uses.set(o, (uses.get(o) ?? 0) + 1);
+  return uses;
+}
+
+/** Formats a number so that it parses back to the same value (including -0, NaN, ±Infinity). */
+export function fmtNumber(v: number): string {
+  if (Object.is(v, -0)) return "-0";
+  return String(v);
+}
+
+function fmtValue(v: AttrValue): string {
+  if (typeof v === "number") return fmtNumber(v);
+  if (typeof v === "boolean") return String(v);
+  if (typeof v === "string") return /^[A-Za-z_][\w]*$/.test(v) ? v : JSON.stringify(v);
+  return `[${v.map(fmtNumber).join(",")}]`;
+}
+
+/** `{a=1, b=[0,1]}` with keys sorted; empty string when there are none. */
+export function fmtAttrs(attrs: Attrs): string {
+  const keys = Object.keys(attrs).sort();
+  if (keys.length === 0) return "";
+  return `{${keys.map((k) => `${k}=${fmtValue(attrs[k]!)}`).join(", ")}}`;
+}

@@ -1,0 +1,266 @@
+/**
+ * The reference interpreter: the living definition of every op and the oracle of
+ * every differential test. Plain loops over multi-indices, no cleverness: each
+ * node is computed in full (in float64 arithmetic) and stored in its dtype's
+ * typed array, so float32 results round once per op.
+ */
+import { ARRAY_CTOR, isFloat, type DType, type TypedArray } from "./dtype.js";
+import { UnsupportedOpError } from "./errors.js";
+import { topoOrder, type Graph, type Node } from "./graph.js";
+import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
+import { BINARY_OPS, REDUCE_OPS, UNARY_OPS } from "./ops.js";
+import { inferConcrete, type ConcreteType } from "./shapes.js";
+import { prod } from "./types.js";
+
+export interface Value {
+  readonly type: ConcreteType;
+  readonly data: TypedArray;
+}
+
+function fullShape(t: ConcreteType): number[] {
+  return [...t.batch, ...t.base];
+}
+
+function stridesOf(shape: readonly number[]): number[] {
+  const s = new Array<number>(shape.length).fill(0);
+  let acc = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    s[i] = acc;
+    acc *= shape[i]!;
+  }
+  return s;
+}
+
+/** Calls `f(multiIndex, flat)` for every element of `shape`, row-major. */
+function forEachIndex(shape: readonly number[], f: (idx: number[], flat: number) => void): void {
+  const total = prod(shape);
+  const idx = new Array<number>(shape.length).fill(0);
+  for (let flat = 0; flat < total; flat++) {
+    f(idx, flat);
+    for (let d = shape.length - 1; d >= 0; d--) {
+      if (++idx[d]! < shape[d]!) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/** Offset into `src` for an element of `dst`, broadcasting batch against batch and base against base. */
+function broadcastOffset(src: ConcreteType, dst: ConcreteType, idx: readonly number[]): number {
+  const st = stridesOf(fullShape(src));
+  let off = 0;
+  const nb = dst.batch.length;
+  for (let i = 0; i < src.batch.length; i++) {
+    const d = nb - src.batch.length + i;
+    if (src.batch[i] !== 1) off += idx[d]! * st[i]!;
+  }
+  const sb = src.batch.length;
+  for (let i = 0; i < src.base.length; i++) {
+    const d = nb + dst.base.length - src.base.length + i;
+    if (src.base[i] !== 1) off += idx[d]! * st[sb + i]!;
+  }
+  return off;
+}
+
+/** Offset of `x[batch…, lead…, tail…]` where x's batch and leading base dims broadcast (size 1 reads index 0). */
+function matmulOffset(x: ConcreteType, batchIdx: readonly number[], lead: readonly number[], tail: readonly number[]): number {
+  const st = stridesOf(fullShape(x));
+  let off = 0;
+  x.batch.forEach((d, i) => {
+    if (d !== 1) off += batchIdx[batchIdx.length - x.batch.length + i]! * st[i]!;
+  });
+  const xLead = x.base.length - tail.length;
+  for (let i = 0; i < xLead; i++) {
+    if (x.base[i] !== 1) off += lead[lead.length - xLead + i]! * st[x.batch.length + i]!;
+  }
+  tail.forEach((v, i) => (off += v * st[x.batch.length + xLead + i]!));
+  return off;
+}
+
+function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+export function unaryRef(op: KUnaryOp, x: number): number {
+  switch (op) {
+    case "neg": return -x;
+    case "abs": return Math.abs(x);
+    case "sqrt": return Math.sqrt(x);
+    case "rsqrt": return 1 / Math.sqrt(x);
+    case "exp": return Math.exp(x);
+    case "log": return Math.log(x);
+    case "sin": return Math.sin(x);
+    case "cos": return Math.cos(x);
+    case "tan": return Math.tan(x);
+    case "tanh": return Math.tanh(x);
+    case "sigmoid": return 1 / (1 + Math.exp(-x));
+    case "floor": return Math.floor(x);
+    case "ceil": return Math.ceil(x);
+    case "round": return roundHalfEven(x);
+    case "trunc": return Math.trunc(x);
+    case "sign": return Number.isNaN(x) ? NaN : Math.sign(x);
+    case "not": return x === 0 ? 1 : 0;
+    case "isnan": return Number.isNaN(x) ? 1 : 0;
+    case "isinf": return x === Infinity || x === -Infinity ? 1 : 0;
+    case "isfinite": return Number.isFinite(x) ? 1 : 0;
+  }
+}
+
+export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): number {
+  const int = !isFloat(dtype);
+  switch (op) {
+    case "add": return a + b;
+    case "sub": return a - b;
+    case "mul": return int ? Math.imul(a, b) : a * b;
+    case "div": return int ? (b === 0 ? 0 : Math.trunc(a / b)) : a / b;
+    case "pow": return Math.pow(a, b);
+    case "maximum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b);
+    case "minimum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(a, b);
+    case "mod": {
+      if (b === 0) return int ? 0 : NaN;
+      const r = a % b;
+      return r !== 0 && r < 0 !== b < 0 ? r + b : r;
+    }
+    case "eq": return a === b ? 1 : 0;
+    case "ne": return a !== b ? 1 : 0;
+    case "lt": return a < b ? 1 : 0;
+    case "le": return a <= b ? 1 : 0;
+    case "gt": return a > b ? 1 : 0;
+    case "ge": return a >= b ? 1 : 0;
+    case "and": return a !== 0 && b !== 0 ? 1 : 0;
+    case "or": return a !== 0 || b !== 0 ? 1 : 0;
+    case "xor": return (a !== 0) !== (b !== 0) ? 1 : 0;
+  }
+}
+
+/** Combines the values of one reduction group. `values` in iteration order. */
+export function reduceRef(op: KReduceOp, values: readonly number[], dtype: DType): number {
+  switch (op) {
+    case "sum": return values.reduce((s, v) => s + v, 0);
+    case "mean": return values.reduce((s, v) => s + v, 0) / values.length;
+    case "prod": return values.reduce((s, v) => (isFloat(dtype) ? s * v : Math.imul(s, v)), 1);
+    case "min": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.min(m, v)), Infinity);
+    case "max": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity);
+    case "argmin":
+    case "argmax": {
+      let best = 0;
+      for (let i = 1; i < values.length; i++) {
+        const v = values[i]!;
+        const cur = values[best]!;
+        if (Number.isNaN(cur)) break;
+        if (Number.isNaN(v) || (op === "argmax" ? v > cur : v < cur)) best = i;
+      }
+      return best;
+    }
+    case "all": return values.every((v) => v !== 0) ? 1 : 0;
+    case "any": return values.some((v) => v !== 0) ? 1 : 0;
+  }
+}
+
+function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
+  const out = new ARRAY_CTOR[t.dtype](prod(fullShape(t)));
+  const op = n.op;
+  if (op === "const") {
+    out[0] = n.attrs.value as number;
+  } else if (op === "cast") {
+    const [x] = ins;
+    forEachIndex(fullShape(t), (_i, flat) => {
+      const v = x!.data[flat]!;
+      out[flat] = t.dtype === "bool" ? (v !== 0 ? 1 : 0) : isFloat(t.dtype) ? v : Number.isFinite(v) ? Math.trunc(v) : 0;
+    });
+  } else if (UNARY_OPS.has(op as KUnaryOp)) {
+    const [x] = ins;
+    forEachIndex(fullShape(t), (_i, flat) => {
+      out[flat] = unaryRef(op as KUnaryOp, x!.data[flat]!);
+    });
+  } else if (BINARY_OPS.has(op as KBinaryOp)) {
+    const [x, y] = ins;
+    forEachIndex(fullShape(t), (idx, flat) => {
+      const a = x!.data[broadcastOffset(x!.type, t, idx)]!;
+      const b = y!.data[broadcastOffset(y!.type, t, idx)]!;
+      out[flat] = binaryRef(op as KBinaryOp, a, b, x!.type.dtype);
+    });
+  } else if (op === "where") {
+    const [c, x, y] = ins;
+    forEachIndex(fullShape(t), (idx, flat) => {
+      const cv = c!.data[broadcastOffset(c!.type, t, idx)]!;
+      out[flat] = cv !== 0 ? x!.data[broadcastOffset(x!.type, t, idx)]! : y!.data[broadcastOffset(y!.type, t, idx)]!;
+    });
+  } else if (REDUCE_OPS.has(op as KReduceOp)) {
+    const x = ins[0]!;
+    const batchAxes = n.attrs.batchAxes as number[];
+    const baseAxes = (n.attrs.baseAxes as number[]).map((a) => a + x.type.batch.length);
+    const axes = [...batchAxes, ...baseAxes];
+    const xs = fullShape(x.type);
+    const keptAxes = xs.map((_, i) => i).filter((i) => !axes.includes(i));
+    const groups = new Map<number, number[]>();
+    const keptShape = keptAxes.map((a) => xs[a]!);
+    const keptStrides = stridesOf(keptShape);
+    forEachIndex(xs, (idx, flat) => {
+      let o = 0;
+      keptAxes.forEach((a, j) => (o += idx[a]! * keptStrides[j]!));
+      let g = groups.get(o);
+      if (g === undefined) groups.set(o, (g = []));
+      g.push(x.data[flat]!);
+    });
+    for (let o = 0; o < out.length; o++) out[o] = reduceRef(op as KReduceOp, groups.get(o) ?? [], x.type.dtype);
+  } else if (op === "reshape" || op === "batch_reshape" || op === "batch_unsqueeze") {
+    out.set(ins[0]!.data);
+  } else if (op === "permute") {
+    const x = ins[0]!;
+    const perm = n.attrs.perm as number[];
+    const nb = t.batch.length;
+    const xst = stridesOf(fullShape(x.type));
+    forEachIndex(fullShape(t), (idx, flat) => {
+      let off = 0;
+      for (let d = 0; d < nb; d++) off += idx[d]! * xst[d]!;
+      perm.forEach((p, d) => (off += idx[nb + d]! * xst[nb + p]!));
+      out[flat] = x.data[off]!;
+    });
+  } else if (op === "expand" || op === "batch_expand") {
+    const x = ins[0]!;
+    forEachIndex(fullShape(t), (idx, flat) => {
+      out[flat] = x.data[broadcastOffset(x.type, t, idx)]!;
+    });
+  } else if (op === "matmul") {
+    const [a, b] = ins;
+    const av = a!.type.base.length === 1;
+    const bv = b!.type.base.length === 1;
+    const K = a!.type.base[a!.type.base.length - 1]!;
+    const nb = t.batch.length;
+    const leadRank = t.base.length - (av ? 0 : 1) - (bv ? 0 : 1);
+    forEachIndex(fullShape(t), (idx, flat) => {
+      const batchIdx = idx.slice(0, nb);
+      const baseIdx = idx.slice(nb);
+      const lead = baseIdx.slice(0, leadRank);
+      const i = av ? 0 : baseIdx[leadRank]!;
+      const j = bv ? 0 : baseIdx[baseIdx.length - 1]!;
+      let s = 0;
+      for (let k = 0; k < K; k++) {
+        const x = a!.data[matmulOffset(a!.type, batchIdx, lead, av ? [k] : [i, k])]!;
+        const y = b!.data[matmulOffset(b!.type, batchIdx, lead, bv ? [k] : [k, j])]!;
+        s += x * y;
+      }
+      out[flat] = s;
+    });
+  } else {
+    throw new UnsupportedOpError(`interpret: no rule for op ${op}`);
+  }
+  return out;
+}
+
+/** Evaluates a graph on concrete inputs (data in each input's dtype, row-major). */
+export function interpret(g: Graph, inputs: readonly Value[]): Value[] {
+  const order = topoOrder(g);
+  const bound = new Map<Node, ConcreteType>();
+  g.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
+  const types = inferConcrete(order, bound);
+  const values = new Map<Node, Value>();
+  g.inputs.forEach((n, i) => values.set(n, inputs[i]!));
+  for (const n of order) {
+    if (n.op === "input") continue;
+    const t = types.get(n)!;
+    values.set(n, { type: t, data: evalNode(n, t, n.inputs.map((i) => values.get(i)!)) });
+  }
+  return g.outputs.map((o) => values.get(o)!);
+}

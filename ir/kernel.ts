@@ -1,0 +1,162 @@
+/**
+ * Kernel IR: what the fusion pass produces and what every code generator reads.
+ *
+ * A kernel is a loop nest over an iteration space `batch × base`:
+ *  - the batch part has `batchRank` dims whose sizes are known only at run time;
+ *  - the base part has the static shape `baseShape`.
+ * Each output element evaluates a scalar expression DAG (`exprs`, in SSA order).
+ * A reduction kernel additionally names the space axes it reduces (`reduce`): those
+ * axes become inner loops and each output combines the values of its expression
+ * over them. Outputs are written contiguously over the non-reduced axes (batch
+ * axes first, then base axes, row-major), so `keepdim` is only a logical reshape.
+ *
+ * Inputs are contiguous row-major buffers. An input's batch dims align with the
+ * space's batch dims from the right; its batch strides are run-time launch
+ * arguments (0 for a size-1 dim that is broadcast). Its base dims are static and
+ * its base index is given per load as index expressions over the space's base
+ * axis variables. Nothing in a kernel depends on a batch size, so one compiled
+ * kernel serves every batch size (DESIGN.md §6).
+ */
+import type { DType } from "./dtype.js";
+
+/** An integer index expression over the base axis variables of the iteration space. */
+export type IndexExpr =
+  | { readonly k: "var"; readonly axis: number }
+  | { readonly k: "const"; readonly v: number }
+  | { readonly k: "add" | "mul" | "div" | "mod"; readonly a: IndexExpr; readonly b: IndexExpr };
+
+export type KUnaryOp =
+  | "neg" | "abs" | "sqrt" | "rsqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "sigmoid"
+  | "floor" | "ceil" | "round" | "trunc" | "sign" | "not" | "isnan" | "isinf" | "isfinite";
+
+export type KBinaryOp =
+  | "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod"
+  | "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "and" | "or" | "xor";
+
+export type KReduceOp = "sum" | "mean" | "prod" | "min" | "max" | "argmin" | "argmax" | "all" | "any";
+
+/**
+ * One SSA value of a kernel body. Operand fields (`x`, `a`, `b`, `c`) are indices
+ * into `Kernel.exprs` and always point backwards. `dtype` is the result dtype.
+ * Binary operands share one dtype (the graph inserts casts); comparisons and
+ * logical ops give `bool`, whose values are 0 or 1.
+ */
+export type KExpr =
+  | { readonly k: "load"; readonly input: number; readonly index: readonly IndexExpr[]; readonly dtype: DType }
+  | { readonly k: "const"; readonly value: number; readonly dtype: DType }
+  | { readonly k: "unary"; readonly op: KUnaryOp; readonly x: number; readonly dtype: DType }
+  | { readonly k: "binary"; readonly op: KBinaryOp; readonly a: number; readonly b: number; readonly dtype: DType }
+  | { readonly k: "where"; readonly c: number; readonly a: number; readonly b: number; readonly dtype: DType }
+  | { readonly k: "cast"; readonly x: number; readonly dtype: DType };
+
+export interface KernelInput {
+  readonly dtype: DType;
+  /** Batch rank of the buffer; its dims align with the space's last `batchRank` batch dims. */
+  readonly batchRank: number;
+  /** Static base shape of the buffer (contiguous, row-major). */
+  readonly baseShape: readonly number[];
+}
+
+export interface KernelOutput {
+  readonly dtype: DType;
+  /** Index into `exprs` of the value this output stores (or reduces). */
+  readonly value: number;
+  /** The combining op when the kernel reduces; null for elementwise kernels. */
+  readonly reduce: KReduceOp | null;
+}
+
+export interface Kernel {
+  readonly batchRank: number;
+  readonly baseShape: readonly number[];
+  /** Space axes reduced by every output of this kernel; null for an elementwise kernel. */
+  readonly reduce: { readonly batchAxes: readonly number[]; readonly baseAxes: readonly number[] } | null;
+  readonly inputs: readonly KernelInput[];
+  readonly outputs: readonly KernelOutput[];
+  readonly exprs: readonly KExpr[];
+  /** Scheduler's decision: emit the base loops fully unrolled (straight-line code per batch element). */
+  readonly unroll: boolean;
+}
+
+/**
+ * Run-time arguments of one launch: the space's batch sizes, and for each input its
+ * batch strides in elements (one per input batch dim, 0 where it broadcasts).
+ */
+export interface Launch {
+  readonly batchSizes: readonly number[];
+  readonly inputBatchStrides: readonly (readonly number[])[];
+}
+
+// ---- index expression constructors (fold constants as they build) ----
+
+export const ix = {
+  v(axis: number): IndexExpr {
+    return { k: "var", axis };
+  },
+  c(v: number): IndexExpr {
+    return { k: "const", v };
+  },
+  add(a: IndexExpr, b: IndexExpr): IndexExpr {
+    if (a.k === "const" && b.k === "const") return ix.c(a.v + b.v);
+    if (a.k === "const" && a.v === 0) return b;
+    if (b.k === "const" && b.v === 0) return a;
+    return { k: "add", a, b };
+  },
+  mul(a: IndexExpr, b: IndexExpr): IndexExpr {
+    if (a.k === "const" && b.k === "const") return ix.c(a.v * b.v);
+    if ((a.k === "const" && a.v === 0) || (b.k === "const" && b.v === 0)) return ix.c(0);
+    if (a.k === "const" && a.v === 1) return b;
+    if (b.k === "const" && b.v === 1) return a;
+    return { k: "mul", a, b };
+  },
+  /** Floor division of a non-negative index by a positive constant. */
+  div(a: IndexExpr, b: IndexExpr): IndexExpr {
+    if (a.k === "const" && b.k === "const") return ix.c(Math.floor(a.v / b.v));
+    if (b.k === "const" && b.v === 1) return a;
+    return { k: "div", a, b };
+  },
+  mod(a: IndexExpr, b: IndexExpr): IndexExpr {
+    if (a.k === "const" && b.k === "const") return ix.c(a.v % b.v);
+    if (b.k === "const" && b.v === 1) return ix.c(0);
+    return { k: "mod", a, b };
+  },
+};
+
+/** Substitutes constants for axis variables (used when a scheduler unrolls base loops). */
+export function evalIndex(e: IndexExpr, vars: readonly number[]): number {
+  switch (e.k) {
+    case "var":
+      return vars[e.axis]!;
+    case "const":
+      return e.v;
+    case "add":
+      return evalIndex(e.a, vars) + evalIndex(e.b, vars);
+    case "mul":
+      return evalIndex(e.a, vars) * evalIndex(e.b, vars);
+    case "div":
+      return Math.floor(evalIndex(e.a, vars) / evalIndex(e.b, vars));
+    case "mod":
+      return evalIndex(e.a, vars) % evalIndex(e.b, vars);
+  }
+}
+
+/** Row-major strides of a static shape. */
+export function contiguousStrides(shape: readonly number[]): number[] {
+  const s = new Array<number>(shape.length);
+  let acc = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    s[i] = acc;
+    acc *= shape[i]!;
+  }
+  return s;
+}
+
+export function numel(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+/** A structural key: equal kernels (structure, base shapes, dtypes) give equal keys. */
+export function kernelKey(k: Kernel): string {
+  return JSON.stringify(k);
+}

@@ -1,0 +1,278 @@
+/**
+ * The closed op set of the graph IR and its one typed table (STYLE.md §1).
+ * Adding an op to the union without its table entry fails `tsc`.
+ */
+import { z } from "zod";
+import { isDType, isFloat, type DType } from "./dtype.js";
+import { DTypeError, ShapeError } from "./errors.js";
+import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
+import { broadcastShapes, broadcastTypes, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
+
+export const UNARY_OPS: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
+  "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
+  "floor", "ceil", "round", "trunc", "sign", "not", "isnan", "isinf", "isfinite",
+]);
+/** Unary ops defined only on floats (the frontend casts ints to float32 first). */
+export const FLOAT_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
+  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
+]);
+export const PREDICATE_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
+
+export const ARITH_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([
+  "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod",
+]);
+export const COMPARE_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["eq", "ne", "lt", "le", "gt", "ge"]);
+export const LOGICAL_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["and", "or", "xor"]);
+export const BINARY_OPS: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([...ARITH_BINARY, ...COMPARE_BINARY, ...LOGICAL_BINARY]);
+
+export const REDUCE_OPS: ReadonlySet<KReduceOp> = new Set<KReduceOp>([
+  "sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any",
+]);
+
+export type MovementOp = "reshape" | "permute" | "expand" | "batch_reshape" | "batch_unsqueeze" | "batch_expand";
+export const MOVEMENT_OPS: ReadonlySet<MovementOp> = new Set<MovementOp>([
+  "reshape", "permute", "expand", "batch_reshape", "batch_unsqueeze", "batch_expand",
+]);
+/** Ops that reinterpret a contiguous buffer's batch dims without moving data. */
+export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze"]);
+
+export type Op = "input" | "const" | "cast" | "where" | "matmul" | KUnaryOp | KBinaryOp | KReduceOp | MovementOp;
+
+export type AttrValue = number | boolean | string | readonly number[];
+export type Attrs = Readonly<Record<string, AttrValue>>;
+
+export interface OpInfo {
+  readonly arity: number;
+  /** Argument names used in error messages. */
+  readonly args: readonly string[];
+  readonly attrs: z.ZodType<Attrs>;
+  /** Infers the result type; throws ShapeError/DTypeError naming the op and argument. */
+  readonly type: (op: Op, ins: readonly TensorType[], attrs: Attrs) => TensorType;
+}
+
+const noAttrs = z.object({}).strict();
+const dtypeSchema = z.string().refine(isDType, "not a dtype");
+const intList = z.array(z.number().int());
+const reduceAttrs = z.object({ batchAxes: intList, baseAxes: intList, keep: z.boolean() }).strict();
+
+function argType(op: Op, name: string, t: TensorType): string {
+  return `${op}: ${name} ${fmtTypeShape(t)} of dtype ${t.dtype}`;
+}
+
+function unaryType(op: Op, [x]: readonly TensorType[]): TensorType {
+  const o = op as KUnaryOp;
+  if (FLOAT_UNARY.has(o) && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
+  if (o === "not" && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
+  if (o !== "not" && !PREDICATE_UNARY.has(o) && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
+  return { dtype: PREDICATE_UNARY.has(o) ? "bool" : x!.dtype, batch: x!.batch, base: x!.base };
+}
+
+function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
+  const o = op as KBinaryOp;
+  if (x!.dtype !== y!.dtype) {
+    throw new DTypeError(`${op}: x ${fmtTypeShape(x!)} is ${x!.dtype} but y ${fmtTypeShape(y!)} is ${y!.dtype}`);
+  }
+  if (LOGICAL_BINARY.has(o) && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
+  if (ARITH_BINARY.has(o) && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
+  const { batch, base } = broadcastTypes(op, [{ name: "x", type: x! }, { name: "y", type: y! }]);
+  return { dtype: COMPARE_BINARY.has(o) || LOGICAL_BINARY.has(o) ? "bool" : x!.dtype, batch, base };
+}
+
+function checkAxes(op: Op, what: "batch" | "base", axes: readonly number[], rank: number, x: TensorType): void {
+  const seen = new Set<number>();
+  for (const a of axes) {
+    if (a < 0 || a >= rank) throw new ShapeError(`${op}: ${what} axis ${a} is out of range for x ${fmtTypeShape(x)}`);
+    if (seen.has(a)) throw new ShapeError(`${op}: repeated ${what} axis ${a} for x ${fmtTypeShape(x)}`);
+    seen.add(a);
+  }
+}
+
+function reduceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const batchAxes = attrs.batchAxes as number[];
+  const baseAxes = attrs.baseAxes as number[];
+  const keep = attrs.keep as boolean;
+  checkAxes(op, "batch", batchAxes, x!.batch.length, x!);
+  checkAxes(op, "base", baseAxes, x!.base.length, x!);
+  const o = op as KReduceOp;
+  if ((o === "argmin" || o === "argmax") && batchAxes.length + baseAxes.length !== 1) {
+    throw new ShapeError(`${op}: needs exactly one axis, got ${batchAxes.length + baseAxes.length} for x ${fmtTypeShape(x!)}`);
+  }
+  const shrink = <D>(dims: readonly D[], axes: readonly number[], one: D): D[] =>
+    keep ? dims.map((d, i) => (axes.includes(i) ? one : d)) : dims.filter((_, i) => !axes.includes(i));
+  let dtype: DType = x!.dtype;
+  if (o === "sum" || o === "prod") dtype = x!.dtype === "bool" ? "int32" : x!.dtype;
+  else if (o === "mean") dtype = isFloat(x!.dtype) ? x!.dtype : "float32";
+  else if (o === "argmin" || o === "argmax") dtype = "int32";
+  else if (o === "all" || o === "any") dtype = "bool";
+  for (const a of baseAxes) {
+    if (x!.base[a] === 0 && (o === "min" || o === "max" || o === "argmin" || o === "argmax")) {
+      throw new ShapeError(`${op}: cannot reduce an empty base axis ${a} of x ${fmtTypeShape(x!)}`);
+    }
+  }
+  return { dtype, batch: shrink<Dim>(x!.batch, batchAxes, 1), base: shrink(x!.base, baseAxes, 1) };
+}
+
+function reshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const shape = attrs.shape as number[];
+  if (shape.some((d) => d < 0) || prod(shape) !== prod(x!.base)) {
+    throw new ShapeError(`${op}: cannot reshape the base of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
+  }
+  return { dtype: x!.dtype, batch: x!.batch, base: shape };
+}
+
+function permuteType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const perm = attrs.perm as number[];
+  const n = x!.base.length;
+  if (perm.length !== n || new Set(perm).size !== n || perm.some((p) => p < 0 || p >= n)) {
+    throw new ShapeError(`${op}: (${perm.join(",")}) is not a permutation of the base axes of x ${fmtTypeShape(x!)}`);
+  }
+  return { dtype: x!.dtype, batch: x!.batch, base: perm.map((p) => x!.base[p]!) };
+}
+
+function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const shape = attrs.shape as number[];
+  const r = broadcastShapes<number>(x!.base, shape);
+  if (shape.length < x!.base.length || !r.ok || r.shape.some((d, i) => d !== shape[i])) {
+    throw new ShapeError(`${op}: cannot expand the base of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
+  }
+  return { dtype: x!.dtype, batch: x!.batch, base: shape };
+}
+
+function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const shape = attrs.shape as number[];
+  const bad = (): never => {
+    throw new ShapeError(`${op}: cannot reshape the batch of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
+  };
+  const inferred = shape.filter((d) => d === -1).length;
+  if (inferred > 1 || shape.some((d) => d < -1)) bad();
+  const known = prod(shape.filter((d) => d !== -1));
+  if (isConcrete(x!.batch)) {
+    const total = prod(x!.batch);
+    if (inferred === 0 ? total !== known : known === 0 || total % known !== 0) bad();
+    return { dtype: x!.dtype, batch: shape.map((d) => (d === -1 ? total / known : d)), base: x!.base };
+  }
+  if (inferred === 0) return { dtype: x!.dtype, batch: shape, base: x!.base };
+  const num = x!.batch.filter((d) => d !== 1).join("*") || "1";
+  const sym = known === 1 ? num : `${num}/${known}`;
+  return { dtype: x!.dtype, batch: shape.map((d) => (d === -1 ? sym : d)), base: x!.base };
+}
+
+function batchExpandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const shape = attrs.shape as number[];
+  const n = shape.length;
+  const xb = x!.batch;
+  const bad = (why: string): never => {
+    throw new ShapeError(`${op}: cannot expand the batch of x ${fmtTypeShape(x!)} to (${shape.join(",")}): ${why}`);
+  };
+  if (n < xb.length) bad("fewer dims than x");
+  const out: Dim[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = shape[i]!;
+    const d = xb[xb.length - n + i];
+    if (d === undefined) {
+      if (t < 0) bad(`new dim ${i} cannot be -1`);
+      out.push(t);
+    } else if (t === -1) out.push(d);
+    else if (d === 1 || d === t || typeof d === "string") out.push(t);
+    else bad(`dim ${i} is ${d} vs ${t}`);
+  }
+  return { dtype: x!.dtype, batch: out, base: x!.base };
+}
+
+function matmulType(op: Op, [a, b]: readonly TensorType[]): TensorType {
+  if (a!.dtype !== b!.dtype) {
+    throw new DTypeError(`${op}: x ${fmtTypeShape(a!)} is ${a!.dtype} but y ${fmtTypeShape(b!)} is ${b!.dtype}`);
+  }
+  if (a!.dtype === "bool") throw new DTypeError(`${argType(op, "x", a!)}: not defined on bool`);
+  if (a!.base.length === 0 || b!.base.length === 0) {
+    throw new ShapeError(`${op}: x ${fmtTypeShape(a!)} and y ${fmtTypeShape(b!)} need at least one base dim each`);
+  }
+  const am = a!.base.length === 1 ? [1, a!.base[0]!] : a!.base;
+  const bm = b!.base.length === 1 ? [b!.base[0]!, 1] : b!.base;
+  const k1 = am[am.length - 1]!;
+  const k2 = bm[bm.length - 2]!;
+  if (k1 !== k2) {
+    throw new ShapeError(`${op}: x ${fmtTypeShape(a!)} has ${k1} columns but y ${fmtTypeShape(b!)} has ${k2} rows`);
+  }
+  const { batch, base: lead } = broadcastTypes(op, [
+    { name: "x", type: { ...a!, base: am.slice(0, -2) } },
+    { name: "y", type: { ...b!, base: bm.slice(0, -2) } },
+  ]);
+  const base = [...lead];
+  if (a!.base.length > 1) base.push(am[am.length - 2]!);
+  if (b!.base.length > 1) base.push(bm[bm.length - 1]!);
+  return { dtype: a!.dtype, batch, base };
+}
+
+function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
+  if (c!.dtype !== "bool") throw new DTypeError(`${argType(op, "cond", c!)}: needs bool`);
+  if (x!.dtype !== y!.dtype) {
+    throw new DTypeError(`${op}: x ${fmtTypeShape(x!)} is ${x!.dtype} but y ${fmtTypeShape(y!)} is ${y!.dtype}`);
+  }
+  const { batch, base } = broadcastTypes(op, [
+    { name: "cond", type: c! },
+    { name: "x", type: x! },
+    { name: "y", type: y! },
+  ]);
+  return { dtype: x!.dtype, batch, base };
+}
+
+const unary: OpInfo = { arity: 1, args: ["x"], attrs: noAttrs, type: unaryType };
+const binary: OpInfo = { arity: 2, args: ["x", "y"], attrs: noAttrs, type: binaryType };
+const reduce: OpInfo = { arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType };
+
+export const OPS: { readonly [K in Op]: OpInfo } = {
+  input: {
+    arity: 0,
+    args: [],
+    attrs: z.object({ index: z.number().int().nonnegative() }).strict(),
+    type: () => {
+      throw new ShapeError("input: the type of an input is given, not inferred");
+    },
+  },
+  const: {
+    arity: 0,
+    args: [],
+    attrs: z.object({ dtype: dtypeSchema, value: z.number() }).strict(),
+    type: (_op, _ins, attrs) => ({ dtype: attrs.dtype as DType, batch: [], base: [] }),
+  },
+  cast: {
+    arity: 1,
+    args: ["x"],
+    attrs: z.object({ dtype: dtypeSchema }).strict(),
+    type: (_op, [x], attrs) => ({ dtype: attrs.dtype as DType, batch: x!.batch, base: x!.base }),
+  },
+  where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: whereType },
+  matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: matmulType },
+  neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
+  tan: unary, tanh: unary, sigmoid: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
+  sign: unary, not: unary, isnan: unary, isinf: unary, isfinite: unary,
+  add: binary, sub: binary, mul: binary, div: binary, pow: binary, maximum: binary, minimum: binary,
+  mod: binary, eq: binary, ne: binary, lt: binary, le: binary, gt: binary, ge: binary,
+  and: binary, or: binary, xor: binary,
+  sum: reduce, mean: reduce, prod: reduce, min: reduce, max: reduce, argmin: reduce, argmax: reduce,
+  all: reduce, any: reduce,
+  reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: reshapeType },
+  permute: { arity: 1, args: ["x"], attrs: z.object({ perm: intList }).strict(), type: permuteType },
+  expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: expandType },
+  batch_reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchReshapeType },
+  batch_unsqueeze: {
+    arity: 1,
+    args: ["x"],
+    attrs: z.object({ dim: z.number().int().nonnegative() }).strict(),
+    type: (op, [x], attrs) => {
+      const d = attrs.dim as number;
+      if (d > x!.batch.length) throw new ShapeError(`${op}: dim ${d} is out of range for x ${fmtTypeShape(x!)}`);
+      const batch = [...x!.batch];
+      batch.splice(d, 0, 1);
+      return { dtype: x!.dtype, batch, base: x!.base };
+    },
+  },
+  batch_expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchExpandType },
+};
+
+export const ALL_OPS = Object.keys(OPS) as Op[];
+
+export function isOp(s: string): s is Op {
+  return Object.prototype.hasOwnProperty.call(OPS, s);
+}

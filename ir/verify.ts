@@ -1,0 +1,26 @@
+/** The IR verifier: runs before and after the pass pipeline (DESIGN.md §5). */
+import { IRError } from "./errors.js";
+import { topoOrder, type Graph } from "./graph.js";
+import { OPS } from "./ops.js";
+import { fmtType } from "./types.js";
+
+export function verifyGraph(g: Graph, where = "verify"): void {
+  const fail = (msg: string): never => {
+    throw new IRError(`${where}: graph @${g.name}: ${msg}`);
+  };
+  if (g.inputNames.length !== g.inputs.length) fail("input names and inputs differ in length");
+  if (new Set(g.inputNames).size !== g.inputNames.length) fail("duplicate input names");
+  g.inputs.forEach((n, i) => {
+    if (n.op !== "input") fail(`input ${i} is a ${n.op} node`);
+    if (n.attrs.index !== i) fail(`input ${i} has index ${String(n.attrs.index)}`);
+  });
+  if (g.outputs.length === 0) fail("no outputs");
+  for (const n of topoOrder(g)) {
+    if (n.op === "input") continue;
+    const info = OPS[n.op];
+    if (n.inputs.length !== info.arity) fail(`${n.op} has ${n.inputs.length} inputs, expects ${info.arity}`);
+    if (!info.attrs.safeParse(n.attrs).success) fail(`${n.op} has bad attributes`);
+    const t = info.type(n.op, n.inputs.map((i) => i.type), n.attrs);
+    if (fmtType(t) !== fmtType(n.type)) fail(`${n.op} is typed ${fmtType(n.type)} but its rule gives ${fmtType(t)}`);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Fusion and scheduling: groups graph nodes into kernels (DESIGN.md §5).
+ *
+ * A node is *materialized* (written to a buffer) when it is a graph output, a
+ * reduction, used more than once (unless it is an input or a constant), or the
+ * source of a batch reshape. Everything else is inlined into the kernel of its
+ * consumer: elementwise ops, casts and base movement ops become scalar
+ * expressions and index arithmetic, and an elementwise prologue inlines into
+ * the reduction that reads it. Batch reshapes are zero-copy views of a
+ * contiguous buffer.
+ */
+import { UnsupportedOpError } from "../ir/errors.js";
+import { topoOrder, useCounts, type Graph, type Node } from "../ir/graph.js";
+import {
+  contiguousStrides,
+  ix,
+  numel,
+  type IndexExpr,
+  type KExpr,
+  type KReduceOp,
+  type Kernel,
+  type KernelInput,
+} from "../ir/kernel.js";
+import { BINARY_OPS, REDUCE_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
+import type { Schedule, Step } from "../ir/schedule.js";
+import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
+
+export interface FuseOptions {
+  /** Most storage buffers one kernel may bind (inputs + outputs). */
+  readonly maxKernelBuffers: number;
+  /** Unroll base loops when the iteration space's base has at most this many elements. */
+  readonly unrollLimit: number;
+}
+
+export const DEFAULT_FUSE_OPTIONS: FuseOptions = { maxKernelBuffers: Infinity, unrollLimit: 64 };
+
+/** Maps an index of a broadcast result to an index of an operand (size-1 dims read index 0). */
+function broadcastIndex(inBase: readonly number[], outBase: readonly number[], idx: readonly IndexExpr[]): IndexExpr[] {
+  const off = outBase.length - inBase.length;
+  return inBase.map((d, i) => (d === 1 && outBase[off + i] !== 1 ? ix.c(0) : idx[off + i]!));
+}
+
+/** Maps an index of a reshaped base to an index of its source (row-major order is preserved). */
+function reshapeIndex(inBase: readonly number[], outBase: readonly number[], idx: readonly IndexExpr[]): IndexExpr[] {
+  const inKept = inBase.filter((d) => d !== 1);
+  const outKept = outBase.filter((d) => d !== 1);
+  if (inKept.length === outKept.length && inKept.every((d, i) => d === outKept[i])) {
+    // Only size-1 dims differ: carry the other dims' indices across in order.
+    const kept = idx.filter((_, i) => outBase[i] !== 1);
+    let k = 0;
+    return inBase.map((d) => (d === 1 ? ix.c(0) : kept[k++]!));
+  }
+  const os = contiguousStrides(outBase);
+  let flat: IndexExpr = ix.c(0);
+  idx.forEach((e, i) => (flat = ix.add(flat, ix.mul(e, ix.c(os[i]!)))));
+  const is = contiguousStrides(inBase);
+  return inBase.map((d, i) => {
+    const q = ix.div(flat, ix.c(is[i]!));
+    return i === 0 ? q : ix.mod(q, ix.c(d));
+  });
+}
+
+class KernelBuilder {
+  readonly exprs: KExpr[] = [];
+  readonly inputs: Node[] = [];
+  private readonly memo = new Map<string, number>();
+
+  constructor(private readonly materialized: ReadonlySet<Node>) {}
+
+  private push(e: KExpr): number {
+    const key = JSON.stringify(e);
+    const found = this.memo.get(key);
+    if (found !== undefined) return found;
+    this.exprs.push(e);
+    this.memo.set(key, this.exprs.length - 1);
+    return this.exprs.length - 1;
+  }
+
+  private load(n: Node, idx: readonly IndexExpr[]): number {
+    let slot = this.inputs.indexOf(n);
+    if (slot < 0) slot = this.inputs.push(n) - 1;
+    return this.push({ k: "load", input: slot, index: idx, dtype: n.type.dtype });
+  }
+
+  /** The value of node `n` at base index `idx` (batch index implicit). */
+  gen(n: Node, idx: readonly IndexExpr[], root: boolean): number {
+    if (!root && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
+    const op = n.op;
+    const t = n.type;
+    if (op === "const") return this.push({ k: "const", value: n.attrs.value as number, dtype: t.dtype });
+    if (op === "cast") return this.push({ k: "cast", x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
+    if (UNARY_OPS.has(op as KUnaryOp)) {
+      return this.push({ k: "unary", op: op as KUnaryOp, x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
+    }
+    const operand = (i: number): number => this.gen(n.inputs[i]!, broadcastIndex(n.inputs[i]!.type.base, t.base, idx), false);
+    if (BINARY_OPS.has(op as KBinaryOp)) {
+      return this.push({ k: "binary", op: op as KBinaryOp, a: operand(0), b: operand(1), dtype: t.dtype });
+    }
+    if (op === "where") return this.push({ k: "where", c: operand(0), a: operand(1), b: operand(2), dtype: t.dtype });
+    if (op === "expand" || op === "batch_expand") return operand(0);
+    if (op === "reshape") return this.gen(n.inputs[0]!, reshapeIndex(n.inputs[0]!.type.base, t.base, idx), false);
+    if (op === "permute") {
+      const perm = n.attrs.perm as number[];
+      const inIdx = new Array<IndexExpr>(perm.length);
+      perm.forEach((p, d) => (inIdx[p] = idx[d]!));
+      return this.gen(n.inputs[0]!, inIdx, false);
+    }
+    throw new UnsupportedOpError(`fuse: op ${op} must be materialized or lowered before fusion`);
+  }
+}
+
+function inputDesc(n: Node): KernelInput {
+  return { dtype: n.type.dtype, batchRank: n.type.batch.length, baseShape: n.type.base };
+}
+
+function buildKernel(root: Node, materialized: ReadonlySet<Node>, opts: FuseOptions): Step {
+  const b = new KernelBuilder(materialized);
+  if (REDUCE_OPS.has(root.op as KReduceOp)) {
+    const x = root.inputs[0]!;
+    const idx = x.type.base.map((_, i) => ix.v(i));
+    const value = b.gen(x, idx, x !== root && !materialized.has(x) && x.op !== "input");
+    const kernel: Kernel = {
+      batchRank: x.type.batch.length,
+      baseShape: x.type.base,
+      reduce: { batchAxes: root.attrs.batchAxes as number[], baseAxes: root.attrs.baseAxes as number[] },
+      inputs: b.inputs.map(inputDesc),
+      outputs: [{ dtype: root.type.dtype, value, reduce: root.op as KReduceOp }],
+      exprs: b.exprs,
+      unroll: numel(x.type.base) <= opts.unrollLimit,
+    };
+    return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: x };
+  }
+  const idx = root.type.base.map((_, i) => ix.v(i));
+  const value = root.op === "input" ? b.gen(root, idx, false) : b.gen(root, idx, true);
+  const kernel: Kernel = {
+    batchRank: root.type.batch.length,
+    baseShape: root.type.base,
+    reduce: null,
+    inputs: b.inputs.map(inputDesc),
+    outputs: [{ dtype: root.type.dtype, value, reduce: null }],
+    exprs: b.exprs,
+    unroll: numel(root.type.base) <= opts.unrollLimit,
+  };
+  return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: root };
+}
+
+/** Decides which nodes get buffers, then builds one kernel per materialized node, in order. */
+export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedule {
+  const order = topoOrder(g);
+  const uses = useCounts(order, g.outputs);
+  const materialized = new Set<Node>();
+  for (const n of order) {
+    if (n.op === "input") continue;
+    if (REDUCE_OPS.has(n.op as KReduceOp)) materialized.add(n);
+    else if (VIEW_OPS.has(n.op)) {
+      materialized.add(n);
+      if (n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
+    } else if ((uses.get(n) ?? 0) > 1 && n.op !== "const") materialized.add(n);
+  }
+  for (const o of g.outputs) if (o.op !== "input") materialized.add(o);
+  const steps: Step[] = [];
+  for (const n of order) {
+    if (!materialized.has(n)) continue;
+    if (VIEW_OPS.has(n.op)) steps.push({ kind: "view", node: n, source: n.inputs[0]! });
+    else steps.push(buildKernel(n, materialized, opts));
+  }
+  return { graph: g, order, steps };
+}

@@ -1,0 +1,22 @@
+/**
+ * Rebuilds a graph bottom-up through a node rewrite function. Rewrites return a
+ * new node (built from already rewritten inputs) or undefined to keep the node
+ * (rebuilt on its rewritten inputs). Hash-consing makes unchanged subgraphs free.
+ */
+import { makeGraph, Node, topoOrder, type Graph } from "../ir/graph.js";
+
+export type NodeRewrite = (n: Node, inputs: readonly Node[]) => Node | undefined;
+
+export function rewriteGraph(g: Graph, rewrite: NodeRewrite): Graph {
+  const map = new Map<Node, Node>();
+  for (const n of topoOrder(g)) {
+    if (n.op === "input") {
+      map.set(n, n);
+      continue;
+    }
+    const inputs = n.inputs.map((i) => map.get(i)!);
+    const r = rewrite(n, inputs);
+    map.set(n, r ?? (inputs.every((x, i) => x === n.inputs[i]) ? n : Node.make(n.op, inputs, n.attrs)));
+  }
+  return makeGraph(g.name, g.inputs, g.outputs.map((o) => map.get(o)!), g.inputNames);
+}

@@ -1,0 +1,35 @@
+/**
+ * The narrow backend contract (DESIGN.md §7): allocate, write, read, compile,
+ * dispatch, free. The program executor (runtime/program.ts) is the only caller.
+ */
+import type { DType, TypedArray } from "../ir/dtype.js";
+import type { Kernel, Launch } from "../ir/kernel.js";
+
+/** A device buffer of `length` elements of `dtype`, owned by one backend. */
+export interface DeviceBuffer {
+  readonly dtype: DType;
+  readonly length: number;
+}
+
+/** A kernel compiled for one backend; opaque to everything but that backend. */
+export interface CompiledKernel {
+  readonly kernel: Kernel;
+  /** The generated source (JS or WGSL), for dumps and error messages. */
+  readonly source: string;
+}
+
+export interface Backend {
+  readonly name: "js" | "webgpu";
+  /** How many storage buffers one kernel may bind (inputs + outputs); Infinity on JS. */
+  readonly maxKernelBuffers: number;
+  alloc(dtype: DType, length: number): DeviceBuffer;
+  write(buf: DeviceBuffer, data: TypedArray): void;
+  read(buf: DeviceBuffer): Promise<TypedArray>;
+  /** Synchronous read-back; only backends whose memory is host memory provide it. */
+  readSync?(buf: DeviceBuffer): TypedArray;
+  /** Compiles a kernel; callers cache by `kernelKey`, so this is called once per distinct kernel. */
+  compile(kernel: Kernel): CompiledKernel | Promise<CompiledKernel>;
+  /** Runs one kernel: `outputs[i]` receives `kernel.outputs[i]`, written contiguously. */
+  dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void;
+  free(buf: DeviceBuffer): void;
+}

@@ -1,0 +1,75 @@
+/** The JS backend: typed arrays in host memory, kernels compiled with `new Function`. */
+import { kernelToJS } from "../codegen/js.js";
+import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
+import { BackendError } from "../ir/errors.js";
+import type { Kernel, Launch } from "../ir/kernel.js";
+import type { Backend, CompiledKernel, DeviceBuffer } from "./backend.js";
+
+export class JsBuffer implements DeviceBuffer {
+  constructor(
+    readonly dtype: DType,
+    readonly data: TypedArray,
+  ) {}
+  get length(): number {
+    return this.data.length;
+  }
+}
+
+type KernelFn = (ins: TypedArray[], outs: TypedArray[], sizes: readonly number[], strides: number[]) => void;
+
+interface JsCompiled extends CompiledKernel {
+  readonly fn: KernelFn;
+}
+
+export class JsBackend implements Backend {
+  readonly name = "js" as const;
+  readonly maxKernelBuffers = Infinity;
+
+  alloc(dtype: DType, length: number): JsBuffer {
+    return new JsBuffer(dtype, new ARRAY_CTOR[dtype](length));
+  }
+
+  /** Wraps an existing typed array without copying. */
+  wrap(dtype: DType, data: TypedArray): JsBuffer {
+    return new JsBuffer(dtype, data);
+  }
+
+  write(buf: DeviceBuffer, data: TypedArray): void {
+    (buf as JsBuffer).data.set(data);
+  }
+
+  read(buf: DeviceBuffer): Promise<TypedArray> {
+    return Promise.resolve(this.readSync(buf));
+  }
+
+  readSync(buf: DeviceBuffer): TypedArray {
+    return (buf as JsBuffer).data.slice();
+  }
+
+  compile(kernel: Kernel): CompiledKernel {
+    const { source, body } = kernelToJS(kernel);
+    let fn: KernelFn;
+    try {
+      fn = new Function("ins", "outs", "sizes", "strides", body) as KernelFn;
+    } catch (e) {
+      throw new BackendError(`js: generated kernel does not compile (${(e as Error).message}):\n${source}`);
+    }
+    const compiled: JsCompiled = { kernel, source, fn };
+    return compiled;
+  }
+
+  dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void {
+    const strides: number[] = [];
+    for (const s of launch.inputBatchStrides) for (const v of s) strides.push(v);
+    (k as JsCompiled).fn(
+      inputs.map((b) => (b as JsBuffer).data),
+      outputs.map((b) => (b as JsBuffer).data),
+      launch.batchSizes,
+      strides,
+    );
+  }
+
+  free(_buf: DeviceBuffer): void {
+    // Host memory: the garbage collector frees it.
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * The program executor: binds a schedule to concrete input shapes, allocates
+ * buffers, launches kernels and frees intermediates after their last use.
+ * Batch sizes enter only here, as launch arguments.
+ */
+import type { TypedArray } from "../ir/dtype.js";
+import { BackendError } from "../ir/errors.js";
+import type { Node } from "../ir/graph.js";
+import { kernelKey } from "../ir/kernel.js";
+import type { Schedule } from "../ir/schedule.js";
+import { inferConcrete, type ConcreteType } from "../ir/shapes.js";
+import { prod } from "../ir/types.js";
+import type { Backend, CompiledKernel, DeviceBuffer } from "./backend.js";
+import { counters } from "./stats.js";
+
+const kernelCaches = new WeakMap<Backend, Map<string, CompiledKernel | Promise<CompiledKernel>>>();
+
+/** Compiles through a per-backend cache keyed by the kernel's structure (no batch size in it). */
+export function compileCached(backend: Backend, key: string, compile: () => CompiledKernel | Promise<CompiledKernel>): CompiledKernel | Promise<CompiledKernel> {
+  let cache = kernelCaches.get(backend);
+  if (cache === undefined) kernelCaches.set(backend, (cache = new Map()));
+  const hit = cache.get(key);
+  if (hit !== undefined) {
+    counters.cacheHits++;
+    return hit;
+  }
+  counters.compiles++;
+  const c = compile();
+  cache.set(key, c);
+  if (c instanceof Promise) {
+    c.then(
+      (v) => cache.set(key, v),
+      () => cache.delete(key),
+    );
+  }
+  return c;
+}
+
+export interface BoundValue {
+  readonly buffer: DeviceBuffer;
+  readonly type: ConcreteType;
+}
+
+/** Contiguous batch strides in elements, 0 where a dim has size 1 (broadcast). */
+export function batchStrides(t: ConcreteType): number[] {
+  const s = new Array<number>(t.batch.length);
+  let acc = prod(t.base);
+  for (let i = t.batch.length - 1; i >= 0; i--) {
+    s[i] = t.batch[i] === 1 ? 0 : acc;
+    acc *= t.batch[i]!;
+  }
+  return s;
+}
+
+export class Program {
+  private readonly compiled: (CompiledKernel | undefined)[];
+  /** For each step, the nodes whose buffers die after it. */
+  private readonly releases: Node[][];
+
+  private constructor(
+    readonly schedule: Schedule,
+    readonly backend: Backend,
+    compiled: (CompiledKernel | undefined)[],
+  ) {
+    this.compiled = compiled;
+    this.releases = Program.planReleases(schedule);
+  }
+
+  /** Compiles every kernel of a schedule (cache first). Sync on backends that compile synchronously. */
+  static create(schedule: Schedule, backend: Backend): Program | Promise<Program> {
+    const parts = schedule.steps.map((s) => (s.kind === "kernel" ? compileCached(backend, `${backend.name}:${kernelKey(s.kernel)}`, () => backend.compile(s.kernel)) : undefined));
+    if (parts.some((p) => p instanceof Promise)) {
+      return Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
+    }
+    return new Program(schedule, backend, parts as (CompiledKernel | undefined)[]);
+  }
+
+  /** Last-use analysis: a buffer (and its views) can be freed after the last step that reads it. */
+  private static planReleases(s: Schedule): Node[][] {
+    const owner = new Map<Node, Node>();
+    const lastUse = new Map<Node, number>();
+    s.steps.forEach((step, i) => {
+      if (step.kind === "view") {
+        owner.set(step.node, owner.get(step.source) ?? step.source);
+        lastUse.set(owner.get(step.node)!, i);
+      } else {
+        for (const n of step.inputs) lastUse.set(owner.get(n) ?? n, i);
+        for (const n of step.outputs) lastUse.set(n, i);
+      }
+    });
+    const keep = new Set<Node>();
+    for (const o of s.graph.outputs) keep.add(owner.get(o) ?? o);
+    const rel: Node[][] = s.steps.map(() => []);
+    for (const [n, i] of lastUse) if (n.op !== "input" && !keep.has(n)) rel[i]!.push(n);
+    return rel;
+  }
+
+  /** Runs on bound inputs (one per graph input); returns the outputs' buffers and concrete types. */
+  run(inputs: readonly BoundValue[]): BoundValue[] {
+    const g = this.schedule.graph;
+    if (inputs.length !== g.inputs.length) throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
+    const bound = new Map<Node, ConcreteType>();
+    g.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
+    const types = inferConcrete(this.schedule.order, bound);
+    const buffers = new Map<Node, DeviceBuffer>();
+    g.inputs.forEach((n, i) => buffers.set(n, inputs[i]!.buffer));
+    const b = this.backend;
+    this.schedule.steps.forEach((step, si) => {
+      if (step.kind === "view") {
+        buffers.set(step.node, buffers.get(step.source)!);
+      } else {
+        const outs = step.outputs.map((n) => {
+          const t = types.get(n)!;
+          const buf = b.alloc(t.dtype, prod(t.batch) * prod(t.base));
+          buffers.set(n, buf);
+          return buf;
+        });
+        const space = types.get(step.space)!;
+        b.dispatch(
+          this.compiled[si]!,
+          step.inputs.map((n) => buffers.get(n)!),
+          outs,
+          { batchSizes: space.batch, inputBatchStrides: step.inputs.map((n) => batchStrides(types.get(n)!)) },
+        );
+        counters.dispatches++;
+      }
+      for (const n of this.releases[si]!) b.free(buffers.get(n)!);
+    });
+    return g.outputs.map((o) => ({ buffer: buffers.get(o)!, type: types.get(o)! }));
+  }
+
+  /** The generated source of every kernel, in launch order. */
+  kernelSources(): string[] {
+    return this.compiled.filter((c): c is CompiledKernel => c !== undefined).map((c) => c.source);
+  }
+}
+
+export type { TypedArray };

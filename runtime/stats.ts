@@ -1,0 +1,28 @@
+/** Global compiler counters; `jit` functions report the share of their own calls. */
+export interface Counters {
+  /** Traces of user functions. */
+  traces: number;
+  /** Kernels compiled (kernel cache misses). */
+  compiles: number;
+  /** Kernel cache hits. */
+  cacheHits: number;
+  /** Programs built from graphs (pass pipeline runs). */
+  programBuilds: number;
+  /** Program cache hits (a graph seen before, at any batch size). */
+  programCacheHits: number;
+  /** Kernel launches on any backend. */
+  dispatches: number;
+}
+
+export const counters: Counters = {
+  traces: 0,
+  compiles: 0,
+  cacheHits: 0,
+  programBuilds: 0,
+  programCacheHits: 0,
+  dispatches: 0,
+};
+
+export function snapshot(): Counters {
+  return { ...counters };
+}

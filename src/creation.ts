@@ -1,0 +1,151 @@
+/** Creating tensors from data and by shape. */
+import { ARRAY_CTOR, castScalar, isDType, type DType, type TypedArray } from "../ir/dtype.js";
+import { DTypeError, ShapeError } from "../ir/errors.js";
+import { fmtShape, prod } from "../ir/types.js";
+import { getBackend } from "./backend.js";
+import { Tensor, type NestedArray } from "./tensor.js";
+
+export interface CreateOptions {
+  readonly dtype?: DType;
+}
+
+export interface TensorOptions extends CreateOptions {
+  /** How many leading dims are batch dims (default 0). */
+  readonly batchDim?: number;
+}
+
+function checkShape(op: string, shape: readonly number[]): void {
+  for (const d of shape) {
+    if (!Number.isInteger(d) || d < 0) throw new ShapeError(`${op}: shape (${shape.join(",")}) has an invalid size ${d}`);
+  }
+}
+
+function checkDType(op: string, dtype: string): DType {
+  if (!isDType(dtype)) throw new DTypeError(`${op}: unknown dtype ${dtype}`);
+  return dtype;
+}
+
+/** Wraps data already laid out row-major, batch dims first. */
+function fromData(dtype: DType, batch: readonly number[], base: readonly number[], data: TypedArray): Tensor {
+  const backend = getBackend();
+  const buf = backend.alloc(dtype, data.length);
+  backend.write(buf, data);
+  return new Tensor({ dtype, batch: [...batch], base: [...base] }, { kind: "buffer", buffer: buf, backend });
+}
+
+function splitShape(op: string, shape: readonly number[], batchDim: number): [number[], number[]] {
+  if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > shape.length) {
+    throw new ShapeError(`${op}: batchDim ${batchDim} does not fit shape (${shape.join(",")})`);
+  }
+  return [shape.slice(0, batchDim), shape.slice(batchDim)];
+}
+
+/**
+ * A tensor from nested arrays: `tensor([[1, 2, 3], [4, 5, 6]], { batchDim: 1 })`
+ * is `(2; 3)`. Booleans give a bool tensor; the default dtype is float32.
+ */
+export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
+  const shape: number[] = [];
+  let probe: NestedArray = data;
+  while (Array.isArray(probe)) {
+    shape.push(probe.length);
+    probe = probe[0] as NestedArray;
+    if (probe === undefined) break;
+  }
+  const dtype = checkDType("tensor", opts.dtype ?? (typeof probe === "boolean" ? "bool" : "float32"));
+  const flat: number[] = [];
+  const walk = (v: NestedArray, d: number): void => {
+    if (d === shape.length) {
+      if (Array.isArray(v)) throw new ShapeError(`tensor: nested data is ragged: deeper than shape (${shape.join(",")})`);
+      flat.push(castScalar(typeof v === "boolean" ? (v ? 1 : 0) : v, dtype));
+      return;
+    }
+    if (!Array.isArray(v) || v.length !== shape[d]) {
+      throw new ShapeError(`tensor: nested data is ragged at depth ${d}: expected ${shape[d]} entries, shape (${shape.join(",")})`);
+    }
+    for (const x of v) walk(x, d + 1);
+  };
+  walk(data, 0);
+  const [batch, base] = splitShape("tensor", shape, opts.batchDim ?? 0);
+  return fromData(dtype, batch, base, new ARRAY_CTOR[dtype](flat));
+}
+
+function dtypeOfArray(a: TypedArray): DType {
+  if (a instanceof Float32Array) return "float32";
+  if (a instanceof Float64Array) return "float64";
+  if (a instanceof Int32Array) return "int32";
+  if (a instanceof Uint32Array) return "uint32";
+  return "bool";
+}
+
+/**
+ * A tensor over a typed array (copied), row-major with batch dims first:
+ * `fromTypedArray(xyz, [B, N, 3], { batchDim: 1 })` is `(B; N,3)`.
+ * The dtype follows the array type (Uint8Array is bool).
+ */
+export function fromTypedArray(data: TypedArray, shape: readonly number[], opts: TensorOptions = {}): Tensor {
+  checkShape("fromTypedArray", shape);
+  const dtype = opts.dtype ?? dtypeOfArray(data);
+  if (prod(shape) !== data.length) {
+    throw new ShapeError(`fromTypedArray: ${data.length} values do not fill shape (${shape.join(",")})`);
+  }
+  const [batch, base] = splitShape("fromTypedArray", shape, opts.batchDim ?? 0);
+  const arr = data instanceof ARRAY_CTOR[dtype] ? data : new ARRAY_CTOR[dtype](data);
+  return fromData(dtype, batch, base, arr);
+}
+
+/** A tensor of `value` with the given batch and base shapes: `full([B], [3, 3], 0.5)` is `(B; 3,3)`. */
+export function full(batchShape: readonly number[], baseShape: readonly number[], value: number, opts: CreateOptions = {}): Tensor {
+  checkShape("full", batchShape);
+  checkShape("full", baseShape);
+  const dtype = checkDType("full", opts.dtype ?? "float32");
+  const arr = new ARRAY_CTOR[dtype](prod(batchShape) * prod(baseShape));
+  arr.fill(castScalar(value, dtype));
+  return fromData(dtype, batchShape, baseShape, arr);
+}
+
+export function zeros(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
+  return full(batchShape, baseShape, 0, opts);
+}
+
+export function ones(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
+  return full(batchShape, baseShape, 1, opts);
+}
+
+/** Uninitialised in spirit; zero-filled in practice (typed arrays always are). */
+export function empty(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
+  return full(batchShape, baseShape, 0, opts);
+}
+
+/**
+ * `arange(stop)`, `arange(start, stop, step?)`: a base vector `(;n)`. Float32
+ * unless `dtype` says otherwise. A zero step is an error; a step of the wrong
+ * sign gives no elements (Open3D).
+ */
+export function arange(start: number, stop?: number, step = 1, opts: CreateOptions = {}): Tensor {
+  if (stop === undefined) [start, stop] = [0, start];
+  if (step === 0) throw new ShapeError("arange: step cannot be 0");
+  const n = Math.max(0, Math.ceil((stop - start) / step));
+  const dtype = checkDType("arange", opts.dtype ?? "float32");
+  const arr = new ARRAY_CTOR[dtype](n);
+  for (let i = 0; i < n; i++) arr[i] = castScalar(start + i * step, dtype);
+  return fromData(dtype, [], [n], arr);
+}
+
+/** The identity matrix `(;n,n)`, or `(batchShape; n,n)` copies of it. */
+export function eye(n: number, opts: CreateOptions & { batchShape?: readonly number[] } = {}): Tensor {
+  checkShape("eye", [n]);
+  const batch = opts.batchShape ?? [];
+  checkShape("eye", batch);
+  const dtype = checkDType("eye", opts.dtype ?? "float32");
+  const arr = new ARRAY_CTOR[dtype](prod(batch) * n * n);
+  for (let b = 0; b < prod(batch); b++) for (let i = 0; i < n; i++) arr[b * n * n + i * n + i] = 1;
+  return fromData(dtype, batch, [n, n], arr);
+}
+
+/** A scalar `(;)` tensor. */
+export function scalar(value: number, opts: CreateOptions = {}): Tensor {
+  return full([], [], value, opts);
+}
+
+export { fmtShape };

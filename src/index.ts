@@ -1,0 +1,14 @@
+/**
+ * batchwise: batched tensors with `(batch; base)` shapes and a lazy graph
+ * compiler that emits batch-generic kernels.
+ */
+export { Tensor, where, type NestedArray, type ReduceOptions } from "./tensor.js";
+export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
+export { jit, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
+export { getBackend, setBackend } from "./backend.js";
+export { BatchwiseError, ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError } from "../ir/errors.js";
+export { promote, type DType, type TypedArray } from "../ir/dtype.js";
+export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
+export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
+export { printGraph } from "../ir/print.js";
+export { parseGraph } from "../ir/parse.js";

@@ -1,0 +1,179 @@
+/**
+ * `jit(fn)`: trace once per (batch rank, base shape, dtype) of each argument,
+ * with symbolic batch dims; compile the graph once; run it at any batch size.
+ */
+import { TraceError } from "../ir/errors.js";
+import { printGraph } from "../ir/print.js";
+import { fmtType, type Dim } from "../ir/types.js";
+import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
+import type { Backend } from "../runtime/backend.js";
+import { Program } from "../runtime/program.js";
+import { counters } from "../runtime/stats.js";
+import { getBackend } from "./backend.js";
+import { debugLog } from "./debug.js";
+import { buildGraph } from "./graph.js";
+import { concreteType, realize, realizeSync } from "./realize.js";
+import { Tensor } from "./tensor.js";
+
+export interface JitStats {
+  /** Times the function was traced. */
+  traces: number;
+  /** Kernels compiled for this function (kernel cache misses). */
+  compiles: number;
+  /** Calls served by an existing trace (no retrace, no compile). */
+  cacheHits: number;
+  /** Kernel cache hits while building this function's programs. */
+  kernelCacheHits: number;
+  calls: number;
+}
+
+export interface DumpOptions {
+  /** The graph after this pass: "input" (as traced), "lower", or "fuse" (the kernels' graph). */
+  readonly after?: string;
+  /** The generated kernel source instead of the IR. */
+  readonly kernels?: boolean;
+}
+
+type JitOutput = Tensor | readonly Tensor[];
+
+export interface JitFunction<A extends Tensor[], R extends JitOutput> {
+  (...args: A): R;
+  /** Async variant: needed on backends that compile or read asynchronously (WebGPU). */
+  callAsync(...args: A): Promise<R>;
+  readonly stats: JitStats;
+  /** The IR text of the most recent trace (or after a named pass). */
+  dump(opts?: DumpOptions): string;
+}
+
+interface Entry {
+  readonly key: string;
+  readonly pipeline: PipelineResult;
+  readonly captured: readonly Tensor[];
+  readonly program: Program | Promise<Program>;
+  readonly multi: boolean;
+}
+
+let nextTraceId = 1;
+
+/**
+ * Compiles `fn` for batch-generic reuse:
+ * ```ts
+ * const f = jit((x: Tensor) => x.sub(x.mean(0, { keepdim: true })));
+ * f(fromTypedArray(a, [7, 100, 3], { batchDim: 1 }));   // traces and compiles
+ * f(fromTypedArray(b, [1000, 100, 3], { batchDim: 1 })); // reuses both
+ * f.stats; // { traces: 1, compiles: …, cacheHits: 1, … }
+ * ```
+ */
+export function jit<A extends Tensor[], R extends JitOutput>(fn: (...args: A) => R, opts: { name?: string; backend?: Backend } = {}): JitFunction<A, R> {
+  const entries = new Map<string, Entry>();
+  let last: Entry | undefined;
+  const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
+  const name = opts.name ?? (fn.name || "jit");
+
+  const entryFor = (args: readonly Tensor[]): Entry => {
+    const key = args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
+    const hit = entries.get(key);
+    if (hit !== undefined) {
+      stats.cacheHits++;
+      debugLog("cache", `jit @${name}: trace hit ${key}`);
+      return hit;
+    }
+    debugLog("cache", `jit @${name}: tracing ${key}`);
+    const before = { compiles: counters.compiles, hits: counters.cacheHits };
+    const traceId = nextTraceId++;
+    const maxRank = Math.max(0, ...args.map((a) => a.batchDim));
+    const params = args.map((a, index) => {
+      const batch: Dim[] = a._type.batch.map((_, j) => `b${maxRank - a.batchDim + j}`);
+      return new Tensor({ dtype: a.dtype, batch, base: a.baseShape }, { kind: "param", traceId, index });
+    });
+    const result = fn(...(params as A));
+    const multi = Array.isArray(result);
+    const outs: Tensor[] = multi ? [...(result as readonly Tensor[])] : [result as Tensor];
+    if (!outs.every((o) => o instanceof Tensor)) throw new TraceError(`jit @${name}: the function must return a Tensor or an array of Tensors`);
+    // Lazy tensors created outside the trace are realized now and captured as constants.
+    const built = buildGraph(name, outs, params, traceId);
+    for (const c of built.captured) realizeSync(c);
+    stats.traces++;
+    counters.traces++;
+    const backend = opts.backend ?? getBackend();
+    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64 });
+    debugLog("ir", printGraph(built.graph));
+    const program = Program.create(pipeline.schedule, backend);
+    stats.compiles += counters.compiles - before.compiles;
+    stats.kernelCacheHits += counters.cacheHits - before.hits;
+    const entry: Entry = { key, pipeline, captured: built.captured, program, multi };
+    entries.set(key, entry);
+    return entry;
+  };
+
+  const runEntry = (e: Entry, program: Program, args: readonly Tensor[]): R => {
+    const bound = [...args, ...e.captured].map((t) => {
+      const s = t._src;
+      if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
+      return { buffer: s.buffer, type: concreteType(t) };
+    });
+    const outs = program.run(bound).map((o) => new Tensor(o.type, { kind: "buffer", buffer: o.buffer, backend: program.backend }));
+    return (e.multi ? outs : outs[0]!) as unknown as R;
+  };
+
+  const f = ((...args: A): R => {
+    stats.calls++;
+    for (const a of args) realizeSync(a);
+    const e = entryFor(args);
+    last = e;
+    if (e.program instanceof Promise) throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
+    return runEntry(e, e.program, args);
+  }) as JitFunction<A, R>;
+
+  f.callAsync = async (...args: A): Promise<R> => {
+    stats.calls++;
+    for (const a of args) await realize(a);
+    const e = entryFor(args);
+    last = e;
+    return runEntry(e, await e.program, args);
+  };
+
+  Object.defineProperty(f, "stats", { get: () => ({ ...stats }) });
+
+  f.dump = (o: DumpOptions = {}): string => {
+    if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
+    if (o.kernels) {
+      const p = last.program;
+      if (p instanceof Promise) throw new TraceError(`jit @${name}: kernels are still compiling`);
+      return p.kernelSources().join("\n\n");
+    }
+    const after = o.after ?? "input";
+    if (after === "fuse") return describeSchedule(last.pipeline);
+    const g = last.pipeline.stages.get(after);
+    if (g === undefined) throw new TraceError(`dump: unknown pass "${after}"; passes are ${PASS_NAMES.join(", ")}`);
+    return printGraph(g);
+  };
+  return f;
+}
+
+
+
+/** One line per step of a schedule: which node each kernel writes and what it reads. */
+function describeSchedule(p: PipelineResult): string {
+  const s = p.schedule;
+  const lines = [`schedule @${s.graph.name}: ${s.steps.filter((x) => x.kind === "kernel").length} kernels`];
+  const names = new Map<object, string>();
+  s.graph.inputs.forEach((n, i) => names.set(n, `%${s.graph.inputNames[i]}`));
+  let k = 0;
+  let v = 0;
+  const nameOf = (n: object): string => {
+    let nm = names.get(n);
+    if (nm === undefined) names.set(n, (nm = `%t${v++}`));
+    return nm;
+  };
+  for (const step of s.steps) {
+    if (step.kind === "view") {
+      lines.push(`  ${nameOf(step.node)} = view ${nameOf(step.source)} : ${fmtType(step.node.type)}`);
+    } else {
+      const outs = step.outputs.map((o) => `${nameOf(o)}: ${fmtType(o.type)}`).join(", ");
+      const red = step.kernel.reduce ? ` reduce(batch=[${step.kernel.reduce.batchAxes}], base=[${step.kernel.reduce.baseAxes}])` : "";
+      lines.push(`  kernel ${k++} (${step.kernel.exprs.length} exprs${red}${step.kernel.unroll ? ", unrolled" : ""}) reads ${step.inputs.map(nameOf).join(", ") || "nothing"} -> ${outs}`);
+    }
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,108 @@
+/**
+ * Realization: the eager path. Reading a lazy tensor builds the graph behind it,
+ * finds (or builds) the program for that graph's structure, and runs it. The
+ * program cache is keyed by the graph text, whose batch dims are symbolic, so
+ * the same code at another batch size reuses the program and its kernels.
+ */
+import { ARRAY_CTOR, type TypedArray } from "../ir/dtype.js";
+import { BackendError, TraceError } from "../ir/errors.js";
+import { printGraph } from "../ir/print.js";
+import type { ConcreteType } from "../ir/shapes.js";
+import { isConcrete } from "../ir/types.js";
+import { runPipeline } from "../passes/pipeline.js";
+import type { Backend } from "../runtime/backend.js";
+import { Program } from "../runtime/program.js";
+import { counters } from "../runtime/stats.js";
+import { getBackend } from "./backend.js";
+import { debugLog } from "./debug.js";
+import { buildGraph } from "./graph.js";
+import type { Tensor } from "./tensor.js";
+
+const PROGRAM_CACHE_LIMIT = 512;
+const programCache = new Map<string, Program | Promise<Program>>();
+
+/** The program for a graph on a backend, from the cache or built now. */
+export function programFor(text: string, build: () => ReturnType<typeof runPipeline>, backend: Backend): Program | Promise<Program> {
+  const key = `${backend.name}\n${text}`;
+  const hit = programCache.get(key);
+  if (hit !== undefined) {
+    counters.programCacheHits++;
+    programCache.delete(key);
+    programCache.set(key, hit);
+    debugLog("cache", `program hit @${text.slice(0, text.indexOf("("))}`);
+    return hit;
+  }
+  counters.programBuilds++;
+  debugLog("cache", `program miss, building:\n${text}`);
+  const { schedule } = build();
+  const p = Program.create(schedule, backend);
+  programCache.set(key, p);
+  if (programCache.size > PROGRAM_CACHE_LIMIT) programCache.delete(programCache.keys().next().value!);
+  return p;
+}
+
+export function concreteType(t: Tensor): ConcreteType {
+  if (!isConcrete(t._type.batch)) throw new TraceError(`cannot read a traced tensor ${t.toString()} inside jit`);
+  return t._type as ConcreteType;
+}
+
+function leafBuffer(t: Tensor, backend: Backend) {
+  const s = t._src;
+  if (s.kind !== "buffer") throw new TraceError("internal: leaf is not realized");
+  if (s.backend !== backend) {
+    throw new BackendError(`tensor ${t.toString()} lives on the ${s.backend.name} backend, the program runs on ${backend.name}`);
+  }
+  return { buffer: s.buffer, type: concreteType(t) };
+}
+
+function finish(t: Tensor, program: Program, captured: readonly Tensor[]): void {
+  const [out] = program.run(captured.map((c) => leafBuffer(c, program.backend)));
+  t._src = { kind: "buffer", buffer: out!.buffer, backend: program.backend };
+}
+
+interface Pending {
+  readonly program: Program | Promise<Program>;
+  readonly captured: readonly Tensor[];
+}
+
+function pendingProgram(t: Tensor): Pending | undefined {
+  if (t._src.kind === "buffer") return undefined;
+  if (t._src.kind === "param") throw new TraceError(`cannot read a traced tensor ${t.toString()} inside jit`);
+  concreteType(t);
+  const backend = getBackend();
+  const built = buildGraph("eager", [t], []);
+  const text = printGraph(built.graph);
+  const program = programFor(text, () => runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64 }), backend);
+  return { program, captured: built.captured };
+}
+
+/** Computes a lazy tensor synchronously (JS backend). */
+export function realizeSync(t: Tensor): void {
+  const p = pendingProgram(t);
+  if (p === undefined) return;
+  if (p.program instanceof Promise) throw new BackendError(`realize: the ${getBackend().name} backend compiles asynchronously; use await t.data()`);
+  finish(t, p.program, p.captured);
+}
+
+/** Computes a lazy tensor. */
+export async function realize(t: Tensor): Promise<void> {
+  const p = pendingProgram(t);
+  if (p === undefined) return;
+  finish(t, await p.program, p.captured);
+}
+
+export function readTensorSync(t: Tensor): TypedArray {
+  realizeSync(t);
+  const s = t._src;
+  if (s.kind !== "buffer") throw new TraceError("internal: not realized");
+  if (s.backend.readSync === undefined) throw new BackendError(`dataSync: the ${s.backend.name} backend reads asynchronously; use await t.data()`);
+  return s.backend.readSync(s.buffer);
+}
+
+export async function readTensor(t: Tensor): Promise<TypedArray> {
+  await realize(t);
+  const s = t._src;
+  if (s.kind !== "buffer") throw new TraceError("internal: not realized");
+  const data = await s.backend.read(s.buffer);
+  return data instanceof ARRAY_CTOR[t.dtype] ? data : new ARRAY_CTOR[t.dtype](data);
+}

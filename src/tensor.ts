@@ -1,0 +1,370 @@
+/**
+ * Tensor: a lazily evaluated array whose shape is split into batch and base
+ * dims, `(batch; base)` (DESIGN.md §1). Every op records a node; nothing runs
+ * until a value is read, and then the whole pending graph is compiled (cached by
+ * structure, not by batch size) and run.
+ */
+import { isFloat, promote, promoteWithNumber, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
+import { DTypeError, ShapeError } from "../ir/errors.js";
+import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
+import { FLOAT_UNARY, OPS, type Attrs, type Op } from "../ir/ops.js";
+import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
+import type { Backend, DeviceBuffer } from "../runtime/backend.js";
+import { readTensor, readTensorSync } from "./realize.js";
+
+/** Where a tensor's value comes from. */
+export type TensorSource =
+  | { readonly kind: "buffer"; readonly buffer: DeviceBuffer; readonly backend: Backend }
+  | { readonly kind: "lazy"; readonly op: Op; readonly inputs: readonly Tensor[]; readonly attrs: Attrs }
+  | { readonly kind: "param"; readonly traceId: number; readonly index: number };
+
+export type NestedArray = number | boolean | NestedArray[];
+
+export interface ReduceOptions {
+  /** Keep reduced dims with size 1 (default false). */
+  readonly keepdim?: boolean;
+}
+
+function normAxis(op: string, axis: number, rank: number, what: "batch" | "base", t: Tensor): number {
+  const a = axis < 0 ? axis + rank : axis;
+  if (!Number.isInteger(a) || a < 0 || a >= rank) {
+    throw new ShapeError(`${op}: ${what} axis ${axis} is out of range for x ${t.toString()}`);
+  }
+  return a;
+}
+
+function normAxes(op: string, axes: number | readonly number[] | undefined, rank: number, what: "batch" | "base", t: Tensor): number[] {
+  if (axes === undefined) return [...Array(rank).keys()];
+  const list = typeof axes === "number" ? [axes] : axes;
+  return list.map((a) => normAxis(op, a, rank, what, t));
+}
+
+/** Resolves one -1 in a target shape against a known element count. */
+function inferShape(op: string, target: readonly number[], total: number, t: Tensor, what: string): number[] {
+  const neg = target.filter((d) => d === -1).length;
+  const known = prod(target.filter((d) => d !== -1));
+  if (neg > 1 || target.some((d) => d < -1 || !Number.isInteger(d)) || (neg === 1 && (known === 0 || total % known !== 0)) || (neg === 0 && known !== total)) {
+    throw new ShapeError(`${op}: cannot reshape the ${what} of x ${t.toString()} to (${target.join(",")})`);
+  }
+  return target.map((d) => (d === -1 ? total / known : d));
+}
+
+export class Tensor {
+  /** @internal */
+  _src: TensorSource;
+  /** @internal The IR type: concrete dims, or symbols inside a trace. */
+  readonly _type: TensorType;
+
+  /** @internal */
+  constructor(type: TensorType, src: TensorSource) {
+    this._type = type;
+    this._src = src;
+  }
+
+  /** @internal Records an op. The type rule runs now, so bad shapes fail at the call. */
+  static _op(op: Op, inputs: readonly Tensor[], attrs: Attrs = {}): Tensor {
+    const type = OPS[op].type(op, inputs.map((t) => t._type), attrs);
+    return new Tensor(type, { kind: "lazy", op, inputs, attrs });
+  }
+
+  /** @internal A scalar constant `(;)`. */
+  static _const(value: number, dtype: DType): Tensor {
+    return Tensor._op("const", [], { dtype, value: castScalar(value, dtype) });
+  }
+
+  get dtype(): DType {
+    return this._type.dtype;
+  }
+  /** Number of leading batch dims. */
+  get batchDim(): number {
+    return this._type.batch.length;
+  }
+  get baseDim(): number {
+    return this._type.base.length;
+  }
+  /** Batch sizes; inside `jit` a symbolic size reads as -1 (see `symbolicBatchShape`). */
+  get batchShape(): readonly number[] {
+    return this._type.batch.map((d) => (typeof d === "number" ? d : -1));
+  }
+  /** Batch dims as the IR sees them: sizes, or symbols such as `b0` inside `jit`. */
+  get symbolicBatchShape(): readonly Dim[] {
+    return this._type.batch;
+  }
+  get baseShape(): readonly number[] {
+    return this._type.base;
+  }
+  /** The full shape, batch dims first. */
+  get shape(): readonly number[] {
+    return [...this.batchShape, ...this.baseShape];
+  }
+  get rank(): number {
+    return this.batchDim + this.baseDim;
+  }
+  get size(): number {
+    return prod(this.shape);
+  }
+
+  /** `(3,100,5; 13,2)`: NEML2's notation. */
+  toString(): string {
+    return fmtShape(this._type.batch, this._type.base);
+  }
+
+  // ---- read-back ----
+
+  /** The values as a typed array (row-major, batch dims first). */
+  data(): Promise<TypedArray> {
+    return readTensor(this);
+  }
+
+  /** Synchronous read-back; JS backend only. */
+  dataSync(): TypedArray {
+    return readTensorSync(this);
+  }
+
+  /** The values as nested arrays (bool tensors give booleans). */
+  async toArray(): Promise<NestedArray> {
+    return nest(await this.data(), this.shape, this.dtype === "bool");
+  }
+
+  /** Synchronous `toArray`; JS backend only. */
+  toArraySync(): NestedArray {
+    return nest(this.dataSync(), this.shape, this.dtype === "bool");
+  }
+
+  /** The single value of a one-element tensor. */
+  itemSync(): number {
+    const d = this.dataSync();
+    if (d.length !== 1) throw new ShapeError(`item: x ${this.toString()} has ${d.length} elements, not 1`);
+    return d[0]!;
+  }
+
+  // ---- elementwise ----
+
+  private unary(op: KUnaryOp): Tensor {
+    let x: Tensor = this;
+    if (FLOAT_UNARY.has(op) && !isFloat(x.dtype)) x = x.cast("float32");
+    if (op === "not" && x.dtype !== "bool") x = x.cast("bool");
+    if (x.dtype === "bool" && op !== "not" && op !== "isnan" && op !== "isinf" && op !== "isfinite") x = x.cast("int32");
+    return Tensor._op(op, [x]);
+  }
+
+  neg(): Tensor { return this.unary("neg"); }
+  abs(): Tensor { return this.unary("abs"); }
+  sqrt(): Tensor { return this.unary("sqrt"); }
+  rsqrt(): Tensor { return this.unary("rsqrt"); }
+  exp(): Tensor { return this.unary("exp"); }
+  log(): Tensor { return this.unary("log"); }
+  sin(): Tensor { return this.unary("sin"); }
+  cos(): Tensor { return this.unary("cos"); }
+  tan(): Tensor { return this.unary("tan"); }
+  tanh(): Tensor { return this.unary("tanh"); }
+  sigmoid(): Tensor { return this.unary("sigmoid"); }
+  floor(): Tensor { return this.unary("floor"); }
+  ceil(): Tensor { return this.unary("ceil"); }
+  /** Rounds half to even, as NumPy and PyTorch do. */
+  round(): Tensor { return this.unary("round"); }
+  trunc(): Tensor { return this.unary("trunc"); }
+  sign(): Tensor { return this.unary("sign"); }
+  isNan(): Tensor { return this.unary("isnan"); }
+  isInf(): Tensor { return this.unary("isinf"); }
+  isFinite(): Tensor { return this.unary("isfinite"); }
+  logicalNot(): Tensor { return this.unary("not"); }
+
+  private binary(op: KBinaryOp, other: Tensor | number): Tensor {
+    const kind: "arith" | "compare" | "logical" =
+      op === "and" || op === "or" || op === "xor" ? "logical" : op === "eq" || op === "ne" || op === "lt" || op === "le" || op === "gt" || op === "ge" ? "compare" : "arith";
+    let dtype: DType = typeof other === "number" ? promoteWithNumber(this.dtype, other) : promote(this.dtype, other.dtype);
+    if (kind === "logical") dtype = "bool";
+    else if (kind === "arith" && dtype === "bool") dtype = "int32";
+    if ((op === "div" || op === "pow") && !isFloat(dtype)) dtype = op === "div" ? "float32" : dtype;
+    const y = typeof other === "number" ? Tensor._const(other, dtype) : other.cast(dtype);
+    return Tensor._op(op, [this.cast(dtype), y]);
+  }
+
+  add(y: Tensor | number): Tensor { return this.binary("add", y); }
+  sub(y: Tensor | number): Tensor { return this.binary("sub", y); }
+  mul(y: Tensor | number): Tensor { return this.binary("mul", y); }
+  /** True division: integer operands give float32 (as NumPy and PyTorch). */
+  div(y: Tensor | number): Tensor { return this.binary("div", y); }
+  pow(y: Tensor | number): Tensor { return this.binary("pow", y); }
+  maximum(y: Tensor | number): Tensor { return this.binary("maximum", y); }
+  minimum(y: Tensor | number): Tensor { return this.binary("minimum", y); }
+  /** Floor modulo: the result has the sign of the divisor (NumPy `%`). */
+  mod(y: Tensor | number): Tensor { return this.binary("mod", y); }
+  eq(y: Tensor | number): Tensor { return this.binary("eq", y); }
+  ne(y: Tensor | number): Tensor { return this.binary("ne", y); }
+  lt(y: Tensor | number): Tensor { return this.binary("lt", y); }
+  le(y: Tensor | number): Tensor { return this.binary("le", y); }
+  gt(y: Tensor | number): Tensor { return this.binary("gt", y); }
+  ge(y: Tensor | number): Tensor { return this.binary("ge", y); }
+  logicalAnd(y: Tensor | number): Tensor { return this.binary("and", y); }
+  logicalOr(y: Tensor | number): Tensor { return this.binary("or", y); }
+  logicalXor(y: Tensor | number): Tensor { return this.binary("xor", y); }
+
+  /** Limits values to [lo, hi]; if lo > hi every element becomes hi (Open3D). NaN stays NaN. */
+  clip(lo: number | Tensor, hi: number | Tensor): Tensor {
+    if (this.dtype === "bool") throw new DTypeError(`clip: x ${this.toString()} of dtype bool cannot be clipped`);
+    const x = this.maximum(typeof lo === "number" ? Tensor._const(lo, this.dtype) : lo.cast(this.dtype));
+    return x.minimum(typeof hi === "number" ? Tensor._const(hi, this.dtype) : hi.cast(this.dtype));
+  }
+
+  /** Converts to another dtype (float to int truncates toward zero; to bool is `x != 0`). */
+  cast(dtype: DType): Tensor {
+    return dtype === this.dtype ? this : Tensor._op("cast", [this], { dtype });
+  }
+
+  // ---- reductions ----
+
+  /** Reduces over base and batch axes at once. */
+  reduce(op: KReduceOp, spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean }): Tensor {
+    const batchAxes = normAxes(op, spec.batchAxes ?? [], this.batchDim, "batch", this);
+    const baseAxes = normAxes(op, spec.baseAxes ?? [], this.baseDim, "base", this);
+    return Tensor._op(op, [this], { batchAxes, baseAxes, keep: spec.keepdim ?? false });
+  }
+
+  private baseReduce(op: KReduceOp, axes: number | readonly number[] | undefined, opts?: ReduceOptions): Tensor {
+    return this.reduce(op, { baseAxes: normAxes(op, axes, this.baseDim, "base", this), keepdim: opts?.keepdim ?? false });
+  }
+
+  private batchReduce(op: KReduceOp, axes: number | readonly number[] | undefined, opts?: ReduceOptions): Tensor {
+    return this.reduce(op, { batchAxes: normAxes(op, axes, this.batchDim, "batch", this), keepdim: opts?.keepdim ?? false });
+  }
+
+  /** Sum over base axes (all base axes by default). */
+  sum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("sum", axes, opts); }
+  mean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("mean", axes, opts); }
+  prod(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("prod", axes, opts); }
+  min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("min", axes, opts); }
+  max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("max", axes, opts); }
+  all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("all", axes, opts); }
+  any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("any", axes, opts); }
+  /** Position of the smallest value along one base axis (first on ties; NaN counts as smallest). */
+  argmin(axis: number, opts?: ReduceOptions): Tensor { return this.baseReduce("argmin", axis, opts); }
+  argmax(axis: number, opts?: ReduceOptions): Tensor { return this.baseReduce("argmax", axis, opts); }
+
+  /** Sum over batch axes (all batch axes by default). */
+  batchSum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("sum", axes, opts); }
+  batchMean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("mean", axes, opts); }
+  batchProd(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("prod", axes, opts); }
+  batchMin(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("min", axes, opts); }
+  batchMax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("max", axes, opts); }
+  batchAll(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("all", axes, opts); }
+  batchAny(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("any", axes, opts); }
+  batchArgmin(axis: number, opts?: ReduceOptions): Tensor { return this.batchReduce("argmin", axis, opts); }
+  batchArgmax(axis: number, opts?: ReduceOptions): Tensor { return this.batchReduce("argmax", axis, opts); }
+
+  // ---- base shape ----
+
+  /** Reshapes the base (one -1 is inferred); the batch is untouched. */
+  reshape(shape: readonly number[]): Tensor {
+    return Tensor._op("reshape", [this], { shape: inferShape("reshape", shape, prod(this.baseShape), this, "base") });
+  }
+
+  /** Flattens base axes `start..end` (inclusive) into one. */
+  flatten(start = 0, end = -1): Tensor {
+    if (this.baseDim === 0) return this.reshape([1]);
+    const s = normAxis("flatten", start, this.baseDim, "base", this);
+    const e = normAxis("flatten", end, this.baseDim, "base", this);
+    if (s > e) throw new ShapeError(`flatten: start ${start} is after end ${end} for x ${this.toString()}`);
+    const b = this.baseShape;
+    return this.reshape([...b.slice(0, s), prod(b.slice(s, e + 1)), ...b.slice(e + 1)]);
+  }
+
+  /** Reorders the base axes. */
+  permute(...perm: number[]): Tensor {
+    return Tensor._op("permute", [this], { perm: perm.map((p) => normAxis("permute", p, this.baseDim, "base", this)) });
+  }
+
+  /** Swaps two base axes (the last two by default). */
+  transpose(a = -2, b = -1): Tensor {
+    const n = this.baseDim;
+    const i = normAxis("transpose", a, n, "base", this);
+    const j = normAxis("transpose", b, n, "base", this);
+    const perm = [...Array(n).keys()];
+    perm[i] = j;
+    perm[j] = i;
+    return Tensor._op("permute", [this], { perm });
+  }
+
+  /** Broadcasts the base to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
+  expand(shape: readonly number[]): Tensor {
+    const off = shape.length - this.baseDim;
+    const target = shape.map((d, i) => (d === -1 && i >= off ? this.baseShape[i - off]! : d));
+    return Tensor._op("expand", [this], { shape: target });
+  }
+
+  /** Inserts a size-1 base axis at `axis` (negative counts from the end). */
+  unsqueeze(axis: number): Tensor {
+    const a = normAxis("unsqueeze", axis, this.baseDim + 1, "base", this);
+    const b = [...this.baseShape];
+    b.splice(a, 0, 1);
+    return this.reshape(b);
+  }
+
+  /** Removes size-1 base axes (all of them, or the one given). */
+  squeeze(axis?: number): Tensor {
+    if (axis === undefined) return this.reshape(this.baseShape.filter((d) => d !== 1));
+    const a = normAxis("squeeze", axis, this.baseDim, "base", this);
+    if (this.baseShape[a] !== 1) return this;
+    return this.reshape(this.baseShape.filter((_, i) => i !== a));
+  }
+
+  /** Matrix product over the last base dims (NumPy `matmul` rules), batched and broadcast. */
+  matmul(y: Tensor): Tensor {
+    const d = promote(this.dtype, y.dtype);
+    const dt = d === "bool" ? "int32" : d;
+    return Tensor._op("matmul", [this.cast(dt), y.cast(dt)]);
+  }
+
+  // ---- batch shape ----
+
+  /** Reshapes the batch dims (one -1 is inferred); the base is untouched. */
+  batchReshape(shape: readonly number[]): Tensor {
+    if (this._type.batch.every((d) => typeof d === "number")) {
+      inferShape("batchReshape", shape, prod(this.batchShape), this, "batch");
+    }
+    return Tensor._op("batch_reshape", [this], { shape: [...shape] });
+  }
+
+  /** Inserts a size-1 batch dim (negative `d` counts from the end of the batch block). */
+  batchUnsqueeze(d: number): Tensor {
+    const dim = normAxis("batchUnsqueeze", d, this.batchDim + 1, "batch", this);
+    return Tensor._op("batch_unsqueeze", [this], { dim });
+  }
+
+  /** Merges all batch dims into one. */
+  batchFlatten(): Tensor {
+    return Tensor._op("batch_reshape", [this], { shape: [-1] });
+  }
+
+  /** Broadcasts the batch to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
+  batchExpand(shape: readonly number[]): Tensor {
+    return Tensor._op("batch_expand", [this], { shape: [...shape] });
+  }
+}
+
+function nest(data: TypedArray, shape: readonly number[], bool: boolean): NestedArray {
+  const conv = (v: number): number | boolean => (bool ? v !== 0 : v);
+  if (shape.length === 0) return conv(data[0]!);
+  const rec = (off: number, d: number): NestedArray[] => {
+    const n = shape[d]!;
+    const stride = prod(shape.slice(d + 1));
+    const out: NestedArray[] = [];
+    for (let i = 0; i < n; i++) out.push(d === shape.length - 1 ? conv(data[off + i]!) : rec(off + i * stride, d + 1));
+    return out;
+  };
+  return rec(0, 0);
+}
+
+/** `where(cond, x, y)`: x where cond is true, else y; all three broadcast. */
+export function where(cond: Tensor, x: Tensor | number, y: Tensor | number): Tensor {
+  const c = cond.cast("bool");
+  let dtype: DType;
+  if (typeof x === "number" && typeof y === "number") dtype = Number.isInteger(x) && Number.isInteger(y) ? "int32" : "float32";
+  else if (typeof x === "number") dtype = promoteWithNumber((y as Tensor).dtype, x);
+  else if (typeof y === "number") dtype = promoteWithNumber(x.dtype, y);
+  else dtype = promote(x.dtype, y.dtype);
+  const xt = typeof x === "number" ? Tensor._const(x, dtype) : x.cast(dtype);
+  const yt = typeof y === "number" ? Tensor._const(y, dtype) : y.cast(dtype);
+  return Tensor._op("where", [c, xt, yt]);
+}
