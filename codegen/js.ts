@@ -76,6 +76,14 @@ const BINARY_JS: { readonly [K in KBinaryOp]: (a: string, b: string, d: DType) =
   xor: (a, b) => `(${a} ^ ${b})`,
 };
 
+/**
+ * float32 results round after every op (as on a GPU and in the reference
+ * interpreter), so a fused chain gives the same bits as the ops one by one.
+ */
+function roundF32(code: string, d: DType): string {
+  return d === "float32" ? `Math.fround(${code})` : code;
+}
+
 function castJS(x: string, to: DType): string {
   switch (to) {
     case "float64":
@@ -166,11 +174,11 @@ class BlockEmitter {
         break;
       case "unary":
         if (e.op === "round") this.helpers.add("roundHalfEven");
-        code = UNARY_JS[e.op](this.value(e.x, point, memo), this.k.exprs[e.x]!.dtype);
+        code = roundF32(UNARY_JS[e.op](this.value(e.x, point, memo), this.k.exprs[e.x]!.dtype), e.dtype);
         break;
       case "binary":
         if (e.op === "mod") this.helpers.add("floorMod");
-        code = BINARY_JS[e.op](this.value(e.a, point, memo), this.value(e.b, point, memo), this.k.exprs[e.a]!.dtype);
+        code = roundF32(BINARY_JS[e.op](this.value(e.a, point, memo), this.value(e.b, point, memo), this.k.exprs[e.a]!.dtype), e.dtype);
         break;
       case "where":
         code = `(${this.value(e.c, point, memo)} !== 0 ? ${this.value(e.a, point, memo)} : ${this.value(e.b, point, memo)})`;

@@ -21,6 +21,7 @@ import type { DType } from "../ir/dtype.js";
 import { DTypeError, UnsupportedOpError } from "../ir/errors.js";
 import { contiguousStrides, ix, numel } from "../ir/kernel.js";
 import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
+import { Lines } from "./lines.js";
 
 /** Invocations per workgroup (compatibility mode guarantees 128). */
 export const WGSL_WORKGROUP_SIZE = 64;
@@ -197,28 +198,6 @@ const HELPERS = {
 } as const satisfies Record<string, { readonly deps: readonly string[]; readonly code: string }>;
 
 type Helper = keyof typeof HELPERS;
-
-/** A tiny line builder with indentation (STYLE.md §6). */
-class Lines {
-  private readonly out: string[] = [];
-  private depth = 0;
-  line(s: string): this {
-    this.out.push("  ".repeat(this.depth) + s);
-    return this;
-  }
-  open(s: string): this {
-    this.line(s);
-    this.depth++;
-    return this;
-  }
-  close(s = "}"): this {
-    this.depth--;
-    return this.line(s);
-  }
-  toString(): string {
-    return this.out.join("\n") + "\n";
-  }
-}
 
 function fail(msg: string): never {
   throw new UnsupportedOpError(`wgsl: ${msg}`);
@@ -428,7 +407,7 @@ export function kernelToWGSL(kernel: Kernel): string {
   kernel.outputs.forEach((out, j) => {
     L.line(`@group(0) @binding(${1 + kernel.inputs.length + j}) var<storage, read_write> out${j}: array<${STORE[out.dtype]}>;`);
   });
-  const header = L.toString();
+  const header = L.toString() + "\n";
 
   // ---- body ----
   const B = new Lines();
@@ -607,7 +586,7 @@ export function kernelToWGSL(kernel: Kernel): string {
   }
   B.close();
 
-  return header + helperCode(used) + B.toString();
+  return header + helperCode(used) + B.toString() + "\n";
 }
 
 /** The dtype a reduction accumulates in: its output dtype (sum of bools accumulates in the output's int type). */

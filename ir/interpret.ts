@@ -4,7 +4,7 @@
  * node is computed in full (in float64 arithmetic) and stored in its dtype's
  * typed array, so float32 results round once per op.
  */
-import { ARRAY_CTOR, isFloat, type DType, type TypedArray } from "./dtype.js";
+import { ARRAY_CTOR, castScalar, isFloat, type DType, type TypedArray } from "./dtype.js";
 import { UnsupportedOpError } from "./errors.js";
 import { topoOrder, type Graph, type Node } from "./graph.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
@@ -217,6 +217,15 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       perm.forEach((p, d) => (off += idx[nb + d]! * xst[nb + p]!));
       out[flat] = x.data[off]!;
     });
+  } else if (op === "slice") {
+    const x = ins[0]!;
+    const axis = x.type.batch.length + (n.attrs.axis as number);
+    const xst = stridesOf(fullShape(x.type));
+    forEachIndex(fullShape(t), (idx, flat) => {
+      let off = 0;
+      idx.forEach((v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!));
+      out[flat] = x.data[off]!;
+    });
   } else if (op === "expand" || op === "batch_expand") {
     const x = ins[0]!;
     forEachIndex(fullShape(t), (idx, flat) => {
@@ -239,7 +248,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       for (let k = 0; k < K; k++) {
         const x = a!.data[matmulOffset(a!.type, batchIdx, lead, av ? [k] : [i, k])]!;
         const y = b!.data[matmulOffset(b!.type, batchIdx, lead, bv ? [k] : [k, j])]!;
-        s += x * y;
+        // Products round to the dtype, sums accumulate in float64 (as a mul feeding a sum does).
+        s += castScalar(t.dtype === "int32" || t.dtype === "uint32" ? Math.imul(x, y) : x * y, t.dtype);
       }
       out[flat] = s;
     });

@@ -29,9 +29,9 @@ export const REDUCE_OPS: ReadonlySet<KReduceOp> = new Set<KReduceOp>([
   "sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any",
 ]);
 
-export type MovementOp = "reshape" | "permute" | "expand" | "batch_reshape" | "batch_unsqueeze" | "batch_expand";
+export type MovementOp = "reshape" | "permute" | "expand" | "slice" | "batch_reshape" | "batch_unsqueeze" | "batch_expand";
 export const MOVEMENT_OPS: ReadonlySet<MovementOp> = new Set<MovementOp>([
-  "reshape", "permute", "expand", "batch_reshape", "batch_unsqueeze", "batch_expand",
+  "reshape", "permute", "expand", "slice", "batch_reshape", "batch_unsqueeze", "batch_expand",
 ]);
 /** Ops that reinterpret a contiguous buffer's batch dims without moving data. */
 export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze"]);
@@ -53,6 +53,8 @@ export interface OpInfo {
 const noAttrs = z.object({}).strict();
 const dtypeSchema = z.string().refine(isDType, "not a dtype");
 const intList = z.array(z.number().int());
+/** Any JS number, NaN and ±Infinity included (z.number() refuses them). */
+const anyNumber = z.custom<number>((v) => typeof v === "number", "not a number");
 const reduceAttrs = z.object({ batchAxes: intList, baseAxes: intList, keep: z.boolean() }).strict();
 
 function argType(op: Op, name: string, t: TensorType): string {
@@ -136,6 +138,21 @@ function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTyp
     throw new ShapeError(`${op}: cannot expand the base of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
   }
   return { dtype: x!.dtype, batch: x!.batch, base: shape };
+}
+
+function sliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const axis = attrs.axis as number;
+  const start = attrs.start as number;
+  const stop = attrs.stop as number;
+  const step = attrs.step as number;
+  const n = x!.base[axis];
+  if (n === undefined) throw new ShapeError(`${op}: base axis ${axis} is out of range for x ${fmtTypeShape(x!)}`);
+  if (step <= 0 || start < 0 || stop > n || start > stop) {
+    throw new ShapeError(`${op}: ${start}:${stop}:${step} is not a valid slice of base axis ${axis} of x ${fmtTypeShape(x!)}`);
+  }
+  const base = [...x!.base];
+  base[axis] = Math.ceil((stop - start) / step);
+  return { dtype: x!.dtype, batch: x!.batch, base };
 }
 
 function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
@@ -233,7 +250,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   const: {
     arity: 0,
     args: [],
-    attrs: z.object({ dtype: dtypeSchema, value: z.number() }).strict(),
+    attrs: z.object({ dtype: dtypeSchema, value: anyNumber }).strict(),
     type: (_op, _ins, attrs) => ({ dtype: attrs.dtype as DType, batch: [], base: [] }),
   },
   cast: {
@@ -255,6 +272,12 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: reshapeType },
   permute: { arity: 1, args: ["x"], attrs: z.object({ perm: intList }).strict(), type: permuteType },
   expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: expandType },
+  slice: {
+    arity: 1,
+    args: ["x"],
+    attrs: z.object({ axis: z.number().int().nonnegative(), start: z.number().int(), stop: z.number().int(), step: z.number().int() }).strict(),
+    type: sliceType,
+  },
   batch_reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchReshapeType },
   batch_unsqueeze: {
     arity: 1,

@@ -2,13 +2,14 @@
  * Fusion and scheduling: groups graph nodes into kernels (DESIGN.md §5).
  *
  * A node is *materialized* (written to a buffer) when it is a graph output, a
- * reduction, used more than once (unless it is an input or a constant), or the
- * source of a batch reshape. Everything else is inlined into the kernel of its
+ * reduction, used more than once (unless it is an input, a constant, a cast or a
+ * base movement, which consumers recompute), or the source of a batch view. Everything else is inlined into the kernel of its
  * consumer: elementwise ops, casts and base movement ops become scalar
  * expressions and index arithmetic, and an elementwise prologue inlines into
  * the reduction that reads it. Batch reshapes are zero-copy views of a
  * contiguous buffer.
  */
+import { castScalar } from "../ir/dtype.js";
 import { UnsupportedOpError } from "../ir/errors.js";
 import { topoOrder, useCounts, type Graph, type Node } from "../ir/graph.js";
 import {
@@ -87,7 +88,7 @@ class KernelBuilder {
     if (!root && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
     const op = n.op;
     const t = n.type;
-    if (op === "const") return this.push({ k: "const", value: n.attrs.value as number, dtype: t.dtype });
+    if (op === "const") return this.push({ k: "const", value: castScalar(n.attrs.value as number, t.dtype), dtype: t.dtype });
     if (op === "cast") return this.push({ k: "cast", x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
     if (UNARY_OPS.has(op as KUnaryOp)) {
       return this.push({ k: "unary", op: op as KUnaryOp, x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
@@ -99,6 +100,11 @@ class KernelBuilder {
     if (op === "where") return this.push({ k: "where", c: operand(0), a: operand(1), b: operand(2), dtype: t.dtype });
     if (op === "expand" || op === "batch_expand") return operand(0);
     if (op === "reshape") return this.gen(n.inputs[0]!, reshapeIndex(n.inputs[0]!.type.base, t.base, idx), false);
+    if (op === "slice") {
+      const axis = n.attrs.axis as number;
+      const inIdx = idx.map((e, d) => (d === axis ? ix.add(ix.c(n.attrs.start as number), ix.mul(e, ix.c(n.attrs.step as number))) : e));
+      return this.gen(n.inputs[0]!, inIdx, false);
+    }
     if (op === "permute") {
       const perm = n.attrs.perm as number[];
       const inIdx = new Array<IndexExpr>(perm.length);
@@ -144,6 +150,9 @@ function buildKernel(root: Node, materialized: ReadonlySet<Node>, opts: FuseOpti
   return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: root };
 }
 
+/** Ops cheap enough to recompute in every consumer instead of writing a buffer: index arithmetic and casts. */
+const RECOMPUTE: ReadonlySet<string> = new Set(["const", "cast", "reshape", "permute", "expand", "slice", "batch_expand"]);
+
 /** Decides which nodes get buffers, then builds one kernel per materialized node, in order. */
 export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedule {
   const order = topoOrder(g);
@@ -155,7 +164,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     else if (VIEW_OPS.has(n.op)) {
       materialized.add(n);
       if (n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
-    } else if ((uses.get(n) ?? 0) > 1 && n.op !== "const") materialized.add(n);
+    } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op)) materialized.add(n);
   }
   for (const o of g.outputs) if (o.op !== "input") materialized.add(o);
   const steps: Step[] = [];

@@ -12,3 +12,4 @@ export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
 export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
+export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";

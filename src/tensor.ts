@@ -309,6 +309,29 @@ export class Tensor {
     return this.reshape(this.baseShape.filter((_, i) => i !== a));
   }
 
+  /**
+   * Slices one base axis: `start:stop:step` with Python defaults, negative start/stop
+   * counting from the end and out-of-range values clamped (Open3D); step must be positive (NEML2).
+   */
+  slice(axis: number, start = 0, stop?: number, step = 1): Tensor {
+    const a = normAxis("slice", axis, this.baseDim, "base", this);
+    const n = this.baseShape[a]!;
+    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`slice: step ${step} must be a positive integer for x ${this.toString()}`);
+    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+    const s = clamp(start);
+    const e = Math.max(s, clamp(stop ?? n));
+    return Tensor._op("slice", [this], { axis: a, start: s, stop: e, step });
+  }
+
+  /** Picks index `i` of a base axis and drops the axis: `r.select(0, 2)` is row 2 of each matrix. */
+  select(axis: number, i: number): Tensor {
+    const a = normAxis("select", axis, this.baseDim, "base", this);
+    const n = this.baseShape[a]!;
+    const k = i < 0 ? i + n : i;
+    if (!Number.isInteger(k) || k < 0 || k >= n) throw new ShapeError(`select: index ${i} is out of range for base axis ${axis} of x ${this.toString()}`);
+    return this.slice(a, k, k + 1).squeeze(a);
+  }
+
   /** Matrix product over the last base dims (NumPy `matmul` rules), batched and broadcast. */
   matmul(y: Tensor): Tensor {
     const d = promote(this.dtype, y.dtype);

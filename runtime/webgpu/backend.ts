@@ -1,0 +1,463 @@
+/**
+ * The WebGPU backend (DESIGN.md §7): kernels become WGSL compute pipelines,
+ * tensors live in pooled storage buffers, batch sizes and strides travel in a
+ * per-dispatch uniform. bool is stored as one u32 per element on the device and
+ * as a Uint8Array on the host.
+ *
+ * Device loss (a driver reset, or `device.destroy()` from outside) fails the call
+ * in flight with a `BackendError`; the backend then opens a new device, and calls
+ * made after that work (buffers of the lost device are gone and say so).
+ */
+import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
+import { numel, type Kernel, type Launch } from "../../ir/kernel.js";
+import { WGSL_WORKGROUP_SIZE, kernelToWGSL, outputCount, wgslParamLayout } from "../../codegen/wgsl.js";
+import type { Backend, CompiledKernel, DeviceBuffer } from "../backend.js";
+import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
+import { BackendError } from "./errors.js";
+import { BufferPool } from "./pool.js";
+import { PipelineCache, type PipelineEntry } from "./pipelines.js";
+
+export type { WebGPUOptions, AdapterDescription, DeviceLimits } from "./device.js";
+
+// GPUBufferUsage / GPUMapMode values (fixed by the spec; Dawn in Node has no such globals).
+const MAP_READ = 0x1;
+const COPY_SRC = 0x4;
+const COPY_DST = 0x8;
+const UNIFORM = 0x40;
+const STORAGE = 0x80;
+
+/** Bytes per element on the device: every dtype WGSL can hold is 32-bit (bool as u32). */
+const ELEMENT_BYTES = 4;
+/** Idle bytes each pool may keep before it destroys released buffers. */
+const MAX_POOLED_BYTES = 256 * 2 ** 20;
+
+/** Host array type of each device dtype as stored on the GPU. */
+const DEVICE_CTOR = {
+  float32: Float32Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  bool: Uint32Array,
+} as const;
+
+export interface WebGPUStats {
+  /** Compute pipelines created (one per distinct WGSL source and device). */
+  readonly pipelines: number;
+  /** `compile` calls answered by an existing (or in-flight) pipeline. */
+  readonly pipelineCacheHits: number;
+  /** Compute dispatches submitted. */
+  readonly dispatches: number;
+  /** Buffers handed out by `alloc` and not yet freed. */
+  readonly liveBuffers: number;
+  /** Idle storage buffers in the pool. */
+  readonly pooledBuffers: number;
+  /** Bytes of storage buffers that exist on the device (live and pooled). */
+  readonly bytesAllocated: number;
+}
+
+/** One generation of device state; replaced wholesale when the device is lost. */
+interface DeviceState {
+  readonly gen: number;
+  readonly acquired: AcquiredDevice;
+  readonly storage: BufferPool;
+  readonly uniforms: BufferPool;
+  readonly staging: BufferPool;
+  readonly pipelines: PipelineCache;
+}
+
+class WebGPUBuffer implements DeviceBuffer {
+  freed = false;
+  constructor(
+    readonly dtype: DType,
+    readonly length: number,
+    readonly gpu: GPUBuffer,
+    readonly gen: number,
+    readonly owner: WebGPUBackend,
+  ) {}
+  get byteLength(): number {
+    return this.length * ELEMENT_BYTES;
+  }
+}
+
+class WebGPUKernel implements CompiledKernel {
+  constructor(
+    readonly kernel: Kernel,
+    readonly source: string,
+    public entry: PipelineEntry,
+    public gen: number,
+    readonly owner: WebGPUBackend,
+  ) {}
+}
+
+function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float64"> {
+  if (d === "float64") {
+    throw new BackendError(`webgpu: ${what} is float64, which WebGPU cannot hold (WGSL has no f64); cast to float32`);
+  }
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+}
+
+export class WebGPUBackend implements Backend {
+  readonly name = "webgpu" as const;
+  private state: DeviceState;
+  private nextGen = 0;
+  private destroyed = false;
+  /** Why the current device was lost, while its replacement is on its way. */
+  private lostReason: string | null = null;
+  private replacing: Promise<void> | null = null;
+  private replaceError: BackendError | null = null;
+  /** Validation errors reported asynchronously by error scopes, raised on the next call. */
+  private pendingErrors: string[] = [];
+  private readonly scopes = new Set<Promise<void>>();
+  private counters = { dispatches: 0, liveBuffers: 0, pipelines: 0, hits: 0 };
+
+  constructor(
+    acquired: AcquiredDevice,
+    private readonly options: WebGPUOptions = {},
+  ) {
+    this.state = this.adopt(acquired);
+  }
+
+  /** The current device (tests use it to simulate loss with `device.destroy()`). */
+  get device(): GPUDevice {
+    return this.state.acquired.device;
+  }
+  get adapter(): AdapterDescription {
+    return this.state.acquired.adapter;
+  }
+  get limits(): DeviceLimits {
+    return this.state.acquired.limits;
+  }
+  get maxKernelBuffers(): number {
+    return this.state.acquired.limits.maxStorageBuffersPerShaderStage;
+  }
+  get isDestroyed(): boolean {
+    return this.destroyed;
+  }
+
+  get stats(): WebGPUStats {
+    const s = this.state;
+    return {
+      pipelines: this.counters.pipelines + s.pipelines.pipelines,
+      pipelineCacheHits: this.counters.hits + s.pipelines.hits,
+      dispatches: this.counters.dispatches,
+      liveBuffers: this.counters.liveBuffers,
+      pooledBuffers: s.storage.pooledBuffers,
+      bytesAllocated: s.storage.bytesAllocated,
+    };
+  }
+
+  private adopt(acquired: AcquiredDevice): DeviceState {
+    const gen = this.nextGen++;
+    const { device, limits } = acquired;
+    const state: DeviceState = {
+      gen,
+      acquired,
+      storage: new BufferPool(device, STORAGE | COPY_SRC | COPY_DST, limits.maxBufferSize, MAX_POOLED_BYTES, "bw-storage"),
+      uniforms: new BufferPool(device, UNIFORM | COPY_DST, limits.maxBufferSize, 2 ** 20, "bw-params"),
+      staging: new BufferPool(device, MAP_READ | COPY_DST, limits.maxBufferSize, MAX_POOLED_BYTES, "bw-staging"),
+      pipelines: new PipelineCache(device),
+    };
+    device.onuncapturederror = (ev: GPUUncapturedErrorEvent) => {
+      if (this.state.gen === gen) this.pendingErrors.push(ev.error.message);
+    };
+    void device.lost.then((info) => this.onLost(gen, info));
+    return state;
+  }
+
+  private onLost(gen: number, info: GPUDeviceLostInfo): void {
+    if (this.destroyed || gen !== this.state.gen) return;
+    this.lostReason = `${info.reason}: ${info.message}`;
+    const old = this.state;
+    // Counters survive the device; the new state starts its own pools and cache.
+    this.counters.pipelines += old.pipelines.pipelines;
+    this.counters.hits += old.pipelines.hits;
+    this.replacing = acquireDevice({ ...this.options, fresh: true }).then(
+      (acquired) => {
+        if (this.destroyed) {
+          acquired.device.destroy();
+          return;
+        }
+        this.state = this.adopt(acquired);
+        this.lostReason = null;
+        this.pendingErrors = [];
+      },
+      (e: unknown) => {
+        this.replaceError = e instanceof BackendError ? e : new BackendError(String(e));
+      },
+    );
+  }
+
+  /** Resolves once a usable device is in place (after a device loss, the new one). */
+  async ready(): Promise<void> {
+    if (this.replacing) await this.replacing;
+    this.live();
+  }
+
+  /** Throws unless the backend has a working device; raises validation errors seen since the last call. */
+  private live(): DeviceState {
+    if (this.destroyed) throw new BackendError("webgpu: the backend was destroyed; call initWebGPU() for a new one");
+    if (this.replaceError) throw new BackendError(`webgpu: the device was lost and no new one could be had: ${this.replaceError.message}`);
+    if (this.lostReason !== null) {
+      throw new BackendError(`webgpu: the device was lost (${this.lostReason}); a new one is being opened: await initWebGPU() or backend.ready()`);
+    }
+    if (this.pendingErrors.length > 0) {
+      const msg = this.pendingErrors.join("; ");
+      this.pendingErrors = [];
+      throw new BackendError(`webgpu: device error: ${msg}`);
+    }
+    return this.state;
+  }
+
+  private own(buf: DeviceBuffer, what: string): WebGPUBuffer {
+    if (!(buf instanceof WebGPUBuffer) || buf.owner !== this) {
+      throw new BackendError(`webgpu: ${what} is not a buffer of this WebGPU backend`);
+    }
+    if (buf.freed) throw new BackendError(`webgpu: ${what} was already freed`);
+    if (buf.gen !== this.state.gen) {
+      throw new BackendError(`webgpu: ${what} lived on a device that was lost; its contents are gone`);
+    }
+    return buf;
+  }
+
+  alloc(dtype: DType, length: number): DeviceBuffer {
+    checkDType(dtype, "a tensor");
+    const s = this.live();
+    if (!Number.isInteger(length) || length < 0) throw new BackendError(`webgpu: alloc: bad length ${length}`);
+    const bytes = length * ELEMENT_BYTES;
+    const { maxBufferSize, maxStorageBufferBindingSize } = s.acquired.limits;
+    for (const [name, limit] of [
+      ["maxBufferSize", maxBufferSize],
+      ["maxStorageBufferBindingSize", maxStorageBufferBindingSize],
+    ] as const) {
+      if (bytes > limit) {
+        throw new BackendError(
+          `webgpu: a ${dtype} tensor of ${length} elements needs ${bytes} bytes (${mib(bytes)}), over the device's ` +
+            `${name} of ${limit} bytes (${mib(limit)}) by ${bytes - limit} bytes; split the batch`,
+        );
+      }
+    }
+    const gpu = s.storage.acquire(bytes);
+    this.counters.liveBuffers++;
+    return new WebGPUBuffer(dtype, length, gpu, s.gen, this);
+  }
+
+  write(buf: DeviceBuffer, data: TypedArray): void {
+    const s = this.live();
+    const b = this.own(buf, "write target");
+    if (data.length !== b.length) {
+      throw new BackendError(`webgpu: write: ${data.length} values into a buffer of ${b.length}`);
+    }
+    if (b.length === 0) return;
+    const d = b.dtype as Exclude<DType, "float64">;
+    const Ctor = DEVICE_CTOR[d];
+    const host = data instanceof Ctor && d !== "bool" ? data : new Ctor(data);
+    s.acquired.device.queue.writeBuffer(b.gpu, 0, host.buffer, host.byteOffset, host.byteLength);
+  }
+
+  async read(buf: DeviceBuffer): Promise<TypedArray> {
+    const s = this.live();
+    const b = this.own(buf, "read source");
+    await this.settleScopes();
+    this.live();
+    const d = b.dtype as Exclude<DType, "float64">;
+    if (b.length === 0) return new ARRAY_CTOR[d](0);
+    const device = s.acquired.device;
+    const staging = s.staging.acquire(b.byteLength);
+    let host: Uint32Array | Float32Array | Int32Array;
+    try {
+      const enc = device.createCommandEncoder();
+      enc.copyBufferToBuffer(b.gpu, 0, staging, 0, b.byteLength);
+      device.queue.submit([enc.finish()]);
+      await staging.mapAsync(1 /* GPUMapMode.READ */, 0, b.byteLength);
+      host = new DEVICE_CTOR[d](staging.getMappedRange(0, b.byteLength).slice(0));
+      staging.unmap();
+    } catch (e) {
+      throw await this.failure("read", s.gen, e);
+    }
+    s.staging.release(staging);
+    return d === "bool" ? Uint8Array.from(host, (v) => (v !== 0 ? 1 : 0)) : host;
+  }
+
+  /** The error for a call that failed in flight; waits for a replacement device if the device was lost. */
+  private async failure(call: string, gen: number, e: unknown): Promise<BackendError> {
+    // Dawn resolves `device.lost` before it rejects the calls the loss aborted.
+    await new Promise((r) => setTimeout(r, 0));
+    if (this.lostReason !== null || gen !== this.state.gen) {
+      const reason = this.lostReason ?? "lost";
+      if (this.replacing) await this.replacing;
+      return new BackendError(`webgpu: ${call}: the device was lost (${reason}) while the call was in flight; the backend has a new device, retry`);
+    }
+    return new BackendError(`webgpu: ${call} failed: ${(e as Error).message ?? String(e)}`);
+  }
+
+  private async settleScopes(): Promise<void> {
+    while (this.scopes.size > 0) await Promise.all([...this.scopes]);
+  }
+
+  async compile(kernel: Kernel): Promise<CompiledKernel> {
+    await this.ready();
+    const s = this.live();
+    const nBuffers = kernel.inputs.length + kernel.outputs.length;
+    if (nBuffers > this.maxKernelBuffers) {
+      throw new BackendError(
+        `webgpu: a kernel with ${kernel.inputs.length} inputs and ${kernel.outputs.length} outputs binds ${nBuffers} ` +
+          `storage buffers, over the device's maxStorageBuffersPerShaderStage of ${this.maxKernelBuffers}`,
+      );
+    }
+    const source = kernelToWGSL(kernel);
+    const entry = await s.pipelines.get(source, kernel.inputs.length, kernel.outputs.length);
+    return new WebGPUKernel(kernel, source, entry, s.gen, this);
+  }
+
+  dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void {
+    const s = this.live();
+    if (!(k instanceof WebGPUKernel) || k.owner !== this) throw new BackendError("webgpu: dispatch: kernel was not compiled by this backend");
+    const { kernel } = k;
+    if (inputs.length !== kernel.inputs.length || outputs.length !== kernel.outputs.length) {
+      throw new BackendError(
+        `webgpu: dispatch: kernel takes ${kernel.inputs.length} inputs and ${kernel.outputs.length} outputs, ` +
+          `got ${inputs.length} and ${outputs.length}`,
+      );
+    }
+    const { batchSizes, inputBatchStrides } = launch;
+    if (batchSizes.length !== kernel.batchRank) {
+      throw new BackendError(`webgpu: dispatch: ${batchSizes.length} batch sizes for a kernel of batch rank ${kernel.batchRank}`);
+    }
+    const ins = inputs.map((b, i) => this.own(b, `input ${i}`));
+    const outs = outputs.map((b, j) => this.own(b, `output ${j}`));
+    const count = outputCount(kernel, batchSizes);
+
+    const layout = wgslParamLayout(kernel);
+    const params = new Uint32Array(Math.max(1, Math.ceil(layout.length / 4)) * 4);
+    const u32 = (v: number, what: string): number => {
+      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new BackendError(`webgpu: dispatch: ${what} ${v} is not a u32`);
+      return v;
+    };
+    params[layout.count] = u32(count, "output element count");
+    batchSizes.forEach((n, a) => (params[layout.batchSizes + a] = u32(n, `batch size ${a}`)));
+
+    kernel.inputs.forEach((spec, i) => {
+      const buf = ins[i]!;
+      if (buf.dtype !== spec.dtype) throw new BackendError(`webgpu: dispatch: input ${i} is ${buf.dtype}, kernel expects ${spec.dtype}`);
+      const strides = inputBatchStrides[i];
+      if (!strides || strides.length !== spec.batchRank) {
+        throw new BackendError(`webgpu: dispatch: input ${i} needs ${spec.batchRank} batch strides, got ${strides?.length ?? 0}`);
+      }
+      // Highest element the kernel may read: base block at the last batch position.
+      let need = numel(spec.baseShape);
+      strides.forEach((st, j) => {
+        const size = batchSizes[kernel.batchRank - spec.batchRank + j]!;
+        params[layout.inputStrides[i]! + j] = u32(st, `input ${i} batch stride ${j}`);
+        if (size > 0) need += (size - 1) * st;
+      });
+      if (count > 0 && buf.length < need) {
+        throw new BackendError(`webgpu: dispatch: input ${i} has ${buf.length} elements, the launch reads up to ${need}`);
+      }
+    });
+    kernel.outputs.forEach((spec, j) => {
+      const buf = outs[j]!;
+      if (buf.dtype !== spec.dtype) throw new BackendError(`webgpu: dispatch: output ${j} is ${buf.dtype}, kernel expects ${spec.dtype}`);
+      if (buf.length < count) throw new BackendError(`webgpu: dispatch: output ${j} has ${buf.length} elements, needs ${count}`);
+      if (ins.includes(buf) || outs.indexOf(buf) !== j) {
+        throw new BackendError(`webgpu: dispatch: output ${j} is also bound as another input or output; WebGPU forbids that aliasing`);
+      }
+    });
+    if (count === 0) return;
+
+    const maxDim = s.acquired.limits.maxComputeWorkgroupsPerDimension;
+    const groups = Math.ceil(count / WGSL_WORKGROUP_SIZE);
+    const gy = Math.ceil(groups / maxDim);
+    const gx = Math.ceil(groups / gy);
+    if (gy > maxDim) throw new BackendError(`webgpu: dispatch: ${count} elements need ${groups} workgroups, over ${maxDim}²`);
+
+    if (k.gen !== s.gen) {
+      // Compiled on a device that was since lost: rebuild on this one.
+      k.entry = s.pipelines.getSync(k.source, kernel.inputs.length, kernel.outputs.length);
+      k.gen = s.gen;
+    }
+    const device = s.acquired.device;
+    const uniform = s.uniforms.acquire(params.byteLength);
+    device.queue.writeBuffer(uniform, 0, params);
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform, offset: 0, size: params.byteLength } }];
+    [...ins, ...outs].forEach((b, i) => {
+      entries.push({ binding: 1 + i, resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.byteLength) } });
+    });
+    device.pushErrorScope("validation");
+    const bindGroup = device.createBindGroup({ layout: k.entry.layout, entries });
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(k.entry.pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(gx, gy);
+    pass.end();
+    device.queue.submit([enc.finish()]);
+    this.watch(device.popErrorScope(), s.gen);
+    // Queue order makes the uniform safe to reuse by the next writeBuffer at once.
+    s.uniforms.release(uniform);
+    this.counters.dispatches++;
+  }
+
+  private watch(scope: Promise<GPUError | null>, gen: number): void {
+    const p: Promise<void> = scope.then(
+      (err) => {
+        if (err && gen === this.state.gen) this.pendingErrors.push(err.message);
+      },
+      () => undefined,
+    );
+    this.scopes.add(p);
+    void p.finally(() => this.scopes.delete(p));
+  }
+
+  free(buf: DeviceBuffer): void {
+    if (!(buf instanceof WebGPUBuffer) || buf.owner !== this) throw new BackendError("webgpu: free: not a buffer of this backend");
+    if (buf.freed) throw new BackendError("webgpu: free: buffer was already freed");
+    buf.freed = true;
+    this.counters.liveBuffers--;
+    if (!this.destroyed && buf.gen === this.state.gen) this.state.storage.release(buf.gpu);
+  }
+
+  /** Destroys the device and every buffer; the backend is unusable afterwards and Node can exit. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.state.storage.clear();
+    this.state.uniforms.clear();
+    this.state.staging.clear();
+    this.state.acquired.device.destroy();
+    if (shared === this) shared = null;
+  }
+
+  dispose(): void {
+    this.destroy();
+  }
+}
+
+let shared: WebGPUBackend | null = null;
+let opening: Promise<WebGPUBackend> | null = null;
+
+/**
+ * The WebGPU backend: the shared one while its device works, else a new one
+ * (`fresh: true` always makes a new one). Throws `BackendError` when no adapter
+ * can be had, saying what was tried.
+ *
+ * @example
+ *   const gpu = await initWebGPU();
+ *   console.log(gpu.adapter.description, gpu.limits.maxStorageBufferBindingSize);
+ */
+export async function initWebGPU(opts: WebGPUOptions = {}): Promise<WebGPUBackend> {
+  if (opts.fresh) return new WebGPUBackend(await acquireDevice(opts), opts);
+  if (shared && !shared.isDestroyed) {
+    try {
+      await shared.ready();
+      return shared;
+    } catch {
+      shared.destroy();
+    }
+  }
+  opening ??= acquireDevice(opts)
+    .then((acquired) => (shared = new WebGPUBackend(acquired, opts)))
+    .finally(() => (opening = null));
+  return opening;
+}

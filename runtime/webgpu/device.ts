@@ -1,0 +1,161 @@
+/**
+ * Getting a GPUDevice: `navigator.gpu` in a browser, the `webgpu` package (Dawn)
+ * in Node. On a Linux box without a GPU, Dawn's OpenGL ES backend over Mesa's
+ * software rasterizer gives a real (slow) adapter (DESIGN.md §7).
+ */
+import { BackendError } from "./errors.js";
+
+export interface WebGPUOptions {
+  /** A GPU to use (e.g. `navigator.gpu` or a Dawn instance); default: found as described above. */
+  readonly gpu?: GPU;
+  /**
+   * Dawn instance flags in Node, e.g. `["backend=opengles"]`. Default: Dawn's own
+   * backend choice, then `["backend=opengles"]` (which needs `EGL_PLATFORM=surfaceless`
+   * on a headless box; it is set when unset). The environment variable
+   * `BATCHWISE_DAWN_FLAGS` (space- or comma-separated) overrides the default.
+   */
+  readonly dawnFlags?: readonly string[];
+  readonly powerPreference?: GPUPowerPreference;
+  /** Use this many workgroups per grid dimension at most (below the device limit); for tests of the 2-D grid. */
+  readonly maxWorkgroupsPerDimension?: number;
+  /** Make a new backend on a new device instead of sharing the current one. */
+  readonly fresh?: boolean;
+}
+
+/** The device limits the backend relies on, as granted to the device. */
+export interface DeviceLimits {
+  readonly maxStorageBuffersPerShaderStage: number;
+  readonly maxStorageBufferBindingSize: number;
+  readonly maxBufferSize: number;
+  readonly maxComputeWorkgroupsPerDimension: number;
+  readonly maxUniformBufferBindingSize: number;
+}
+
+export interface AdapterDescription {
+  readonly vendor: string;
+  readonly architecture: string;
+  readonly device: string;
+  readonly description: string;
+  readonly featureLevel: "core" | "compatibility";
+  /** The Dawn flags used in Node; empty in a browser. */
+  readonly dawnFlags: readonly string[];
+}
+
+export interface AcquiredDevice {
+  readonly device: GPUDevice;
+  readonly adapter: AdapterDescription;
+  readonly limits: DeviceLimits;
+}
+
+const REQUIRED_LIMITS = [
+  "maxStorageBuffersPerShaderStage",
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+  "maxComputeWorkgroupsPerDimension",
+] as const;
+
+/** Dawn instances by flags: one per process is enough, and each costs a driver load. */
+const dawnInstances = new Map<string, GPU>();
+
+async function dawnGPU(flags: readonly string[]): Promise<GPU> {
+  const key = flags.join(" ");
+  const cached = dawnInstances.get(key);
+  if (cached) return cached;
+  let mod: { create(options: string[]): GPU };
+  try {
+    mod = await import("webgpu");
+  } catch (e) {
+    throw new BackendError(`WebGPU: the "webgpu" package could not be loaded in Node (${(e as Error).message})`);
+  }
+  if (flags.includes("backend=opengles") && typeof process !== "undefined" && !process.env["EGL_PLATFORM"]) {
+    // Without a display, Mesa's EGL needs the surfaceless platform.
+    process.env["EGL_PLATFORM"] = "surfaceless";
+  }
+  const gpu = mod.create([...flags]);
+  dawnInstances.set(key, gpu);
+  return gpu;
+}
+
+interface Candidate {
+  readonly gpu: GPU;
+  readonly dawnFlags: readonly string[];
+}
+
+async function candidates(opts: WebGPUOptions): Promise<Candidate[]> {
+  if (opts.gpu) return [{ gpu: opts.gpu, dawnFlags: [] }];
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
+  if (nav?.gpu && !opts.dawnFlags) return [{ gpu: nav.gpu, dawnFlags: [] }];
+  const isNode = typeof process !== "undefined" && process.versions?.node !== undefined;
+  if (!isNode) throw new BackendError("WebGPU: navigator.gpu is not available in this browser");
+  // BATCHWISE_DAWN_FLAGS="backend=opengles" skips the default attempt (and its Vulkan warning).
+  const envFlags = process.env["BATCHWISE_DAWN_FLAGS"]?.split(/[\s,]+/).filter((f) => f.length > 0);
+  const flagSets = opts.dawnFlags ? [opts.dawnFlags] : envFlags?.length ? [envFlags] : [[], ["backend=opengles"]];
+  const out: Candidate[] = [];
+  for (const flags of flagSets) out.push({ gpu: await dawnGPU(flags), dawnFlags: flags });
+  return out;
+}
+
+/**
+ * Finds an adapter and opens a device with the limits the backend needs
+ * (the adapter's own values, not the spec defaults).
+ *
+ * @example
+ *   const { device, limits } = await acquireDevice({ dawnFlags: ["backend=opengles"] });
+ */
+export async function acquireDevice(opts: WebGPUOptions = {}): Promise<AcquiredDevice> {
+  const tried: string[] = [];
+  for (const { gpu, dawnFlags } of await candidates(opts)) {
+    const where = dawnFlags.length ? `Dawn [${dawnFlags.join(" ")}]` : "default GPU";
+    for (const featureLevel of ["core", "compatibility"] as const) {
+      let adapter: GPUAdapter | null = null;
+      try {
+        const req: GPURequestAdapterOptions = { featureLevel };
+        if (opts.powerPreference) req.powerPreference = opts.powerPreference;
+        adapter = await gpu.requestAdapter(req);
+      } catch (e) {
+        tried.push(`${where} (${featureLevel}): ${(e as Error).message}`);
+        continue;
+      }
+      if (!adapter) {
+        tried.push(`${where} (${featureLevel}): no adapter`);
+        continue;
+      }
+      const requiredLimits: Record<string, number> = {};
+      for (const name of REQUIRED_LIMITS) requiredLimits[name] = adapter.limits[name];
+      let device: GPUDevice;
+      try {
+        device = await adapter.requestDevice({ requiredLimits });
+      } catch (e) {
+        tried.push(`${where} (${featureLevel}): requestDevice failed: ${(e as Error).message}`);
+        continue;
+      }
+      const info = adapter.info;
+      const l = device.limits;
+      return {
+        device,
+        adapter: {
+          vendor: info.vendor,
+          architecture: info.architecture,
+          device: info.device,
+          description: info.description,
+          featureLevel,
+          dawnFlags,
+        },
+        limits: {
+          maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+          maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+          maxBufferSize: l.maxBufferSize,
+          maxComputeWorkgroupsPerDimension: Math.min(
+            l.maxComputeWorkgroupsPerDimension,
+            opts.maxWorkgroupsPerDimension ?? Infinity,
+          ),
+          maxUniformBufferBindingSize: l.maxUniformBufferBindingSize,
+        },
+      };
+    }
+  }
+  throw new BackendError(
+    `WebGPU: no adapter found (${tried.join("; ")}). On Linux without a GPU, install Debian's ` +
+      `libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri and set EGL_PLATFORM=surfaceless.`,
+  );
+}

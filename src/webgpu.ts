@@ -1,0 +1,21 @@
+/** WebGPU from the public API. */
+import { initWebGPU as createWebGPUBackend, type WebGPUBackend, type WebGPUOptions } from "../runtime/webgpu/backend.js";
+import { registerBackend, setBackend } from "./backend.js";
+
+/**
+ * Opens a WebGPU device (in a browser `navigator.gpu`; in Node the `webgpu`
+ * package, i.e. Dawn), registers the backend and makes it current:
+ * ```ts
+ * await initWebGPU();            // setBackend("webgpu") is now in effect
+ * const y = await f.callAsync(x); // jit functions run WGSL kernels
+ * ```
+ * Throws a BackendError explaining why when no adapter can be had.
+ */
+export async function initWebGPU(opts: WebGPUOptions & { select?: boolean } = {}): Promise<WebGPUBackend> {
+  const backend = await createWebGPUBackend(opts);
+  registerBackend(backend);
+  if (opts.select !== false) setBackend("webgpu");
+  return backend;
+}
+
+export type { WebGPUBackend, WebGPUOptions };

@@ -1,0 +1,187 @@
+/**
+ * Random IR graphs for property tests: a few inputs with broadcast-compatible
+ * (batch; base) shapes, then a random sequence of ops drawn from the op table,
+ * each applied only where its type rule accepts the operands.
+ */
+import fc from "fast-check";
+import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
+import { makeGraph, Node, type Graph } from "../../ir/graph.js";
+import type { KBinaryOp, KReduceOp, KUnaryOp } from "../../ir/kernel.js";
+import type { Value } from "../../ir/interpret.js";
+import type { ConcreteType } from "../../ir/shapes.js";
+import { OPS } from "../../ir/ops.js";
+
+export type Family = "float64" | "float32" | "int32";
+
+const FLOAT_UNARY: KUnaryOp[] = ["neg", "abs", "sqrt", "exp", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "sign", "rsqrt", "log", "tan"];
+const INT_UNARY: KUnaryOp[] = ["neg", "abs", "sign"];
+const FLOAT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod", "pow"];
+const INT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod"];
+const COMPARE: KBinaryOp[] = ["eq", "ne", "lt", "le", "gt", "ge"];
+const REDUCE: KReduceOp[] = ["sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any"];
+
+export interface RandomCase {
+  readonly graph: Graph;
+  /** Concrete input types (batch sizes chosen for this run). */
+  readonly inputTypes: readonly ConcreteType[];
+  readonly seed: number;
+}
+
+/** A tiny deterministic PRNG (mulberry32) so a failing case can be replayed from its seed. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(r: () => number, xs: readonly T[]): T {
+  return xs[Math.floor(r() * xs.length)]!;
+}
+
+/** Concrete types of the nodes built so far in the current case (symbolic types may hide a mismatch). */
+let concrete = new Map<Node, ConcreteType>();
+
+function tryMake(op: Parameters<typeof Node.make>[0], inputs: Node[], attrs: Record<string, never> | object = {}): Node | undefined {
+  try {
+    const n = Node.make(op, inputs, attrs as never);
+    const t = OPS[op].type(op, inputs.map((i) => concrete.get(i)!), attrs as never) as ConcreteType;
+    concrete.set(n, t);
+    return n;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Builds a random graph and concrete input shapes from a seed. */
+export function randomCase(seed: number, family: Family, opts: { steps?: number; allowCompare?: boolean } = {}): RandomCase {
+  const r = rng(seed);
+  const dtype: DType = family;
+  const batchRank = Math.floor(r() * 3);
+  const baseRank = Math.floor(r() * 3);
+  const base = Array.from({ length: baseRank }, () => 1 + Math.floor(r() * 4));
+  const batch = Array.from({ length: batchRank }, () => 1 + Math.floor(r() * 4));
+  const nInputs = 1 + Math.floor(r() * 3);
+  const inputs: Node[] = [];
+  const inputTypes: ConcreteType[] = [];
+  concrete = new Map();
+  for (let i = 0; i < nInputs; i++) {
+    // Each input takes a suffix of the batch and base shapes, some dims set to 1 (broadcast).
+    const bRank = Math.floor(r() * (batchRank + 1));
+    const sRank = Math.floor(r() * (baseRank + 1));
+    const cb = batch.slice(batchRank - bRank).map((d) => (r() < 0.25 ? 1 : d));
+    const cs = base.slice(baseRank - sRank).map((d) => (r() < 0.25 ? 1 : d));
+    inputs.push(Node.make("input", [], { index: i }, { dtype, batch: cb.map((_, j) => `b${batchRank - bRank + j}`), base: cs }));
+    inputTypes.push({ dtype, batch: cb, base: cs });
+    concrete.set(inputs[i]!, inputTypes[i]!);
+  }
+  const pool: Node[] = [...inputs];
+  const steps = opts.steps ?? 2 + Math.floor(r() * 6);
+  const unary = family === "int32" ? INT_UNARY : FLOAT_UNARY;
+  const binary = family === "int32" ? INT_BINARY : FLOAT_BINARY;
+  for (let s = 0, tries = 0; s < steps && tries < 200; tries++) {
+    const x = pick(r, pool.filter((n) => n.type.dtype === dtype));
+    const y = pick(r, pool.filter((n) => n.type.dtype === dtype));
+    const kind = Math.floor(r() * 11);
+    let n: Node | undefined;
+    switch (kind) {
+      case 0:
+      case 1:
+        n = tryMake(pick(r, unary), [x]);
+        break;
+      case 2:
+      case 3:
+        n = tryMake(pick(r, binary), [x, y]);
+        break;
+      case 4: {
+        const c = tryMake("const", [], { dtype, value: family === "int32" ? Math.floor(r() * 7) - 3 : Math.round((r() * 4 - 2) * 100) / 100 });
+        n = tryMake(pick(r, binary), r() < 0.5 ? [x, c!] : [c!, x]);
+        break;
+      }
+      case 5: {
+        if (opts.allowCompare === false) break;
+        const cmp = tryMake(pick(r, COMPARE), [x, y]);
+        if (cmp) n = tryMake("where", [cmp, x, y]);
+        break;
+      }
+      case 6: {
+        const op = pick(r, REDUCE);
+        const batchAxes = x.type.batch.map((_, i) => i).filter(() => r() < 0.4);
+        const baseAxes = x.type.base.map((_, i) => i).filter(() => r() < 0.5);
+        if (op === "argmin" || op === "argmax") {
+          const all = [...batchAxes.map((a) => ["b", a] as const), ...baseAxes.map((a) => ["s", a] as const)];
+          if (all.length === 0) break;
+          const [side, a] = pick(r, all);
+          const red = tryMake(op, [x], { batchAxes: side === "b" ? [a] : [], baseAxes: side === "s" ? [a] : [], keep: r() < 0.5 });
+          n = red && family !== "int32" ? tryMake("cast", [red], { dtype }) : red;
+        } else if (op === "all" || op === "any") {
+          const red = tryMake(op, [tryMake("cast", [x], { dtype: "bool" })!], { batchAxes, baseAxes, keep: r() < 0.5 });
+          n = red ? tryMake("cast", [red], { dtype }) : undefined;
+        } else {
+          const red = tryMake(op, [x], { batchAxes, baseAxes, keep: r() < 0.5 });
+          n = red && red.type.dtype !== dtype ? tryMake("cast", [red], { dtype }) : red;
+        }
+        break;
+      }
+      case 7: {
+        const b = x.type.base;
+        if (b.length >= 1 && b[b.length - 1]! >= 2 && r() < 0.4) {
+          const d = b[b.length - 1]!;
+          n = tryMake("slice", [x], { axis: b.length - 1, start: 1, stop: d, step: r() < 0.5 ? 1 : 2 });
+        } else if (b.length >= 2) n = tryMake("permute", [x], { perm: [...b.keys()].reverse() });
+        else n = tryMake("reshape", [x], { shape: [...b, 1] });
+        break;
+      }
+      case 8: {
+        const b = x.type.base;
+        const total = b.reduce((p, d) => p * d, 1);
+        n = r() < 0.5 ? tryMake("reshape", [x], { shape: [total] }) : tryMake("expand", [x], { shape: [2, ...b.map((d) => (d === 1 ? 3 : d))] });
+        break;
+      }
+      case 9:
+        n = r() < 0.5 ? tryMake("batch_reshape", [x], { shape: [-1] }) : tryMake("batch_unsqueeze", [x], { dim: 0 });
+        break;
+      case 10:
+        if (x.type.base.length >= 1 && y.type.base.length >= 1) n = tryMake("matmul", [x, y]);
+        break;
+    }
+    if (n !== undefined && n.type.dtype === dtype) {
+      pool.push(n);
+      s++;
+    }
+  }
+  const outs = [pool[pool.length - 1]!];
+  if (pool.length > 2 && r() < 0.5) outs.push(pool[pool.length - 2]!);
+  return { graph: makeGraph("random", inputs, outs), inputTypes, seed };
+}
+
+/** Input values for a case: floats in [-2, 2] with a few special values, ints in [-5, 5]. */
+export function randomInputs(c: RandomCase): Value[] {
+  const r = rng(c.seed ^ 0x9e3779b9);
+  return c.inputTypes.map((t) => {
+    const n = [...t.batch, ...t.base].reduce((p, d) => p * d, 1);
+    const data: TypedArray = new ARRAY_CTOR[t.dtype](n);
+    for (let i = 0; i < n; i++) data[i] = t.dtype === "int32" ? Math.floor(r() * 11) - 5 : Math.round((r() * 4 - 2) * 1000) / 1000;
+    return { type: t, data };
+  });
+}
+
+/** fast-check arbitrary over seeds. */
+export const seedArb = fc.integer({ min: 1, max: 2 ** 31 - 1 });
+
+/** Compares two arrays: NaN matches NaN, infinities match exactly, else |a-b| <= tol·max(1,|b|). */
+export function closeEnough(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number): string | undefined {
+  if (actual.length !== expected.length) return `length ${actual.length} vs ${expected.length}`;
+  for (let i = 0; i < actual.length; i++) {
+    const a = actual[i]!;
+    const b = expected[i]!;
+    if (Number.isNaN(b) ? !Number.isNaN(a) : !(a === b || Math.abs(a - b) <= tol * Math.max(1, Math.abs(b)))) {
+      return `element ${i}: got ${a}, expected ${b}`;
+    }
+  }
+  return undefined;
+}

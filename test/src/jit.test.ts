@@ -1,0 +1,98 @@
+/** jit: one trace and no new compile for any batch size of the same batch rank. */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { interpret } from "../../ir/interpret.js";
+import { parseGraph } from "../../ir/parse.js";
+import { counters, fromTypedArray, jit, tensor, Tensor } from "../../src/index.js";
+import { closeEnough, rng } from "../helpers/random-graph.js";
+import { FC_SEED } from "../helpers/run.js";
+
+function cloud(batch: readonly number[], n: number, seed: number): Tensor {
+  const r = rng(seed);
+  const size = batch.reduce((p, d) => p * d, 1) * n * 3;
+  return fromTypedArray(Float32Array.from({ length: size }, () => r() * 2 - 1), [...batch, n, 3], { batchDim: batch.length });
+}
+
+/** Covariance of each centred cloud and its determinant (the demo's function). */
+function covDet(x: Tensor): [Tensor, Tensor] {
+  const c = x.sub(x.mean(0, { keepdim: true }));
+  const cov = c.transpose().matmul(c).div(x.baseShape[0]! - 1);
+  const e = (i: number, j: number) => cov.select(0, i).select(0, j);
+  const det = e(0, 0).mul(e(1, 1).mul(e(2, 2)).sub(e(1, 2).mul(e(2, 1))))
+    .sub(e(0, 1).mul(e(1, 0).mul(e(2, 2)).sub(e(1, 2).mul(e(2, 0)))))
+    .add(e(0, 2).mul(e(1, 0).mul(e(2, 1)).sub(e(1, 1).mul(e(2, 0)))));
+  return [cov, det];
+}
+
+describe("jit", () => {
+  it("traces once and compiles nothing new for 30 random batch shapes of the same rank", () => {
+    const f = jit(covDet);
+    f(cloud([3, 2], 8, 1));
+    const afterFirst = f.stats;
+    expect(afterFirst.traces).toBe(1);
+    expect(afterFirst.compiles).toBeGreaterThan(0);
+    const graph = parseGraph(f.dump());
+    const dispatchesBefore = counters.dispatches;
+    fc.assert(
+      fc.property(fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 9 })), fc.integer(), ([b0, b1], seed) => {
+        const x = cloud([b0, b1], 8, seed);
+        const [cov, det] = f(x);
+        expect(cov.toString()).toBe(`(${b0},${b1}; 3,3)`);
+        // Same values as the reference interpreter on the traced graph.
+        const ref = interpret(graph, [{ type: { dtype: "float32", batch: [b0, b1], base: [8, 3] }, data: x.dataSync() }]);
+        expect(closeEnough(cov.dataSync(), ref[0]!.data, 1e-6)).toBeUndefined();
+        expect(closeEnough(det.dataSync(), ref[1]!.data, 1e-6)).toBeUndefined();
+      }),
+      { numRuns: 30, seed: FC_SEED },
+    );
+    expect(f.stats.traces).toBe(1);
+    expect(f.stats.compiles).toBe(afterFirst.compiles);
+    expect(f.stats.cacheHits).toBe(30);
+    expect(counters.dispatches - dispatchesBefore).toBeGreaterThanOrEqual(30);
+  });
+
+  it("reuses the trace when a batch dim of size 1 broadcasts", () => {
+    const f = jit((a: Tensor, b: Tensor) => a.mul(b).add(1));
+    const a = tensor([[1, 2], [3, 4], [5, 6]], { batchDim: 1 });
+    expect(f(a, tensor([[10, 20]], { batchDim: 1 })).toArraySync()).toEqual([[11, 41], [31, 81], [51, 121]]);
+    expect(f(a, tensor([[1, 1], [2, 2], [3, 3]], { batchDim: 1 })).toArraySync()).toEqual([[2, 3], [7, 9], [16, 19]]);
+    expect(f(tensor([[1, 1]], { batchDim: 1 }), a).toArraySync()).toEqual([[2, 3], [4, 5], [6, 7]]);
+    expect(f.stats.traces).toBe(1);
+    expect(f.stats.cacheHits).toBe(2);
+  });
+
+  it("retraces for a new batch rank, base shape or dtype", () => {
+    const f = jit((x: Tensor) => x.exp());
+    f(tensor([1, 2], { batchDim: 1 }));
+    f(tensor([[1, 2]], { batchDim: 2 }));
+    f(tensor([[1, 2]], { batchDim: 1 }));
+    f(tensor([1, 2], { batchDim: 1, dtype: "float64" }));
+    expect(f.stats.traces).toBe(4);
+  });
+
+  it("captures realized tensors from outside the trace as inputs", () => {
+    const w = tensor([[1, 0], [0, 2]]);
+    const f = jit((x: Tensor) => x.matmul(w));
+    expect(f(tensor([[1, 1], [2, 3]], { batchDim: 1 })).toArraySync()).toEqual([[1, 2], [2, 6]]);
+    expect(f.dump()).toContain("%c0: f32[; 2,2]");
+  });
+
+  it("returns several outputs, and dumps every stage", () => {
+    const f = jit((x: Tensor) => [x.sum(), x.max()] as const);
+    const [s, m] = f(tensor([[1, 5], [2, 2]], { batchDim: 1 }));
+    expect(s.toArraySync()).toEqual([6, 4]);
+    expect(m.toArraySync()).toEqual([5, 2]);
+    expect(f.dump({ after: "fuse" })).toMatch(/2 kernels/);
+    expect(f.dump({ kernels: true })).toContain("function kernel");
+    expect(() => f.dump({ after: "nope" })).toThrow('dump: unknown pass "nope"');
+  });
+
+  it("fuses an elementwise chain into one kernel", () => {
+    const f = jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()));
+    const x = fromTypedArray(new Float32Array([0, 0.5, -1]), [3], { batchDim: 1 });
+    const y = f(x).dataSync();
+    const ref = [0, 0.5, -1].map((v) => Math.exp(-v * v) * Math.sin(3 * v) + 0.5 * v - Math.tanh(v));
+    expect(closeEnough(y, ref, 1e-6)).toBeUndefined();
+    expect(f.dump({ after: "fuse" })).toMatch(/: 1 kernels/);
+  });
+});

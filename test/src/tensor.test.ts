@@ -1,0 +1,131 @@
+/** The eager tensor API against hand-computed values. */
+import { describe, expect, it } from "vitest";
+import { arange, eye, fromTypedArray, full, ones, tensor, where, zeros } from "../../src/index.js";
+
+describe("creation and inspection", () => {
+  it("splits shapes into (batch; base) and prints NEML2 notation", () => {
+    const t = zeros([3, 100, 5], [13, 2]);
+    expect(t.toString()).toBe("(3,100,5; 13,2)");
+    expect(t.batchShape).toEqual([3, 100, 5]);
+    expect(t.baseShape).toEqual([13, 2]);
+    expect(t.batchDim).toBe(3);
+    expect(t.shape).toEqual([3, 100, 5, 13, 2]);
+    expect(zeros([], [3, 3]).toString()).toBe("(;3,3)");
+    expect(zeros([4, 5], []).toString()).toBe("(4,5;)");
+    expect(tensor(2).toString()).toBe("(;)");
+  });
+
+  it("creates from nested arrays, typed arrays and by shape", async () => {
+    const a = tensor([[1, 2, 3], [4, 5, 6]], { batchDim: 1 });
+    expect(a.toString()).toBe("(2; 3)");
+    expect(a.dtype).toBe("float32");
+    expect(await a.toArray()).toEqual([[1, 2, 3], [4, 5, 6]]);
+    expect(tensor([true, false]).dtype).toBe("bool");
+    expect(tensor([true, false]).toArraySync()).toEqual([true, false]);
+    const b = fromTypedArray(new Int32Array([1, 2, 3, 4]), [2, 2], { batchDim: 1 });
+    expect(b.dtype).toBe("int32");
+    expect(Array.from(await b.data())).toEqual([1, 2, 3, 4]);
+    expect(full([2], [2], 7, { dtype: "int32" }).toArraySync()).toEqual([[7, 7], [7, 7]]);
+    expect(ones([1], [], { dtype: "float64" }).dataSync()).toEqual(new Float64Array([1]));
+    expect(arange(4).toArraySync()).toEqual([0, 1, 2, 3]);
+    expect(arange(1, 2, 0.25).toArraySync()).toEqual([1, 1.25, 1.5, 1.75]);
+    expect(arange(3, 0).toArraySync()).toEqual([]);
+    expect(eye(2, { batchShape: [2] }).toArraySync()).toEqual([[[1, 0], [0, 1]], [[1, 0], [0, 1]]]);
+  });
+});
+
+describe("elementwise ops and promotion", () => {
+  const x = tensor([[1, -2, 3], [-4, 5, -6]], { batchDim: 1 });
+
+  it("computes unary math", () => {
+    expect(x.abs().toArraySync()).toEqual([[1, 2, 3], [4, 5, 6]]);
+    expect(x.neg().sign().toArraySync()).toEqual([[-1, 1, -1], [1, -1, 1]]);
+    expect(tensor([0.5, 1.5, 2.5, -0.5, -1.5]).round().toArraySync()).toEqual([0, 2, 2, -0, -2]);
+    expect(tensor([1.7, -1.7]).trunc().toArraySync()).toEqual([1, -1]);
+    expect(tensor([4], { dtype: "int32" }).sqrt().dtype).toBe("float32");
+    expect(tensor([NaN, Infinity, 1]).isNan().toArraySync()).toEqual([true, false, false]);
+    expect(tensor([NaN, -Infinity, 1]).isFinite().toArraySync()).toEqual([false, false, true]);
+    expect(tensor([0]).sigmoid().itemSync()).toBe(0.5);
+  });
+
+  it("broadcasts batch against batch and base against base", () => {
+    const row = tensor([10, 20, 30]); // (;3)
+    expect(x.add(row).toArraySync()).toEqual([[11, 18, 33], [6, 25, 24]]);
+    const perSample = tensor([100, 200], { batchDim: 1 }); // (2;) broadcasts into the base
+    expect(x.add(perSample).toArraySync()).toEqual([[101, 98, 103], [196, 205, 194]]);
+  });
+
+  it("promotes dtypes: weak scalars keep the tensor dtype, true division gives floats", () => {
+    const i = tensor([1, 2, 3], { dtype: "int32" });
+    expect(i.add(1).dtype).toBe("int32");
+    expect(i.add(1.5).dtype).toBe("float32");
+    expect(i.div(2).toArraySync()).toEqual([0.5, 1, 1.5]);
+    expect(i.add(tensor([1, 1, 1], { dtype: "float64" })).dtype).toBe("float64");
+    expect(tensor([true, true]).add(tensor([true, false])).toArraySync()).toEqual([2, 1]);
+    expect(tensor([-7, 7], { dtype: "int32" }).mod(3).toArraySync()).toEqual([2, 1]);
+    expect(tensor([-7.5, 7.5]).mod(-2).toArraySync()).toEqual([-1.5, -0.5]);
+    expect(tensor([2147483647], { dtype: "int32" }).add(1).toArraySync()).toEqual([-2147483648]);
+  });
+
+  it("compares, combines logically, selects and clips", () => {
+    expect(x.gt(0).toArraySync()).toEqual([[true, false, true], [false, true, false]]);
+    expect(x.gt(0).logicalAnd(x.lt(4)).toArraySync()).toEqual([[true, false, true], [false, false, false]]);
+    expect(x.gt(0).logicalNot().logicalXor(x.eq(-4)).toArraySync()).toEqual([[false, true, false], [false, false, true]]);
+    expect(where(x.gt(0), x, 0).toArraySync()).toEqual([[1, 0, 3], [0, 5, 0]]);
+    expect(x.clip(-2, 2).toArraySync()).toEqual([[1, -2, 2], [-2, 2, -2]]);
+    expect(tensor([1, NaN]).clip(0, 0.5).toArraySync()).toEqual([0.5, NaN]);
+    expect(tensor([1.9, -1.9]).cast("int32").toArraySync()).toEqual([1, -1]);
+  });
+});
+
+describe("reductions", () => {
+  const x = tensor([[[1, 2], [3, 4], [5, 6]], [[-1, 0], [7, -8], [2, 2]]], { batchDim: 1 }); // (2; 3,2)
+
+  it("over base axes, with keepdim", () => {
+    expect(x.sum().toArraySync()).toEqual([21, 2]);
+    expect(x.sum(0).toArraySync()).toEqual([[9, 12], [8, -6]]);
+    expect(x.mean(-1, { keepdim: true }).toArraySync()).toEqual([[[1.5], [3.5], [5.5]], [[-0.5], [-0.5], [2]]]);
+    expect(x.max(0).toArraySync()).toEqual([[5, 6], [7, 2]]);
+    expect(x.min([0, 1]).toArraySync()).toEqual([1, -8]);
+    expect(x.prod(1).toArraySync()).toEqual([[2, 12, 30], [-0, -56, 4]]);
+    expect(x.argmax(0).toArraySync()).toEqual([[2, 2], [1, 2]]);
+    expect(x.argmin(1).toArraySync()).toEqual([[0, 0, 0], [0, 1, 0]]);
+    expect(x.gt(0).all(1).toArraySync()).toEqual([[true, true, true], [false, false, true]]);
+    expect(x.gt(0).any().toArraySync()).toEqual([true, true]);
+  });
+
+  it("over batch axes", () => {
+    expect(x.batchSum().toArraySync()).toEqual([[0, 2], [10, -4], [7, 8]]);
+    expect(x.batchMean(0, { keepdim: true }).toString()).toBe("(1; 3,2)");
+    expect(x.batchArgmax(0).toArraySync()).toEqual([[0, 0], [1, 0], [0, 0]]);
+    expect(x.reduce("sum", { batchAxes: [0], baseAxes: [0, 1] }).itemSync()).toBe(23);
+  });
+});
+
+describe("movement and matmul", () => {
+  const m = tensor([[[1, 2], [3, 4]], [[0, 1], [1, 0]]], { batchDim: 1 });
+
+  it("reshapes, permutes and expands the base only", () => {
+    expect(m.reshape([4]).toString()).toBe("(2; 4)");
+    expect(m.reshape([-1, 1]).toString()).toBe("(2; 4,1)");
+    expect(m.transpose().toArraySync()).toEqual([[[1, 3], [2, 4]], [[0, 1], [1, 0]]]);
+    expect(m.flatten().unsqueeze(0).toString()).toBe("(2; 1,4)");
+    expect(m.unsqueeze(-1).squeeze().toString()).toBe("(2; 2,2)");
+    expect(tensor([1, 2]).expand([2, 2]).toArraySync()).toEqual([[1, 2], [1, 2]]);
+  });
+
+  it("reshapes and expands the batch only", () => {
+    const b = zeros([2, 3], [4]);
+    expect(b.batchFlatten().toString()).toBe("(6; 4)");
+    expect(b.batchReshape([3, -1]).toString()).toBe("(3,2; 4)");
+    expect(b.batchUnsqueeze(-2).toString()).toBe("(2,1,3; 4)");
+    expect(tensor([[1, 2]], { batchDim: 1 }).batchExpand([3, -1]).toArraySync()).toEqual([[[1, 2]], [[1, 2]], [[1, 2]]]);
+  });
+
+  it("multiplies matrices per batch element", () => {
+    expect(m.matmul(m).toArraySync()).toEqual([[[7, 10], [15, 22]], [[1, 0], [0, 1]]]);
+    expect(m.matmul(tensor([1, 1])).toArraySync()).toEqual([[3, 7], [1, 1]]);
+    expect(tensor([1, 1]).matmul(m).toArraySync()).toEqual([[4, 6], [1, 1]]);
+    expect(m.matmul(eye(2)).toArraySync()).toEqual(m.toArraySync());
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * The frontend on WebGPU: one jit function traced once and run at two batch
+ * sizes through the program executor, equal to the same function on the JS
+ * backend, with no new pipeline for the second batch size.
+ */
+import { afterAll, expect, it } from "vitest";
+import { fromTypedArray, jit, setBackend, type Tensor } from "../../src/index.js";
+import { registerBackend } from "../../src/backend.js";
+import { closeTo, describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+
+const probe = await probeWebGPU();
+afterAll(() => {
+  setBackend("js");
+  probe.backend?.destroy();
+});
+
+function centred(x: Tensor, w: Tensor): Tensor[] {
+  const y = x.mul(w).tanh();
+  return [y.sub(y.mean(0, { keepdim: true })), y.max(1), x.batchSum(0)];
+}
+
+function data(n: number, seed: number): Float32Array {
+  return Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37 + seed) * 2);
+}
+
+describeWebGPU(probe, "jit on WebGPU", (gpu) => {
+  it("matches the JS backend and reuses its pipelines for a new batch size", async () => {
+    registerBackend(gpu);
+    const run = async (backend: "js" | "webgpu", B: number): Promise<Float32Array[]> => {
+      setBackend(backend);
+      const x = fromTypedArray(data(B * 4 * 3, B), [B, 4, 3], { batchDim: 1 });
+      const w = fromTypedArray(data(3, 1), [3]);
+      const outs = await (backend === "js" ? fJs : fGpu).callAsync(x, w);
+      return (await Promise.all(outs.map((o) => o.data()))) as Float32Array[];
+    };
+    const fJs = jit(centred, { name: "centred_js" });
+    const fGpu = jit(centred, { name: "centred_gpu" });
+
+    const a7 = await run("js", 7);
+    const g7 = await run("webgpu", 7);
+    const pipelines = gpu.stats.pipelines;
+    const dispatches = gpu.stats.dispatches;
+    const a130 = await run("js", 130);
+    const g130 = await run("webgpu", 130);
+    expect(gpu.stats.pipelines).toBe(pipelines);
+    expect(gpu.stats.dispatches).toBeGreaterThan(dispatches);
+    expect(fGpu.stats.traces).toBe(1);
+    for (const [a, g] of [
+      [a7, g7],
+      [a130, g130],
+    ] as const) {
+      expect(g.length).toBe(3);
+      g.forEach((arr, i) => expect([i, closeTo(arr, a[i]!, 1e-5, 1e-6)]).toEqual([i, null]));
+    }
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * WGSL text from kernel IR, without a GPU: what goes into the source (and what
+ * must not), helper emission, and the kernels codegen refuses.
+ */
+import { describe, expect, it } from "vitest";
+import { DTypeError, UnsupportedOpError } from "../../ir/errors.js";
+import { ix, type Kernel } from "../../ir/kernel.js";
+import { kernelToWGSL, outputCount, wgslParamLayout } from "../../codegen/wgsl.js";
+
+const add3: Kernel = {
+  batchRank: 2,
+  baseShape: [3],
+  reduce: null,
+  unroll: false,
+  inputs: [
+    { dtype: "float32", batchRank: 2, baseShape: [3] },
+    { dtype: "float32", batchRank: 1, baseShape: [] },
+  ],
+  exprs: [
+    { k: "load", input: 0, index: [ix.v(0)], dtype: "float32" },
+    { k: "load", input: 1, index: [], dtype: "float32" },
+    { k: "binary", op: "add", a: 0, b: 1, dtype: "float32" },
+  ],
+  outputs: [{ dtype: "float32", value: 2, reduce: null }],
+};
+
+describe("kernelToWGSL", () => {
+  it("emits batch sizes and strides as uniform reads, base sizes as constants", () => {
+    expect(kernelToWGSL(add3)).toMatchInlineSnapshot(`
+      "struct Params { v: array<vec4<u32>, 2> }
+      @group(0) @binding(0) var<uniform> P: Params;
+      @group(0) @binding(1) var<storage, read> in0: array<f32>;
+      @group(0) @binding(2) var<storage, read> in1: array<f32>;
+      @group(0) @binding(3) var<storage, read_write> out0: array<f32>;
+      @compute @workgroup_size(64)
+      fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+        let gi = (wid.y * nwg.x + wid.x) * 64u + lid;
+        if (gi >= P.v[0].x) { return; }
+        var r = gi;
+        let x0 = r % 3u;
+        r = r / 3u;
+        let b1 = r % P.v[0].z;
+        r = r / P.v[0].z;
+        let b0 = r;
+        let o0 = b0 * P.v[0].w + b1 * P.v[1].x;
+        let o1 = b1 * P.v[1].y;
+        let v0: f32 = in0[o0 + x0];
+        let v1: f32 = in1[o1 + 0u];
+        let v2: f32 = (v0 + v1);
+        out0[gi] = v2;
+      }
+      "
+    `);
+    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], length: 6 });
+  });
+
+  it("gives one source for kernels that differ only in object identity", () => {
+    expect(kernelToWGSL(structuredClone(add3))).toBe(kernelToWGSL(add3));
+  });
+
+  it("emits helpers only when used, dependencies first", () => {
+    expect(kernelToWGSL(add3)).not.toContain("fn bw_");
+    const withMax: Kernel = {
+      ...add3,
+      exprs: [...add3.exprs.slice(0, 2), { k: "binary", op: "maximum", a: 0, b: 1, dtype: "float32" }],
+    };
+    const src = kernelToWGSL(withMax);
+    expect(src.indexOf("fn bw_isnan")).toBeGreaterThan(0);
+    expect(src.indexOf("fn bw_isnan")).toBeLessThan(src.indexOf("fn bw_fmax"));
+    expect(src).not.toContain("fn bw_fmod");
+  });
+
+  it("loops over reduced batch axes with run-time bounds and over reduced base axes with constants", () => {
+    const k: Kernel = {
+      batchRank: 2,
+      baseShape: [4, 5],
+      reduce: { batchAxes: [0], baseAxes: [1] },
+      unroll: false,
+      inputs: [{ dtype: "float32", batchRank: 2, baseShape: [4, 5] }],
+      exprs: [{ k: "load", input: 0, index: [ix.v(0), ix.v(1)], dtype: "float32" }],
+      outputs: [{ dtype: "float32", value: 0, reduce: "mean" }],
+    };
+    const src = kernelToWGSL(k);
+    expect(src).toContain("for (var b0 = 0u; b0 < P.v[0].y; b0 = b0 + 1u) {");
+    expect(src).toContain("for (var x1 = 0u; x1 < 5u; x1 = x1 + 1u) {");
+    expect(src).toContain("acc0 / (f32(P.v[0].y) * 5.0f)");
+    expect(outputCount(k, [7, 3])).toBe(3 * 4);
+  });
+
+  it("writes non-finite and extreme constants without const-expression errors", () => {
+    const k: Kernel = {
+      ...add3,
+      exprs: [
+        { k: "const", value: Infinity, dtype: "float32" },
+        { k: "const", value: NaN, dtype: "float32" },
+        { k: "const", value: -2147483648, dtype: "int32" },
+        { k: "const", value: 1e-3, dtype: "float32" },
+        { k: "const", value: 4294967295, dtype: "uint32" },
+      ],
+      outputs: [{ dtype: "float32", value: 0, reduce: null }],
+    };
+    const src = kernelToWGSL(k);
+    expect(src).toContain("bw_inf()");
+    expect(src).toContain("bw_nan()");
+    expect(src).toContain("i32(-2147483648)");
+    expect(src).toContain("0.0010000000474974513f");
+    expect(src).toContain("4294967295u");
+  });
+
+  it("rejects float64 with DTypeError naming what is float64", () => {
+    const k: Kernel = { ...add3, inputs: [add3.inputs[0]!, { dtype: "float64", batchRank: 1, baseShape: [] }] };
+    expect(() => kernelToWGSL(k)).toThrow(DTypeError);
+    expect(() => kernelToWGSL(k)).toThrow(/input 1 is float64/);
+  });
+
+  it("rejects malformed kernels instead of emitting wrong code", () => {
+    const argmax2: Kernel = {
+      ...add3,
+      reduce: { batchAxes: [0], baseAxes: [0] },
+      outputs: [{ dtype: "int32", value: 2, reduce: "argmax" }],
+    };
+    expect(() => kernelToWGSL(argmax2)).toThrow(/exactly one axis/);
+    const forward: Kernel = { ...add3, exprs: [{ k: "unary", op: "neg", x: 0, dtype: "float32" }] };
+    expect(() => kernelToWGSL(forward)).toThrow(UnsupportedOpError);
+    const mixed: Kernel = { ...add3, outputs: [{ dtype: "float32", value: 2, reduce: "sum" }] };
+    expect(() => kernelToWGSL(mixed)).toThrow(/reduce op/);
+  });
+});
