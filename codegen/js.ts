@@ -186,6 +186,15 @@ class BlockEmitter {
       case "cast":
         code = castJS(this.value(e.x, point, memo), e.dtype);
         break;
+      case "select":
+        if (point) {
+          // Unrolled: the index is a constant, so only the branch taken is emitted.
+          const name = this.value(evalIndex(e.index, point) < e.bound ? e.a : e.b, point, memo);
+          memo.set(i, name);
+          return name;
+        }
+        code = `(${printIndex(e.index)} < ${e.bound} ? ${this.value(e.a, point, memo)} : ${this.value(e.b, point, memo)})`;
+        break;
     }
     const name = this.bind(code);
     memo.set(i, name);

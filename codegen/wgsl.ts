@@ -477,6 +477,11 @@ export function kernelToWGSL(kernel: Kernel): string {
         return literal(e.value, e.dtype, use);
       case "cast":
         return castTo(ref(e.x), dtypeOf(e.x), e.dtype, use);
+      case "select": {
+        const a = castTo(ref(e.a), dtypeOf(e.a), e.dtype, use);
+        const b = castTo(ref(e.b), dtypeOf(e.b), e.dtype, use);
+        return `select(${b}, ${a}, ${indexCode(e.index, baseShape.length)} < ${e.bound}u)`;
+      }
       case "where": {
         const c = castTo(ref(e.c), dtypeOf(e.c), "bool", use);
         const a = castTo(ref(e.a), dtypeOf(e.a), e.dtype, use);
@@ -602,8 +607,10 @@ function indexCode(e: IndexExpr, rank: number): string {
       if (e.axis < 0 || e.axis >= rank) fail(`index uses base axis ${e.axis} of a rank-${rank} space`);
       return `x${e.axis}`;
     case "const":
-      if (e.v < 0 || !Number.isInteger(e.v)) fail(`index constant ${e.v} is not a non-negative integer`);
-      return `${e.v}u`;
+      if (!Number.isInteger(e.v)) fail(`index constant ${e.v} is not an integer`);
+      // A negative offset (a concatenated piece's start) wraps in u32 arithmetic; only the
+      // select branch not taken ever sees the wrapped value, and robust access keeps its load in bounds.
+      return `${e.v >>> 0}u`;
     case "add":
       return `(${indexCode(e.a, rank)} + ${indexCode(e.b, rank)})`;
     case "mul":

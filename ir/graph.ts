@@ -29,8 +29,8 @@ export class Node {
   /** Builds (or finds) the node; `type` is required for `input` and checked for every other op. */
   static make(op: Op, inputs: readonly Node[], attrs: Attrs = {}, type?: TensorType): Node {
     const info = OPS[op];
-    if (inputs.length !== info.arity) {
-      throw new IRError(`${op}: expects ${info.arity} inputs, got ${inputs.length}`);
+    if (info.arity < 0 ? inputs.length === 0 : inputs.length !== info.arity) {
+      throw new IRError(`${op}: expects ${info.arity < 0 ? "one or more" : info.arity} inputs, got ${inputs.length}`);
     }
     const parsed = info.attrs.safeParse(attrs);
     if (!parsed.success) {

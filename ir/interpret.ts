@@ -217,6 +217,22 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       perm.forEach((p, d) => (off += idx[nb + d]! * xst[nb + p]!));
       out[flat] = x.data[off]!;
     });
+  } else if (op === "concat") {
+    const axis = t.batch.length + (n.attrs.axis as number);
+    const starts: number[] = [];
+    let acc = 0;
+    for (const x of ins) {
+      starts.push(acc);
+      acc += x.type.base[n.attrs.axis as number]!;
+    }
+    forEachIndex(fullShape(t), (idx, flat) => {
+      let k = ins.length - 1;
+      while (idx[axis]! < starts[k]!) k--;
+      const x = ins[k]!;
+      const local = [...idx];
+      local[axis] = idx[axis]! - starts[k]!;
+      out[flat] = x.data[broadcastOffset(x.type, { ...t, base: x.type.base }, local)]!;
+    });
   } else if (op === "slice") {
     const x = ins[0]!;
     const axis = x.type.batch.length + (n.attrs.axis as number);

@@ -47,7 +47,9 @@ export type KExpr =
   | { readonly k: "unary"; readonly op: KUnaryOp; readonly x: number; readonly dtype: DType }
   | { readonly k: "binary"; readonly op: KBinaryOp; readonly a: number; readonly b: number; readonly dtype: DType }
   | { readonly k: "where"; readonly c: number; readonly a: number; readonly b: number; readonly dtype: DType }
-  | { readonly k: "cast"; readonly x: number; readonly dtype: DType };
+  | { readonly k: "cast"; readonly x: number; readonly dtype: DType }
+  /** `index < bound ? a : b`: picks a concatenated piece; the branch not taken may index out of range. */
+  | { readonly k: "select"; readonly index: IndexExpr; readonly bound: number; readonly a: number; readonly b: number; readonly dtype: DType };
 
 export interface KernelInput {
   readonly dtype: DType;

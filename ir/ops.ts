@@ -36,12 +36,13 @@ export const MOVEMENT_OPS: ReadonlySet<MovementOp> = new Set<MovementOp>([
 /** Ops that reinterpret a contiguous buffer's batch dims without moving data. */
 export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze"]);
 
-export type Op = "input" | "const" | "cast" | "where" | "matmul" | KUnaryOp | KBinaryOp | KReduceOp | MovementOp;
+export type Op = "input" | "const" | "cast" | "where" | "matmul" | "concat" | KUnaryOp | KBinaryOp | KReduceOp | MovementOp;
 
 export type AttrValue = number | boolean | string | readonly number[];
 export type Attrs = Readonly<Record<string, AttrValue>>;
 
 export interface OpInfo {
+  /** Number of inputs; -1 for one or more. */
   readonly arity: number;
   /** Argument names used in error messages. */
   readonly args: readonly string[];
@@ -221,6 +222,27 @@ function matmulType(op: Op, [a, b]: readonly TensorType[]): TensorType {
   return { dtype: a!.dtype, batch, base };
 }
 
+function concatType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
+  const axis = attrs.axis as number;
+  const first = ins[0]!;
+  if (axis >= first.base.length) throw new ShapeError(`${op}: base axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
+  let batch: Dim[] = [...first.batch];
+  let size = 0;
+  ins.forEach((t, i) => {
+    if (t.dtype !== first.dtype) throw new DTypeError(`${op}: x${i} ${fmtTypeShape(t)} is ${t.dtype} but x0 ${fmtTypeShape(first)} is ${first.dtype}`);
+    if (t.base.length !== first.base.length || t.base.some((d, j) => j !== axis && d !== first.base[j])) {
+      throw new ShapeError(`${op}: x${i} ${fmtTypeShape(t)} does not match x0 ${fmtTypeShape(first)} outside base axis ${axis}`);
+    }
+    const r = broadcastShapes<Dim>(batch, t.batch);
+    if (!r.ok) throw new ShapeError(`${op}: cannot broadcast x0 ${fmtTypeShape(first)} with x${i} ${fmtTypeShape(t)}: batch dim ${r.dim} is ${r.a} vs ${r.b}`);
+    batch = r.shape;
+    size += t.base[axis]!;
+  });
+  const base = [...first.base];
+  base[axis] = size;
+  return { dtype: first.dtype, batch, base };
+}
+
 function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
   if (c!.dtype !== "bool") throw new DTypeError(`${argType(op, "cond", c!)}: needs bool`);
   if (x!.dtype !== y!.dtype) {
@@ -261,6 +283,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   },
   where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: whereType },
   matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: matmulType },
+  concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: concatType },
   neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
   tan: unary, tanh: unary, sigmoid: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
   sign: unary, not: unary, isnan: unary, isinf: unary, isfinite: unary,

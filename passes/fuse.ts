@@ -100,6 +100,23 @@ class KernelBuilder {
     if (op === "where") return this.push({ k: "where", c: operand(0), a: operand(1), b: operand(2), dtype: t.dtype });
     if (op === "expand" || op === "batch_expand") return operand(0);
     if (op === "reshape") return this.gen(n.inputs[0]!, reshapeIndex(n.inputs[0]!.type.base, t.base, idx), false);
+    if (op === "concat") {
+      const axis = n.attrs.axis as number;
+      const pieces = n.inputs.map((x, i) => {
+        const start = n.inputs.slice(0, i).reduce((s, y) => s + y.type.base[axis]!, 0);
+        return { x, start, end: start + x.type.base[axis]! };
+      });
+      const at = idx[axis]!;
+      const piece = (p: (typeof pieces)[number]): number =>
+        this.gen(p.x, broadcastIndex(p.x.type.base, t.base, idx.map((e, d) => (d === axis ? ix.add(e, ix.c(-p.start)) : e))), false);
+      if (at.k === "const") return piece(pieces.find((p) => at.v >= p.start && at.v < p.end)!);
+      // index < end of piece 0 ? piece 0 : (index < end of piece 1 ? piece 1 : ...)
+      let value = piece(pieces[pieces.length - 1]!);
+      for (let i = pieces.length - 2; i >= 0; i--) {
+        value = this.push({ k: "select", index: at, bound: pieces[i]!.end, a: piece(pieces[i]!), b: value, dtype: t.dtype });
+      }
+      return value;
+    }
     if (op === "slice") {
       const axis = n.attrs.axis as number;
       const inIdx = idx.map((e, d) => (d === axis ? ix.add(ix.c(n.attrs.start as number), ix.mul(e, ix.c(n.attrs.step as number))) : e));
@@ -151,7 +168,7 @@ function buildKernel(root: Node, materialized: ReadonlySet<Node>, opts: FuseOpti
 }
 
 /** Ops cheap enough to recompute in every consumer instead of writing a buffer: index arithmetic and casts. */
-const RECOMPUTE: ReadonlySet<string> = new Set(["const", "cast", "reshape", "permute", "expand", "slice", "batch_expand"]);
+const RECOMPUTE: ReadonlySet<string> = new Set(["const", "cast", "reshape", "permute", "expand", "slice", "batch_expand", "concat"]);
 
 /** Decides which nodes get buffers, then builds one kernel per materialized node, in order. */
 export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedule {

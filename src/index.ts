@@ -2,7 +2,7 @@
  * batchwise: batched tensors with `(batch; base)` shapes and a lazy graph
  * compiler that emits batch-generic kernels.
  */
-export { Tensor, where, type NestedArray, type ReduceOptions } from "./tensor.js";
+export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
 export { jit, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";

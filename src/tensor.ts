@@ -391,3 +391,27 @@ export function where(cond: Tensor, x: Tensor | number, y: Tensor | number): Ten
   const yt = typeof y === "number" ? Tensor._const(y, dtype) : y.cast(dtype);
   return Tensor._op("where", [c, xt, yt]);
 }
+
+/**
+ * Concatenates tensors along a base axis (NEML2's `base_cat`); batch shapes
+ * broadcast, base shapes must match elsewhere, dtypes promote:
+ * `baseCat([a (B; 2), b (; 1)], 0)` is `(B; 3)`.
+ */
+export function baseCat(tensors: readonly Tensor[], axis = 0): Tensor {
+  if (tensors.length === 0) throw new ShapeError("baseCat: needs at least one tensor");
+  const first = tensors[0]!;
+  const a = normAxis("baseCat", axis, first.baseDim, "base", first);
+  const dtype = tensors.map((t) => t.dtype).reduce(promote);
+  return tensors.length === 1 ? first.cast(dtype) : Tensor._op("concat", tensors.map((t) => t.cast(dtype)), { axis: a });
+}
+
+/**
+ * Stacks tensors along a new base axis (NEML2's `base_stack`):
+ * three `(B;)` components stacked at axis 0 give a `(B; 3)` vector.
+ */
+export function baseStack(tensors: readonly Tensor[], axis = 0): Tensor {
+  if (tensors.length === 0) throw new ShapeError("baseStack: needs at least one tensor");
+  const first = tensors[0]!;
+  const a = normAxis("baseStack", axis, first.baseDim + 1, "base", first);
+  return baseCat(tensors.map((t) => t.unsqueeze(a)), a);
+}

@@ -143,7 +143,11 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
         break;
       }
       case 9:
-        n = r() < 0.5 ? tryMake("batch_reshape", [x], { shape: [-1] }) : tryMake("batch_unsqueeze", [x], { dim: 0 });
+        if (r() < 0.4 && x.type.base.length >= 1) {
+          const axis = x.type.base.length - 1;
+          const sl = tryMake("slice", [x], { axis, start: 0, stop: 1, step: 1 });
+          n = sl ? tryMake("concat", r() < 0.5 ? [x, sl] : [sl, x, sl], { axis }) : undefined;
+        } else n = r() < 0.5 ? tryMake("batch_reshape", [x], { shape: [-1] }) : tryMake("batch_unsqueeze", [x], { dim: 0 });
         break;
       case 10:
         if (x.type.base.length >= 1 && y.type.base.length >= 1) n = tryMake("matmul", [x, y]);

@@ -129,3 +129,19 @@ describe("movement and matmul", () => {
     expect(m.matmul(eye(2)).toArraySync()).toEqual(m.toArraySync());
   });
 });
+
+describe("base concatenation", () => {
+  it("cats and stacks along base axes with batch broadcasting", async () => {
+    const { baseCat, baseStack } = await import("../../src/index.js");
+    const a = tensor([[1, 2], [3, 4]], { batchDim: 1 }); // (2; 2)
+    const b = tensor([9]); // (;1)
+    expect(baseCat([a, b], 0).toArraySync()).toEqual([[1, 2, 9], [3, 4, 9]]);
+    const x = tensor([1, 2, 3], { batchDim: 1 });
+    const v = baseStack([x, x.mul(10), tensor(7)]);
+    expect(v.toString()).toBe("(3; 3)");
+    expect(v.toArraySync()).toEqual([[1, 10, 7], [2, 20, 7], [3, 30, 7]]);
+    expect(baseStack([a, a], 1).toArraySync()).toEqual([[[1, 1], [2, 2]], [[3, 3], [4, 4]]]);
+    expect(v.select(0, 1).toArraySync()).toEqual([10, 20, 30]);
+    expect(() => baseCat([a, tensor([[1, 2, 3]])], 0)).toThrow("concat: x1 (;1,3) does not match x0 (2; 2) outside base axis 0");
+  });
+});
