@@ -2,8 +2,12 @@
  * Fusion and scheduling: groups graph nodes into kernels (DESIGN.md §5).
  *
  * A node is *materialized* (written to a buffer) when it is a graph output, a
- * reduction, used more than once (unless it is an input, a constant, a cast or a
- * base movement, which consumers recompute), or the source of a batch view. Everything else is inlined into the kernel of its
+ * reduction, the source of a batch view, or used more than once with a base
+ * larger than the unroll limit. Other multi-use nodes (constants, casts, base
+ * movements, and anything with a small base) are inlined into each consumer:
+ * inside one unrolled kernel the emitter numbers values by their code, so a
+ * shared subexpression (a determinant used by all nine entries of an inverse)
+ * is still computed once per batch element. Everything else is inlined into the kernel of its
  * consumer: elementwise ops, casts and base movement ops become scalar
  * expressions and index arithmetic, and an elementwise prologue inlines into
  * the reduction that reads it. Batch reshapes are zero-copy views of a
@@ -181,7 +185,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     else if (VIEW_OPS.has(n.op)) {
       materialized.add(n);
       if (n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
-    } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op)) materialized.add(n);
+    } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op) && numel(n.type.base) > opts.unrollLimit) materialized.add(n);
   }
   for (const o of g.outputs) if (o.op !== "input") materialized.add(o);
   const steps: Step[] = [];
