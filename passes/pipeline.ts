@@ -1,20 +1,39 @@
 /**
  * The pass pipeline: one flat, named list (STYLE.md §4), the verifier at both
- * ends, and the graph after every pass available for dumps.
+ * ends, and the graph after every pass available for dumps
+ * (`f.dump({ after })`, `BATCHWISE_DEBUG=passes`).
+ *
+ *   lower -> canonicalize -> fold -> simplify -> cse -> dce -> fuse (kernels, schedule, buffers)
+ *
+ * Lowering runs first so that the ops it introduces meet the same rules.
  */
-import type { Graph } from "../ir/graph.js";
+import { makeGraph, topoOrder, type Graph } from "../ir/graph.js";
 import { printGraph } from "../ir/print.js";
 import type { Schedule } from "../ir/schedule.js";
 import { verifyGraph } from "../ir/verify.js";
+import { CANONICALIZE_RULES } from "./canonicalize.js";
+import { runRules } from "./driver.js";
+import { FOLD_RULES } from "./fold.js";
 import { DEFAULT_FUSE_OPTIONS, fuse, type FuseOptions } from "./fuse.js";
 import { lowerOps } from "./lower.js";
+import { rewriteGraph } from "./rewrite.js";
+import { SIMPLIFY_RULES } from "./simplify.js";
 
 export interface Pass {
   readonly name: string;
   readonly run: (g: Graph) => Graph;
 }
 
-export const GRAPH_PASSES: readonly Pass[] = [{ name: "lower", run: lowerOps }];
+export const GRAPH_PASSES: readonly Pass[] = [
+  { name: "lower", run: lowerOps },
+  { name: "canonicalize", run: (g) => runRules(g, CANONICALIZE_RULES, "canonicalize") },
+  { name: "fold", run: (g) => runRules(g, FOLD_RULES, "fold") },
+  { name: "simplify", run: (g) => runRules(g, [...SIMPLIFY_RULES, ...FOLD_RULES, ...CANONICALIZE_RULES], "simplify") },
+  // Nodes are hash-consed, so rebuilding the graph merges every pair of equal nodes.
+  { name: "cse", run: (g) => rewriteGraph(g, () => undefined) },
+  // Only nodes reachable from the outputs are part of a graph; rebuilding drops the rest.
+  { name: "dce", run: (g) => makeGraph(g.name, g.inputs, g.outputs, g.inputNames) },
+];
 
 export const PASS_NAMES: readonly string[] = ["input", ...GRAPH_PASSES.map((p) => p.name), "fuse"];
 
@@ -31,8 +50,9 @@ export function runPipeline(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS, 
   for (const p of GRAPH_PASSES) {
     cur = p.run(cur);
     stages.set(p.name, cur);
-    log?.(p.name, printGraph(cur));
+    if (log) log(p.name, printGraph(cur));
   }
   verifyGraph(cur, "after passes");
+  topoOrder(cur);
   return { schedule: fuse(cur, opts), stages };
 }

@@ -98,7 +98,10 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
         n = tryMake(pick(r, binary), [x, y]);
         break;
       case 4: {
-        const c = tryMake("const", [], { dtype, value: family === "int32" ? Math.floor(r() * 7) - 3 : Math.round((r() * 4 - 2) * 100) / 100 });
+        // Special constants exercise the simplifier's rules (x*1, x-0, x/4, pow(x,2), ...).
+        const special = [0, 1, -1, 2, 4, 0.5, -0];
+        const value = r() < 0.5 ? pick(r, special) : family === "int32" ? Math.floor(r() * 7) - 3 : Math.round((r() * 4 - 2) * 100) / 100;
+        const c = tryMake("const", [], { dtype, value: family === "int32" ? Math.trunc(value) : value });
         n = tryMake(pick(r, binary), r() < 0.5 ? [x, c!] : [c!, x]);
         break;
       }

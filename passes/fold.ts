@@ -1,0 +1,45 @@
+/**
+ * Constant folding: an elementwise op whose operands are all scalar constants
+ * becomes a constant, computed by the reference interpreter's own scalar
+ * functions and rounded to the result dtype, so folding never changes a value.
+ */
+import { castScalar } from "../ir/dtype.js";
+import { Node } from "../ir/graph.js";
+import { binaryRef, unaryRef } from "../ir/interpret.js";
+import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
+import { BINARY_OPS, UNARY_OPS } from "../ir/ops.js";
+import type { Rule } from "./driver.js";
+
+const value = (n: Node): number => n.attrs.value as number;
+const isConst = (n: Node): boolean => n.op === "const";
+
+function constant(v: number, n: Node): Node {
+  return Node.make("const", [], { dtype: n.type.dtype, value: castScalar(v, n.type.dtype) });
+}
+
+export const FOLD_RULES: readonly Rule[] = [
+  // unary(c) -> c'
+  {
+    name: "fold-unary",
+    apply: (n) => (UNARY_OPS.has(n.op as KUnaryOp) && isConst(n.inputs[0]!) ? constant(unaryRef(n.op as KUnaryOp, value(n.inputs[0]!)), n) : undefined),
+  },
+  // binary(c1, c2) -> c3
+  {
+    name: "fold-binary",
+    apply: (n) =>
+      BINARY_OPS.has(n.op as KBinaryOp) && isConst(n.inputs[0]!) && isConst(n.inputs[1]!)
+        ? constant(binaryRef(n.op as KBinaryOp, value(n.inputs[0]!), value(n.inputs[1]!), n.inputs[0]!.type.dtype), n)
+        : undefined,
+  },
+  // cast(c) -> c'
+  { name: "fold-cast", apply: (n) => (n.op === "cast" && isConst(n.inputs[0]!) ? constant(value(n.inputs[0]!), n) : undefined) },
+  // where(c, x, y) with a constant condition -> x or y (when the shapes agree)
+  {
+    name: "fold-where",
+    apply: (n) => {
+      if (n.op !== "where" || !isConst(n.inputs[0]!)) return undefined;
+      const pick = value(n.inputs[0]!) !== 0 ? n.inputs[1]! : n.inputs[2]!;
+      return pick.type.batch.join() === n.type.batch.join() && pick.type.base.join() === n.type.base.join() ? pick : undefined;
+    },
+  },
+];

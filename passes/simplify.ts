@@ -1,0 +1,77 @@
+/**
+ * Algebraic simplification. Float rules are kept only where they are exact for
+ * every input, NaN, ±Inf and signed zero included; rules that are exact only on
+ * integers say so in their guard. Left out on purpose: x + 0 -> x (wrong for
+ * x = -0), x * 0 -> 0 and x - x -> 0 (wrong for NaN and Inf), exp(log x) -> x
+ * (wrong for x < 0) and log(exp x) -> x (wrong when exp overflows).
+ * A rule never changes the result's type (shape or dtype): a guard checks it.
+ */
+import { castScalar, isFloat } from "../ir/dtype.js";
+import { Node } from "../ir/graph.js";
+import { fmtType } from "../ir/types.js";
+import type { Rule } from "./driver.js";
+
+const isConst = (n: Node, v?: number): boolean => n.op === "const" && (v === undefined || Object.is(n.attrs.value, v));
+const intLike = (n: Node): boolean => !isFloat(n.type.dtype);
+/** `x` may replace `n` only if it has the very same type (no broadcast lost). */
+const same = (n: Node, x: Node): Node | undefined => (fmtType(n.type) === fmtType(x.type) ? x : undefined);
+const lhs = (n: Node): Node => n.inputs[0]!;
+const rhs = (n: Node): Node => n.inputs[1]!;
+const isPow2 = (v: number): boolean => v !== 0 && Number.isFinite(v) && Math.abs(v) === 2 ** Math.round(Math.log2(Math.abs(v)));
+
+/** Widening casts that keep every value of the source dtype exactly. */
+function exactWiden(from: string, to: string): boolean {
+  return from === to || from === "bool" || to === "float64";
+}
+
+export const SIMPLIFY_RULES: readonly Rule[] = [
+  // x * 1 -> x
+  { name: "mul-one", apply: (n) => (n.op === "mul" && isConst(rhs(n), 1) ? same(n, lhs(n)) : undefined) },
+  // x / 1 -> x
+  { name: "div-one", apply: (n) => (n.op === "div" && isConst(rhs(n), 1) ? same(n, lhs(n)) : undefined) },
+  // x - 0 -> x (exact for -0 too: -0 - 0 = -0)
+  { name: "sub-zero", apply: (n) => (n.op === "sub" && isConst(rhs(n), 0) ? same(n, lhs(n)) : undefined) },
+  // x + (-0) -> x (exact: -0 is the additive identity of IEEE floats)
+  { name: "add-negzero", apply: (n) => (n.op === "add" && isConst(rhs(n), -0) ? same(n, lhs(n)) : undefined) },
+  // x + 0 -> x, integers only
+  { name: "add-zero-int", apply: (n) => (n.op === "add" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, lhs(n)) : undefined) },
+  // x * 0 -> 0, integers only
+  { name: "mul-zero-int", apply: (n) => (n.op === "mul" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, rhs(n)) : undefined) },
+  // x * -1 -> neg(x)
+  { name: "mul-minus-one", apply: (n) => (n.op === "mul" && isConst(rhs(n), -1) ? same(n, Node.make("neg", [lhs(n)])) : undefined) },
+  // x / c -> x * (1/c) when c is a power of two (1/c is exact)
+  {
+    name: "div-pow2",
+    apply: (n) =>
+      n.op === "div" && isFloat(n.type.dtype) && isConst(rhs(n)) && isPow2(rhs(n).attrs.value as number) && !isConst(rhs(n), 1) &&
+      castScalar(1 / (rhs(n).attrs.value as number), n.type.dtype) === 1 / (rhs(n).attrs.value as number)
+        ? Node.make("mul", [lhs(n), Node.make("const", [], { dtype: n.type.dtype, value: 1 / (rhs(n).attrs.value as number) })])
+        : undefined,
+  },
+  // pow(x, 1) -> x
+  { name: "pow-one", apply: (n) => (n.op === "pow" && isConst(rhs(n), 1) ? same(n, lhs(n)) : undefined) },
+  // pow(x, 2) -> x * x (the product of two equal floats is what pow computes)
+  { name: "pow-two", apply: (n) => (n.op === "pow" && isFloat(n.type.dtype) && isConst(rhs(n), 2) ? same(n, Node.make("mul", [lhs(n), lhs(n)])) : undefined) },
+  // neg(neg(x)) -> x
+  { name: "neg-neg", apply: (n) => (n.op === "neg" && lhs(n).op === "neg" ? lhs(lhs(n)) : undefined) },
+  // x + neg(y) -> x - y
+  { name: "add-neg", apply: (n) => (n.op === "add" && rhs(n).op === "neg" ? Node.make("sub", [lhs(n), lhs(rhs(n))]) : undefined) },
+  // x - neg(y) -> x + y
+  { name: "sub-neg", apply: (n) => (n.op === "sub" && rhs(n).op === "neg" ? Node.make("add", [lhs(n), lhs(rhs(n))]) : undefined) },
+  // abs(abs(x)) -> abs(x), abs(neg(x)) -> abs(x)
+  { name: "abs-abs", apply: (n) => (n.op === "abs" && (lhs(n).op === "abs" || lhs(n).op === "neg") ? Node.make("abs", [lhs(lhs(n))]) : undefined) },
+  // not(not(x)) -> x
+  { name: "not-not", apply: (n) => (n.op === "not" && lhs(n).op === "not" ? lhs(lhs(n)) : undefined) },
+  // maximum(x, x) -> x, minimum(x, x) -> x, and(x, x) -> x, or(x, x) -> x
+  { name: "idempotent", apply: (n) => (["maximum", "minimum", "and", "or"].includes(n.op) && lhs(n) === rhs(n) ? lhs(n) : undefined) },
+  // where(c, x, x) -> x
+  { name: "where-same", apply: (n) => (n.op === "where" && n.inputs[1] === n.inputs[2] ? same(n, n.inputs[1]!) : undefined) },
+  // cast(cast(x, wide), T) -> cast(x, T) when the wide dtype holds every value of x's dtype
+  {
+    name: "cast-cast",
+    apply: (n) =>
+      n.op === "cast" && lhs(n).op === "cast" && exactWiden(lhs(lhs(n)).type.dtype, lhs(n).type.dtype)
+        ? Node.make("cast", [lhs(lhs(n))], n.attrs)
+        : undefined,
+  },
+];
