@@ -14,7 +14,8 @@
  * contiguous buffer.
  */
 import { castScalar } from "../ir/dtype.js";
-import { UnsupportedOpError } from "../ir/errors.js";
+import { BackendError, UnsupportedOpError } from "../ir/errors.js";
+import { fmtType } from "../ir/types.js";
 import { topoOrder, useCounts, type Graph, type Node } from "../ir/graph.js";
 import {
   contiguousStrides,
@@ -140,59 +141,145 @@ function inputDesc(n: Node): KernelInput {
   return { dtype: n.type.dtype, batchRank: n.type.batch.length, baseShape: n.type.base };
 }
 
-function buildKernel(root: Node, materialized: ReadonlySet<Node>, opts: FuseOptions): Step {
+const isReduce = (n: Node): boolean => REDUCE_OPS.has(n.op as KReduceOp);
+
+/** Builds one kernel writing every node of `group` (all share one iteration space). */
+function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, opts: FuseOptions): Step & { kind: "kernel" } {
   const b = new KernelBuilder(materialized);
-  if (REDUCE_OPS.has(root.op as KReduceOp)) {
+  const root = group[0]!;
+  if (isReduce(root)) {
     const x = root.inputs[0]!;
     const idx = x.type.base.map((_, i) => ix.v(i));
-    const value = b.gen(x, idx, x !== root && !materialized.has(x) && x.op !== "input");
+    const value = b.gen(x, idx, !materialized.has(x) && x.op !== "input");
     const kernel: Kernel = {
       batchRank: x.type.batch.length,
       baseShape: x.type.base,
       reduce: { batchAxes: root.attrs.batchAxes as number[], baseAxes: root.attrs.baseAxes as number[] },
       inputs: b.inputs.map(inputDesc),
-      outputs: [{ dtype: root.type.dtype, value, reduce: root.op as KReduceOp }],
+      outputs: group.map((n) => ({ dtype: n.type.dtype, value, reduce: n.op as KReduceOp })),
       exprs: b.exprs,
       unroll: numel(x.type.base) <= opts.unrollLimit,
     };
-    return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: x };
+    return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: x };
   }
   const idx = root.type.base.map((_, i) => ix.v(i));
-  const value = root.op === "input" ? b.gen(root, idx, false) : b.gen(root, idx, true);
+  const values = group.map((n) => (n.op === "input" ? b.gen(n, idx, false) : b.gen(n, idx, true)));
   const kernel: Kernel = {
     batchRank: root.type.batch.length,
     baseShape: root.type.base,
     reduce: null,
     inputs: b.inputs.map(inputDesc),
-    outputs: [{ dtype: root.type.dtype, value, reduce: null }],
+    outputs: group.map((n, i) => ({ dtype: n.type.dtype, value: values[i]!, reduce: null })),
     exprs: b.exprs,
     unroll: numel(root.type.base) <= opts.unrollLimit,
   };
-  return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: root };
+  return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: root };
 }
 
 /** Ops cheap enough to recompute in every consumer instead of writing a buffer: index arithmetic and casts. */
 const RECOMPUTE: ReadonlySet<string> = new Set(["const", "cast", "reshape", "permute", "expand", "slice", "batch_expand", "concat"]);
 
-/** Decides which nodes get buffers, then builds one kernel per materialized node, in order. */
+/** The buffers (materialized nodes and inputs) that the inlined region of `n` reads. */
+function regionReads(n: Node, materialized: ReadonlySet<Node>, memo: Map<Node, ReadonlySet<Node>>): ReadonlySet<Node> {
+  const hit = memo.get(n);
+  if (hit) return hit;
+  const reads = new Set<Node>();
+  for (const i of n.inputs) {
+    if (materialized.has(i) || i.op === "input") reads.add(i);
+    else for (const r of regionReads(i, materialized, memo)) reads.add(r);
+  }
+  memo.set(n, reads);
+  return reads;
+}
+
+/** Nodes inlined into the kernel of `root` (its region, root excluded). */
+function region(root: Node, materialized: ReadonlySet<Node>): Node[] {
+  const out: Node[] = [];
+  const seen = new Set<Node>();
+  const visit = (n: Node): void => {
+    for (const i of n.inputs) {
+      if (seen.has(i) || materialized.has(i) || i.op === "input") continue;
+      seen.add(i);
+      out.push(i);
+      visit(i);
+    }
+  };
+  visit(root);
+  return out;
+}
+
+/** Kernels that may share a launch: reductions of one value over the same axes, or elementwise results of the same buffers and shape. */
+function groupKey(n: Node, materialized: ReadonlySet<Node>, memo: Map<Node, ReadonlySet<Node>>): string {
+  if (isReduce(n)) return `reduce ${n.inputs[0]!.id} ${String(n.attrs.batchAxes)} ${String(n.attrs.baseAxes)}`;
+  const reads = [...regionReads(n, materialized, memo)].map((r) => r.id).sort((a, b) => a - b);
+  return `map ${reads.join(",")} ${n.type.batch.join(",")};${n.type.base.join(",")}`;
+}
+
+/**
+ * Decides which nodes get buffers and groups them into kernels, in order. A kernel
+ * whose buffers (inputs + outputs) exceed the backend's limit gets part of its
+ * inlined region materialized into an earlier kernel, and scheduling starts again.
+ */
 export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedule {
   const order = topoOrder(g);
   const uses = useCounts(order, g.outputs);
   const materialized = new Set<Node>();
   for (const n of order) {
     if (n.op === "input") continue;
-    if (REDUCE_OPS.has(n.op as KReduceOp)) materialized.add(n);
+    if (isReduce(n)) materialized.add(n);
     else if (VIEW_OPS.has(n.op)) {
       materialized.add(n);
       if (n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
     } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op) && numel(n.type.base) > opts.unrollLimit) materialized.add(n);
   }
   for (const o of g.outputs) if (o.op !== "input") materialized.add(o);
-  const steps: Step[] = [];
-  for (const n of order) {
-    if (!materialized.has(n)) continue;
-    if (VIEW_OPS.has(n.op)) steps.push({ kind: "view", node: n, source: n.inputs[0]! });
-    else steps.push(buildKernel(n, materialized, opts));
+  for (let attempt = 0; attempt <= order.length; attempt++) {
+    const memo = new Map<Node, ReadonlySet<Node>>();
+    const groups = new Map<string, Node[]>();
+    const steps: (Step | Node[])[] = [];
+    for (const n of order) {
+      if (!materialized.has(n)) continue;
+      if (VIEW_OPS.has(n.op)) {
+        steps.push({ kind: "view", node: n, source: n.inputs[0]! });
+        continue;
+      }
+      const key = groupKey(n, materialized, memo);
+      const group = groups.get(key);
+      const buffers = group ? new Set([...group, ...group.flatMap((m) => [...regionReads(m, materialized, memo)]), n, ...regionReads(n, materialized, memo)]).size : Infinity;
+      if (group && buffers <= opts.maxKernelBuffers) group.push(n);
+      else {
+        const fresh = [n];
+        groups.set(key, fresh);
+        steps.push(fresh);
+      }
+    }
+    const built = steps.map((s) => (Array.isArray(s) ? buildKernel(s, materialized, opts) : s));
+    const over = built.find((s): s is Step & { kind: "kernel" } => s.kind === "kernel" && s.inputs.length + s.outputs.length > opts.maxKernelBuffers);
+    if (over === undefined) return { graph: g, order, steps: built };
+    const split = splitCandidate(over, materialized, opts, memo);
+    if (split === undefined) {
+      throw new BackendError(
+        `fuse: a kernel writing ${fmtType(over.outputs[0]!.type)} reads ${over.inputs.length} buffers and no part of it can be split off; the backend allows ${opts.maxKernelBuffers} per kernel`,
+      );
+    }
+    materialized.add(split);
   }
-  return { graph: g, order, steps };
+  throw new BackendError("fuse: could not fit the kernels into the backend's buffer limit");
+}
+
+/** The inlined node whose own kernel would take the most loads off an oversized kernel. */
+function splitCandidate(step: Step & { kind: "kernel" }, materialized: ReadonlySet<Node>, opts: FuseOptions, memo: Map<Node, ReadonlySet<Node>>): Node | undefined {
+  let best: Node | undefined;
+  let bestReads = 1;
+  for (const root of step.outputs) {
+    const candidates = isReduce(root) && !materialized.has(root.inputs[0]!) && root.inputs[0]!.op !== "input" ? [root.inputs[0]!, ...region(root.inputs[0]!, materialized)] : region(root, materialized);
+    for (const n of candidates) {
+      const reads = regionReads(n, materialized, memo).size;
+      if (reads > bestReads && reads + 1 <= opts.maxKernelBuffers) {
+        best = n;
+        bestReads = reads;
+      }
+    }
+  }
+  return best;
 }
