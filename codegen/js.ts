@@ -99,6 +99,23 @@ function castJS(x: string, to: DType): string {
   }
 }
 
+/** Inlined small reductions, with the reduction kernels' semantics (sum seeded with 0 in float64). */
+const COMBINE_JS: { readonly [K in KReduceOp]: (xs: readonly string[], d: DType, n: number) => string } = {
+  sum: (xs) => `(0 + ${xs.join(" + ")})`,
+  mean: (xs, _d, n) => `((0 + ${xs.join(" + ")}) / ${n})`,
+  prod: (xs, d) => (isFloat(d) ? `(1 * ${xs.join(" * ")})` : xs.reduce((a, x) => `Math.imul(${a}, ${x})`, "1")),
+  min: (xs) => `Math.min(${xs.join(", ")})`,
+  max: (xs) => `Math.max(${xs.join(", ")})`,
+  all: (xs) => `((${xs.map((x) => `${x} !== 0`).join(" && ")}) ? 1 : 0)`,
+  any: (xs) => `((${xs.map((x) => `${x} !== 0`).join(" || ")}) ? 1 : 0)`,
+  argmin: () => {
+    throw new UnsupportedOpError("codegen js: argmin cannot be inlined");
+  },
+  argmax: () => {
+    throw new UnsupportedOpError("codegen js: argmax cannot be inlined");
+  },
+};
+
 const HELPERS: Readonly<Record<string, string>> = {
   roundHalfEven:
     "const roundHalfEven = (x) => { const r = Math.round(x); return (Math.abs(x % 1) === 0.5 && r % 2 !== 0) ? r - 1 : r; };",
@@ -186,6 +203,12 @@ class BlockEmitter {
       case "cast":
         code = castJS(this.value(e.x, point, memo), e.dtype);
         break;
+      case "combine": {
+        const xs = e.xs.map((x) => this.value(x, point, memo));
+        const d = this.k.exprs[e.xs[0]!]!.dtype;
+        code = roundF32(wrap(COMBINE_JS[e.op](xs, d, xs.length), e.dtype), e.dtype);
+        break;
+      }
       case "select":
         if (point) {
           // Unrolled: the index is a constant, so only the branch taken is emitted.

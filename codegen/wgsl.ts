@@ -477,6 +477,29 @@ export function kernelToWGSL(kernel: Kernel): string {
         return literal(e.value, e.dtype, use);
       case "cast":
         return castTo(ref(e.x), dtypeOf(e.x), e.dtype, use);
+      case "combine": {
+        // Each operand is first brought to the result dtype (bool sums count in i32).
+        const xs = e.xs.map((m) => castTo(ref(m), dtypeOf(m), e.op === "all" || e.op === "any" ? "bool" : e.dtype, use));
+        switch (e.op) {
+          case "sum":
+            return `(${xs.join(" + ")})`;
+          case "mean":
+            return `((${xs.join(" + ")}) / ${xs.length}.0)`;
+          case "prod":
+            return `(${xs.join(" * ")})`;
+          case "min":
+          case "max": {
+            const helper = e.op === "min" ? "minimum" : "maximum";
+            return xs.slice(1).reduce((acc, x) => ARITH[helper](acc, x, e.dtype, use), xs[0]!);
+          }
+          case "all":
+            return `(${xs.join(" && ")})`;
+          case "any":
+            return `(${xs.join(" || ")})`;
+          default:
+            fail(`value %${n}: ${e.op} cannot be inlined`);
+        }
+      }
       case "select": {
         const a = castTo(ref(e.a), dtypeOf(e.a), e.dtype, use);
         const b = castTo(ref(e.b), dtypeOf(e.b), e.dtype, use);

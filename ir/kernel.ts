@@ -48,6 +48,12 @@ export type KExpr =
   | { readonly k: "binary"; readonly op: KBinaryOp; readonly a: number; readonly b: number; readonly dtype: DType }
   | { readonly k: "where"; readonly c: number; readonly a: number; readonly b: number; readonly dtype: DType }
   | { readonly k: "cast"; readonly x: number; readonly dtype: DType }
+  /**
+   * A small reduction inlined into an element's expression: combines `xs` in order
+   * exactly as a reduction would (sum and mean accumulate in float64 from 0, then
+   * round once to `dtype`; mean divides by the count). argmin/argmax never appear here.
+   */
+  | { readonly k: "combine"; readonly op: KReduceOp; readonly xs: readonly number[]; readonly dtype: DType }
   /** `index < bound ? a : b`: picks a concatenated piece; the branch not taken may index out of range. */
   | { readonly k: "select"; readonly index: IndexExpr; readonly bound: number; readonly a: number; readonly b: number; readonly dtype: DType };
 

@@ -105,6 +105,20 @@ class KernelBuilder {
     if (op === "where") return this.push({ k: "where", c: operand(0), a: operand(1), b: operand(2), dtype: t.dtype });
     if (op === "expand" || op === "batch_expand") return operand(0);
     if (op === "reshape") return this.gen(n.inputs[0]!, reshapeIndex(n.inputs[0]!.type.base, t.base, idx), false);
+    if (inlineReduce(n)) {
+      // A small reduction over base axes: each output element combines its few inputs.
+      const x = n.inputs[0]!;
+      const axes = n.attrs.baseAxes as number[];
+      const keep = n.attrs.keep as boolean;
+      const xs: number[] = [];
+      for (const p of basePoints(axes.map((a) => x.type.base[a]!))) {
+        let k = 0;
+        let j = 0;
+        const inIdx = x.type.base.map((_, d) => (axes.includes(d) ? ix.c(p[k++]!) : keep ? idx[d]! : idx[j++]!));
+        xs.push(this.gen(x, inIdx, false));
+      }
+      return this.push({ k: "combine", op: op as KReduceOp, xs, dtype: t.dtype });
+    }
     if (op === "concat") {
       const axis = n.attrs.axis as number;
       const pieces = n.inputs.map((x, i) => {
@@ -137,11 +151,55 @@ class KernelBuilder {
   }
 }
 
+/** Reductions over base axes only, of at most this many elements per output, inline as `combine`. */
+export const INLINE_REDUCE_LIMIT = 16;
+
+const INLINE_REDUCE_OPS: ReadonlySet<string> = new Set(["sum", "mean", "prod", "min", "max", "all", "any"]);
+
+function inlineReduce(n: Node): boolean {
+  if (!INLINE_REDUCE_OPS.has(n.op) || (n.attrs.batchAxes as number[]).length > 0) return false;
+  const x = n.inputs[0]!;
+  const count = numel((n.attrs.baseAxes as number[]).map((a) => x.type.base[a]!));
+  return count >= 1 && count <= INLINE_REDUCE_LIMIT;
+}
+
+/** All points of a small static shape, row-major. */
+function basePoints(shape: readonly number[]): number[][] {
+  const out: number[][] = [[]];
+  for (const d of shape) {
+    const next: number[][] = [];
+    for (const p of out) for (let i = 0; i < d; i++) next.push([...p, i]);
+    out.splice(0, out.length, ...next);
+  }
+  return out;
+}
+
+/** Elementwise ops cheap enough to recompute in several consumers instead of writing a buffer. */
+const CHEAP_ARITH: ReadonlySet<string> = new Set(["add", "sub", "mul", "neg", "abs", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "not", "where"]);
+/** At most this many cheap ops may be recomputed per use. */
+const CHEAP_REGION = 4;
+
+/** True when `n`'s inlined region is a few cheap ops: recomputing it costs less than a buffer round trip. */
+function cheapToRecompute(n: Node, materialized: ReadonlySet<Node>): boolean {
+  if (!CHEAP_ARITH.has(n.op)) return false;
+  let ops = 0;
+  const seen = new Set<Node>();
+  const visit = (m: Node): boolean => {
+    if (seen.has(m) || materialized.has(m) || m.op === "input" || m.op === "const") return true;
+    seen.add(m);
+    if (RECOMPUTE.has(m.op)) return m.inputs.every(visit);
+    if (!CHEAP_ARITH.has(m.op) || ++ops > CHEAP_REGION) return false;
+    return m.inputs.every(visit);
+  };
+  return visit(n);
+}
+
 function inputDesc(n: Node): KernelInput {
   return { dtype: n.type.dtype, batchRank: n.type.batch.length, baseShape: n.type.base };
 }
 
-const isReduce = (n: Node): boolean => REDUCE_OPS.has(n.op as KReduceOp);
+/** Reductions that get their own reduction kernel (small base reductions inline instead). */
+const isReduce = (n: Node): boolean => REDUCE_OPS.has(n.op as KReduceOp) && !inlineReduce(n);
 
 /** Builds one kernel writing every node of `group` (all share one iteration space). */
 function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, opts: FuseOptions): Step & { kind: "kernel" } {
@@ -230,7 +288,9 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     else if (VIEW_OPS.has(n.op)) {
       materialized.add(n);
       if (n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
-    } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op) && numel(n.type.base) > opts.unrollLimit) materialized.add(n);
+    } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op) && numel(n.type.base) > opts.unrollLimit && !cheapToRecompute(n, materialized)) {
+      materialized.add(n);
+    }
   }
   for (const o of g.outputs) if (o.op !== "input") materialized.add(o);
   for (let attempt = 0; attempt <= order.length; attempt++) {

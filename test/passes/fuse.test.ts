@@ -53,12 +53,22 @@ describe("kernel counts", () => {
       const c = x.sub(1).abs();
       return [c.sum(0), c.max(0), c.argmin(0)];
     });
-    const [s, m, a] = f(fromTypedArray(new Float32Array([0, 3, 1, 5, 2, -4]), [2, 3], { batchDim: 1 }));
-    expect(s.toArraySync()).toEqual([3, 10]);
-    expect(m.toArraySync()).toEqual([2, 5]);
-    expect(a.toArraySync()).toEqual([2, 1]);
+    // Rows of 20 (over the inline-reduction limit, so these are real reduction kernels).
+    const data = Float32Array.from({ length: 40 }, (_, i) => ((i * 7) % 11) - 3);
+    const [s, m, a] = f(fromTypedArray(data, [2, 20], { batchDim: 1 }));
+    const rows = [data.slice(0, 20), data.slice(20)].map((r) => Array.from(r, (v) => Math.abs(v - 1)));
+    expect(s.toArraySync()).toEqual(rows.map((r) => r.reduce((p, v) => p + v, 0)));
+    expect(m.toArraySync()).toEqual(rows.map((r) => Math.max(...r)));
+    expect(a.toArraySync()).toEqual(rows.map((r) => r.indexOf(Math.min(...r))));
     expect(kernels(f.dump({ after: "fuse" }))).toBe(1);
     expect(f.dump({ kernels: true }).match(/out\d = outs/g)).toHaveLength(3);
+  });
+
+  it("inlines small base reductions (a norm over xyz) into their consumer", () => {
+    const f = jit((x: Tensor) => x.mul(x).sum(-1).sqrt());
+    const y = f(fromTypedArray(new Float32Array([3, 4, 0, 1, 2, 2]), [2, 3], { batchDim: 1 }));
+    expect(y.toArraySync()).toEqual([5, 3]);
+    expect(f.dump({ after: "fuse" })).toMatch(/1 kernels\n {2}kernel 0 \(\d+ exprs, unrolled\)/);
   });
 });
 
