@@ -3,7 +3,7 @@
  * buffers, launches kernels and frees intermediates after their last use.
  * Batch sizes enter only here, as launch arguments.
  */
-import type { TypedArray } from "../ir/dtype.js";
+import type { DType, TypedArray } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import type { Node } from "../ir/graph.js";
 import { kernelKey } from "../ir/kernel.js";
@@ -11,6 +11,7 @@ import type { Schedule } from "../ir/schedule.js";
 import { inferConcrete, type ConcreteType } from "../ir/shapes.js";
 import { prod } from "../ir/types.js";
 import type { Backend, CompiledKernel, DeviceBuffer } from "./backend.js";
+import { debugLog, debugOn } from "./debug.js";
 import { counters } from "./stats.js";
 
 const kernelCaches = new WeakMap<Backend, Map<string, CompiledKernel | Promise<CompiledKernel>>>();
@@ -26,6 +27,10 @@ export function compileCached(backend: Backend, key: string, compile: () => Comp
   }
   counters.compiles++;
   const c = compile();
+  if (debugOn("kernels")) {
+    if (c instanceof Promise) c.then((k) => debugLog("kernels", `${backend.name} kernel:\n${k.source}`), () => undefined);
+    else debugLog("kernels", `${backend.name} kernel:\n${c.source}`);
+  }
   cache.set(key, c);
   if (c instanceof Promise) {
     c.then(
@@ -105,13 +110,30 @@ export class Program {
     const buffers = new Map<Node, DeviceBuffer>();
     g.inputs.forEach((n, i) => buffers.set(n, inputs[i]!.buffer));
     const b = this.backend;
+    // Buffer planning: an intermediate whose last use has passed is reused by a
+    // later step that needs the same dtype and length; what is left goes back to the backend.
+    const spare = new Map<string, DeviceBuffer[]>();
+    const alloc = (dtype: DType, length: number): DeviceBuffer => {
+      const reuse = spare.get(`${dtype}:${length}`)?.pop();
+      if (reuse !== undefined) {
+        counters.buffersReused++;
+        return reuse;
+      }
+      return b.alloc(dtype, length);
+    };
+    const release = (buf: DeviceBuffer): void => {
+      const key = `${buf.dtype}:${buf.length}`;
+      const list = spare.get(key);
+      if (list) list.push(buf);
+      else spare.set(key, [buf]);
+    };
     this.schedule.steps.forEach((step, si) => {
       if (step.kind === "view") {
         buffers.set(step.node, buffers.get(step.source)!);
       } else {
         const outs = step.outputs.map((n) => {
           const t = types.get(n)!;
-          const buf = b.alloc(t.dtype, prod(t.batch) * prod(t.base));
+          const buf = alloc(t.dtype, prod(t.batch) * prod(t.base));
           buffers.set(n, buf);
           return buf;
         });
@@ -124,8 +146,9 @@ export class Program {
         );
         counters.dispatches++;
       }
-      for (const n of this.releases[si]!) b.free(buffers.get(n)!);
+      for (const n of this.releases[si]!) release(buffers.get(n)!);
     });
+    for (const list of spare.values()) for (const buf of list) b.free(buf);
     return g.outputs.map((o) => ({ buffer: buffers.get(o)!, type: types.get(o)! }));
   }
 

@@ -12,6 +12,8 @@ export interface Counters {
   programCacheHits: number;
   /** Kernel launches on any backend. */
   dispatches: number;
+  /** Intermediate buffers reused within a program run (buffer planning). */
+  buffersReused: number;
 }
 
 export const counters: Counters = {
@@ -21,6 +23,7 @@ export const counters: Counters = {
   programBuilds: 0,
   programCacheHits: 0,
   dispatches: 0,
+  buffersReused: 0,
 };
 
 export function snapshot(): Counters {

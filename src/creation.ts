@@ -30,7 +30,7 @@ function fromData(dtype: DType, batch: readonly number[], base: readonly number[
   const backend = getBackend();
   const buf = backend.alloc(dtype, data.length);
   backend.write(buf, data);
-  return new Tensor({ dtype, batch: [...batch], base: [...base] }, { kind: "buffer", buffer: buf, backend });
+  return Tensor._fromBuffer({ dtype, batch: [...batch], base: [...base] }, buf, backend);
 }
 
 function splitShape(op: string, shape: readonly number[], batchDim: number): [number[], number[]] {

@@ -4,7 +4,7 @@
  * realized buffers), with symbolic batch dims so the graph (and its kernels)
  * serve every batch size.
  */
-import { TraceError } from "../ir/errors.js";
+import { BackendError, TraceError } from "../ir/errors.js";
 import { makeGraph, Node, type Graph } from "../ir/graph.js";
 import type { Dim, TensorType } from "../ir/types.js";
 import type { Tensor } from "./tensor.js";
@@ -47,6 +47,8 @@ export function buildGraph(name: string, outputs: readonly Tensor[], params: rea
       }
     } else if (s.kind === "param") {
       if (s.traceId !== traceId) throw new TraceError("a traced value escaped its jit function and was used outside it");
+    } else if (s.kind === "disposed") {
+      throw new BackendError(`a disposed tensor ${t.toString()} was used`);
     } else {
       for (let i = s.inputs.length - 1; i >= 0; i--) stack.push(s.inputs[i]!);
     }

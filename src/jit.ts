@@ -3,6 +3,7 @@
  * with symbolic batch dims; compile the graph once; run it at any batch size.
  */
 import { TraceError } from "../ir/errors.js";
+import { graphToDot, scheduleToDot } from "../ir/dot.js";
 import { printGraph } from "../ir/print.js";
 import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
@@ -10,7 +11,7 @@ import type { Backend } from "../runtime/backend.js";
 import { Program } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
-import { debugLog } from "./debug.js";
+import { debugLog, debugOn } from "../runtime/debug.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { Tensor } from "./tensor.js";
@@ -43,6 +44,8 @@ export interface JitFunction<A extends Tensor[], R extends JitOutput> {
   readonly stats: JitStats;
   /** The IR text of the most recent trace (or after a named pass). */
   dump(opts?: DumpOptions): string;
+  /** Graphviz DOT of the most recent trace after a pass; `after: "fuse"` draws one cluster per kernel. */
+  dot(opts?: { readonly after?: string }): string;
 }
 
 interface Entry {
@@ -96,8 +99,8 @@ export function jit<A extends Tensor[], R extends JitOutput>(fn: (...args: A) =>
     stats.traces++;
     counters.traces++;
     const backend = opts.backend ?? getBackend();
-    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64 });
     debugLog("ir", printGraph(built.graph));
+    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64 }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
@@ -112,7 +115,7 @@ export function jit<A extends Tensor[], R extends JitOutput>(fn: (...args: A) =>
       if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
       return { buffer: s.buffer, type: concreteType(t) };
     });
-    const outs = program.run(bound).map((o) => new Tensor(o.type, { kind: "buffer", buffer: o.buffer, backend: program.backend }));
+    const outs = program.run(bound).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
     return (e.multi ? outs : outs[0]!) as unknown as R;
   };
 
@@ -134,6 +137,15 @@ export function jit<A extends Tensor[], R extends JitOutput>(fn: (...args: A) =>
   };
 
   Object.defineProperty(f, "stats", { get: () => ({ ...stats }) });
+
+  f.dot = (o: { after?: string } = {}): string => {
+    if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
+    const after = o.after ?? "input";
+    if (after === "fuse") return scheduleToDot(last.pipeline.schedule);
+    const g = last.pipeline.stages.get(after);
+    if (g === undefined) throw new TraceError(`dot: unknown pass "${after}"; passes are ${PASS_NAMES.join(", ")}`);
+    return graphToDot(g);
+  };
 
   f.dump = (o: DumpOptions = {}): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);

@@ -14,7 +14,7 @@ import type { Backend } from "../runtime/backend.js";
 import { Program } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
-import { debugLog } from "./debug.js";
+import { debugLog } from "../runtime/debug.js";
 import { buildGraph } from "./graph.js";
 import type { Tensor } from "./tensor.js";
 
@@ -57,7 +57,7 @@ function leafBuffer(t: Tensor, backend: Backend) {
 
 function finish(t: Tensor, program: Program, captured: readonly Tensor[]): void {
   const [out] = program.run(captured.map((c) => leafBuffer(c, program.backend)));
-  t._src = { kind: "buffer", buffer: out!.buffer, backend: program.backend };
+  t._adopt(out!.buffer, program.backend);
 }
 
 interface Pending {
@@ -67,6 +67,7 @@ interface Pending {
 
 function pendingProgram(t: Tensor): Pending | undefined {
   if (t._src.kind === "buffer") return undefined;
+  if (t._src.kind === "disposed") throw new BackendError(`a disposed tensor ${t.toString()} was used`);
   if (t._src.kind === "param") throw new TraceError(`cannot read a traced tensor ${t.toString()} inside jit`);
   concreteType(t);
   const backend = getBackend();

@@ -15,6 +15,7 @@ import { readTensor, readTensorSync } from "./realize.js";
 /** Where a tensor's value comes from. */
 export type TensorSource =
   | { readonly kind: "buffer"; readonly buffer: DeviceBuffer; readonly backend: Backend }
+  | { readonly kind: "disposed" }
   | { readonly kind: "lazy"; readonly op: Op; readonly inputs: readonly Tensor[]; readonly attrs: Attrs }
   | { readonly kind: "param"; readonly traceId: number; readonly index: number };
 
@@ -49,6 +50,27 @@ function inferShape(op: string, target: readonly number[], total: number, t: Ten
   return target.map((d) => (d === -1 ? total / known : d));
 }
 
+/**
+ * Buffers are shared when a program returns an input unchanged or a view of it,
+ * so they are reference counted: a buffer goes back to its backend when the last
+ * tensor holding it is disposed or garbage collected.
+ */
+const bufferRefs = new WeakMap<DeviceBuffer, number>();
+const collected = new FinalizationRegistry<{ buffer: DeviceBuffer; backend: Backend }>(({ buffer, backend }) => releaseBuffer(buffer, backend));
+
+function retainBuffer(buffer: DeviceBuffer): void {
+  bufferRefs.set(buffer, (bufferRefs.get(buffer) ?? 0) + 1);
+}
+
+function releaseBuffer(buffer: DeviceBuffer, backend: Backend): void {
+  const n = (bufferRefs.get(buffer) ?? 1) - 1;
+  if (n > 0) bufferRefs.set(buffer, n);
+  else {
+    bufferRefs.delete(buffer);
+    backend.free(buffer);
+  }
+}
+
 export class Tensor {
   /** @internal */
   _src: TensorSource;
@@ -65,6 +87,37 @@ export class Tensor {
   static _op(op: Op, inputs: readonly Tensor[], attrs: Attrs = {}): Tensor {
     const type = OPS[op].type(op, inputs.map((t) => t._type), attrs);
     return new Tensor(type, { kind: "lazy", op, inputs, attrs });
+  }
+
+  /** @internal A tensor owning (a reference to) a device buffer. */
+  static _fromBuffer(type: TensorType, buffer: DeviceBuffer, backend: Backend): Tensor {
+    const t = new Tensor(type, { kind: "buffer", buffer, backend });
+    t._adopt(buffer, backend);
+    return t;
+  }
+
+  /** @internal Makes this (lazy) tensor hold a computed buffer. */
+  _adopt(buffer: DeviceBuffer, backend: Backend): void {
+    this._src = { kind: "buffer", buffer, backend };
+    retainBuffer(buffer);
+    collected.register(this, { buffer, backend }, this);
+  }
+
+  /**
+   * Frees the tensor's device memory now (WebGPU buffers go back to the pool);
+   * using the tensor afterwards is an error. Lazy tensors just drop their graph.
+   */
+  dispose(): void {
+    const s = this._src;
+    this._src = { kind: "disposed" };
+    if (s.kind === "buffer") {
+      collected.unregister(this);
+      releaseBuffer(s.buffer, s.backend);
+    }
+  }
+
+  get isDisposed(): boolean {
+    return this._src.kind === "disposed";
   }
 
   /** @internal A scalar constant `(;)`. */

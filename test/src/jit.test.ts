@@ -97,3 +97,38 @@ describe("jit", () => {
     expect(f.dump({ after: "fuse" })).toMatch(/: 1 kernels/);
   });
 });
+
+describe("inspection and memory", () => {
+  it("exports Graphviz DOT of any stage, with one cluster per kernel after fusion", () => {
+    const f = jit((x: Tensor) => x.sub(x.mean(0, { keepdim: true })).abs().max(0), { name: "spread" });
+    f(fromTypedArray(new Float32Array(40 * 3), [2, 20, 3], { batchDim: 1 }));
+    const dot = f.dot();
+    expect(dot).toMatch(/^digraph "spread" \{/);
+    expect(dot).toContain('label="%0 = mean {baseAxes=[0], batchAxes=[], keep=true}\\nf32[b0; 1,3]"');
+    const fused = f.dot({ after: "fuse" });
+    expect(fused.match(/subgraph cluster_/g)).toHaveLength(2);
+    expect(() => f.dot({ after: "nope" })).toThrow('dot: unknown pass "nope"');
+  });
+
+  it("reuses an intermediate buffer once its last use has passed", () => {
+    // Two big intermediates of the same size in sequence: the second reuses the first's buffer.
+    const f = jit((x: Tensor) => {
+      const a = x.exp();
+      const s = a.sum(0, { keepdim: true }); // reads a (materialized: used twice)
+      const b = a.div(s).sin();
+      const t = b.max(0, { keepdim: true });
+      return b.sub(t).mul(a.sum(0, { keepdim: true }));
+    });
+    const before = counters.buffersReused;
+    f(fromTypedArray(new Float32Array(2 * 100).fill(0.5), [2, 100], { batchDim: 1 }));
+    expect(counters.buffersReused).toBeGreaterThan(before);
+  });
+
+  it("dispose frees a tensor and later use is an error", () => {
+    const x = tensor([1, 2, 3]);
+    const y = x.mul(2);
+    x.dispose();
+    expect(x.isDisposed).toBe(true);
+    expect(() => y.dataSync()).toThrow("a disposed tensor (;3) was used");
+  });
+});
