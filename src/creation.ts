@@ -28,6 +28,9 @@ function checkDType(op: string, dtype: string): DType {
 /** Wraps data already laid out row-major, batch dims first. */
 function fromData(dtype: DType, batch: readonly number[], base: readonly number[], data: TypedArray): Tensor {
   const backend = getBackend();
+  if (dtype === "float64" && backend.name === "webgpu") {
+    throw new DTypeError(`tensor ${fmtShape(batch, base)} is float64, which WebGPU cannot hold (WGSL has no f64): cast to float32 or use the js backend`);
+  }
   const buf = backend.alloc(dtype, data.length);
   backend.write(buf, data);
   return Tensor._fromBuffer({ dtype, batch: [...batch], base: [...base] }, buf, backend);

@@ -14,6 +14,7 @@ import { WGSL_WORKGROUP_SIZE, kernelToWGSL, outputCount, wgslParamLayout } from 
 import type { Backend, CompiledKernel, DeviceBuffer } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
+import { DTypeError } from "../../ir/errors.js";
 import { BufferPool } from "./pool.js";
 import { PipelineCache, type PipelineEntry } from "./pipelines.js";
 
@@ -90,7 +91,7 @@ class WebGPUKernel implements CompiledKernel {
 
 function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float64"> {
   if (d === "float64") {
-    throw new BackendError(`webgpu: ${what} is float64, which WebGPU cannot hold (WGSL has no f64); cast to float32`);
+    throw new DTypeError(`webgpu: ${what} is float64, which WebGPU cannot hold (WGSL has no f64); cast to float32`);
   }
 }
 

@@ -1,0 +1,312 @@
+// The benchmarks' shared vocabulary: ids, input generators (fixed seeds), the
+// hand-written baselines, output comparison and tolerances, and the adapter
+// contract every library (batchwise, peers, the baseline itself) implements.
+// Imported by the harness and, for types only, by every adapter.
+
+export type BenchId = "B1-1e6" | "B1-1e4" | "B2" | "B3" | "B4" | "B5" | "B6";
+export const BENCH_IDS: readonly BenchId[] = ["B1-1e6", "B1-1e4", "B2", "B3", "B4", "B5", "B6"];
+
+/** The kernels a library implements; B1 also serves B5, B3 also serves B6. */
+export type KernelId = "B1" | "B2" | "B3" | "B4";
+export const KERNEL_OF: Record<BenchId, KernelId> = {
+  "B1-1e6": "B1",
+  "B1-1e4": "B1",
+  B2: "B2",
+  B3: "B3",
+  B4: "B4",
+  B5: "B1",
+  B6: "B3",
+};
+
+export interface Counters {
+  traces: number;
+  compiles: number;
+  cacheHits: number;
+}
+
+export interface B1In {
+  x: Float32Array;
+}
+/** `count` row-major 3×3 matrices, 9 floats each. */
+export interface B2In {
+  m: Float32Array;
+  count: number;
+}
+export interface B2Out {
+  inv: Float32Array;
+  det: Float32Array;
+}
+/** `clouds` clouds of `points` points with 3 coordinates, dense. */
+export interface CloudsIn {
+  x: Float32Array;
+  clouds: number;
+  points: number;
+}
+/** A ragged list of clouds; cloud b has sizes[b] points (3 floats each). */
+export interface B4In {
+  clouds: Float32Array[];
+  sizes: Int32Array;
+}
+/** padded: (B, maxN, 3), 0-filled; packed: (sum N, 3); firstIdx: B + 1 offsets (Kaolin's first_idx). */
+export interface B4Out {
+  padded: Float32Array;
+  maxN: number;
+  packed: Float32Array;
+  firstIdx: Int32Array;
+}
+
+export interface KernelTypes {
+  B1: [B1In, Float32Array];
+  B2: [B2In, B2Out];
+  B3: [CloudsIn, Float32Array];
+  B4: [B4In, B4Out];
+}
+
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * One compiled/prepared instance of a kernel. `run` includes upload of the
+ * typed-array input and read-back into a typed array. `stats` reports compiler
+ * counters where the library has them (batchwise's jit).
+ */
+export interface Runner<I, O> {
+  run(input: I): MaybePromise<O>;
+  stats?(): Counters;
+  dispose?(): void;
+}
+export type Factory<K extends KernelId> = () => MaybePromise<Runner<KernelTypes[K][0], KernelTypes[K][1]>>;
+
+export interface LibAdapter {
+  library: string;
+  backend: string;
+  /** Kernels this library implements. */
+  kernels: { [K in KernelId]?: Factory<K> };
+  /** Why a kernel is missing (printed in the table notes). */
+  skipped: { [K in KernelId]?: string };
+  /** Kernels too slow for --quick, with the reason (still measured in a full run, with few samples). */
+  heavy?: { [K in KernelId]?: string };
+  /** Free-form facts worth printing (thread counts, adapter names). */
+  notes?: string[];
+}
+
+/** Default export of every adapter module: `load(backend)`. */
+export type LoadAdapter = (backend: string) => Promise<LibAdapter>;
+
+// ---------------------------------------------------------------- sizes
+
+export const SIZES = {
+  b1Large: 1_000_000,
+  b1Small: 10_000,
+  b2Count: 1_000_000,
+  b3Clouds: 1000,
+  b3Points: 1000,
+  b4Clouds: 1000,
+  b4MaxSize: 2000,
+  b5N: 16,
+  b5Calls: 10_000,
+  b5CallsQuick: 2_000,
+  b6Points: 1000,
+  b6WarmClouds: 64,
+} as const;
+
+/** Max abs error allowed against the baseline, per kernel (float32 throughout). */
+export const TOLERANCE: Record<KernelId, number> = {
+  B1: 1e-4, // |y| <= ~3.2; one-ulp differences in exp/sin/tanh are ~1e-7
+  B2: 1e-3, // inverse entries are O(1) for the well-conditioned inputs below
+  B3: 1e-4, // outputs in [-1, 1]; means over 1000 points summed in float32 by peers
+  B4: 0, // pure copies: must be exact
+};
+
+// ---------------------------------------------------------------- inputs
+
+/** mulberry32: small, fast, seeded; enough for benchmark inputs. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function uniform(n: number, lo: number, hi: number, seed: number): Float32Array {
+  const r = rng(seed);
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = lo + (hi - lo) * r();
+  return out;
+}
+
+export function makeB1(n: number, seed = 1): B1In {
+  return { x: uniform(n, -3, 3, seed) };
+}
+
+/** Diagonally dominant (diag in [2,3], off-diagonal in [-0.5,0.5]): det >= ~1, so inverses are O(1). */
+export function makeB2(count: number, seed = 2): B2In {
+  const r = rng(seed);
+  const m = new Float32Array(count * 9);
+  for (let k = 0; k < count; k++) {
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) m[k * 9 + i * 3 + j] = i === j ? 2 + r() : r() - 0.5;
+    }
+  }
+  return { m, count };
+}
+
+/** Clouds with per-cloud offsets and scales, so the normalisation is not a no-op. */
+export function makeClouds(clouds: number, points: number, seed = 3): CloudsIn {
+  const r = rng(seed);
+  const x = new Float32Array(clouds * points * 3);
+  for (let b = 0; b < clouds; b++) {
+    const scale = 0.5 + 4 * r();
+    const off = [10 * r() - 5, 10 * r() - 5, 10 * r() - 5];
+    const base = b * points * 3;
+    for (let p = 0; p < points; p++) {
+      for (let c = 0; c < 3; c++) x[base + p * 3 + c] = off[c]! + scale * (2 * r() - 1);
+    }
+  }
+  return { x, clouds, points };
+}
+
+export function makeB4(clouds: number, maxSize: number, seed = 4): B4In {
+  const r = rng(seed);
+  const sizes = new Int32Array(clouds);
+  const list: Float32Array[] = [];
+  for (let b = 0; b < clouds; b++) {
+    const n = 1 + Math.floor(r() * maxSize);
+    sizes[b] = n;
+    list.push(uniform(n * 3, -1, 1, seed * 7919 + b));
+  }
+  return { clouds: list, sizes };
+}
+
+// ---------------------------------------------------------------- baselines
+
+/** y = exp(-x*x) * sin(3x) + 0.5x - tanh(x), one loop. */
+export function b1Baseline({ x }: B1In): Float32Array {
+  const n = x.length;
+  const y = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = x[i]!;
+    y[i] = Math.exp(-v * v) * Math.sin(3 * v) + 0.5 * v - Math.tanh(v);
+  }
+  return y;
+}
+
+/** Closed-form 3×3 inverse: inv = adj(M) / det(M), cofactors expanded along the first row. */
+export function b2Baseline({ m, count }: B2In): B2Out {
+  const inv = new Float32Array(count * 9);
+  const det = new Float32Array(count);
+  for (let k = 0, o = 0; k < count; k++, o += 9) {
+    const a = m[o]!, b = m[o + 1]!, c = m[o + 2]!;
+    const d = m[o + 3]!, e = m[o + 4]!, f = m[o + 5]!;
+    const g = m[o + 6]!, h = m[o + 7]!, i = m[o + 8]!;
+    const c00 = e * i - f * h;
+    const c01 = f * g - d * i;
+    const c02 = d * h - e * g;
+    const dt = a * c00 + b * c01 + c * c02;
+    const r = 1 / dt;
+    det[k] = dt;
+    inv[o] = c00 * r;
+    inv[o + 1] = (c * h - b * i) * r;
+    inv[o + 2] = (b * f - c * e) * r;
+    inv[o + 3] = c01 * r;
+    inv[o + 4] = (a * i - c * g) * r;
+    inv[o + 5] = (c * d - a * f) * r;
+    inv[o + 6] = c02 * r;
+    inv[o + 7] = (b * g - a * h) * r;
+    inv[o + 8] = (a * e - b * d) * r;
+  }
+  return { inv, det };
+}
+
+/** Per cloud: subtract the mean point, divide by the largest distance to it. */
+export function b3Baseline({ x, clouds, points }: CloudsIn): Float32Array {
+  const out = new Float32Array(x.length);
+  for (let b = 0; b < clouds; b++) {
+    const base = b * points * 3;
+    const end = base + points * 3;
+    let sx = 0, sy = 0, sz = 0;
+    for (let o = base; o < end; o += 3) {
+      sx += x[o]!;
+      sy += x[o + 1]!;
+      sz += x[o + 2]!;
+    }
+    const mx = sx / points, my = sy / points, mz = sz / points;
+    let max2 = 0;
+    for (let o = base; o < end; o += 3) {
+      const dx = x[o]! - mx, dy = x[o + 1]! - my, dz = x[o + 2]! - mz;
+      const n2 = dx * dx + dy * dy + dz * dz;
+      if (n2 > max2) max2 = n2;
+    }
+    const r = 1 / Math.sqrt(max2);
+    for (let o = base; o < end; o += 3) {
+      out[o] = (x[o]! - mx) * r;
+      out[o + 1] = (x[o + 1]! - my) * r;
+      out[o + 2] = (x[o + 2]! - mz) * r;
+    }
+  }
+  return out;
+}
+
+/** TypedArray.set into a 0-filled padded buffer and a packed buffer. */
+export function b4Baseline({ clouds, sizes }: B4In): B4Out {
+  const count = clouds.length;
+  const firstIdx = new Int32Array(count + 1);
+  let maxN = 0;
+  for (let b = 0; b < count; b++) {
+    const n = sizes[b]!;
+    if (n > maxN) maxN = n;
+    firstIdx[b + 1] = firstIdx[b]! + n;
+  }
+  const padded = new Float32Array(count * maxN * 3);
+  const packed = new Float32Array(firstIdx[count]! * 3);
+  for (let b = 0; b < count; b++) {
+    const cloud = clouds[b]!;
+    padded.set(cloud, b * maxN * 3);
+    packed.set(cloud, firstIdx[b]! * 3);
+  }
+  return { padded, maxN, packed, firstIdx };
+}
+
+export const BASELINES: { [K in KernelId]: (input: KernelTypes[K][0]) => KernelTypes[K][1] } = {
+  B1: b1Baseline,
+  B2: b2Baseline,
+  B3: b3Baseline,
+  B4: b4Baseline,
+};
+
+// ---------------------------------------------------------------- comparison
+
+type Numeric = ArrayLike<number>;
+
+/** Max |a - b|; a length mismatch or a NaN on one side counts as Infinity. */
+export function maxAbsDiff(a: Numeric, b: Numeric): number {
+  if (a.length !== b.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!, y = b[i]!;
+    if (x === y) continue;
+    const d = Math.abs(x - y);
+    if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
+  }
+  return m;
+}
+
+export function compare(kernel: KernelId, got: unknown, want: unknown): number {
+  switch (kernel) {
+    case "B1":
+    case "B3":
+      return maxAbsDiff(got as Float32Array, want as Float32Array);
+    case "B2": {
+      const g = got as B2Out, w = want as B2Out;
+      return Math.max(maxAbsDiff(g.inv, w.inv), maxAbsDiff(g.det, w.det));
+    }
+    case "B4": {
+      const g = got as B4Out, w = want as B4Out;
+      if (g.maxN !== w.maxN) return Infinity;
+      return Math.max(maxAbsDiff(g.padded, w.padded), maxAbsDiff(g.packed, w.packed), maxAbsDiff(g.firstIdx, w.firstIdx));
+    }
+  }
+}

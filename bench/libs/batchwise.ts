@@ -1,0 +1,194 @@
+// batchwise's rows. Written against the public API of src/index.ts; every
+// kernel is guarded (dynamic import, feature checks, and the worker turns a
+// throw into a "skipped: <reason>" note), so `npm run bench` runs with the
+// peers alone while the library is still being built.
+//
+// Shapes: B1/B5 treat the N floats as a batch of scalars, (N;); B3/B6 are
+// (clouds; points, 3) with base axes 0 = points, 1 = xyz; B2 is (count; 3, 3).
+// One jit instance per benchmark, so the counters describe that benchmark.
+
+import type { B2Out, B4Out, Counters, LibAdapter } from "../cases.js";
+
+/** The slice of the tensor API these benchmarks use (see the brief in bench/README.md). */
+interface Tensor {
+  neg(): Tensor;
+  mul(other: Tensor | number): Tensor;
+  add(other: Tensor | number): Tensor;
+  sub(other: Tensor | number): Tensor;
+  div(other: Tensor | number): Tensor;
+  exp(): Tensor;
+  sin(): Tensor;
+  tanh(): Tensor;
+  sqrt(): Tensor;
+  sum(axes: number[], opts?: { keepdim?: boolean }): Tensor;
+  mean(axes: number[], opts?: { keepdim?: boolean }): Tensor;
+  max(axes: number[], opts?: { keepdim?: boolean }): Tensor;
+  dataSync(): ArrayLike<number>;
+  data(): Promise<ArrayLike<number>>;
+  dispose?(): void;
+}
+type Jitted<A extends unknown[], R> = ((...args: A) => R) & { stats: Counters; callAsync(...args: A): Promise<R> };
+interface Batchwise {
+  jit<A extends unknown[], R>(fn: (...args: A) => R): Jitted<A, R>;
+  fromTypedArray(data: Float32Array, shape: number[], opts: { batchDim: number }): Tensor;
+  setBackend?(name: string): void;
+  initWebGPU?(): Promise<unknown>;
+  // Typed tensors and ragged helpers: later issues; probed at run time.
+  R2?: unknown;
+  listToPadded?: unknown;
+  listToPacked?: unknown;
+  getFirstIdx?: unknown;
+}
+
+function f32(t: Tensor): Float32Array {
+  const d = t.dataSync();
+  return d instanceof Float32Array ? d : Float32Array.from(d);
+}
+
+async function f32Async(t: Tensor): Promise<Float32Array> {
+  const d = await t.data();
+  return d instanceof Float32Array ? d : Float32Array.from(d);
+}
+
+function counters(f: { stats: Counters }): () => Counters {
+  return () => ({ traces: f.stats.traces, compiles: f.stats.compiles, cacheHits: f.stats.cacheHits });
+}
+
+/** "vendor device (description; feature level; dawn flags)", flagged when it is a software rasterizer. */
+function describeAdapter(backend: unknown): string {
+  const a = (backend as { adapter?: Record<string, unknown> } | undefined)?.adapter;
+  if (!a) return "WebGPU adapter: (not described by initWebGPU())";
+  const parts = [a["vendor"], a["architecture"], a["device"], a["description"]].filter((p) => typeof p === "string" && p !== "");
+  const extra = [a["featureLevel"], Array.isArray(a["dawnFlags"]) ? a["dawnFlags"].join(" ") : undefined].filter((p) => p);
+  const text = `${parts.join(" ") || "unnamed"}${extra.length ? ` (${extra.join("; ")})` : ""}`;
+  const software = /llvmpipe|softpipe|swiftshader|lavapipe|software/i.test(text);
+  return `WebGPU adapter: ${text}${software ? ": SOFTWARE rasterizer (a CPU pretending to be a GPU), times are not GPU times" : ""}`;
+}
+
+export default async function load(backend: string): Promise<LibAdapter> {
+  const adapter: LibAdapter = { library: "batchwise", backend, kernels: {}, skipped: {}, notes: [] };
+  let bw: Batchwise;
+  try {
+    bw = (await import("../../src/index.js")) as unknown as Batchwise;
+  } catch (e) {
+    const why = `src/index.ts cannot be imported yet (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`;
+    adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
+    return adapter;
+  }
+  for (const name of ["jit", "fromTypedArray"] as const) {
+    if (typeof bw[name] !== "function") {
+      const why = `src/index.ts does not export ${name}() yet`;
+      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
+      return adapter;
+    }
+  }
+  if (backend === "webgpu") {
+    // Needs a WebGPU adapter (a GPU, or Dawn on Mesa's software rasterizer: DESIGN.md §7).
+    if (typeof bw.initWebGPU !== "function" || typeof bw.setBackend !== "function") {
+      const why = "src/index.ts does not export initWebGPU()/setBackend() yet";
+      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
+      return adapter;
+    }
+    let info: unknown;
+    try {
+      info = await bw.initWebGPU();
+      bw.setBackend("webgpu");
+    } catch (e) {
+      const why = `no WebGPU adapter (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`;
+      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
+      return adapter;
+    }
+    const described = describeAdapter(info);
+    adapter.notes!.push(described);
+    if (described.includes("SOFTWARE")) adapter.backend = "webgpu (software)";
+  } else if (backend !== "js") {
+    throw new Error(`batchwise: unknown backend ${backend}`);
+  }
+  // The JS backend runs synchronously; WebGPU compiles and reads back asynchronously.
+  const sync = backend === "js";
+  const run1 = <A extends unknown[]>(f: Jitted<A, Tensor>, ...args: A): Float32Array | Promise<Float32Array> =>
+    sync ? f32(f(...args)) : f.callAsync(...args).then(f32Async);
+
+  // exp(-x*x) * sin(3x) + 0.5x - tanh(x) on (N;)
+  adapter.kernels.B1 = () => {
+    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()));
+    return {
+      run: ({ x }) => run1(f, bw.fromTypedArray(x, [x.length], { batchDim: 1 })),
+      stats: counters(f),
+    };
+  };
+
+  // (clouds; points, 3): subtract the mean point, divide by the max point norm.
+  adapter.kernels.B3 = () => {
+    const f = bw.jit((x: Tensor) => {
+      const centred = x.sub(x.mean([0], { keepdim: true }));
+      const norms = centred.mul(centred).sum([1], { keepdim: true }).sqrt();
+      return centred.div(norms.max([0], { keepdim: true }));
+    });
+    return {
+      run: ({ x, clouds, points }) => run1(f, bw.fromTypedArray(x, [clouds, points, 3], { batchDim: 1 })),
+      stats: counters(f),
+    };
+  };
+
+  // (count; 3, 3) inverse and determinant through the typed R2 tensor.
+  // Assumed surface (adjust here when the typed-tensor issue lands):
+  // `new R2(tensor)` or `R2.from(tensor)`, with `.inv()` and `.det()`.
+  type R2Like = { inv(): Tensor; det(): Tensor };
+  type R2Ctor = (new (t: Tensor) => R2Like) & { from?: (t: Tensor) => R2Like };
+  const R2 = bw.R2 as R2Ctor | undefined;
+  if (!sync) {
+    adapter.skipped.B2 = adapter.skipped.B4 = "JS backend only in this bench for now";
+  } else if (typeof R2 !== "function") {
+    adapter.skipped.B2 = "needs the typed R2 tensor (R2.inv/R2.det): src/index.ts does not export R2 yet";
+  } else {
+    adapter.kernels.B2 = () => {
+      const wrap = (t: Tensor): R2Like => (R2.from ? R2.from(t) : new R2(t));
+      const inv = bw.jit((m: Tensor) => wrap(m).inv());
+      const det = bw.jit((m: Tensor) => wrap(m).det());
+      return {
+        run: ({ m, count }): B2Out => {
+          const t = bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1 });
+          return { inv: f32(inv(t)), det: f32(det(t)) };
+        },
+        stats: () => {
+          const a = inv.stats, b = det.stats;
+          return { traces: a.traces + b.traces, compiles: a.compiles + b.compiles, cacheHits: a.cacheHits + b.cacheHits };
+        },
+      };
+    };
+  }
+
+  // Ragged clouds -> padded (B, maxN, 3) and packed (sum N, 3) with first_idx, Kaolin style:
+  // listToPadded(list, padValue) and listToPacked(list) -> [packed, shapePerTensor].
+  type ListToPadded = (list: Tensor[], padValue: number) => Tensor;
+  type ListToPacked = (list: Tensor[]) => [Tensor, Tensor];
+  type GetFirstIdx = (shapePerTensor: Tensor) => Tensor;
+  const getFirstIdx = bw.getFirstIdx as GetFirstIdx | undefined;
+  const listToPadded = bw.listToPadded as ListToPadded | undefined;
+  const listToPacked = bw.listToPacked as ListToPacked | undefined;
+  if (!sync) {
+    // noted above
+  } else if (typeof listToPadded !== "function" || typeof listToPacked !== "function") {
+    adapter.skipped.B4 = "needs the ragged helpers listToPadded/listToPacked: not exported by src/index.ts yet";
+  } else {
+    adapter.kernels.B4 = () => ({
+      run: ({ clouds, sizes }): B4Out => {
+        const list = clouds.map((c, b) => bw.fromTypedArray(c, [sizes[b]!, 3], { batchDim: 0 }));
+        const padded = listToPadded(list, 0);
+        const [packed, shapePerTensor] = listToPacked(list);
+        let maxN = 0;
+        for (let b = 0; b < clouds.length; b++) maxN = Math.max(maxN, sizes[b]!);
+        let firstIdx: Int32Array;
+        if (typeof getFirstIdx === "function") {
+          firstIdx = Int32Array.from(getFirstIdx(shapePerTensor).dataSync());
+        } else {
+          firstIdx = new Int32Array(clouds.length + 1);
+          for (let b = 0; b < clouds.length; b++) firstIdx[b + 1] = firstIdx[b]! + sizes[b]!;
+        }
+        return { padded: f32(padded), maxN, packed: f32(packed), firstIdx };
+      },
+    });
+  }
+  return adapter;
+}
