@@ -145,84 +145,27 @@ function printIndex(e: IndexExpr): string {
   }
 }
 
-/** Emits the values of one code block (a loop body), numbering values by the code they produce. */
-class BlockEmitter {
-  private readonly byCode = new Map<string, string>();
-  private count = 0;
-  readonly helpers: Set<string>;
-
-  constructor(
-    private readonly out: Lines,
-    private readonly k: Kernel,
-    private readonly prefix: string,
-    helpers: Set<string>,
-  ) {
-    this.helpers = helpers;
-  }
-
-  private bind(code: string): string {
-    if (/^[\w.]+$/.test(code) && !code.includes("(")) return code;
-    const found = this.byCode.get(code);
-    if (found !== undefined) return found;
-    const name = `${this.prefix}${this.count++}`;
-    this.out.line(`const ${name} = ${code};`);
-    this.byCode.set(code, name);
-    return name;
-  }
-
-  /** The code of expr `i` at base point `point` (numbers when unrolled, undefined for loop variables). */
-  value(i: number, point: readonly number[] | undefined, memo: Map<number, string>): string {
-    const hit = memo.get(i);
-    if (hit !== undefined) return hit;
-    const e: KExpr = this.k.exprs[i]!;
-    let code: string;
-    switch (e.k) {
-      case "load": {
-        const inp = this.k.inputs[e.input]!;
-        const strides = contiguousStrides(inp.baseShape);
-        let off: IndexExpr = ix.c(0);
-        e.index.forEach((x, d) => (off = ix.add(off, ix.mul(x, ix.c(strides[d]!)))));
-        const offCode = point ? String(evalIndex(off, point)) : printIndex(off);
-        code = `in${e.input}[p${e.input} + ${offCode}]`;
-        break;
-      }
-      case "const":
-        code = literal(e.value);
-        break;
-      case "unary":
-        if (e.op === "round") this.helpers.add("roundHalfEven");
-        code = roundF32(UNARY_JS[e.op](this.value(e.x, point, memo), this.k.exprs[e.x]!.dtype), e.dtype);
-        break;
-      case "binary":
-        if (e.op === "mod") this.helpers.add("floorMod");
-        code = roundF32(BINARY_JS[e.op](this.value(e.a, point, memo), this.value(e.b, point, memo), this.k.exprs[e.a]!.dtype), e.dtype);
-        break;
-      case "where":
-        code = `(${this.value(e.c, point, memo)} !== 0 ? ${this.value(e.a, point, memo)} : ${this.value(e.b, point, memo)})`;
-        break;
-      case "cast":
-        code = castJS(this.value(e.x, point, memo), e.dtype);
-        break;
-      case "combine": {
-        const xs = e.xs.map((x) => this.value(x, point, memo));
-        const d = this.k.exprs[e.xs[0]!]!.dtype;
-        code = roundF32(wrap(COMBINE_JS[e.op](xs, d, xs.length), e.dtype), e.dtype);
-        break;
-      }
-      case "select":
-        if (point) {
-          // Unrolled: the index is a constant, so only the branch taken is emitted.
-          const name = this.value(evalIndex(e.index, point) < e.bound ? e.a : e.b, point, memo);
-          memo.set(i, name);
-          return name;
-        }
-        code = `(${printIndex(e.index)} < ${e.bound} ? ${this.value(e.a, point, memo)} : ${this.value(e.b, point, memo)})`;
-        break;
+/** Replaces the variables of unrolled axes by their constants (folding as it goes). */
+function substIndex(e: IndexExpr, point: ReadonlyMap<number, number>): IndexExpr {
+  switch (e.k) {
+    case "var": {
+      const v = point.get(e.axis);
+      return v === undefined ? e : ix.c(v);
     }
-    const name = this.bind(code);
-    memo.set(i, name);
-    return name;
+    case "const":
+      return e;
+    default:
+      return ix[e.k](substIndex(e.a, point), substIndex(e.b, point));
   }
+}
+
+function varsOf(e: IndexExpr, out: Set<number>): Set<number> {
+  if (e.k === "var") out.add(e.axis);
+  else if (e.k !== "const") {
+    varsOf(e.a, out);
+    varsOf(e.b, out);
+  }
+  return out;
 }
 
 /** All points of a static shape, row-major. */
@@ -252,13 +195,225 @@ export interface JsKernelSource {
   readonly body: string;
 }
 
+/**
+ * Emits a kernel as a loop nest. Loop levels, outer to inner: the kept batch
+ * loops, the kept base loops, and for reductions the reduced batch loops and
+ * the reduced base loops. Unrolled base axes have no loop: each of their points
+ * is emitted with constant indices. Every value is emitted at the outermost
+ * level where all it depends on is defined (loop-invariant code sits outside
+ * the loops), and values are numbered by their code, so a value shared by
+ * several points or outputs is computed once.
+ */
+class Emitter {
+  readonly levels: string[][];
+  readonly helpers = new Set<string>();
+  private readonly byCode = new Map<string, { name: string; level: number }>();
+  private count = 0;
+
+  constructor(
+    private readonly k: Kernel,
+    nLevels: number,
+    /** Level at which each base axis's loop variable is defined (unrolled axes: none). */
+    private readonly axisLevel: ReadonlyMap<number, number>,
+    /** Level at which the input pointers p0, p1, … are defined. */
+    private readonly pointerLevel: number,
+  ) {
+    this.levels = Array.from({ length: nLevels }, () => []);
+  }
+
+  private bind(code: string, level: number): { name: string; level: number } {
+    // A bare name or literal needs no binding; it keeps the level of what it names.
+    if (/^-?[\w.]+$/.test(code)) return { name: code, level };
+    const found = this.byCode.get(code);
+    if (found !== undefined) return found;
+    const v = { name: `t${this.count++}`, level };
+    this.levels[level]!.push(`const ${v.name} = ${code};`);
+    this.byCode.set(code, v);
+    return v;
+  }
+
+  /** The name and level of expr `i` at a point (constants for the unrolled axes). */
+  value(i: number, point: ReadonlyMap<number, number>, memo: Map<number, { name: string; level: number }>): { name: string; level: number } {
+    const hit = memo.get(i);
+    if (hit !== undefined) return hit;
+    const e: KExpr = this.k.exprs[i]!;
+    const sub = (j: number) => this.value(j, point, memo);
+    let code: string;
+    let level = 0;
+    const use = (...vs: { name: string; level: number }[]): string[] => {
+      for (const v of vs) level = Math.max(level, v.level);
+      return vs.map((v) => v.name);
+    };
+    switch (e.k) {
+      case "load": {
+        const inp = this.k.inputs[e.input]!;
+        const strides = contiguousStrides(inp.baseShape);
+        let off: IndexExpr = ix.c(0);
+        e.index.forEach((x, d) => (off = ix.add(off, ix.mul(substIndex(x, point), ix.c(strides[d]!)))));
+        level = this.pointerLevel;
+        for (const a of varsOf(off, new Set())) level = Math.max(level, this.axisLevel.get(a)!);
+        code = `in${e.input}[p${e.input} + ${printIndex(off)}]`;
+        break;
+      }
+      case "const":
+        code = literal(e.value);
+        break;
+      case "unary": {
+        if (e.op === "round") this.helpers.add("roundHalfEven");
+        const [x] = use(sub(e.x));
+        code = roundF32(UNARY_JS[e.op](x!, this.k.exprs[e.x]!.dtype), e.dtype);
+        break;
+      }
+      case "binary": {
+        if (e.op === "mod") this.helpers.add("floorMod");
+        const [a, b] = use(sub(e.a), sub(e.b));
+        code = roundF32(BINARY_JS[e.op](a!, b!, this.k.exprs[e.a]!.dtype), e.dtype);
+        break;
+      }
+      case "where": {
+        const [c, a, b] = use(sub(e.c), sub(e.a), sub(e.b));
+        code = `(${c} !== 0 ? ${a} : ${b})`;
+        break;
+      }
+      case "cast": {
+        const [x] = use(sub(e.x));
+        code = castJS(x!, e.dtype);
+        break;
+      }
+      case "combine": {
+        const xs = use(...e.xs.map(sub));
+        const d = this.k.exprs[e.xs[0]!]!.dtype;
+        code = roundF32(wrap(COMBINE_JS[e.op](xs, d, xs.length), e.dtype), e.dtype);
+        break;
+      }
+      case "select": {
+        const idx = substIndex(e.index, point);
+        if (idx.k === "const") {
+          // The index is known here, so only the branch taken is emitted.
+          const v = sub(idx.v < e.bound ? e.a : e.b);
+          memo.set(i, v);
+          return v;
+        }
+        const [a, b] = use(sub(e.a), sub(e.b));
+        for (const ax of varsOf(idx, new Set())) level = Math.max(level, this.axisLevel.get(ax)!);
+        code = `(${printIndex(idx)} < ${e.bound} ? ${a} : ${b})`;
+        break;
+      }
+    }
+    const v = this.bind(code, level);
+    memo.set(i, v);
+    return v;
+  }
+}
+
+/** Base axes the JS backend unrolls when the scheduler did not unroll the whole base. */
+function unrolledAxes(k: Kernel): Set<number> {
+  if (k.unroll) return new Set(k.baseShape.map((_, a) => a));
+  return new Set(k.unrollAxes ?? []);
+}
+
 export function kernelToJS(k: Kernel): JsKernelSource {
-  const L = new Lines();
-  const helpers = new Set<string>();
+  if (k.outputs.length === 0) throw new UnsupportedOpError("codegen js: a kernel needs an output");
   const R = k.batchRank;
   const red = k.reduce;
-  const redBatch = new Set(red?.batchAxes ?? []);
+  const redBatch = red?.batchAxes ?? [];
   const redBase = new Set(red?.baseAxes ?? []);
+  const unrolled = unrolledAxes(k);
+  const keptBatch = [...Array(R).keys()].filter((a) => !redBatch.includes(a));
+  const keptBase = k.baseShape.map((_, a) => a).filter((a) => !redBase.has(a));
+  const redBaseAxes = [...redBase];
+  const keptLooped = keptBase.filter((a) => !unrolled.has(a));
+  const redLooped = redBaseAxes.filter((a) => !unrolled.has(a));
+  const keptUnrolled = keptBase.filter((a) => unrolled.has(a));
+  const redUnrolled = redBaseAxes.filter((a) => unrolled.has(a));
+
+  // Levels: 0 inside the kept batch loops; then one per kept looped base axis;
+  // for reductions one for all reduced batch loops, then one per reduced looped base axis.
+  const axisLevel = new Map<number, number>();
+  keptLooped.forEach((a, i) => axisLevel.set(a, 1 + i));
+  const keptLevel = keptLooped.length;
+  const redBatchLevel = red !== null && redBatch.length > 0 ? keptLevel + 1 : keptLevel;
+  redLooped.forEach((a, i) => axisLevel.set(a, redBatchLevel + 1 + i));
+  const innermost = redBatchLevel + redLooped.length;
+  const pointerLevel = red !== null && redBatch.length > 0 ? redBatchLevel : 0;
+  const em = new Emitter(k, innermost + 1, axisLevel, pointerLevel);
+
+  // Output offsets: contiguous over the kept base axes.
+  const outShape = keptBase.map((a) => k.baseShape[a]!);
+  const outStrides = contiguousStrides(outShape);
+  const outOffset = (point: ReadonlyMap<number, number>): string => {
+    let off: IndexExpr = ix.c(0);
+    keptBase.forEach((a, i) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(outStrides[i]!)))));
+    return printIndex(off);
+  };
+  const keptPoints = points(keptUnrolled.map((a) => k.baseShape[a]!)).map((p) => new Map(keptUnrolled.map((a, i) => [a, p[i]!])));
+  const redPoints = points(redUnrolled.map((a) => k.baseShape[a]!)).map((p) => new Map(redUnrolled.map((a, i) => [a, p[i]!])));
+  const pointerLines = k.inputs.map((inp, i) => {
+    const terms: string[] = [];
+    for (let d = 0; d < inp.batchRank; d++) terms.push(`i${R - inp.batchRank + d} * s${i}_${d}`);
+    return `const p${i} = ${terms.length ? terms.join(" + ") : "0"};`;
+  });
+  em.levels[pointerLevel]!.push(...pointerLines);
+
+  const body: string[] = []; // statements at the innermost level, after its values
+  const after: string[] = []; // statements at the kept level after the reduced loops
+  const keptInit: string[] = [];
+  if (red === null) {
+    for (const kp of keptPoints) {
+      const memo = new Map<number, { name: string; level: number }>();
+      k.outputs.forEach((out, oi) => body.push(`out${oi}[ob + ${outOffset(kp)}] = ${em.value(out.value, kp, memo).name};`));
+    }
+  } else {
+    const count = [...redBatch.map((a) => `n${a}`), String(numel(redBaseAxes.map((a) => k.baseShape[a]!)))].join(" * ");
+    keptPoints.forEach((kp, q) => {
+      k.outputs.forEach((out, oi) => {
+        const acc = `acc${oi}_${q}`;
+        keptInit.push(`let ${acc} = ${INIT[out.reduce!]};`);
+        if (out.reduce === "argmin" || out.reduce === "argmax") keptInit.push(`let arg${oi}_${q} = 0;`);
+        const v = out.reduce === "mean" ? `${acc} / (${count})` : out.reduce === "argmin" || out.reduce === "argmax" ? `arg${oi}_${q}` : acc;
+        after.push(`out${oi}[ob + ${outOffset(kp)}] = ${v};`);
+      });
+      for (const rp of redPoints) {
+        const point = new Map([...kp, ...rp]);
+        const memo = new Map<number, { name: string; level: number }>();
+        k.outputs.forEach((out, oi) => {
+          const v = em.value(out.value, point, memo).name;
+          const acc = `acc${oi}_${q}`;
+          const dt = k.exprs[out.value]!.dtype;
+          switch (out.reduce!) {
+            case "sum":
+            case "mean":
+              body.push(`${acc} += ${v};`);
+              break;
+            case "prod":
+              body.push(`${acc} = ${isFloat(dt) ? `${acc} * ${v}` : `Math.imul(${acc}, ${v})`};`);
+              break;
+            case "min":
+              body.push(`${acc} = Math.min(${acc}, ${v});`);
+              break;
+            case "max":
+              body.push(`${acc} = Math.max(${acc}, ${v});`);
+              break;
+            case "all":
+              body.push(`${acc} &= (${v} !== 0 ? 1 : 0);`);
+              break;
+            case "any":
+              body.push(`${acc} |= (${v} !== 0 ? 1 : 0);`);
+              break;
+            case "argmin":
+            case "argmax": {
+              const pos = red.batchAxes.length === 1 ? `i${red.batchAxes[0]}` : rp.has(red.baseAxes[0]!) ? String(rp.get(red.baseAxes[0]!)) : `j${red.baseAxes[0]}`;
+              const cmp = out.reduce === "argmax" ? ">" : "<";
+              body.push(`if (${acc} === ${acc} && (${v} !== ${v} || ${v} ${cmp} ${acc})) { ${acc} = ${v}; arg${oi}_${q} = ${pos}; }`);
+              break;
+            }
+          }
+        });
+      }
+    });
+  }
+
+  const L = new Lines();
   let strideIndex = 0;
   k.inputs.forEach((inp, i) => {
     L.line(`const in${i} = ins[${i}];`);
@@ -267,120 +422,35 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   k.outputs.forEach((_, i) => L.line(`const out${i} = outs[${i}];`));
   for (let a = 0; a < R; a++) L.line(`const n${a} = sizes[${a}];`);
   L.line("let o = 0;");
-
-  const pointers = (): void => {
-    k.inputs.forEach((inp, i) => {
-      const terms: string[] = [];
-      for (let d = 0; d < inp.batchRank; d++) terms.push(`i${R - inp.batchRank + d} * s${i}_${d}`);
-      L.line(`const p${i} = ${terms.length ? terms.join(" + ") : "0"};`);
-    });
-  };
-  const keptBatch = [...Array(R).keys()].filter((a) => !redBatch.has(a));
   for (const a of keptBatch) L.open(`for (let i${a} = 0; i${a} < n${a}; i${a}++) {`);
-
-  if (red === null) {
-    pointers();
-    const blk = new BlockEmitter(L, k, "t", helpers);
-    if (k.unroll) {
-      const pts = points(k.baseShape);
-      pts.forEach((p, q) => {
-        const memo = new Map<number, string>();
-        k.outputs.forEach((out, oi) => L.line(`out${oi}[o + ${q}] = ${blk.value(out.value, p, memo)};`));
-      });
-      L.line(`o += ${pts.length};`);
-    } else {
-      k.baseShape.forEach((d, a) => L.open(`for (let j${a} = 0; j${a} < ${d}; j${a}++) {`));
-      const memo = new Map<number, string>();
-      k.outputs.forEach((out, oi) => L.line(`out${oi}[o${oi === k.outputs.length - 1 ? "++" : ""}] = ${blk.value(out.value, undefined, memo)};`));
-      k.baseShape.forEach(() => L.close());
-    }
-  } else {
-    const keptBaseAxes = k.baseShape.map((_, a) => a).filter((a) => !redBase.has(a));
-    const redBaseAxes = [...redBase];
-    const count = [
-      ...[...redBatch].map((a) => `n${a}`),
-      String(numel(redBaseAxes.map((a) => k.baseShape[a]!))),
-    ].join(" * ");
-    // Unrolled: accumulators for every kept base point live across the reduced loops.
-    const keptPoints: (number[] | undefined)[] = k.unroll ? points(keptBaseAxes.map((a) => k.baseShape[a]!)) : [undefined];
-    if (!k.unroll) keptBaseAxes.forEach((a) => L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`));
-    keptPoints.forEach((_, q) =>
-      k.outputs.forEach((out, oi) => {
-        L.line(`let acc${oi}_${q} = ${INIT[out.reduce!]};`);
-        if (out.reduce === "argmin" || out.reduce === "argmax") L.line(`let arg${oi}_${q} = 0;`);
-      }),
-    );
+  L.line("const ob = o;");
+  L.line(`o += ${numel(outShape)};`);
+  const emitLevel = (lv: number): void => {
+    for (const line of em.levels[lv]!) L.line(line);
+  };
+  emitLevel(0);
+  keptLooped.forEach((a, i) => {
+    L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
+    emitLevel(1 + i);
+  });
+  if (red !== null) {
+    for (const line of keptInit) L.line(line);
     for (const a of redBatch) L.open(`for (let i${a} = 0; i${a} < n${a}; i${a}++) {`);
-    pointers();
-    const blk = new BlockEmitter(L, k, "t", helpers);
-    const fullPoint = (kept: readonly number[] | undefined, reduced: readonly number[] | undefined): number[] | undefined => {
-      if (kept === undefined || reduced === undefined) return undefined;
-      const p = new Array<number>(k.baseShape.length);
-      keptBaseAxes.forEach((a, i) => (p[a] = kept[i]!));
-      redBaseAxes.forEach((a, i) => (p[a] = reduced[i]!));
-      return p;
-    };
-    const argAxis = (): string => {
-      if (red.batchAxes.length === 1) return `i${red.batchAxes[0]}`;
-      return `j${red.baseAxes[0]}`;
-    };
-    const accumulate = (q: number, pt: number[] | undefined, reducedPoint: readonly number[] | undefined): void => {
-      const memo = new Map<number, string>();
-      k.outputs.forEach((out, oi) => {
-        const v = blk.value(out.value, pt, memo);
-        const acc = `acc${oi}_${q}`;
-        const dt = k.exprs[out.value]!.dtype;
-        switch (out.reduce!) {
-          case "sum":
-          case "mean":
-            L.line(`${acc} += ${v};`);
-            break;
-          case "prod":
-            L.line(`${acc} = ${isFloat(dt) ? `${acc} * ${v}` : `Math.imul(${acc}, ${v})`};`);
-            break;
-          case "min":
-            L.line(`${acc} = Math.min(${acc}, ${v});`);
-            break;
-          case "max":
-            L.line(`${acc} = Math.max(${acc}, ${v});`);
-            break;
-          case "all":
-            L.line(`${acc} &= (${v} !== 0 ? 1 : 0);`);
-            break;
-          case "any":
-            L.line(`${acc} |= (${v} !== 0 ? 1 : 0);`);
-            break;
-          case "argmin":
-          case "argmax": {
-            const pos = reducedPoint !== undefined && red.baseAxes.length === 1 ? String(reducedPoint[0]) : argAxis();
-            const cmp = out.reduce === "argmax" ? ">" : "<";
-            L.line(`if (${acc} === ${acc} && (${v} !== ${v} || ${v} ${cmp} ${acc})) { ${acc} = ${v}; arg${oi}_${q} = ${pos}; }`);
-            break;
-          }
-        }
-      });
-    };
-    if (k.unroll) {
-      const redPoints = points(redBaseAxes.map((a) => k.baseShape[a]!));
-      keptPoints.forEach((kp, q) => redPoints.forEach((rp) => accumulate(q, fullPoint(kp, rp), rp)));
-    } else {
-      redBaseAxes.forEach((a) => L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`));
-      accumulate(0, undefined, undefined);
-      redBaseAxes.forEach(() => L.close());
-    }
-    for (const _ of redBatch) L.close();
-    keptPoints.forEach((_, q) => {
-      k.outputs.forEach((out, oi) => {
-        const acc = `acc${oi}_${q}`;
-        const v = out.reduce === "mean" ? `${acc} / (${count})` : out.reduce === "argmin" || out.reduce === "argmax" ? `arg${oi}_${q}` : acc;
-        L.line(`out${oi}[o + ${q}] = ${v};`);
-      });
+    if (redBatch.length > 0) emitLevel(redBatchLevel);
+    redLooped.forEach((a, i) => {
+      L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
+      emitLevel(redBatchLevel + 1 + i);
     });
-    L.line(`o += ${keptPoints.length};`);
-    if (!k.unroll) keptBaseAxes.forEach(() => L.close());
+    for (const line of body) L.line(line);
+    for (const _ of redLooped) L.close();
+    for (const _ of redBatch) L.close();
+    for (const line of after) L.line(line);
+  } else {
+    for (const line of body) L.line(line);
   }
+  for (const _ of keptLooped) L.close();
   for (const _ of keptBatch) L.close();
-  const body = [...helpers].map((h) => HELPERS[h]!).join("\n") + "\n" + L.toString();
-  if (k.outputs.length === 0) throw new UnsupportedOpError("codegen js: a kernel needs an output");
-  return { source: `function kernel(ins, outs, sizes, strides) {\n${body}\n}`, body };
+  const helpers = [...em.helpers].map((h) => HELPERS[h]!).join("\n");
+  const text = (helpers ? helpers + "\n" : "") + L.toString();
+  return { source: `function kernel(ins, outs, sizes, strides) {\n${text}\n}`, body: text };
 }

@@ -83,6 +83,8 @@ export interface Kernel {
   readonly exprs: readonly KExpr[];
   /** Scheduler's decision: emit the base loops fully unrolled (straight-line code per batch element). */
   readonly unroll: boolean;
+  /** When not fully unrolled: base axes a backend may still unroll (small ones). */
+  readonly unrollAxes?: readonly number[];
 }
 
 /**

@@ -201,6 +201,19 @@ function inputDesc(n: Node): KernelInput {
 /** Reductions that get their own reduction kernel (small base reductions inline instead). */
 const isReduce = (n: Node): boolean => REDUCE_OPS.has(n.op as KReduceOp) && !inlineReduce(n);
 
+/** Axes of at most 4 elements (xyz, quaternion components) are unrolled inside looped kernels. */
+function smallAxes(shape: readonly number[], opts: FuseOptions): number[] {
+  const axes: number[] = [];
+  let total = 1;
+  shape.forEach((d, a) => {
+    if (d <= 4 && total * d <= opts.unrollLimit) {
+      axes.push(a);
+      total *= d;
+    }
+  });
+  return axes;
+}
+
 /** Builds one kernel writing every node of `group` (all share one iteration space). */
 function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, opts: FuseOptions): Step & { kind: "kernel" } {
   const b = new KernelBuilder(materialized);
@@ -217,6 +230,7 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
       outputs: group.map((n) => ({ dtype: n.type.dtype, value, reduce: n.op as KReduceOp })),
       exprs: b.exprs,
       unroll: numel(x.type.base) <= opts.unrollLimit,
+      unrollAxes: smallAxes(x.type.base, opts),
     };
     return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: x };
   }
@@ -230,6 +244,7 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
     outputs: group.map((n, i) => ({ dtype: n.type.dtype, value: values[i]!, reduce: null })),
     exprs: b.exprs,
     unroll: numel(root.type.base) <= opts.unrollLimit,
+    unrollAxes: smallAxes(root.type.base, opts),
   };
   return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: root };
 }

@@ -687,7 +687,7 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
   });
 
   it("rejects float64 with a typed error", async () => {
-    expect(() => gpu.alloc("float64", 4)).toThrow(BackendError);
+    expect(() => gpu.alloc("float64", 4)).toThrow(DTypeError);
     const k: Kernel = {
       batchRank: 1,
       baseShape: [],

@@ -54,3 +54,17 @@ describeWebGPU(probe, "jit on WebGPU", (gpu) => {
     }
   });
 });
+
+describeWebGPU(probe, "float64 on WebGPU", (gpu) => {
+  it("is a DTypeError naming the tensor, never a silent downcast", async () => {
+    const { DTypeError } = await import("../../ir/errors.js");
+    registerBackend(gpu);
+    setBackend("webgpu");
+    try {
+      expect(() => fromTypedArray(new Float64Array(6), [2, 3], { batchDim: 1 })).toThrow(DTypeError);
+      expect(() => fromTypedArray(new Float64Array(6), [2, 3], { batchDim: 1 })).toThrow("tensor (2; 3) is float64, which WebGPU cannot hold");
+    } finally {
+      setBackend("js");
+    }
+  });
+});
