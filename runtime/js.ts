@@ -61,12 +61,11 @@ export class JsBackend implements Backend {
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void {
     const strides: number[] = [];
     for (const s of launch.inputBatchStrides) for (const v of s) strides.push(v);
-    (k as JsCompiled).fn(
-      inputs.map((b) => (b as JsBuffer).data),
-      outputs.map((b) => (b as JsBuffer).data),
-      launch.batchSizes,
-      strides,
-    );
+    const ins: TypedArray[] = [];
+    for (const b of inputs) ins.push((b as JsBuffer).data);
+    const outs: TypedArray[] = [];
+    for (const b of outputs) outs.push((b as JsBuffer).data);
+    (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides);
   }
 
   free(_buf: DeviceBuffer): void {

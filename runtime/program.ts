@@ -104,52 +104,67 @@ export class Program {
   run(inputs: readonly BoundValue[]): BoundValue[] {
     const g = this.schedule.graph;
     if (inputs.length !== g.inputs.length) throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
-    const bound = new Map<Node, ConcreteType>();
-    g.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
-    const types = inferConcrete(this.schedule.order, bound);
+    const types = this.concreteTypes(inputs);
     const buffers = new Map<Node, DeviceBuffer>();
-    g.inputs.forEach((n, i) => buffers.set(n, inputs[i]!.buffer));
+    for (let i = 0; i < inputs.length; i++) buffers.set(g.inputs[i]!, inputs[i]!.buffer);
     const b = this.backend;
     // Buffer planning: an intermediate whose last use has passed is reused by a
     // later step that needs the same dtype and length; what is left goes back to the backend.
-    const spare = new Map<string, DeviceBuffer[]>();
-    const alloc = (dtype: DType, length: number): DeviceBuffer => {
-      const reuse = spare.get(`${dtype}:${length}`)?.pop();
-      if (reuse !== undefined) {
-        counters.buffersReused++;
-        return reuse;
-      }
-      return b.alloc(dtype, length);
-    };
-    const release = (buf: DeviceBuffer): void => {
-      const key = `${buf.dtype}:${buf.length}`;
-      const list = spare.get(key);
-      if (list) list.push(buf);
-      else spare.set(key, [buf]);
-    };
-    this.schedule.steps.forEach((step, si) => {
+    let spare: Map<string, DeviceBuffer[]> | undefined;
+    const steps = this.schedule.steps;
+    for (let si = 0; si < steps.length; si++) {
+      const step = steps[si]!;
       if (step.kind === "view") {
         buffers.set(step.node, buffers.get(step.source)!);
       } else {
-        const outs = step.outputs.map((n) => {
+        const outs: DeviceBuffer[] = [];
+        for (const n of step.outputs) {
           const t = types.get(n)!;
-          const buf = alloc(t.dtype, prod(t.batch) * prod(t.base));
+          const length = prod(t.batch) * prod(t.base);
+          let buf = spare?.get(`${t.dtype}:${length}`)?.pop();
+          if (buf === undefined) buf = b.alloc(t.dtype, length);
+          else counters.buffersReused++;
           buffers.set(n, buf);
-          return buf;
-        });
-        const space = types.get(step.space)!;
-        b.dispatch(
-          this.compiled[si]!,
-          step.inputs.map((n) => buffers.get(n)!),
-          outs,
-          { batchSizes: space.batch, inputBatchStrides: step.inputs.map((n) => batchStrides(types.get(n)!)) },
-        );
+          outs.push(buf);
+        }
+        const ins: DeviceBuffer[] = [];
+        const strides: number[][] = [];
+        for (const n of step.inputs) {
+          ins.push(buffers.get(n)!);
+          strides.push(batchStrides(types.get(n)!));
+        }
+        b.dispatch(this.compiled[si]!, ins, outs, { batchSizes: types.get(step.space)!.batch, inputBatchStrides: strides });
         counters.dispatches++;
       }
-      for (const n of this.releases[si]!) release(buffers.get(n)!);
-    });
-    for (const list of spare.values()) for (const buf of list) b.free(buf);
-    return g.outputs.map((o) => ({ buffer: buffers.get(o)!, type: types.get(o)! }));
+      for (const n of this.releases[si]!) {
+        const buf = buffers.get(n)!;
+        const key = `${buf.dtype}:${buf.length}`;
+        spare ??= new Map();
+        const list = spare.get(key);
+        if (list) list.push(buf);
+        else spare.set(key, [buf]);
+      }
+    }
+    if (spare) for (const list of spare.values()) for (const buf of list) b.free(buf);
+    const out: BoundValue[] = [];
+    for (const o of g.outputs) out.push({ buffer: buffers.get(o)!, type: types.get(o)! });
+    return out;
+  }
+
+  private lastShapes: string | undefined;
+  private lastTypes: Map<Node, ConcreteType> | undefined;
+
+  /** Shape inference for one call; repeated calls with the same input shapes reuse the last result. */
+  private concreteTypes(inputs: readonly BoundValue[]): Map<Node, ConcreteType> {
+    let key = "";
+    for (const v of inputs) key += `${v.type.dtype}${v.type.batch.join(",")};${v.type.base.join(",")}|`;
+    if (key === this.lastShapes && this.lastTypes !== undefined) return this.lastTypes;
+    const bound = new Map<Node, ConcreteType>();
+    this.schedule.graph.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
+    const types = inferConcrete(this.schedule.order, bound);
+    this.lastShapes = key;
+    this.lastTypes = types;
+    return types;
   }
 
   /** The generated source of every kernel, in launch order. */

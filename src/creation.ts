@@ -2,6 +2,7 @@
 import { ARRAY_CTOR, castScalar, isDType, type DType, type TypedArray } from "../ir/dtype.js";
 import { DTypeError, ShapeError } from "../ir/errors.js";
 import { fmtShape, prod } from "../ir/types.js";
+import { JsBackend } from "../runtime/js.js";
 import { getBackend } from "./backend.js";
 import { Tensor, type NestedArray } from "./tensor.js";
 
@@ -82,19 +83,25 @@ function dtypeOfArray(a: TypedArray): DType {
 }
 
 /**
- * A tensor over a typed array (copied), row-major with batch dims first:
+ * A tensor over a typed array, row-major with batch dims first:
  * `fromTypedArray(xyz, [B, N, 3], { batchDim: 1 })` is `(B; N,3)`.
- * The dtype follows the array type (Uint8Array is bool).
+ * The dtype follows the array type (Uint8Array is bool). The data is copied,
+ * unless `copy: false` on the JS backend, where the tensor then reads the
+ * caller's array directly (the caller must not change it while the tensor lives).
  */
-export function fromTypedArray(data: TypedArray, shape: readonly number[], opts: TensorOptions = {}): Tensor {
+export function fromTypedArray(data: TypedArray, shape: readonly number[], opts: TensorOptions & { copy?: boolean } = {}): Tensor {
   checkShape("fromTypedArray", shape);
   const dtype = opts.dtype ?? dtypeOfArray(data);
   if (prod(shape) !== data.length) {
     throw new ShapeError(`fromTypedArray: ${data.length} values do not fill shape (${shape.join(",")})`);
   }
   const [batch, base] = splitShape("fromTypedArray", shape, opts.batchDim ?? 0);
-  const arr = data instanceof ARRAY_CTOR[dtype] ? data : new ARRAY_CTOR[dtype](data);
-  return fromData(dtype, batch, base, arr);
+  const same = data instanceof ARRAY_CTOR[dtype];
+  const backend = getBackend();
+  if (opts.copy === false && same && backend instanceof JsBackend) {
+    return Tensor._fromBuffer({ dtype, batch, base }, backend.wrap(dtype, data), backend);
+  }
+  return fromData(dtype, batch, base, same ? data : new ARRAY_CTOR[dtype](data));
 }
 
 /** A tensor of `value` with the given batch and base shapes: `full([B], [3, 3], 0.5)` is `(B; 3,3)`. */

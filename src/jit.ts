@@ -73,7 +73,21 @@ export function jit<A extends Tensor[], R extends JitOutput>(fn: (...args: A) =>
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
   const name = opts.name ?? (fn.name || "jit");
 
+  let lastArgs: readonly Tensor[] | undefined;
+  const sameSignature = (a: readonly Tensor[], b: readonly Tensor[]): boolean =>
+    a.length === b.length &&
+    a.every((x, i) => {
+      const y = b[i]!;
+      return x.dtype === y.dtype && x._type.batch.length === y._type.batch.length && x._type.base.length === y._type.base.length && x._type.base.every((d, j) => d === y._type.base[j]);
+    });
   const entryFor = (args: readonly Tensor[]): Entry => {
+    // Fast path: same signature as the previous call.
+    if (last !== undefined && lastArgs !== undefined && sameSignature(args, lastArgs)) {
+      stats.cacheHits++;
+      lastArgs = args;
+      return last;
+    }
+    lastArgs = args;
     const key = args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
     const hit = entries.get(key);
     if (hit !== undefined) {

@@ -11,6 +11,7 @@ import type { ConcreteType } from "../ir/shapes.js";
 import { isConcrete } from "../ir/types.js";
 import { runPipeline } from "../passes/pipeline.js";
 import type { Backend } from "../runtime/backend.js";
+import { JsBuffer } from "../runtime/js.js";
 import { Program } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
@@ -92,11 +93,12 @@ export async function realize(t: Tensor): Promise<void> {
   finish(t, await p.program, p.captured);
 }
 
-export function readTensorSync(t: Tensor): TypedArray {
+export function readTensorSync(t: Tensor, copy = true): TypedArray {
   realizeSync(t);
   const s = t._src;
   if (s.kind !== "buffer") throw new TraceError("internal: not realized");
   if (s.backend.readSync === undefined) throw new BackendError(`dataSync: the ${s.backend.name} backend reads asynchronously; use await t.data()`);
+  if (!copy && s.buffer instanceof JsBuffer) return s.buffer.data;
   return s.backend.readSync(s.buffer);
 }
 

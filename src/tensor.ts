@@ -99,6 +99,8 @@ export class Tensor {
   /** @internal Makes this (lazy) tensor hold a computed buffer. */
   _adopt(buffer: DeviceBuffer, backend: Backend): void {
     this._src = { kind: "buffer", buffer, backend };
+    // Host memory is the garbage collector's; device memory is counted and freed by us.
+    if (backend.name === "js") return;
     retainBuffer(buffer);
     collected.register(this, { buffer, backend }, this);
   }
@@ -110,7 +112,7 @@ export class Tensor {
   dispose(): void {
     const s = this._src;
     this._src = { kind: "disposed" };
-    if (s.kind === "buffer") {
+    if (s.kind === "buffer" && s.backend.name !== "js") {
       collected.unregister(this);
       releaseBuffer(s.buffer, s.backend);
     }
@@ -169,9 +171,12 @@ export class Tensor {
     return readTensor(this);
   }
 
-  /** Synchronous read-back; JS backend only. */
-  dataSync(): TypedArray {
-    return readTensorSync(this);
+  /**
+   * Synchronous read-back; JS backend only. A copy, unless `copy: false`, which
+   * returns the tensor's own storage (fast; do not modify it).
+   */
+  dataSync(opts: { copy?: boolean } = {}): TypedArray {
+    return readTensorSync(this, opts.copy ?? true);
   }
 
   /** The values as nested arrays (bool tensors give booleans). */

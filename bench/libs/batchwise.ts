@@ -23,14 +23,14 @@ interface Tensor {
   sum(axes: number[], opts?: { keepdim?: boolean }): Tensor;
   mean(axes: number[], opts?: { keepdim?: boolean }): Tensor;
   max(axes: number[], opts?: { keepdim?: boolean }): Tensor;
-  dataSync(): ArrayLike<number>;
+  dataSync(opts?: { copy?: boolean }): ArrayLike<number>;
   data(): Promise<ArrayLike<number>>;
   dispose?(): void;
 }
 type Jitted<A extends unknown[], R> = ((...args: A) => R) & { stats: Counters; callAsync(...args: A): Promise<R> };
 interface Batchwise {
   jit<A extends unknown[], R>(fn: (...args: A) => R): Jitted<A, R>;
-  fromTypedArray(data: Float32Array, shape: number[], opts: { batchDim: number }): Tensor;
+  fromTypedArray(data: Float32Array, shape: number[], opts: { batchDim: number; copy?: boolean }): Tensor;
   setBackend?(name: string): void;
   initWebGPU?(): Promise<unknown>;
   // Typed tensors and ragged helpers: later issues; probed at run time.
@@ -40,8 +40,10 @@ interface Batchwise {
   getFirstIdx?: unknown;
 }
 
+// Zero-copy on both ends (`copy: false`), as the hand-written loop reads its input
+// and returns its output array directly; WebGPU uploads and reads back as it must.
 function f32(t: Tensor): Float32Array {
-  const d = t.dataSync();
+  const d = t.dataSync({ copy: false });
   return d instanceof Float32Array ? d : Float32Array.from(d);
 }
 
@@ -113,7 +115,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
   adapter.kernels.B1 = () => {
     const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()));
     return {
-      run: ({ x }) => run1(f, bw.fromTypedArray(x, [x.length], { batchDim: 1 })),
+      run: ({ x }) => run1(f, bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false })),
       stats: counters(f),
     };
   };
@@ -126,7 +128,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       return centred.div(norms.max([0], { keepdim: true }));
     });
     return {
-      run: ({ x, clouds, points }) => run1(f, bw.fromTypedArray(x, [clouds, points, 3], { batchDim: 1 })),
+      run: ({ x, clouds, points }) => run1(f, bw.fromTypedArray(x, [clouds, points, 3], { batchDim: 1, copy: false })),
       stats: counters(f),
     };
   };
@@ -148,7 +150,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       const det = bw.jit((m: Tensor) => wrap(m).det());
       return {
         run: ({ m, count }): B2Out => {
-          const t = bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1 });
+          const t = bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false });
           return { inv: f32(inv(t)), det: f32(det(t)) };
         },
         stats: () => {
@@ -174,7 +176,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
   } else {
     adapter.kernels.B4 = () => ({
       run: ({ clouds, sizes }): B4Out => {
-        const list = clouds.map((c, b) => bw.fromTypedArray(c, [sizes[b]!, 3], { batchDim: 0 }));
+        const list = clouds.map((c, b) => bw.fromTypedArray(c, [sizes[b]!, 3], { batchDim: 0, copy: false }));
         const padded = listToPadded(list, 0);
         const [packed, shapePerTensor] = listToPacked(list);
         let maxN = 0;

@@ -1,0 +1,190 @@
+/**
+ * PrimitiveTensor: the base of NEML2's typed tensors, a Tensor whose base
+ * shape is fixed by the type.
+ *
+ * Composition, not subclassing: a typed tensor holds its Tensor in `t`. A
+ * subclass of Tensor would inherit ~60 methods whose signatures (`mul(y:
+ * Tensor): Tensor`, `reshape`, `sum`, …) either break the static base shape or
+ * clash with the typed overloads (`R2.mul(Vec): Vec`), and TypeScript requires
+ * an override to stay assignable to the method it overrides. Wrapping keeps
+ * the typed API closed (only the operations the type has) while `x.t` is the
+ * escape hatch to the untyped Tensor, e.g. for `jit`:
+ * ```ts
+ * const f = jit((a: Tensor) => new R2(a).inverse().det().t);
+ * ```
+ */
+import { isFloat, type DType } from "../../ir/dtype.js";
+import { DTypeError, ShapeError } from "../../ir/errors.js";
+import { fmtShape, prod } from "../../ir/types.js";
+import type { NestedArray, Tensor } from "../tensor.js";
+import { full as fullTensor, tensor as tensorFrom } from "../creation.js";
+import { batchIndexHost, batchSliceHost, type BatchIndex } from "./host.js";
+import type { Scalar } from "./scalar.js";
+
+/** The static side of a typed tensor class: `new (t)` plus its name and base shape. */
+export interface PrimitiveClass<T> {
+  new (t: Tensor): T;
+  readonly NAME: string;
+  readonly BASE: readonly number[];
+  /** The dtype of created values when none is given (MillerIndex: int32). */
+  readonly DEFAULT_DTYPE: DType;
+}
+
+export interface TypedOptions {
+  readonly dtype?: DType;
+}
+
+/** Anything a typed operation accepts as a scalar: a Scalar or a JS number. */
+export type ScalarLike = Scalar | number;
+
+/** The Tensor behind a typed value or a number (numbers stay numbers: they are weakly typed). */
+export function raw(x: { readonly t: Tensor } | number): Tensor | number {
+  return typeof x === "number" ? x : x.t;
+}
+
+export abstract class PrimitiveTensor<Self> {
+  /** The underlying `(batch; base)` tensor. */
+  readonly t: Tensor;
+
+  protected constructor(t: Tensor, name: string, base: readonly number[], integer = false) {
+    if (t.baseShape.length !== base.length || t.baseShape.some((d, i) => d !== base[i])) {
+      throw new ShapeError(`${name}: expected base (${base.join(",")}), got x ${t.toString()}`);
+    }
+    if (integer ? isFloat(t.dtype) || t.dtype === "bool" : !isFloat(t.dtype)) {
+      throw new DTypeError(`${name}: expected ${integer ? "an integer" : "a float"} dtype, got ${t.dtype} for x ${t.toString()}`);
+    }
+    this.t = t;
+  }
+
+  /** A value of the same type over another tensor. */
+  protected make(t: Tensor): Self {
+    return new (this.constructor as new (t: Tensor) => Self)(t);
+  }
+
+  // ---- creation (static, inherited by every type) ----
+
+  /** `R2.zeros([5, 2])` is `(5,2; 3,3)` zeros. */
+  static zeros<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
+    return new this(fullTensor(batchShape, this.BASE, 0, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+  }
+
+  static ones<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
+    return new this(fullTensor(batchShape, this.BASE, 1, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+  }
+
+  /** Every component equal to `value`. */
+  static full<T>(this: PrimitiveClass<T>, batchShape: readonly number[], value: number, opts: TypedOptions = {}): T {
+    return new this(fullTensor(batchShape, this.BASE, value, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+  }
+
+  /**
+   * From nested arrays; the batch dim is inferred as NEML2's `create` does
+   * (rank minus the base rank): `Vec.create([[1, 2, 3], [4, 5, 6]])` is `(2; 3)`.
+   */
+  static create<T>(this: PrimitiveClass<T>, data: NestedArray, opts: TypedOptions = {}): T {
+    let rank = 0;
+    for (let p: NestedArray = data; Array.isArray(p); p = p[0] as NestedArray) rank++;
+    const batchDim = rank - this.BASE.length;
+    if (batchDim < 0) throw new ShapeError(`${this.NAME}.create: data of rank ${rank} is smaller than the base (${this.BASE.join(",")})`);
+    return new this(tensorFrom(data, { batchDim, dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+  }
+
+  // ---- shape ----
+
+  get dtype(): DType {
+    return this.t.dtype;
+  }
+  get batchShape(): readonly number[] {
+    return this.t.batchShape;
+  }
+  get batchDim(): number {
+    return this.t.batchDim;
+  }
+  get baseShape(): readonly number[] {
+    return this.t.baseShape;
+  }
+  /** Product of the base shape (NEML2's `base_storage`). */
+  get baseStorage(): number {
+    return prod(this.t.baseShape);
+  }
+  /** `R2(5; 3,3)`. */
+  toString(): string {
+    return `${(this.constructor as PrimitiveClass<Self>).NAME}${fmtShape(this.t.symbolicBatchShape, this.t.baseShape)}`;
+  }
+
+  // ---- read-back ----
+
+  data() {
+    return this.t.data();
+  }
+  dataSync() {
+    return this.t.dataSync();
+  }
+  toArraySync(): NestedArray {
+    return this.t.toArraySync();
+  }
+
+  // ---- arithmetic shared by every type (NEML2: prim ⊕ prim, prim ⊕ Scalar, prim ⊕ real) ----
+
+  /** `x + y` with the same type, a Scalar (broadcast over the base) or a number. */
+  add(y: Self | ScalarLike): Self {
+    return this.make(this.t.add(raw(y as { readonly t: Tensor } | number)));
+  }
+  sub(y: Self | ScalarLike): Self {
+    return this.make(this.t.sub(raw(y as { readonly t: Tensor } | number)));
+  }
+  /** Scaling by a Scalar or a number; typed products are overloads on each type. */
+  mul(y: ScalarLike): Self {
+    return this.make(this.t.mul(raw(y)));
+  }
+  div(y: ScalarLike): Self {
+    return this.make(this.t.div(raw(y)));
+  }
+  neg(): Self {
+    return this.make(this.t.neg());
+  }
+
+  // ---- batch shape ops (each sees only the batch block) ----
+
+  /** Broadcasts the batch to `shape` (-1 keeps a dim); the base is untouched. */
+  batchExpand(shape: readonly number[]): Self {
+    return this.make(this.t.batchExpand(shape));
+  }
+  batchReshape(shape: readonly number[]): Self {
+    return this.make(this.t.batchReshape(shape));
+  }
+  /** Inserts a size-1 batch dim; negative `d` counts from the end of the batch block. */
+  batchUnsqueeze(d: number): Self {
+    return this.make(this.t.batchUnsqueeze(d));
+  }
+  batchSum(axes?: number | readonly number[]): Self {
+    return this.make(this.t.batchSum(axes));
+  }
+  batchMean(axes?: number | readonly number[]): Self {
+    return this.make(this.t.batchMean(axes));
+  }
+  /**
+   * NumPy-style indexing of the batch block only (ints, `{start,stop,step}`,
+   * `null` for a new axis, `"..."`): `(5,3,1,3; 1,7,8)` indexed `[0, "..."]`
+   * is `(3,1,3; 1,7,8)`. Runs on the host (see host.ts): eager only.
+   */
+  batchIndex(indices: readonly BatchIndex[]): Self {
+    return this.make(batchIndexHost(this.t, indices));
+  }
+  /** `start:stop:step` on one batch dim (step must be positive). Eager only, as batchIndex. */
+  batchSlice(dim: number, start = 0, stop?: number, step = 1): Self {
+    return this.make(batchSliceHost(this.t, dim, start, stop, step));
+  }
+
+  // ---- base access ----
+
+  /**
+   * Picks base components; the result is an untyped Tensor with the same batch
+   * shape (NEML2's `base_index`): `r2.baseIndex(0)` is row 0 `(B; 3)`.
+   */
+  baseIndex(...idx: number[]): Tensor {
+    let x = this.t;
+    for (const i of idx) x = x.select(0, i);
+    return x;
+  }
+}

@@ -1,0 +1,75 @@
+/** Functions over several typed tensors: batch stacking/concatenation and linspace/logspace. */
+import { ShapeError } from "../../ir/errors.js";
+import { fromTypedArray } from "../creation.js";
+import { where, type Tensor } from "../tensor.js";
+import type { PrimitiveTensor } from "./base.js";
+import { batchCatHost } from "./host.js";
+
+type Typed<T> = PrimitiveTensor<T> & { readonly t: Tensor };
+
+function rewrap<T>(like: Typed<T>, t: Tensor): T {
+  return new (like.constructor as new (t: Tensor) => T)(t);
+}
+
+/** Pads the batch with leading size-1 dims up to `rank` (broadcasting is unchanged). */
+function toRank(t: Tensor, rank: number): Tensor {
+  let x = t;
+  while (x.batchDim < rank) x = x.batchUnsqueeze(0);
+  return x;
+}
+
+/**
+ * Stacks typed tensors along a new batch dim `d` (batch shapes broadcast;
+ * negative `d` counts from the end of the result's batch block). Traceable:
+ * there is no batch-concat op, so the result is `where(onehotᵢ, xᵢ, …)` over a
+ * constant one-hot mask with batch shape `(n, 1, …)`, which broadcasts each
+ * `xᵢ` (unsqueezed at `d`) into its slot; nothing is multiplied, so inf/NaN
+ * do not leak between slots.
+ */
+export function batchStack<T>(xs: readonly Typed<T>[], d = 0): T {
+  if (xs.length === 0) throw new ShapeError("batchStack: needs at least one tensor");
+  const rank = Math.max(...xs.map((x) => x.t.batchDim)) + 1;
+  const dim = d < 0 ? d + rank : d;
+  if (!Number.isInteger(dim) || dim < 0 || dim >= rank) throw new ShapeError(`batchStack: batch dim ${d} is out of range for rank ${rank}`);
+  const n = xs.length;
+  const parts = xs.map((x) => toRank(x.t, rank - 1).batchUnsqueeze(dim));
+  const maskShape = [n, ...Array<number>(rank - 1 - dim).fill(1)];
+  let acc = parts[n - 1]!;
+  for (let i = n - 2; i >= 0; i--) {
+    const mask = new Uint8Array(n);
+    mask[i] = 1;
+    acc = where(fromTypedArray(mask, maskShape, { batchDim: maskShape.length, dtype: "bool" }), parts[i]!, acc);
+  }
+  if (n === 1) acc = parts[0]!;
+  return rewrap(xs[0]!, acc);
+}
+
+/** Concatenates along an existing batch dim (same shapes elsewhere). Host-side, eager only (see host.ts). */
+export function batchCat<T>(xs: readonly Typed<T>[], d = 0): T {
+  if (xs.length === 0) throw new ShapeError("batchCat: needs at least one tensor");
+  return rewrap(xs[0]!, batchCatHost(xs.map((x) => x.t), d));
+}
+
+/**
+ * `start + (end - start)·k/(nstep-1)` for k = 0…nstep-1, in a new batch dim
+ * `dim` of the broadcast batch (NEML2's `linspace`): start `(5,3,1,2; 6)` with
+ * nstep 101 and dim 2 gives `(5,3,101,1,2; 6)`. Traceable.
+ */
+export function linspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim = 0): T {
+  if (!Number.isInteger(nstep) || nstep < 1) throw new ShapeError(`linspace: nstep ${nstep} must be a positive integer`);
+  const rank = Math.max(start.t.batchDim, end.t.batchDim);
+  const d = dim < 0 ? dim + rank + 1 : dim;
+  if (!Number.isInteger(d) || d < 0 || d > rank) throw new ShapeError(`linspace: batch dim ${dim} is out of range for batch rank ${rank}`);
+  const s = toRank(start.t, rank).batchUnsqueeze(d);
+  const e = toRank(end.t, rank).batchUnsqueeze(d);
+  const steps = new Float64Array(nstep).map((_, k) => (nstep === 1 ? 0 : k / (nstep - 1)));
+  const shape = [nstep, ...Array<number>(rank - d).fill(1)];
+  const f = fromTypedArray(steps, shape, { batchDim: shape.length, dtype: s.dtype });
+  return rewrap(start, s.add(e.sub(s).mul(f)));
+}
+
+/** `base ** linspace(start, end, nstep, dim)`. */
+export function logspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim = 0, base = 10): T {
+  const l = linspace(start, end, nstep, dim) as unknown as Typed<T>;
+  return rewrap(start, l.t.mul(Math.log(base)).exp());
+}

@@ -1,0 +1,195 @@
+/**
+ * The higher-order types. Most are containers NEML2 uses for derivatives
+ * (R5, SSFR5, R8, SSSSR8, SFR3, SFR4, WFR4): here they carry their static
+ * base shape, the shared arithmetic and batch ops, and the conversions the
+ * semantics define.
+ */
+import type { DType } from "../../ir/dtype.js";
+import type { Tensor } from "../tensor.js";
+import { PrimitiveTensor, type TypedOptions } from "./base.js";
+import { assemble, cst, dotOf, vecOf } from "./components.js";
+import { fullToMandel, fullToSkew } from "./mandel.js";
+import { R2 } from "./r2.js";
+import type { Vec } from "./vec.js";
+
+const F = "float32" as DType;
+
+/** R3 `(3,3,3)`. */
+export class R3 extends PrimitiveTensor<R3> {
+  static readonly NAME = "R3";
+  static readonly BASE: readonly number[] = [3, 3, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "R3" as const;
+  constructor(t: Tensor) {
+    super(t, "R3", R3.BASE);
+  }
+  /** The permutation symbol εᵢⱼₖ. */
+  static leviCivita(opts: TypedOptions = {}): R3 {
+    const eps = (i: number, j: number, k: number) => ((i - j) * (j - k) * (k - i)) / 2;
+    const c: Tensor[] = [];
+    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 3; k++) c.push(cst(eps(i, j, k), opts.dtype ?? F));
+    return new R3(assemble(c, [3, 3, 3]));
+  }
+  /** `Aᵢⱼₖvₖ`: an R2. */
+  contractK(v: Vec): R2 {
+    const w = vecOf(v.t);
+    const a = vecOf(this.t).map((row) => vecOf(row).map(vecOf));
+    return new R2(assemble(a.flatMap((row) => row.map((x) => dotOf(x, w))), [3, 3]));
+  }
+}
+
+/** R4 `(3,3,3,3)`. */
+export class R4 extends PrimitiveTensor<R4> {
+  static readonly NAME = "R4";
+  static readonly BASE: readonly number[] = [3, 3, 3, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "R4" as const;
+  constructor(t: Tensor) {
+    super(t, "R4", R4.BASE);
+  }
+  /** Swaps base axes `d1` and `d2`. */
+  transpose(d1: number, d2: number): R4 {
+    return new R4(this.t.transpose(d1, d2));
+  }
+  /** `ijkl → jilk`. */
+  transposeMinor(): R4 {
+    return new R4(this.t.permute(1, 0, 3, 2));
+  }
+  /** `ijkl → klij`. */
+  transposeMajor(): R4 {
+    return new R4(this.t.permute(2, 3, 0, 1));
+  }
+}
+
+/** SFR3 `(6,3)`. */
+export class SFR3 extends PrimitiveTensor<SFR3> {
+  static readonly NAME = "SFR3";
+  static readonly BASE: readonly number[] = [6, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "SFR3" as const;
+  constructor(t: Tensor) {
+    super(t, "SFR3", SFR3.BASE);
+  }
+}
+
+/** SFR4 `(6,3,3)` (SFFR4 in later NEML2). */
+export class SFR4 extends PrimitiveTensor<SFR4> {
+  static readonly NAME = "SFR4";
+  static readonly BASE: readonly number[] = [6, 3, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "SFR4" as const;
+  constructor(t: Tensor) {
+    super(t, "SFR4", SFR4.BASE);
+  }
+}
+
+/** WFR4 `(3,3,3)` (WFFR4 in later NEML2). */
+export class WFR4 extends PrimitiveTensor<WFR4> {
+  static readonly NAME = "WFR4";
+  static readonly BASE: readonly number[] = [3, 3, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "WFR4" as const;
+  constructor(t: Tensor) {
+    super(t, "WFR4", WFR4.BASE);
+  }
+}
+
+/** SWR4 `(6,3)`: symmetric in the first pair, skew in the second. */
+export class SWR4 extends PrimitiveTensor<SWR4> {
+  static readonly NAME = "SWR4";
+  static readonly BASE: readonly number[] = [6, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "SWR4" as const;
+  constructor(t: Tensor) {
+    super(t, "SWR4", SWR4.BASE);
+  }
+  /**
+   * `mandel₀₁(skew₂₃((F + F^{T01})/2))`. NEML2 omits the /2 here (but not in
+   * WSR4); SEMANTICS.md lists that as an upstream bug, so it is not copied.
+   */
+  static fromR4(f: R4): SWR4 {
+    const s = f.t.add(f.t.permute(1, 0, 2, 3)).mul(0.5);
+    return new SWR4(fullToMandel(fullToSkew(s, 2), 0));
+  }
+}
+
+/** WSR4 `(3,6)`: skew in the first pair, symmetric in the second. */
+export class WSR4 extends PrimitiveTensor<WSR4> {
+  static readonly NAME = "WSR4";
+  static readonly BASE: readonly number[] = [3, 6];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "WSR4" as const;
+  constructor(t: Tensor) {
+    super(t, "WSR4", WSR4.BASE);
+  }
+  /** `mandel(skew₀₁((F + F^{T23})/2), 1)`. */
+  static fromR4(f: R4): WSR4 {
+    const s = f.t.add(f.t.permute(0, 1, 3, 2)).mul(0.5);
+    return new WSR4(fullToMandel(fullToSkew(s, 0), 1));
+  }
+}
+
+/** WWR4 `(3,3)`: skew in both pairs. */
+export class WWR4 extends PrimitiveTensor<WWR4> {
+  static readonly NAME = "WWR4";
+  static readonly BASE: readonly number[] = [3, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "WWR4" as const;
+  constructor(t: Tensor) {
+    super(t, "WWR4", WWR4.BASE);
+  }
+  /**
+   * `skew₀₁(skew₂₃(F - F^{T01} - F^{T23} + F^{T01,23}))`, with no /4, as
+   * SEMANTICS.md states it. (Its `skew(…, 1)` is read as the second *pair*,
+   * axes 2,3; axes 1,2 would mix the pairs.)
+   */
+  static fromR4(f: R4): WWR4 {
+    const t = f.t;
+    const a = t.sub(t.permute(1, 0, 2, 3)).sub(t.permute(0, 1, 3, 2)).add(t.permute(1, 0, 3, 2));
+    return new WWR4(fullToSkew(fullToSkew(a, 2), 0));
+  }
+}
+
+/** R5 `(3,3,3,3,3)`. */
+export class R5 extends PrimitiveTensor<R5> {
+  static readonly NAME = "R5";
+  static readonly BASE: readonly number[] = [3, 3, 3, 3, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "R5" as const;
+  constructor(t: Tensor) {
+    super(t, "R5", R5.BASE);
+  }
+}
+
+/** SSFR5 `(6,6,3)`. */
+export class SSFR5 extends PrimitiveTensor<SSFR5> {
+  static readonly NAME = "SSFR5";
+  static readonly BASE: readonly number[] = [6, 6, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "SSFR5" as const;
+  constructor(t: Tensor) {
+    super(t, "SSFR5", SSFR5.BASE);
+  }
+}
+
+/** R8 `(3,)*8`. */
+export class R8 extends PrimitiveTensor<R8> {
+  static readonly NAME = "R8";
+  static readonly BASE: readonly number[] = [3, 3, 3, 3, 3, 3, 3, 3];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "R8" as const;
+  constructor(t: Tensor) {
+    super(t, "R8", R8.BASE);
+  }
+}
+
+/** SSSSR8 `(6,6,6,6)`. */
+export class SSSSR8 extends PrimitiveTensor<SSSSR8> {
+  static readonly NAME = "SSSSR8";
+  static readonly BASE: readonly number[] = [6, 6, 6, 6];
+  static readonly DEFAULT_DTYPE = F;
+  readonly kind = "SSSSR8" as const;
+  constructor(t: Tensor) {
+    super(t, "SSSSR8", SSSSR8.BASE);
+  }
+}

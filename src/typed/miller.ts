@@ -1,0 +1,64 @@
+/** MillerIndex `(3)`: crystallographic plane or direction indices, int32. */
+import type { DType } from "../../ir/dtype.js";
+import { Tensor, where } from "../tensor.js";
+import { PrimitiveTensor, type TypedOptions } from "./base.js";
+import { assemble, vecOf } from "./components.js";
+import { Vec } from "./vec.js";
+
+/**
+ * gcd(|a|, |b|) by Euclid's algorithm unrolled a fixed number of times: 46
+ * steps suffice for any int32 pair (the worst case is consecutive Fibonacci
+ * numbers, and F47 > 2³¹), so the loop is data-independent and traces.
+ * `gcd(0, 0) = 0`.
+ */
+export function gcd(a: Tensor, b: Tensor): Tensor {
+  let x = a.abs();
+  let y = b.abs();
+  for (let i = 0; i < 46; i++) {
+    const done = y.eq(0);
+    const r = x.mod(where(done, 1, y));
+    x = where(done, x, y);
+    y = where(done, 0, r);
+  }
+  return x;
+}
+
+export class MillerIndex extends PrimitiveTensor<MillerIndex> {
+  static readonly NAME = "MillerIndex";
+  static readonly BASE: readonly number[] = [3];
+  static readonly DEFAULT_DTYPE: DType = "int32";
+  readonly kind = "MillerIndex" as const;
+
+  constructor(t: Tensor) {
+    super(t, "MillerIndex", MillerIndex.BASE, true);
+  }
+
+  /** `MillerIndex.fill(1, 1, 0)` (int32). */
+  static fill(a: number, b: number, c: number, opts: TypedOptions = {}): MillerIndex {
+    const dtype = opts.dtype ?? "int32";
+    return new MillerIndex(assemble([a, b, c].map((v) => Tensor._const(v, dtype)), [3]));
+  }
+
+  /**
+   * Divides by `gcd(gcd(a, b), c)`, keeping signs: `(2,-4,6)` → `(1,-2,3)`.
+   * Computed in the graph (see `gcd`); the division goes through float32 and is
+   * exact for |index| < 2²⁴. `(0,0,0)` stays `(0,0,0)`.
+   */
+  reduce(): MillerIndex {
+    const [a, b, c] = vecOf(this.t) as [Tensor, Tensor, Tensor];
+    const g = gcd(gcd(a, b), c);
+    const safe = where(g.eq(0), 1, g);
+    return new MillerIndex(assemble([a, b, c].map((x) => x.div(safe).round().cast(this.t.dtype)), [3]));
+  }
+
+  /** As a float Vec. */
+  toVec(opts: TypedOptions = {}): Vec {
+    return new Vec(this.t.cast(opts.dtype ?? "float32"));
+  }
+
+  /** As a unit Vec. */
+  toNormalizedVec(opts: TypedOptions = {}): Vec {
+    const v = this.toVec(opts);
+    return v.div(v.norm());
+  }
+}

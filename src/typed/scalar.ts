@@ -1,0 +1,66 @@
+/** Scalar `()`: a batched number. Times any typed value it broadcasts over the base (NEML2's scalar rule). */
+import type { DType } from "../../ir/dtype.js";
+import { Tensor } from "../tensor.js";
+import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
+
+export class Scalar extends PrimitiveTensor<Scalar> {
+  static readonly NAME = "Scalar";
+  static readonly BASE: readonly number[] = [];
+  static readonly DEFAULT_DTYPE: DType = "float32";
+  readonly kind = "Scalar" as const;
+
+  constructor(t: Tensor) {
+    super(t, "Scalar", Scalar.BASE);
+  }
+
+  /** `Scalar.fill(2.5)` is `(;)`. */
+  static fill(value: number, opts: TypedOptions = {}): Scalar {
+    return new Scalar(Tensor._const(value, opts.dtype ?? "float32"));
+  }
+
+  /** Scalar ⊕ prim gives the prim; Scalar ⊕ Scalar/number gives a Scalar. */
+  override add<T extends PrimitiveTensor<T>>(y: T): T;
+  override add(y: ScalarLike): Scalar;
+  override add(y: PrimitiveTensor<unknown> | number): unknown {
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.add(raw(y))) : rewrap(y, this.t.add(y.t));
+  }
+  override sub<T extends PrimitiveTensor<T>>(y: T): T;
+  override sub(y: ScalarLike): Scalar;
+  override sub(y: PrimitiveTensor<unknown> | number): unknown {
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.sub(raw(y))) : rewrap(y, this.t.sub(y.t));
+  }
+  override mul<T extends PrimitiveTensor<T>>(y: T): T;
+  override mul(y: ScalarLike): Scalar;
+  override mul(y: PrimitiveTensor<unknown> | number): unknown {
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.mul(raw(y))) : rewrap(y, this.t.mul(y.t));
+  }
+  override div<T extends PrimitiveTensor<T>>(y: T): T;
+  override div(y: ScalarLike): Scalar;
+  override div(y: PrimitiveTensor<unknown> | number): unknown {
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.div(raw(y))) : rewrap(y, this.t.div(y.t));
+  }
+
+  pow(y: ScalarLike): Scalar { return new Scalar(this.t.pow(raw(y))); }
+  maximum(y: ScalarLike): Scalar { return new Scalar(this.t.maximum(raw(y))); }
+  minimum(y: ScalarLike): Scalar { return new Scalar(this.t.minimum(raw(y))); }
+  clip(lo: ScalarLike, hi: ScalarLike): Scalar { return new Scalar(this.t.clip(raw(lo), raw(hi))); }
+  abs(): Scalar { return new Scalar(this.t.abs()); }
+  sqrt(): Scalar { return new Scalar(this.t.sqrt()); }
+  exp(): Scalar { return new Scalar(this.t.exp()); }
+  log(): Scalar { return new Scalar(this.t.log()); }
+  sin(): Scalar { return new Scalar(this.t.sin()); }
+  cos(): Scalar { return new Scalar(this.t.cos()); }
+  tan(): Scalar { return new Scalar(this.t.tan()); }
+  tanh(): Scalar { return new Scalar(this.t.tanh()); }
+  /** `⟨x⟩ = max(x, 0)` (NEML2's `macaulay`). */
+  macaulay(): Scalar { return new Scalar(this.t.maximum(0)); }
+
+  /** The single value of an unbatched Scalar (JS backend). */
+  itemSync(): number {
+    return this.t.itemSync();
+  }
+}
+
+function rewrap<T>(like: PrimitiveTensor<T>, t: Tensor): T {
+  return new (like.constructor as new (t: Tensor) => T)(t);
+}

@@ -1,0 +1,138 @@
+/**
+ * SR2 `(6)`: a symmetric second-order tensor in Mandel notation
+ * `[a11, a22, a33, √2·a23, √2·a13, √2·a12]` (see mandel.ts).
+ */
+import type { DType } from "../../ir/dtype.js";
+import { ShapeError } from "../../ir/errors.js";
+import type { Tensor } from "../tensor.js";
+import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { assemble, at, det3, dotOf, inverse3, mat3, matmul3, sumOf, transposeOf, vecOf, zerosOf } from "./components.js";
+import { fillDType, scalarsOf } from "./fill.js";
+import { MANDEL_FACTORS, MANDEL_PAIRS, MANDEL_REVERSE, mandelToFull } from "./mandel.js";
+import { R2, splitFillArgs } from "./r2.js";
+import { Rot } from "./rot.js";
+import { Scalar } from "./scalar.js";
+import { SSR4 } from "./ssr4.js";
+
+/** The tensor components `a[i][j]` of a Mandel vector (shears divided by √2). */
+export function sr2Full(t: Tensor): Tensor[][] {
+  const m = vecOf(t).map((x, k) => (k < 3 ? x : x.mul(Math.SQRT1_2)));
+  return MANDEL_REVERSE.map((row) => row.map((k) => m[k]!));
+}
+
+/** A Mandel tensor from the upper triangle of component matrix `a` (NEML2's `full_to_mandel`). */
+export function sr2FromFull(a: readonly (readonly Tensor[])[]): Tensor {
+  return assemble(MANDEL_PAIRS.map(([i, j], k) => (k < 3 ? a[i]![j]! : a[i]![j]!.mul(MANDEL_FACTORS[k]!))), [6]);
+}
+
+export class SR2 extends PrimitiveTensor<SR2> {
+  static readonly NAME = "SR2";
+  static readonly BASE: readonly number[] = [6];
+  static readonly DEFAULT_DTYPE: DType = "float32";
+  readonly kind = "SR2" as const;
+
+  constructor(t: Tensor) {
+    super(t, "SR2", SR2.BASE);
+  }
+
+  /**
+   * NEML2's `SR2::fill`: 1 value fills the diagonal, 3 values are the
+   * diagonal, 6 values are the *tensor* components `(a11,a22,a33,a23,a13,a12)`
+   * and the shears are multiplied by √2.
+   */
+  static fill(a: ScalarLike, opts?: TypedOptions): SR2;
+  static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, opts?: TypedOptions): SR2;
+  static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, a23: ScalarLike, a13: ScalarLike, a12: ScalarLike, opts?: TypedOptions): SR2;
+  static fill(...args: (ScalarLike | TypedOptions | undefined)[]): SR2 {
+    const { values, opts } = splitFillArgs(args);
+    const dtype = fillDType(values, opts.dtype);
+    const v = scalarsOf(values, dtype);
+    const z = zerosOf(dtype);
+    switch (v.length) {
+      case 1: return new SR2(assemble([v[0]!, v[0]!, v[0]!, z, z, z], [6]));
+      case 3: return new SR2(assemble([v[0]!, v[1]!, v[2]!, z, z, z], [6]));
+      case 6: return new SR2(assemble(v.map((x, k) => (k < 3 ? x : x.mul(Math.SQRT2))), [6]));
+      default: throw new ShapeError(`SR2.fill: expected 1, 3 or 6 values, got ${v.length}`);
+    }
+  }
+
+  /** `[1,1,1,0,0,0]`. */
+  static identity(opts: TypedOptions = {}): SR2 {
+    return SR2.fill(1, opts);
+  }
+
+  /** Symmetrises `(T+Tᵀ)/2`, then Mandel (NEML2's `SR2(R2)`). */
+  static fromR2(r: R2): SR2 {
+    const a = mat3(r.t);
+    const s = a.map((row, i) => row.map((x, j) => (i === j ? x : x.add(a[j]![i]!).mul(0.5))));
+    return new SR2(sr2FromFull(s));
+  }
+
+  /** The full symmetric matrix. */
+  toR2(): R2 {
+    return new R2(mandelToFull(this.t));
+  }
+
+  /** Tensor component `(i, j)`: the Mandel entry divided by its factor. */
+  component(i: number, j: number): Scalar {
+    const k = MANDEL_REVERSE[i]![j]!;
+    return new Scalar(k < 3 ? at(this.t, k) : at(this.t, k).mul(Math.SQRT1_2));
+  }
+
+  /** `s·C = Cᵀ·s` with an SSR4 (NEML2's `SR2*SSR4`), or scaling. */
+  override mul(y: SSR4): SR2;
+  override mul(y: ScalarLike): SR2;
+  override mul(y: SSR4 | ScalarLike): SR2 {
+    if (y instanceof SSR4) {
+      const s = vecOf(this.t);
+      const c = vecOf(y.t).map(vecOf);
+      return new SR2(assemble([0, 1, 2, 3, 4, 5].map((j) => dotOf(s, c.map((row) => row[j]!))), [6]));
+    }
+    return new SR2(this.t.mul(raw(y)));
+  }
+
+  tr(): Scalar {
+    return new Scalar(sumOf([0, 1, 2].map((i) => at(this.t, i))));
+  }
+  /** `tr/3 · I`. */
+  vol(): SR2 {
+    return SR2.fill(this.tr().div(3));
+  }
+  /** `s - vol(s)`. */
+  dev(): SR2 {
+    return this.sub(this.vol());
+  }
+  /** `a:b`, exact on Mandel vectors thanks to the √2 factors. */
+  inner(b: SR2): Scalar {
+    return new Scalar(dotOf(vecOf(this.t), vecOf(b.t)));
+  }
+  normSq(): Scalar {
+    return this.inner(this);
+  }
+  /** `sqrt(normSq + eps)`. */
+  norm(eps = 0): Scalar {
+    const n = this.normSq();
+    return (eps === 0 ? n : n.add(eps)).sqrt();
+  }
+  /** `aᵢbⱼ` on Mandel vectors: an SSR4. */
+  outer(b: SR2): SSR4 {
+    return new SSR4(this.t.reshape([6, 1]).mul(b.t.reshape([1, 6])));
+  }
+  det(): Scalar {
+    return new Scalar(det3(sr2Full(this.t)));
+  }
+  /** Closed-form cofactor inverse of the symmetric matrix, back in Mandel form. */
+  inverse(): SR2 {
+    return new SR2(sr2FromFull(inverse3(sr2Full(this.t))));
+  }
+  /** A no-op (symmetric). */
+  transpose(): SR2 {
+    return this;
+  }
+  /** `R·S·Rᵀ`, re-Mandeled. */
+  rotate(r: Rot | R2): SR2 {
+    const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
+    return new SR2(sr2FromFull(matmul3(matmul3(q, sr2Full(this.t)), transposeOf(q))));
+  }
+}
+

@@ -1,0 +1,62 @@
+/** Vec `(3)`: a vector. */
+import type { DType } from "../../ir/dtype.js";
+import type { Tensor } from "../tensor.js";
+import { PrimitiveTensor, type ScalarLike, type TypedOptions } from "./base.js";
+import { assemble, cross3, dotOf, vecOf } from "./components.js";
+import { fillFrom } from "./fill.js";
+import { R2 } from "./r2.js";
+import { Rot } from "./rot.js";
+import { Scalar } from "./scalar.js";
+import { SR2 } from "./sr2.js";
+
+export class Vec extends PrimitiveTensor<Vec> {
+  static readonly NAME = "Vec";
+  static readonly BASE: readonly number[] = [3];
+  static readonly DEFAULT_DTYPE: DType = "float32";
+  readonly kind = "Vec" as const;
+
+  constructor(t: Tensor) {
+    super(t, "Vec", Vec.BASE);
+  }
+
+  /** `Vec.fill(1, 2, 3)`; Scalars broadcast their batch shapes. */
+  static fill(v0: ScalarLike, v1: ScalarLike, v2: ScalarLike, opts: TypedOptions = {}): Vec {
+    return new Vec(fillFrom([v0, v1, v2], [3], opts.dtype));
+  }
+
+  /** `a·b`. */
+  dot(v: Vec): Scalar {
+    return new Scalar(dotOf(vecOf(this.t), vecOf(v.t)));
+  }
+  /** `a×b` (batch shapes broadcast). */
+  cross(v: Vec): Vec {
+    return new Vec(assemble(cross3(vecOf(this.t), vecOf(v.t)), [3]));
+  }
+  /** `aᵢbⱼ` as an R2. */
+  outer(v: Vec): R2 {
+    return new R2(this.t.reshape([3, 1]).mul(v.t.reshape([1, 3])));
+  }
+  /** `aᵢaⱼ` as an SR2. */
+  selfOuter(): SR2 {
+    const a = vecOf(this.t);
+    return new SR2(assemble([a[0]!.mul(a[0]!), a[1]!.mul(a[1]!), a[2]!.mul(a[2]!), a[1]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[1]!).mul(Math.SQRT2)], [6]));
+  }
+  normSq(): Scalar {
+    return this.dot(this);
+  }
+  norm(): Scalar {
+    return this.normSq().sqrt();
+  }
+  /** `R·v` with `R` a rotation matrix or the matrix of a Rot. */
+  rotate(r: Rot | R2): Vec {
+    return (r instanceof Rot ? r.eulerRodrigues() : r).mul(this);
+  }
+  /** `op·v` (NEML2's `transform`). */
+  transform(op: R2): Vec {
+    return op.mul(this);
+  }
+  /** The skew matrix `W` with `W·u = v×u`. */
+  skew(): R2 {
+    return R2.skew(this);
+  }
+}
