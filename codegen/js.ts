@@ -80,7 +80,10 @@ const BINARY_JS: { readonly [K in KBinaryOp]: (a: string, b: string, d: DType) =
  * float32 results round after every op (as on a GPU and in the reference
  * interpreter), so a fused chain gives the same bits as the ops one by one.
  */
-function roundF32(code: string, d: DType): string {
+/** Ops whose result on float32 operands is itself a float32 value: no rounding needed. */
+const EXACT_ON_F32: ReadonlySet<string> = new Set(["neg", "abs", "floor", "ceil", "round", "trunc", "sign", "maximum", "minimum"]);
+
+function roundResult(code: string, d: DType): string {
   return d === "float32" ? `Math.fround(${code})` : code;
 }
 
@@ -232,11 +235,16 @@ class Emitter {
     return v;
   }
 
-  /** The name and level of expr `i` at a point (constants for the unrolled axes). */
-  value(i: number, point: ReadonlyMap<number, number>, memo: Map<number, { name: string; level: number }>): { name: string; level: number } {
+  /**
+   * The name and level of expr `i` at a point (constants for the unrolled axes).
+   * `stored`: the value only goes into a float32 output, whose store rounds it, so
+   * its own last rounding is left out (same bits, one Math.fround fewer).
+   */
+  value(i: number, point: ReadonlyMap<number, number>, memo: Map<number, { name: string; level: number }>, stored = false): { name: string; level: number } {
     const hit = memo.get(i);
     if (hit !== undefined) return hit;
     const e: KExpr = this.k.exprs[i]!;
+    const roundF32 = stored ? (code: string) => code : roundResult;
     const sub = (j: number) => this.value(j, point, memo);
     let code: string;
     let level = 0;
@@ -261,13 +269,15 @@ class Emitter {
       case "unary": {
         if (e.op === "round") this.helpers.add("roundHalfEven");
         const [x] = use(sub(e.x));
-        code = roundF32(UNARY_JS[e.op](x!, this.k.exprs[e.x]!.dtype), e.dtype);
+        const u = UNARY_JS[e.op](x!, this.k.exprs[e.x]!.dtype);
+        code = EXACT_ON_F32.has(e.op) ? u : roundF32(u, e.dtype);
         break;
       }
       case "binary": {
         if (e.op === "mod") this.helpers.add("floorMod");
         const [a, b] = use(sub(e.a), sub(e.b));
-        code = roundF32(BINARY_JS[e.op](a!, b!, this.k.exprs[e.a]!.dtype), e.dtype);
+        const r = BINARY_JS[e.op](a!, b!, this.k.exprs[e.a]!.dtype);
+        code = EXACT_ON_F32.has(e.op) ? r : roundF32(r, e.dtype);
         break;
       }
       case "where": {
@@ -301,7 +311,7 @@ class Emitter {
       }
     }
     const v = this.bind(code, level);
-    memo.set(i, v);
+    if (!stored) memo.set(i, v);
     return v;
   }
 }
@@ -361,7 +371,10 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   if (red === null) {
     for (const kp of keptPoints) {
       const memo = new Map<number, { name: string; level: number }>();
-      k.outputs.forEach((out, oi) => body.push(`out${oi}[ob + ${outOffset(kp)}] = ${em.value(out.value, kp, memo).name};`));
+      k.outputs.forEach((out, oi) => {
+        const stored = out.dtype === "float32" && k.exprs[out.value]!.dtype === "float32";
+        body.push(`out${oi}[ob + ${outOffset(kp)}] = ${em.value(out.value, kp, memo, stored).name};`);
+      });
     }
   } else {
     const count = [...redBatch.map((a) => `n${a}`), String(numel(redBaseAxes.map((a) => k.baseShape[a]!)))].join(" * ");
