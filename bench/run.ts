@@ -33,6 +33,8 @@ interface LibSpec {
 const LIBS: LibSpec[] = [
   { id: "hand-written", adapter: "libs/hand-written.ts", backend: "js", needsPeers: false },
   { id: "batchwise", adapter: "libs/batchwise.ts", backend: "js", needsPeers: false },
+  // The same B1 code evaluated op by op (one kernel and buffer per op): what fusion buys.
+  { id: "batchwise-unfused", adapter: "libs/batchwise.ts", backend: "js-unfused", needsPeers: false },
   // Skipped (with the reason) when no WebGPU adapter can be had. Dawn on Mesa needs a
   // surfaceless EGL; Mesa's shader cache off keeps first-compile times honest (DESIGN.md §7).
   {

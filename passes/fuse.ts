@@ -36,6 +36,8 @@ export interface FuseOptions {
   readonly maxKernelBuffers: number;
   /** Unroll base loops when the iteration space's base has at most this many elements. */
   readonly unrollLimit: number;
+  /** false: every op gets its own kernel and buffer (op-by-op evaluation, for comparison). */
+  readonly fusion?: boolean;
 }
 
 export const DEFAULT_FUSE_OPTIONS: FuseOptions = { maxKernelBuffers: Infinity, unrollLimit: 64 };
@@ -308,6 +310,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     }
   }
   for (const o of g.outputs) if (o.op !== "input") materialized.add(o);
+  if (opts.fusion === false) for (const n of order) if (n.op !== "input" && n.op !== "const") materialized.add(n);
   for (let attempt = 0; attempt <= order.length; attempt++) {
     const memo = new Map<Node, ReadonlySet<Node>>();
     const groups = new Map<string, Node[]>();
@@ -319,7 +322,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
         continue;
       }
       const key = groupKey(n, materialized, memo);
-      const group = groups.get(key);
+      const group = opts.fusion === false ? undefined : groups.get(key);
       const buffers = group ? new Set([...group, ...group.flatMap((m) => [...regionReads(m, materialized, memo)]), n, ...regionReads(n, materialized, memo)]).size : Infinity;
       if (group && buffers <= opts.maxKernelBuffers) group.push(n);
       else {

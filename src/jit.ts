@@ -67,7 +67,10 @@ let nextTraceId = 1;
  * f.stats; // { traces: 1, compiles: …, cacheHits: 1, … }
  * ```
  */
-export function jit<A extends Tensor[], R extends JitOutput>(fn: (...args: A) => R, opts: { name?: string; backend?: Backend } = {}): JitFunction<A, R> {
+export function jit<A extends Tensor[], R extends JitOutput>(
+  fn: (...args: A) => R,
+  opts: { name?: string; backend?: Backend; /** false: one kernel per op (for comparison) */ fusion?: boolean } = {},
+): JitFunction<A, R> {
   const entries = new Map<string, Entry>();
   let last: Entry | undefined;
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
@@ -114,7 +117,7 @@ export function jit<A extends Tensor[], R extends JitOutput>(fn: (...args: A) =>
     counters.traces++;
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
-    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64 }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
+    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;

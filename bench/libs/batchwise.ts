@@ -29,7 +29,7 @@ interface Tensor {
 }
 type Jitted<A extends unknown[], R> = ((...args: A) => R) & { stats: Counters; callAsync(...args: A): Promise<R> };
 interface Batchwise {
-  jit<A extends unknown[], R>(fn: (...args: A) => R): Jitted<A, R>;
+  jit<A extends unknown[], R>(fn: (...args: A) => R, opts?: { fusion?: boolean }): Jitted<A, R>;
   fromTypedArray(data: Float32Array, shape: number[], opts: { batchDim: number; copy?: boolean }): Tensor;
   setBackend?(name: string): void;
   initWebGPU?(): Promise<unknown>;
@@ -103,6 +103,14 @@ export default async function load(backend: string): Promise<LibAdapter> {
     const described = describeAdapter(info);
     adapter.notes!.push(described);
     if (described.includes("SOFTWARE")) adapter.backend = "webgpu (software)";
+  } else if (backend === "js-unfused") {
+    // B1 only: the same code with fusion off, one kernel and one buffer per op.
+    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), { fusion: false });
+    adapter.kernels.B1 = () => ({ run: ({ x }) => f32(f(bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false }))), stats: counters(f) });
+    const why = "the unfused row measures B1 only";
+    adapter.skipped = { B2: why, B3: why, B4: why };
+    adapter.notes!.push("js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer");
+    return adapter;
   } else if (backend !== "js") {
     throw new Error(`batchwise: unknown backend ${backend}`);
   }

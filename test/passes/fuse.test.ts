@@ -105,3 +105,14 @@ import { parseGraph } from "../../ir/parse.js";
 function parseAfterTrace(text: string) {
   return parseGraph(text);
 }
+
+describe("fusion off", () => {
+  it("gives one kernel per op and the same values", () => {
+    const chain = (x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh());
+    const fused = jit(chain);
+    const unfused = jit(chain, { fusion: false });
+    const x = fromTypedArray(Float32Array.from({ length: 50 }, (_, i) => i / 10 - 2), [50], { batchDim: 1 });
+    expect(Array.from(unfused(x).dataSync())).toEqual(Array.from(fused(x).dataSync()));
+    expect(kernels(unfused.dump({ after: "fuse" }))).toBe(10);
+  });
+});
