@@ -218,8 +218,8 @@ class Emitter {
     nLevels: number,
     /** Level at which each base axis's loop variable is defined (unrolled axes: none). */
     private readonly axisLevel: ReadonlyMap<number, number>,
-    /** Level at which the input pointers p0, p1, … are defined. */
-    private readonly pointerLevel: number,
+    /** Level at which the input pointers p0, p1, … are defined (one for all, or per input). */
+    private readonly pointerLevel: number | readonly number[],
   ) {
     this.levels = Array.from({ length: nLevels }, () => []);
   }
@@ -258,7 +258,7 @@ class Emitter {
         const strides = contiguousStrides(inp.baseShape);
         let off: IndexExpr = ix.c(0);
         e.index.forEach((x, d) => (off = ix.add(off, ix.mul(substIndex(x, point), ix.c(strides[d]!)))));
-        level = this.pointerLevel;
+        level = typeof this.pointerLevel === "number" ? this.pointerLevel : this.pointerLevel[e.input]!;
         for (const a of varsOf(off, new Set())) level = Math.max(level, this.axisLevel.get(a)!);
         code = `in${e.input}[p${e.input} + ${printIndex(off)}]`;
         break;
@@ -322,8 +322,128 @@ function unrolledAxes(k: Kernel): Set<number> {
   return new Set(k.unrollAxes ?? []);
 }
 
+/** A segmented kernel (ragged ops): rows outside, each row's segment inside (see `Segment`). */
+function segmentedToJS(k: Kernel): JsKernelSource {
+  const seg = k.segment!;
+  const unrolled = unrolledAxes(k);
+  const looped = k.baseShape.map((_, a) => a).filter((a) => !unrolled.has(a));
+  const unrolledList = k.baseShape.map((_, a) => a).filter((a) => unrolled.has(a));
+  const reduce = seg.mode === "reduce";
+  // Levels: 0 = the row; reduce: 1..K looped base axes, K+1 the segment loop;
+  // map/pad/mask: 1 the segment (or padded position) loop, 2.. looped base axes.
+  const axisLevel = new Map<number, number>();
+  looped.forEach((a, i) => axisLevel.set(a, reduce ? 1 + i : 2 + i));
+  const segLevel = reduce ? 1 + looped.length : 1;
+  const nLevels = reduce ? segLevel + 1 : 2 + looped.length;
+  const pointerLevels = k.inputs.map((inp) => (inp.packed ? segLevel : 0));
+  const em = new Emitter(k, nLevels, axisLevel, pointerLevels);
+  const S = numel(k.baseShape);
+  const strides = contiguousStrides(k.baseShape);
+  k.inputs.forEach((inp, i) => {
+    if (i === seg.offsets) return;
+    const ptr = inp.batchRank === 0 ? "0" : inp.packed ? `t * s${i}_0` : `i0 * s${i}_0`;
+    em.levels[pointerLevels[i]!]!.push(`const p${i} = ${ptr};`);
+  });
+  const offset = (point: ReadonlyMap<number, number>): string => {
+    let off: IndexExpr = ix.c(0);
+    k.baseShape.forEach((_, a) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(strides[a]!)))));
+    return printIndex(off);
+  };
+  const pts = points(unrolledList.map((a) => k.baseShape[a]!)).map((p) => new Map(unrolledList.map((a, i) => [a, p[i]!])));
+  const out = k.outputs[0]!;
+  const innermost: string[] = [];
+  const afterSegment: string[] = [];
+  const beforeSegment: string[] = [];
+  if (reduce) {
+    pts.forEach((pt, q) => {
+      const acc = `acc_${q}`;
+      beforeSegment.push(`let ${acc} = ${INIT[out.reduce!]};`);
+      if (out.reduce === "argmax" || out.reduce === "argmin") beforeSegment.push(`let arg_${q} = 0;`);
+      const v = em.value(out.value, pt, new Map()).name;
+      switch (out.reduce!) {
+        case "sum":
+        case "mean":
+          innermost.push(`${acc} += ${v};`);
+          break;
+        case "min":
+          innermost.push(`${acc} = Math.min(${acc}, ${v});`);
+          break;
+        case "max":
+          innermost.push(`${acc} = Math.max(${acc}, ${v});`);
+          break;
+        case "argmax":
+          innermost.push(`if (${acc} === ${acc} && (${v} !== ${v} || ${v} > ${acc})) { ${acc} = ${v}; arg_${q} = t - lo; }`);
+          break;
+        default:
+          throw new UnsupportedOpError(`codegen js: segment reduction ${out.reduce} is not supported`);
+      }
+      const result = out.reduce === "mean" ? `${acc} / (hi - lo)` : out.reduce === "argmax" ? `arg_${q}` : acc;
+      afterSegment.push(`out0[i0 * ${S} + ${offset(pt)}] = ${result};`);
+    });
+  } else if (seg.mode === "map") {
+    for (const pt of pts) innermost.push(`out0[t * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`);
+  } else {
+    const maxN = seg.maxN!;
+    for (const pt of pts) {
+      const at = `out0[(i0 * ${maxN} + n) * ${S} + ${offset(pt)}]`;
+      if (seg.mode === "mask") innermost.push(`${at} = inside;`);
+      else innermost.push(`${at} = inside ? ${em.value(out.value, pt, new Map()).name} : ${literal(seg.padValue!)};`);
+    }
+  }
+  const L = new Lines();
+  let strideIndex = 0;
+  k.inputs.forEach((inp, i) => {
+    L.line(`const in${i} = ins[${i}];`);
+    for (let d = 0; d < inp.batchRank; d++) L.line(`const s${i}_${d} = strides[${strideIndex++}];`);
+  });
+  L.line("const out0 = outs[0];");
+  L.line(`const offs = in${seg.offsets};`);
+  L.open("for (let i0 = 0; i0 + 1 < sizes[0]; i0++) {");
+  L.line("const lo = offs[i0];");
+  L.line("const hi = offs[i0 + 1];");
+  const emitLevel = (lv: number): void => {
+    for (const line of em.levels[lv]!) L.line(line);
+  };
+  emitLevel(0);
+  if (reduce) {
+    looped.forEach((a, i) => {
+      L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
+      emitLevel(1 + i);
+    });
+    for (const line of beforeSegment) L.line(line);
+    L.open("for (let t = lo; t < hi; t++) {");
+    emitLevel(segLevel);
+    for (const line of innermost) L.line(line);
+    L.close();
+    for (const line of afterSegment) L.line(line);
+    for (const _ of looped) L.close();
+  } else {
+    if (seg.mode === "map") L.open("for (let t = lo; t < hi; t++) {");
+    else {
+      L.line(`const len = Math.min(hi - lo, ${seg.maxN});`);
+      L.line(`const start = ${seg.left ? `${seg.maxN} - len` : "0"};`);
+      L.open(`for (let n = 0; n < ${seg.maxN}; n++) {`);
+      L.line("const inside = n >= start && n < start + len ? 1 : 0;");
+      L.line("const t = lo + n - start;");
+    }
+    emitLevel(1);
+    looped.forEach((a, i) => {
+      L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
+      emitLevel(2 + i);
+    });
+    for (const line of innermost) L.line(line);
+    for (const _ of looped) L.close();
+    L.close();
+  }
+  L.close();
+  const helpers = [...em.helpers].map((h) => HELPERS[h]!).join("\n");
+  const text = (helpers ? helpers + "\n" : "") + L.toString();
+  return { source: `function kernel(ins, outs, sizes, strides) {\n${text}\n}`, body: text };
+}
+
 export function kernelToJS(k: Kernel): JsKernelSource {
   if (k.outputs.length === 0) throw new UnsupportedOpError("codegen js: a kernel needs an output");
+  if (k.segment !== undefined) return segmentedToJS(k);
   const R = k.batchRank;
   const red = k.reduce;
   const redBatch = red?.batchAxes ?? [];

@@ -392,7 +392,7 @@ export function kernelToWGSL(kernel: Kernel): string {
     if ((kernel.reduce === null) !== (out.reduce === null)) {
       fail("an output's reduce op must be set exactly when the kernel reduces");
     }
-    if ((out.reduce === "argmin" || out.reduce === "argmax") && reducedBatch.size + reducedBase.size !== 1) {
+    if ((out.reduce === "argmin" || out.reduce === "argmax") && kernel.segment === undefined && reducedBatch.size + reducedBase.size !== 1) {
       fail(`${out.reduce} must reduce exactly one axis, got ${reducedBatch.size + reducedBase.size}`);
     }
   }
@@ -438,6 +438,8 @@ export function kernelToWGSL(kernel: Kernel): string {
   // Input offsets over batch dims: input dim j aligns with space batch axis batchRank - rank + j.
   const batchOffset = (i: number): string => {
     const rank = kernel.inputs[i]!.batchRank;
+    // Segmented kernels: packed inputs are read at the segment position t, the others by row b0.
+    if (kernel.segment !== undefined && rank === 1) return `${kernel.inputs[i]!.packed ? "t" : "b0"} * ${param(layout.inputStrides[i]!)}`;
     if (rank > batchRank) fail(`input ${i} has batch rank ${rank} > kernel batch rank ${batchRank}`);
     const terms: string[] = [];
     for (let j = 0; j < rank; j++) terms.push(`b${batchRank - rank + j} * ${param(layout.inputStrides[i]! + j)}`);
@@ -549,7 +551,61 @@ export function kernelToWGSL(kernel: Kernel): string {
     return ARITH[op as keyof typeof ARITH](castTo(a, ad, rd, use), castTo(b, bd, rd, use), rd, use);
   };
 
-  if (kernel.reduce === null) {
+  if (kernel.segment !== undefined) {
+    const seg = kernel.segment;
+    const out = kernel.outputs[0]!;
+    const S = numel(baseShape);
+    let flat: IndexExpr = ix.c(0);
+    contiguousStrides(baseShape).forEach((st, a) => (flat = ix.add(flat, ix.mul(ix.v(a), ix.c(st)))));
+    const at = indexCode(flat, baseShape.length);
+    const store = (v: string): string => (out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v);
+    B.line(`let lo = u32(in${seg.offsets}[b0]);`);
+    B.line(`let hi = u32(in${seg.offsets}[b0 + 1u]);`);
+    if (seg.mode === "reduce") {
+      const vd = exprs[out.value]!.dtype;
+      const isArg = out.reduce === "argmax";
+      const ad = isArg ? "int32" : accDType(out.reduce!, out.dtype);
+      if (isArg) B.line(`var best: ${REG[vd]} = ${extreme(vd, false, use)};`);
+      B.line(`var acc: ${REG[ad]} = ${isArg ? "0i" : REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
+      B.open("for (var t = lo; t < hi; t = t + 1u) {");
+      emitBody();
+      if (isArg) {
+        let cond = `v${out.value} > best`;
+        if (vd === "float32") {
+          use("isnan");
+          cond = `(${cond} || (bw_isnan(v${out.value}) && !bw_isnan(best)))`;
+        }
+        B.open(`if (${cond}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
+      } else {
+        B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
+      }
+      B.close();
+      let v = "acc";
+      if (out.reduce === "mean") v = `acc / f32(hi - lo)`;
+      if (!isArg) v = castTo(v, ad, out.dtype, use);
+      B.line(`out0[gi] = ${store(v)};`);
+    } else if (seg.mode === "map") {
+      B.open("for (var t = lo; t < hi; t = t + 1u) {");
+      emitBody();
+      B.line(`out0[t * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
+      B.close();
+    } else {
+      const maxN = seg.maxN!;
+      B.line(`let len = min(hi - lo, ${maxN}u);`);
+      B.line(`let start = ${seg.left ? `${maxN}u - len` : "0u"};`);
+      B.open(`for (var n = 0u; n < ${maxN}u; n = n + 1u) {`);
+      B.line("let inside = n >= start && n < start + len;");
+      B.line("let t = lo + n - start;");
+      if (seg.mode === "mask") {
+        B.line(`out0[(b0 * ${maxN}u + n)] = select(0u, 1u, inside);`);
+      } else {
+        emitBody();
+        const v = castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use);
+        B.line(`out0[(b0 * ${maxN}u + n) * ${S}u + ${at}] = ${store(`select(${literal(seg.padValue!, out.dtype, use)}, ${v}, inside)`)};`);
+      }
+      B.close();
+    }
+  } else if (kernel.reduce === null) {
     emitBody();
     kernel.outputs.forEach((out, j) => {
       const v = castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use);
@@ -659,6 +715,8 @@ function helperCode(used: ReadonlySet<Helper>): string {
 
 /** Number of output elements of a launch: kept batch sizes × kept base sizes. */
 export function outputCount(kernel: Kernel, batchSizes: readonly number[]): number {
+  // Segmented kernels: one invocation per row and base point (batchSizes[0] is the offsets' length).
+  if (kernel.segment !== undefined) return Math.max(0, batchSizes[0]! - 1) * numel(kernel.baseShape);
   const reducedBatch = new Set(kernel.reduce?.batchAxes ?? []);
   const reducedBase = new Set(kernel.reduce?.baseAxes ?? []);
   let n = numel(kernel.baseShape.filter((_, a) => !reducedBase.has(a)));

@@ -217,6 +217,44 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       perm.forEach((p, d) => (off += idx[nb + d]! * xst[nb + p]!));
       out[flat] = x.data[off]!;
     });
+  } else if (op === "segment_reduce") {
+    const [v, o] = ins;
+    const S = prod(v!.type.base);
+    const r = n.attrs.op as string;
+    for (let b = 0; b + 1 < o!.data.length; b++) {
+      const lo = o!.data[b]!;
+      const hi = o!.data[b + 1]!;
+      for (let s = 0; s < S; s++) {
+        const vals: number[] = [];
+        for (let t = lo; t < hi; t++) vals.push(v!.data[t * S + s]!);
+        out[b * S + s] =
+          r === "count" ? hi - lo : r === "argmax" ? (vals.length ? reduceRef("argmax", vals, v!.type.dtype) : 0) : reduceRef(r as KReduceOp, vals, v!.type.dtype);
+      }
+    }
+  } else if (op === "segment_expand") {
+    const [x, o] = ins;
+    const S = prod(x!.type.base);
+    for (let b = 0; b + 1 < o!.data.length; b++) {
+      const row = x!.type.batch[0] === 1 ? 0 : b;
+      for (let t = o!.data[b]!; t < o!.data[b + 1]!; t++) for (let s = 0; s < S; s++) out[t * S + s] = x!.data[row * S + s]!;
+    }
+  } else if (op === "segment_pad" || op === "segment_mask") {
+    const o = op === "segment_pad" ? ins[1]! : ins[0]!;
+    const v = op === "segment_pad" ? ins[0]! : undefined;
+    const maxN = n.attrs.maxN as number;
+    const left = n.attrs.left as boolean;
+    const S = prod(t.base);
+    for (let b = 0; b + 1 < o.data.length; b++) {
+      const lo = o.data[b]!;
+      const len = Math.min(o.data[b + 1]! - lo, maxN);
+      const start = left ? maxN - len : 0;
+      for (let k = 0; k < maxN; k++) {
+        const inside = k >= start && k < start + len;
+        for (let s = 0; s < S; s++) {
+          out[(b * maxN + k) * S + s] = v === undefined ? (inside ? 1 : 0) : inside ? v.data[(lo + k - start) * S + s]! : (n.attrs.value as number);
+        }
+      }
+    }
   } else if (op === "concat") {
     const axis = t.batch.length + (n.attrs.axis as number);
     const starts: number[] = [];

@@ -58,6 +58,11 @@ export type KExpr =
   | { readonly k: "select"; readonly index: IndexExpr; readonly bound: number; readonly a: number; readonly b: number; readonly dtype: DType };
 
 export interface KernelInput {
+  /**
+   * Segmented kernels only: the buffer is packed (its one batch dim is indexed by
+   * the position t inside the current row's segment, not by the row).
+   */
+  readonly packed?: boolean;
   readonly dtype: DType;
   /** Batch rank of the buffer; its dims align with the space's last `batchRank` batch dims. */
   readonly batchRank: number;
@@ -73,7 +78,28 @@ export interface KernelOutput {
   readonly reduce: KReduceOp | null;
 }
 
+/**
+ * A segmented kernel runs over the rows of a jagged tensor. Its space has one
+ * batch dim, the rows b; the launch's batch size is the offsets' length B+1.
+ * Row b's segment is t in [offsets[b], offsets[b+1]); packed inputs are read at t.
+ * - reduce: each output (per row and base point) combines the segment's values
+ *   (argmax gives the position inside the segment; count is a sum of ones);
+ * - map: one output element per packed position t, written in order of t;
+ * - pad: output (B, maxN; base): row b's values at positions [start, start+len),
+ *   start = left ? maxN-len : 0, len = min(segment length, maxN), `padValue` elsewhere;
+ * - mask: bool (B, maxN): 1 inside [start, start+len), else 0.
+ */
+export interface Segment {
+  readonly offsets: number;
+  readonly mode: "reduce" | "map" | "pad" | "mask";
+  readonly maxN?: number;
+  readonly left?: boolean;
+  readonly padValue?: number;
+}
+
 export interface Kernel {
+  /** Present on segmented kernels (ragged ops), which have batchRank 1. */
+  readonly segment?: Segment;
   readonly batchRank: number;
   readonly baseShape: readonly number[];
   /** Space axes reduced by every output of this kernel; null for an elementwise kernel. */

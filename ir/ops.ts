@@ -36,7 +36,15 @@ export const MOVEMENT_OPS: ReadonlySet<MovementOp> = new Set<MovementOp>([
 /** Ops that reinterpret a contiguous buffer's batch dims without moving data. */
 export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze"]);
 
-export type Op = "input" | "const" | "cast" | "where" | "matmul" | "concat" | KUnaryOp | KBinaryOp | KReduceOp | MovementOp;
+/**
+ * Ragged ops. A jagged tensor is `values (T; S)` (the rows packed one after the
+ * other) plus `offsets (B+1;)` int32, row b being values[offsets[b] .. offsets[b+1]).
+ */
+export type SegmentOp = "segment_reduce" | "segment_expand" | "segment_pad" | "segment_mask";
+export const SEGMENT_OPS: ReadonlySet<string> = new Set<SegmentOp>(["segment_reduce", "segment_expand", "segment_pad", "segment_mask"]);
+export type SegmentReduceOp = "sum" | "mean" | "max" | "min" | "argmax" | "count";
+
+export type Op = "input" | "const" | "cast" | "where" | "matmul" | "concat" | SegmentOp | KUnaryOp | KBinaryOp | KReduceOp | MovementOp;
 
 export type AttrValue = number | boolean | string | readonly number[];
 export type Attrs = Readonly<Record<string, AttrValue>>;
@@ -243,6 +251,54 @@ function concatType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorTyp
   return { dtype: first.dtype, batch, base };
 }
 
+function checkOffsets(op: Op, o: TensorType): Dim {
+  if (o.dtype !== "int32" || o.batch.length !== 1 || o.base.length !== 0) {
+    throw new ShapeError(`${op}: offsets must be int32 (B+1;), got offsets ${fmtTypeShape(o)} of dtype ${o.dtype}`);
+  }
+  const r = o.batch[0]!;
+  if (typeof r === "number") {
+    if (r < 1) throw new ShapeError(`${op}: offsets ${fmtTypeShape(o)} needs at least one entry`);
+    return r - 1;
+  }
+  return `${r}-1`;
+}
+
+function checkPacked(op: Op, name: string, t: TensorType): void {
+  if (t.batch.length !== 1) throw new ShapeError(`${op}: ${name} must have one (packed) batch dim, got ${name} ${fmtTypeShape(t)}`);
+}
+
+function segmentType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
+  switch (op) {
+    case "segment_reduce": {
+      const [v, o] = ins;
+      checkPacked(op, "values", v!);
+      const rows = checkOffsets(op, o!);
+      const r = attrs.op as SegmentReduceOp;
+      if (v!.dtype === "bool" && r !== "count") throw new DTypeError(`${op}: values ${fmtTypeShape(v!)} of dtype bool cannot be reduced with ${r}`);
+      const dtype: DType = r === "argmax" || r === "count" ? "int32" : r === "mean" && !isFloat(v!.dtype) ? "float32" : v!.dtype;
+      return { dtype, batch: [rows], base: v!.base };
+    }
+    case "segment_expand": {
+      const [x, o, like] = ins;
+      const rows = checkOffsets(op, o!);
+      checkPacked(op, "like", like!);
+      if (x!.batch.length !== 1 || (typeof x!.batch[0] === "number" && typeof rows === "number" && x!.batch[0] !== rows && x!.batch[0] !== 1)) {
+        throw new ShapeError(`${op}: x ${fmtTypeShape(x!)} must have one batch dim of ${rows} rows (offsets ${fmtTypeShape(o!)})`);
+      }
+      return { dtype: x!.dtype, batch: like!.batch, base: x!.base };
+    }
+    case "segment_pad": {
+      const [v, o] = ins;
+      checkPacked(op, "values", v!);
+      return { dtype: v!.dtype, batch: [checkOffsets(op, o!), attrs.maxN as number], base: v!.base };
+    }
+    default: {
+      const [o] = ins;
+      return { dtype: "bool", batch: [checkOffsets(op, o!), attrs.maxN as number], base: [] };
+    }
+  }
+}
+
 function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
   if (c!.dtype !== "bool") throw new DTypeError(`${argType(op, "cond", c!)}: needs bool`);
   if (x!.dtype !== y!.dtype) {
@@ -283,6 +339,25 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   },
   where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: whereType },
   matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: matmulType },
+  segment_reduce: {
+    arity: 2,
+    args: ["values", "offsets"],
+    attrs: z.object({ op: z.enum(["sum", "mean", "max", "min", "argmax", "count"]) }).strict(),
+    type: segmentType,
+  },
+  segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: segmentType },
+  segment_pad: {
+    arity: 2,
+    args: ["values", "offsets"],
+    attrs: z.object({ maxN: z.number().int().nonnegative(), value: anyNumber, left: z.boolean() }).strict(),
+    type: segmentType,
+  },
+  segment_mask: {
+    arity: 1,
+    args: ["offsets"],
+    attrs: z.object({ maxN: z.number().int().nonnegative(), left: z.boolean() }).strict(),
+    type: segmentType,
+  },
   concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: concatType },
   neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
   tan: unary, tanh: unary, sigmoid: unary, floor: unary, ceil: unary, round: unary, trunc: unary,

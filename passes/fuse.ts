@@ -16,7 +16,7 @@
 import { castScalar } from "../ir/dtype.js";
 import { BackendError, UnsupportedOpError } from "../ir/errors.js";
 import { fmtType } from "../ir/types.js";
-import { topoOrder, useCounts, type Graph, type Node } from "../ir/graph.js";
+import { Node, topoOrder, useCounts, type Graph } from "../ir/graph.js";
 import {
   contiguousStrides,
   ix,
@@ -26,6 +26,8 @@ import {
   type KReduceOp,
   type Kernel,
   type KernelInput,
+  type KernelOutput,
+  type Segment,
 } from "../ir/kernel.js";
 import { BINARY_OPS, REDUCE_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
 import type { Schedule, Step } from "../ir/schedule.js";
@@ -71,6 +73,10 @@ function reshapeIndex(inBase: readonly number[], outBase: readonly number[], idx
 class KernelBuilder {
   readonly exprs: KExpr[] = [];
   readonly inputs: Node[] = [];
+  /** Per input slot: read at the segment position t (segmented kernels) rather than by row. */
+  readonly packed: boolean[] = [];
+  /** Inside a segmented kernel's packed region (flipped back to rows by segment_expand). */
+  inPacked = false;
   private readonly memo = new Map<string, number>();
 
   constructor(private readonly materialized: ReadonlySet<Node>) {}
@@ -85,8 +91,11 @@ class KernelBuilder {
   }
 
   private load(n: Node, idx: readonly IndexExpr[]): number {
-    let slot = this.inputs.indexOf(n);
-    if (slot < 0) slot = this.inputs.push(n) - 1;
+    let slot = this.inputs.findIndex((m, i) => m === n && this.packed[i] === this.inPacked);
+    if (slot < 0) {
+      slot = this.inputs.push(n) - 1;
+      this.packed.push(this.inPacked);
+    }
     return this.push({ k: "load", input: slot, index: idx, dtype: n.type.dtype });
   }
 
@@ -137,6 +146,13 @@ class KernelBuilder {
         value = this.push({ k: "select", index: at, bound: pieces[i]!.end, a: piece(pieces[i]!), b: value, dtype: t.dtype });
       }
       return value;
+    }
+    if (op === "segment_expand") {
+      if (!this.inPacked) throw new UnsupportedOpError("fuse: segment_expand must be materialized outside segmented kernels");
+      this.inPacked = false;
+      const v = this.gen(n.inputs[0]!, broadcastIndex(n.inputs[0]!.type.base, t.base, idx), false);
+      this.inPacked = true;
+      return v;
     }
     if (op === "slice") {
       const axis = n.attrs.axis as number;
@@ -196,8 +212,13 @@ function cheapToRecompute(n: Node, materialized: ReadonlySet<Node>): boolean {
   return visit(n);
 }
 
-function inputDesc(n: Node): KernelInput {
-  return { dtype: n.type.dtype, batchRank: n.type.batch.length, baseShape: n.type.base };
+function inputDescs(b: KernelBuilder): KernelInput[] {
+  return b.inputs.map((n, i) => ({
+    dtype: n.type.dtype,
+    batchRank: n.type.batch.length,
+    baseShape: n.type.base,
+    ...(b.packed[i] ? { packed: true } : {}),
+  }));
 }
 
 /** Reductions that get their own reduction kernel (small base reductions inline instead). */
@@ -216,6 +237,79 @@ function smallAxes(shape: readonly number[], opts: FuseOptions): number[] {
   return axes;
 }
 
+/** How a root runs: as a plain kernel, or segmented over the rows of a jagged tensor. */
+type SegmentPlan = { readonly mode: Segment["mode"]; readonly offsets: Node };
+type Plan = { readonly mode: "plain" } | SegmentPlan;
+
+/** Builds a segmented kernel (ragged ops; see `Segment` in ir/kernel.ts). */
+function buildSegmentKernel(root: Node, plan: SegmentPlan, materialized: ReadonlySet<Node>, opts: FuseOptions): Step & { kind: "kernel" } {
+  const b = new KernelBuilder(materialized);
+  b.inputs.push(plan.offsets);
+  b.packed.push(false);
+  b.inPacked = true;
+  const inline = (n: Node): boolean => !materialized.has(n) && n.op !== "input";
+  let base: readonly number[];
+  let outputs: KernelOutput[];
+  let segment: Segment = { offsets: 0, mode: plan.mode };
+  if (plan.mode === "reduce") {
+    const values = root.inputs[0]!;
+    base = values.type.base;
+    const op = root.attrs.op as string;
+    const value = op === "count" ? b.gen(Node.make("const", [], { dtype: "int32", value: 1 }), [], false) : b.gen(values, base.map((_, i) => ix.v(i)), inline(values));
+    outputs = [{ dtype: root.type.dtype, value, reduce: op === "count" ? "sum" : (op as KReduceOp) }];
+  } else if (plan.mode === "map") {
+    base = root.type.base;
+    outputs = [{ dtype: root.type.dtype, value: b.gen(root, base.map((_, i) => ix.v(i)), true), reduce: null }];
+  } else if (plan.mode === "pad") {
+    const values = root.inputs[0]!;
+    base = values.type.base;
+    const value = b.gen(values, base.map((_, i) => ix.v(i)), inline(values));
+    outputs = [{ dtype: root.type.dtype, value, reduce: null }];
+    segment = { ...segment, maxN: root.attrs.maxN as number, left: root.attrs.left as boolean, padValue: castScalar(root.attrs.value as number, root.type.dtype) };
+  } else {
+    base = [];
+    outputs = [{ dtype: "bool", value: b.gen(Node.make("const", [], { dtype: "bool", value: 1 }), [], false), reduce: null }];
+    segment = { ...segment, maxN: root.attrs.maxN as number, left: root.attrs.left as boolean };
+  }
+  const kernel: Kernel = {
+    segment,
+    batchRank: 1,
+    baseShape: base,
+    reduce: plan.mode === "reduce" ? { batchAxes: [], baseAxes: [] } : null,
+    inputs: inputDescs(b),
+    outputs,
+    exprs: b.exprs,
+    unroll: numel(base) <= opts.unrollLimit,
+    unrollAxes: smallAxes(base, opts),
+  };
+  return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: plan.offsets };
+}
+
+/**
+ * Decides how a root runs. Returns the segment_expand nodes that must get their
+ * own buffer first (an expand can only inline into a segmented kernel over the
+ * same offsets).
+ */
+function planRoot(root: Node, materialized: ReadonlySet<Node>): { plan: Plan; materialize: Node[] } {
+  const expandsIn = (n: Node): Node[] => [...(n.op === "segment_expand" ? [n] : []), ...region(n, materialized).filter((m) => m.op === "segment_expand")];
+  const inline = (n: Node): boolean => !materialized.has(n) && n.op !== "input";
+  let plan: Plan = { mode: "plain" };
+  let expands: Node[];
+  if (root.op === "segment_reduce" || root.op === "segment_pad") {
+    const offsets = root.inputs[1]!;
+    plan = { mode: root.op === "segment_reduce" ? "reduce" : "pad", offsets };
+    const values = root.inputs[0]!;
+    expands = inline(values) ? expandsIn(values) : [];
+    return { plan, materialize: expands.filter((e) => e.inputs[1] !== offsets) };
+  }
+  if (root.op === "segment_mask") return { plan: { mode: "mask", offsets: root.inputs[0]! }, materialize: [] };
+  expands = isReduce(root) ? (inline(root.inputs[0]!) ? expandsIn(root.inputs[0]!) : []) : expandsIn(root);
+  if (expands.length === 0) return { plan, materialize: [] };
+  if (isReduce(root) || root.type.batch.length !== 1) return { plan, materialize: expands.filter((e) => e !== root) };
+  const offsets = expands[0]!.inputs[1]!;
+  return { plan: { mode: "map", offsets }, materialize: expands.filter((e) => e.inputs[1] !== offsets) };
+}
+
 /** Builds one kernel writing every node of `group` (all share one iteration space). */
 function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, opts: FuseOptions): Step & { kind: "kernel" } {
   const b = new KernelBuilder(materialized);
@@ -228,7 +322,7 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
       batchRank: x.type.batch.length,
       baseShape: x.type.base,
       reduce: { batchAxes: root.attrs.batchAxes as number[], baseAxes: root.attrs.baseAxes as number[] },
-      inputs: b.inputs.map(inputDesc),
+      inputs: inputDescs(b),
       outputs: group.map((n) => ({ dtype: n.type.dtype, value, reduce: n.op as KReduceOp })),
       exprs: b.exprs,
       unroll: numel(x.type.base) <= opts.unrollLimit,
@@ -242,7 +336,7 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
     batchRank: root.type.batch.length,
     baseShape: root.type.base,
     reduce: null,
-    inputs: b.inputs.map(inputDesc),
+    inputs: inputDescs(b),
     outputs: group.map((n, i) => ({ dtype: n.type.dtype, value: values[i]!, reduce: null })),
     exprs: b.exprs,
     unroll: numel(root.type.base) <= opts.unrollLimit,
@@ -301,7 +395,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
   const materialized = new Set<Node>();
   for (const n of order) {
     if (n.op === "input") continue;
-    if (isReduce(n)) materialized.add(n);
+    if (isReduce(n) || n.op === "segment_reduce" || n.op === "segment_pad" || n.op === "segment_mask") materialized.add(n);
     else if (VIEW_OPS.has(n.op)) {
       materialized.add(n);
       if (n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
@@ -315,10 +409,25 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     const memo = new Map<Node, ReadonlySet<Node>>();
     const groups = new Map<string, Node[]>();
     const steps: (Step | Node[])[] = [];
+    const plans = new Map<Node, Plan>();
+    let replan = false;
+    for (const n of order) {
+      if (!materialized.has(n) || VIEW_OPS.has(n.op)) continue;
+      const { plan, materialize } = planRoot(n, materialized);
+      for (const m of materialize) materialized.add(m);
+      replan ||= materialize.length > 0;
+      plans.set(n, plan);
+    }
+    if (replan) continue;
     for (const n of order) {
       if (!materialized.has(n)) continue;
       if (VIEW_OPS.has(n.op)) {
         steps.push({ kind: "view", node: n, source: n.inputs[0]! });
+        continue;
+      }
+      const plan = plans.get(n)!;
+      if (plan.mode !== "plain") {
+        steps.push(buildSegmentKernel(n, plan, materialized, opts));
         continue;
       }
       const key = groupKey(n, materialized, memo);

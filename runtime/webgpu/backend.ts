@@ -349,7 +349,10 @@ export class WebGPUBackend implements Backend {
       // Highest element the kernel may read: base block at the last batch position.
       let need = numel(spec.baseShape);
       strides.forEach((st, j) => {
-        const size = batchSizes[kernel.batchRank - spec.batchRank + j]!;
+        // Segmented kernels: rows are the offsets' length minus one; packed inputs are read
+        // at positions the offsets give (data), so only the offsets bound them.
+        let size = batchSizes[kernel.batchRank - spec.batchRank + j]!;
+        if (kernel.segment !== undefined && i !== kernel.segment.offsets) size = spec.packed ? 0 : size - 1;
         params[layout.inputStrides[i]! + j] = u32(st, `input ${i} batch stride ${j}`);
         if (size > 0) need += (size - 1) * st;
       });
@@ -360,7 +363,10 @@ export class WebGPUBackend implements Backend {
     kernel.outputs.forEach((spec, j) => {
       const buf = outs[j]!;
       if (buf.dtype !== spec.dtype) throw new BackendError(`webgpu: dispatch: output ${j} is ${buf.dtype}, kernel expects ${spec.dtype}`);
-      if (buf.length < count) throw new BackendError(`webgpu: dispatch: output ${j} has ${buf.length} elements, needs ${count}`);
+      // A segmented kernel's invocations are rows, not output elements (its writes follow the offsets).
+      if (kernel.segment === undefined && buf.length < count) {
+        throw new BackendError(`webgpu: dispatch: output ${j} has ${buf.length} elements, needs ${count}`);
+      }
       if (ins.includes(buf) || outs.indexOf(buf) !== j) {
         throw new BackendError(`webgpu: dispatch: output ${j} is also bound as another input or output; WebGPU forbids that aliasing`);
       }
