@@ -4,7 +4,7 @@
  */
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
-export { jit, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
+export { jit, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
 export { BatchwiseError, ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError } from "../ir/errors.js";
 export { promote, type DType, type TypedArray } from "../ir/dtype.js";
@@ -13,3 +13,6 @@ export { counters, snapshot as counterSnapshot, type Counters } from "../runtime
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
 export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";
+export { JaggedTensor, jagged, fromPadded, type ToPaddedOptions } from "./ragged/jagged.js";
+export * from "./typed/index.js";
+export * from "./ragged/index.js";

@@ -14,6 +14,7 @@ import { getBackend } from "./backend.js";
 import { debugLog, debugOn } from "../runtime/debug.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
+import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 
 export interface JitStats {
@@ -35,9 +36,34 @@ export interface DumpOptions {
   readonly kernels?: boolean;
 }
 
-type JitOutput = Tensor | readonly Tensor[];
+/** What a jit function takes and returns: tensors and jagged tensors (values + offsets). */
+export type JitArg = Tensor | JaggedTensor;
+type JitOutput = JitArg | readonly JitArg[];
 
-export interface JitFunction<A extends Tensor[], R extends JitOutput> {
+/** Flattens jagged tensors into their two tensors; `kinds` says how to rebuild ("t" or "j" per item). */
+function flatten(items: readonly JitArg[]): { tensors: Tensor[]; kinds: string } {
+  let kinds = "";
+  const tensors: Tensor[] = [];
+  for (const a of items) {
+    if (a instanceof JaggedTensor) {
+      tensors.push(a.values, a.offsets);
+      kinds += "j";
+    } else if (a instanceof Tensor) {
+      tensors.push(a);
+      kinds += "t";
+    } else throw new TraceError("jit: arguments and results must be Tensors or JaggedTensors");
+  }
+  return { tensors, kinds };
+}
+
+function unflatten(tensors: readonly Tensor[], kinds: string): JitArg[] {
+  const out: JitArg[] = [];
+  let k = 0;
+  for (const c of kinds) out.push(c === "j" ? new JaggedTensor(tensors[k++]!, tensors[k++]!) : tensors[k++]!);
+  return out;
+}
+
+export interface JitFunction<A extends JitArg[], R extends JitOutput> {
   (...args: A): R;
   /** Async variant: needed on backends that compile or read asynchronously (WebGPU). */
   callAsync(...args: A): Promise<R>;
@@ -54,6 +80,8 @@ interface Entry {
   readonly captured: readonly Tensor[];
   readonly program: Program | Promise<Program>;
   readonly multi: boolean;
+  /** How the flat outputs rebuild into tensors and jagged tensors. */
+  readonly outKinds: string;
 }
 
 let nextTraceId = 1;
@@ -67,7 +95,7 @@ let nextTraceId = 1;
  * f.stats; // { traces: 1, compiles: …, cacheHits: 1, … }
  * ```
  */
-export function jit<A extends Tensor[], R extends JitOutput>(
+export function jit<A extends JitArg[], R extends JitOutput>(
   fn: (...args: A) => R,
   opts: { name?: string; backend?: Backend; /** false: one kernel per op (for comparison) */ fusion?: boolean } = {},
 ): JitFunction<A, R> {
@@ -77,21 +105,23 @@ export function jit<A extends Tensor[], R extends JitOutput>(
   const name = opts.name ?? (fn.name || "jit");
 
   let lastArgs: readonly Tensor[] | undefined;
+  let lastKinds = "";
   const sameSignature = (a: readonly Tensor[], b: readonly Tensor[]): boolean =>
     a.length === b.length &&
     a.every((x, i) => {
       const y = b[i]!;
       return x.dtype === y.dtype && x._type.batch.length === y._type.batch.length && x._type.base.length === y._type.base.length && x._type.base.every((d, j) => d === y._type.base[j]);
     });
-  const entryFor = (args: readonly Tensor[]): Entry => {
+  const entryFor = (args: readonly Tensor[], kinds: string): Entry => {
     // Fast path: same signature as the previous call.
-    if (last !== undefined && lastArgs !== undefined && sameSignature(args, lastArgs)) {
+    if (last !== undefined && lastArgs !== undefined && kinds === lastKinds && sameSignature(args, lastArgs)) {
       stats.cacheHits++;
       lastArgs = args;
       return last;
     }
     lastArgs = args;
-    const key = args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
+    lastKinds = kinds;
+    const key = `${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
     const hit = entries.get(key);
     if (hit !== undefined) {
       stats.cacheHits++;
@@ -102,14 +132,29 @@ export function jit<A extends Tensor[], R extends JitOutput>(
     const before = { compiles: counters.compiles, hits: counters.cacheHits };
     const traceId = nextTraceId++;
     const maxRank = Math.max(0, ...args.map((a) => a.batchDim));
+    // Symbolic batch dims: b0, b1, … aligned from the right; a jagged argument's packed
+    // length is t<k> and its offsets' length r<k> (so its rows are r<k>-1).
+    const jaggedIndex = new Map<number, number>();
+    for (let i = 0, k = 0, jn = 0; i < kinds.length; i++) {
+      if (kinds[i] === "j") {
+        jaggedIndex.set(k, jn);
+        jaggedIndex.set(k + 1, jn++);
+        k += 2;
+      } else k++;
+    }
     const params = args.map((a, index) => {
-      const batch: Dim[] = a._type.batch.map((_, j) => `b${maxRank - a.batchDim + j}`);
+      const jn = jaggedIndex.get(index);
+      const batch: Dim[] =
+        jn === undefined ? a._type.batch.map((_, j) => `b${maxRank - a.batchDim + j}`) : [a.dtype === "int32" && a.baseDim === 0 && jaggedIndex.get(index - 1) === jn ? `r${jn}` : `t${jn}`];
       return new Tensor({ dtype: a.dtype, batch, base: a.baseShape }, { kind: "param", traceId, index });
     });
-    const result = fn(...(params as A));
+    const result = fn(...(unflatten(params, kinds) as A));
     const multi = Array.isArray(result);
-    const outs: Tensor[] = multi ? [...(result as readonly Tensor[])] : [result as Tensor];
-    if (!outs.every((o) => o instanceof Tensor)) throw new TraceError(`jit @${name}: the function must return a Tensor or an array of Tensors`);
+    const results: JitArg[] = multi ? [...(result as readonly JitArg[])] : [result as JitArg];
+    if (!results.every((o) => o instanceof Tensor || o instanceof JaggedTensor)) {
+      throw new TraceError(`jit @${name}: the function must return Tensors or JaggedTensors (or an array of them)`);
+    }
+    const { tensors: outs, kinds: outKinds } = flatten(results);
     // Lazy tensors created outside the trace are realized now and captured as constants.
     const built = buildGraph(name, outs, params, traceId);
     for (const c of built.captured) realizeSync(c);
@@ -121,7 +166,7 @@ export function jit<A extends Tensor[], R extends JitOutput>(
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
-    const entry: Entry = { key, pipeline, captured: built.captured, program, multi };
+    const entry: Entry = { key, pipeline, captured: built.captured, program, multi, outKinds };
     entries.set(key, entry);
     return entry;
   };
@@ -132,25 +177,34 @@ export function jit<A extends Tensor[], R extends JitOutput>(
       if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
       return { buffer: s.buffer, type: concreteType(t) };
     });
-    const outs = program.run(bound).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
+    const flat = program.run(bound).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
+    const outs = e.outKinds.includes("j") ? unflatten(flat, e.outKinds) : flat;
     return (e.multi ? outs : outs[0]!) as unknown as R;
+  };
+
+  const tensorsOf = (args: A): { tensors: readonly Tensor[]; kinds: string } => {
+    // Plain tensors (the common case) need no flattening.
+    if (args.every((a) => a instanceof Tensor)) return { tensors: args as readonly Tensor[], kinds: "t".repeat(args.length) };
+    return flatten(args);
   };
 
   const f = ((...args: A): R => {
     stats.calls++;
-    for (const a of args) realizeSync(a);
-    const e = entryFor(args);
+    const { tensors, kinds } = tensorsOf(args);
+    for (const a of tensors) realizeSync(a);
+    const e = entryFor(tensors, kinds);
     last = e;
     if (e.program instanceof Promise) throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
-    return runEntry(e, e.program, args);
+    return runEntry(e, e.program, tensors);
   }) as JitFunction<A, R>;
 
   f.callAsync = async (...args: A): Promise<R> => {
     stats.calls++;
-    for (const a of args) await realize(a);
-    const e = entryFor(args);
+    const { tensors, kinds } = tensorsOf(args);
+    for (const a of tensors) await realize(a);
+    const e = entryFor(tensors, kinds);
     last = e;
-    return runEntry(e, await e.program, args);
+    return runEntry(e, await e.program, tensors);
   };
 
   Object.defineProperty(f, "stats", { get: () => ({ ...stats }) });
@@ -200,7 +254,8 @@ function describeSchedule(p: PipelineResult): string {
       lines.push(`  ${nameOf(step.node)} = view ${nameOf(step.source)} : ${fmtType(step.node.type)}`);
     } else {
       const outs = step.outputs.map((o) => `${nameOf(o)}: ${fmtType(o.type)}`).join(", ");
-      const red = step.kernel.reduce ? ` reduce(batch=[${step.kernel.reduce.batchAxes}], base=[${step.kernel.reduce.baseAxes}])` : "";
+      const seg = step.kernel.segment;
+      const red = seg ? ` segment ${seg.mode}` : step.kernel.reduce ? ` reduce(batch=[${step.kernel.reduce.batchAxes}], base=[${step.kernel.reduce.baseAxes}])` : "";
       lines.push(`  kernel ${k++} (${step.kernel.exprs.length} exprs${red}${step.kernel.unroll ? ", unrolled" : ""}) reads ${step.inputs.map(nameOf).join(", ") || "nothing"} -> ${outs}`);
     }
   }

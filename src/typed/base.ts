@@ -20,6 +20,7 @@ import type { NestedArray, Tensor } from "../tensor.js";
 import { full as fullTensor, tensor as tensorFrom } from "../creation.js";
 import { batchIndexHost, batchSliceHost, type BatchIndex } from "./host.js";
 import type { Scalar } from "./scalar.js";
+import { negate } from "./components.js";
 
 /** The static side of a typed tensor class: `new (t)` plus its name and base shape. */
 export interface PrimitiveClass<T> {
@@ -141,7 +142,7 @@ export abstract class PrimitiveTensor<Self> {
     return this.make(this.t.div(raw(y)));
   }
   neg(): Self {
-    return this.make(this.t.neg());
+    return this.make(negate(this.t));
   }
 
   // ---- batch shape ops (each sees only the batch block) ----

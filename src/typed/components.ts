@@ -121,3 +121,8 @@ export function zerosOf(like: Tensor | DType, base: readonly number[] = []): Ten
   const z = cst(0, like);
   return base.length === 0 ? z : z.expand(base);
 }
+
+/** `-x`. */
+export function negate(x: Tensor): Tensor {
+  return x.neg();
+}

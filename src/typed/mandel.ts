@@ -10,7 +10,7 @@
  */
 import { ShapeError } from "../../ir/errors.js";
 import { baseStack, type Tensor } from "../tensor.js";
-import { zerosOf } from "./components.js";
+import { negate, zerosOf } from "./components.js";
 
 /** Mandel index → (i, j) of the full matrix. */
 export const MANDEL_PAIRS: readonly (readonly [number, number])[] = [[0, 0], [1, 1], [2, 2], [1, 2], [0, 2], [0, 1]];
@@ -62,9 +62,9 @@ export function skewToFull(t: Tensor, dim = 0): Tensor {
   // A constant zero (not w·0, which would turn inf into NaN), broadcast over the batch by baseStack.
   const z = zerosOf(t, w[0]!.baseShape);
   const m = [
-    [z, w[2]!.neg(), w[1]!],
-    [w[2]!, z, w[0]!.neg()],
-    [w[1]!.neg(), w[0]!, z],
+    [z, negate(w[2]!), w[1]!],
+    [w[2]!, z, negate(w[0]!)],
+    [negate(w[1]!), w[0]!, z],
   ];
   return baseStack(m.map((row) => baseStack(row, d)), d);
 }

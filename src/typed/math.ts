@@ -5,6 +5,7 @@
  * precision; float64 results carry that 2e-8 error.
  */
 import { where, type Tensor } from "../tensor.js";
+import { negate, cst } from "./components.js";
 
 const A = [1.570796305, -0.2145988016, 0.0889789874, -0.0501743046, 0.030891881, -0.0170881256, 0.0066700901, -0.0012624911];
 
@@ -12,10 +13,10 @@ export function acos(x: Tensor): Tensor {
   const a = x.abs();
   let p = a.mul(A[7]!).add(A[6]!);
   for (let k = 5; k >= 0; k--) p = p.mul(a).add(A[k]!);
-  const r = a.neg().add(1).sqrt().mul(p);
-  return where(x.lt(0), r.neg().add(Math.PI), r);
+  const r = negate(a).add(1).sqrt().mul(p);
+  return where(x.lt(0), negate(r).add(Math.PI), r);
 }
 
 export function asin(x: Tensor): Tensor {
-  return acos(x).neg().add(Math.PI / 2);
+  return cst(Math.PI / 2, x).sub(acos(x));
 }

@@ -41,14 +41,20 @@ export class MillerIndex extends PrimitiveTensor<MillerIndex> {
 
   /**
    * Divides by `gcd(gcd(a, b), c)`, keeping signs: `(2,-4,6)` → `(1,-2,3)`.
-   * Computed in the graph (see `gcd`); the division goes through float32 and is
-   * exact for |index| < 2²⁴. `(0,0,0)` stays `(0,0,0)`.
+   * Computed in the graph (see `gcd`); the division is a float32 quotient
+   * corrected once in integer arithmetic, exact for every int32. `(0,0,0)` stays `(0,0,0)`.
    */
   reduce(): MillerIndex {
     const [a, b, c] = vecOf(this.t) as [Tensor, Tensor, Tensor];
     const g = gcd(gcd(a, b), c);
     const safe = where(g.eq(0), 1, g);
-    return new MillerIndex(assemble([a, b, c].map((x) => x.div(safe).round().cast(this.t.dtype)), [3]));
+    // Exact integer division: a float32 quotient, then one integer correction of its rounding error.
+    const idiv = (x: Tensor): Tensor => {
+      const q0 = x.div(safe).round().cast(this.t.dtype);
+      const r = x.sub(q0.mul(safe));
+      return q0.add(r.div(safe).round().cast(this.t.dtype));
+    };
+    return new MillerIndex(assemble([a, b, c].map(idiv), [3]));
   }
 
   /** As a float Vec. */

@@ -2,7 +2,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { where, type Tensor } from "../tensor.js";
 import { PrimitiveTensor, type ScalarLike, type TypedOptions } from "./base.js";
-import { assemble, at, dotOf, mat3, vecOf } from "./components.js";
+import { assemble, at, dotOf, mat3, negate, vecOf } from "./components.js";
 import { fillFrom } from "./fill.js";
 import { acos } from "./math.js";
 import { R2 } from "./r2.js";
@@ -27,7 +27,7 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
   static fromRot(r: Rot): Quaternion {
     const rr = r.normSq().t;
     const d = rr.add(1);
-    const s = rr.neg().add(1).div(d);
+    const s = negate(rr).add(1).div(d);
     const v = vecOf(r.t).map((x) => x.mul(2).div(d));
     return new Quaternion(assemble([s, ...v], [4]));
   }

@@ -6,7 +6,7 @@ import type { DType } from "../../ir/dtype.js";
 import { BatchwiseError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
 import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
-import { assemble, cross3, cst, dotOf, vecOf, zerosOf } from "./components.js";
+import { assemble, cross3, cst, dotOf, negate, vecOf, zerosOf } from "./components.js";
 import { fillFrom } from "./fill.js";
 import { asin } from "./math.js";
 import { Quaternion } from "./quaternion.js";
@@ -70,14 +70,14 @@ export class Rot extends PrimitiveTensor<Rot> {
     let [a, b, c] = vecOf(angleType === "degrees" ? v.t.mul(Math.PI / 180) : v.t) as [Tensor, Tensor, Tensor];
     if (convention === "bunge") {
       a = a.sub(Math.PI / 2);
-      c = c.neg().add(Math.PI / 2);
+      c = negate(c).add(Math.PI / 2);
     } else if (convention === "roe") {
-      c = c.neg().add(Math.PI);
+      c = negate(c).add(Math.PI);
     }
     const [sa, ca, sb, cb, sc, cc] = [a.sin(), a.cos(), b.sin(), b.cos(), c.sin(), c.cos()];
     const m = [
-      sc.mul(sa).neg().sub(cc.mul(ca).mul(cb)), sc.mul(ca).sub(cc.mul(sa).mul(cb)), cc.mul(sb),
-      cc.mul(sa).sub(sc.mul(ca).mul(cb)), cc.mul(ca).neg().sub(sc.mul(sa).mul(cb)), sc.mul(sb),
+      negate(sc.mul(sa)).sub(cc.mul(ca).mul(cb)), sc.mul(ca).sub(cc.mul(sa).mul(cb)), cc.mul(sb),
+      cc.mul(sa).sub(sc.mul(ca).mul(cb)), negate(cc.mul(ca)).sub(sc.mul(sa).mul(cb)), sc.mul(sb),
       ca.mul(sb), sa.mul(sb), cb,
     ];
     return Rot.fromMatrix(new R2(assemble(m, [3, 3])));
@@ -93,10 +93,10 @@ export class Rot extends PrimitiveTensor<Rot> {
     const r = vecOf(this.t);
     const rr = dotOf(r, r);
     const d = rr.add(1).mul(rr.add(1));
-    const a = rr.neg().add(1).mul(4).div(d);
+    const a = negate(rr).add(1).mul(4).div(d);
     const b = cst(8, this.t).div(d);
     const z = zerosOf(this.t);
-    const w = [[z, r[2]!.neg(), r[1]!], [r[2]!, z, r[0]!.neg()], [r[1]!.neg(), r[0]!, z]];
+    const w = [[z, negate(r[2]!), r[1]!], [r[2]!, z, negate(r[0]!)], [negate(r[1]!), r[0]!, z]];
     // W² = r rᵀ - rr·I
     const out: Tensor[] = [];
     for (let i = 0; i < 3; i++) {
@@ -122,8 +122,8 @@ export class Rot extends PrimitiveTensor<Rot> {
     const bb = dotOf(b, b);
     const den = aa.mul(bb).add(1).sub(dotOf(a, b).mul(2));
     const c = cross3(b, a);
-    const ca = bb.neg().add(1);
-    const cb = aa.neg().add(1);
+    const ca = negate(bb).add(1);
+    const cb = negate(aa).add(1);
     return new Rot(assemble([0, 1, 2].map((i) => ca.mul(a[i]!).add(cb.mul(b[i]!)).sub(c[i]!.mul(2)).div(den)), [3]));
   }
 
@@ -144,7 +144,7 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** The shadow MRP `-r/|r|²`: the same orientation. */
   shadow(): Rot {
-    return new Rot(this.t.neg().div(this.normSq().t));
+    return new Rot(negate(this.t).div(this.normSq().t));
   }
 
   /** Geodesic distance `4·asin(clip(|r1-r2|/sqrt((1+|r1|²)(1+|r2|²)), -1, 1))`. */

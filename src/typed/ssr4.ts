@@ -3,7 +3,7 @@ import type { DType } from "../../ir/dtype.js";
 import { eye } from "../creation.js";
 import { where, type Tensor } from "../tensor.js";
 import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
-import { assemble, cst, dotOf, mat3, vecOf, zerosOf } from "./components.js";
+import { assemble, cst, dotOf, mat3, negate, vecOf, zerosOf } from "./components.js";
 import { Scalar } from "./scalar.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { fullToMandel, mandelToFull, MANDEL_FACTORS, MANDEL_PAIRS } from "./mandel.js";
@@ -105,7 +105,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
     const [e, v] = scalarsOf([E, nu], dtype) as [Tensor, Tensor];
     const oneMinus2v = v.mul(-2).add(1);
     const pf = e.div(v.add(1).mul(oneMinus2v));
-    return fromC1C2C3(v.neg().add(1).mul(pf), v.mul(pf), oneMinus2v.mul(pf), dtype);
+    return fromC1C2C3(negate(v).add(1).mul(pf), v.mul(pf), oneMinus2v.mul(pf), dtype);
   }
 
   /** Minor-symmetrises `(T + T^{01} + T^{23} + T^{01,23})/4`, then Mandel on both pairs. */
@@ -146,7 +146,8 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
   rotate(r: Rot | R2): SSR4 {
     const q = mandelRotation(r instanceof Rot ? r.eulerRodrigues() : r);
     const qt = q[0]!.map((_, j) => q.map((row) => row[j]!));
-    return new SSR4(assemble(matmul6(matmul6(q, mat6(this.t)), qt).flat(), [6, 6]));
+    const qc = matmul6(q, mat6(this.t));
+    return new SSR4(assemble(matmul6(qc, qt).flat(), [6, 6]));
   }
 
   /**
@@ -160,7 +161,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
     const n = 6;
     const one = cst(1, this.t);
     const zero = cst(0, this.t);
-    const rows = mat6(this.t).map((row, i) => [...row, ...Array.from({ length: n }, (_, j) => (i === j ? one : zero))]);
+    let rows = mat6(this.t).map((row, i) => [...row, ...Array.from({ length: n }, (_, j) => (i === j ? one : zero))]);
     for (let k = 0; k < n; k++) {
       for (let i = k + 1; i < n; i++) {
         const swap = rows[i]![k]!.abs().gt(rows[k]![k]!.abs());

@@ -1,0 +1,201 @@
+/**
+ * Jagged tensors: a batch `(B, ~N)` whose second dim is ragged (row b has N_b
+ * entries), any base shape. Stored packed: `values (T; base)` with the rows one
+ * after the other, and `offsets (B+1;)` int32, row b being
+ * `values[offsets[b] .. offsets[b+1])` (Kaolin's packed form plus first_idx).
+ *
+ * Ops are lazy IR nodes like every tensor op, so `jit` traces a function of
+ * jagged inputs once and runs it on any number of rows and any row lengths.
+ */
+import { castScalar, type DType } from "../../ir/dtype.js";
+import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
+import type { SegmentReduceOp } from "../../ir/ops.js";
+import { fmtShape } from "../../ir/types.js";
+import { fromTypedArray } from "../creation.js";
+import { Tensor } from "../tensor.js";
+import { ARRAY_CTOR } from "../../ir/dtype.js";
+
+export interface ToPaddedOptions {
+  /** Value written outside each row (default 0). */
+  readonly paddingValue?: number;
+  /** Padded length; default: the longest row (read on the host, so not inside `jit`). */
+  readonly maxLength?: number;
+  readonly paddingSide?: "right" | "left";
+}
+
+export class JaggedTensor {
+  /**
+   * From packed values `(T; base)` and int32 offsets `(B+1;)`. Eager offsets are
+   * checked (start at 0, never decrease, end at T).
+   */
+  constructor(
+    readonly values: Tensor,
+    readonly offsets: Tensor,
+  ) {
+    if (values.batchDim !== 1) throw new ShapeError(`jagged: values must be packed (T; base), got values ${values.toString()}`);
+    if (offsets.dtype !== "int32" || offsets.batchDim !== 1 || offsets.baseDim !== 0) {
+      throw new ShapeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
+    }
+    if (offsets._src.kind === "buffer" && values.batchShape[0]! >= 0) {
+      const o = offsets.dataSync({ copy: false });
+      const T = values.batchShape[0]!;
+      let ok = o.length >= 1 && o[0] === 0 && o[o.length - 1] === T;
+      for (let i = 1; ok && i < o.length; i++) ok = o[i]! >= o[i - 1]!;
+      if (!ok) throw new ShapeError(`jagged: offsets must start at 0, never decrease and end at ${T} (values ${values.toString()})`);
+    }
+  }
+
+  get dtype(): DType {
+    return this.values.dtype;
+  }
+  get baseShape(): readonly number[] {
+    return this.values.baseShape;
+  }
+  /** Number of rows B (-1 inside `jit`). */
+  get rows(): number {
+    const r = this.offsets.batchShape[0]!;
+    return r < 0 ? -1 : r - 1;
+  }
+
+  /** `(B, ~N; base)`. */
+  toString(): string {
+    return fmtShape([this.rows < 0 ? "B" : this.rows, "~N"], this.baseShape);
+  }
+
+  /** Row lengths, int32 `(B;)`. */
+  get lengths(): Tensor {
+    // A count reads no values: any packed (T;) view of them will do.
+    const per = this.baseShape.reduce((a, b) => a * b, 1);
+    const packed = per === 0 ? this.values.sum() : this.values.reshape([per]).select(0, 0);
+    return Tensor._op("segment_reduce", [packed, this.offsets], { op: "count" });
+  }
+
+  private reduceRows(op: SegmentReduceOp): Tensor {
+    return Tensor._op("segment_reduce", [this.values, this.offsets], { op });
+  }
+
+  /** Per-row sum over the ragged dim: `(B; base)`. */
+  sum(): Tensor { return this.reduceRows("sum"); }
+  /** Per-row mean (NaN for an empty row). */
+  mean(): Tensor { return this.reduceRows("mean"); }
+  max(): Tensor { return this.reduceRows("max"); }
+  min(): Tensor { return this.reduceRows("min"); }
+  /** Position of each row's largest value inside the row (0 for an empty row), int32. */
+  argmax(): Tensor { return this.reduceRows("argmax"); }
+  /** The row length at every base point, int32 `(B; base)` (see `lengths` for `(B;)`). */
+  count(): Tensor { return this.reduceRows("count"); }
+
+  /** Applies an elementwise function to the values; the rows stay as they are. */
+  map(fn: (values: Tensor) => Tensor): JaggedTensor {
+    const v = fn(this.values);
+    if (v.batchDim !== 1) throw new ShapeError(`jagged.map: the function must keep the packed batch dim, got ${v.toString()} from ${this.values.toString()}`);
+    return new JaggedTensor(v, this.offsets);
+  }
+
+  /**
+   * The other operand, lined up with the packed values: a jagged tensor with the same
+   * offsets, a per-row tensor `(B; …)` (broadcast over each row, as tileToPacked does),
+   * an unbatched tensor `(; …)`, or a number.
+   */
+  private operand(op: string, y: JaggedTensor | Tensor | number): Tensor | number {
+    if (typeof y === "number") return y;
+    if (y instanceof JaggedTensor) {
+      if (y.offsets !== this.offsets) throw new ShapeError(`jagged ${op}: both operands must share one offsets tensor; x ${this.toString()}, y ${y.toString()}`);
+      return y.values;
+    }
+    if (y.batchDim === 0) return y;
+    if (y.batchDim !== 1) throw new ShapeError(`jagged ${op}: y ${y.toString()} must be per-row (B; …) or unbatched`);
+    return Tensor._op("segment_expand", [y, this.offsets, this.values]);
+  }
+
+  add(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.add(this.operand("add", y)), this.offsets); }
+  sub(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.sub(this.operand("sub", y)), this.offsets); }
+  mul(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.mul(this.operand("mul", y)), this.offsets); }
+  div(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.div(this.operand("div", y)), this.offsets); }
+  maximum(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.maximum(this.operand("maximum", y)), this.offsets); }
+  minimum(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.minimum(this.operand("minimum", y)), this.offsets); }
+
+  /**
+   * Pads every row to `maxLength` (default: the longest row): `padded (B, maxN; base)`
+   * and a bool `mask (B, maxN)` true on real entries. Rows longer than maxLength are
+   * cut (eagerly that is an error, as Kaolin's fill_max_shape).
+   */
+  toPadded(opts: ToPaddedOptions = {}): { padded: Tensor; mask: Tensor } {
+    const left = (opts.paddingSide ?? "right") === "left";
+    let maxN = opts.maxLength;
+    const longest = (): number => {
+      if (this.offsets._src.kind === "param" || this.offsets.batchShape[0]! < 0) {
+        throw new TraceError("jagged.toPadded: inside jit the padded length must be given (maxLength)");
+      }
+      const o = this.offsets.dataSync({ copy: false });
+      let m = 0;
+      for (let i = 1; i < o.length; i++) m = Math.max(m, o[i]! - o[i - 1]!);
+      return m;
+    };
+    if (maxN === undefined) maxN = longest();
+    else if (this.offsets._src.kind === "buffer") {
+      const m = longest();
+      if (maxN < m) throw new ShapeError(`jagged.toPadded: maxLength ${maxN} is smaller than the longest row (${m})`);
+    }
+    const value = castScalar(opts.paddingValue ?? 0, this.dtype);
+    return {
+      padded: Tensor._op("segment_pad", [this.values, this.offsets], { maxN, value, left }),
+      mask: Tensor._op("segment_mask", [this.offsets], { maxN, left }),
+    };
+  }
+
+  /** The rows as separate tensors `(N_b; base)` (host side). */
+  toList(): Tensor[] {
+    const v = this.values.dataSync();
+    const o = this.offsets.dataSync();
+    const per = this.baseShape.reduce((a, b) => a * b, 1);
+    const out: Tensor[] = [];
+    for (let b = 0; b + 1 < o.length; b++) {
+      out.push(fromTypedArray(v.slice(o[b]! * per, o[b + 1]! * per), [o[b + 1]! - o[b]!, ...this.baseShape], { batchDim: 1 }));
+    }
+    return out;
+  }
+}
+
+/**
+ * A jagged tensor from a list of tensors whose first dim is the ragged one:
+ * `jagged([a (5, 3), b (2, 3)])` is `(2, ~N; 3)` (any batch/base split of the
+ * items is read as their full shape). Items must share dtype and trailing shape.
+ */
+export function jagged(list: readonly Tensor[]): JaggedTensor {
+  if (list.length === 0) throw new ShapeError("jagged: needs at least one tensor");
+  const first = list[0]!;
+  if (first.rank === 0) throw new ShapeError(`jagged: item 0 ${first.toString()} has no dim to be ragged`);
+  const base = first.shape.slice(1);
+  const per = base.reduce((a, b) => a * b, 1);
+  const offsets = new Int32Array(list.length + 1);
+  list.forEach((t, i) => {
+    if (t.dtype !== first.dtype) throw new DTypeError(`jagged: item ${i} ${t.toString()} is ${t.dtype} but item 0 ${first.toString()} is ${first.dtype}`);
+    const s = t.shape;
+    if (s.length !== first.rank || s.slice(1).some((d, j) => d !== base[j])) {
+      throw new ShapeError(`jagged: item ${i} ${t.toString()} does not match item 0 ${first.toString()} after its first dim`);
+    }
+    offsets[i + 1] = offsets[i]! + s[0]!;
+  });
+  const values = new ARRAY_CTOR[first.dtype](offsets[list.length]! * per);
+  list.forEach((t, i) => values.set(t.dataSync({ copy: false }), offsets[i]! * per));
+  return new JaggedTensor(fromTypedArray(values, [offsets[list.length]!, ...base], { batchDim: 1 }), fromTypedArray(offsets, [list.length + 1], { batchDim: 1 }));
+}
+
+/** The inverse of `toPadded`: keeps the first `lengths[b]` entries of each row (right padding). */
+export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor): JaggedTensor {
+  if (padded.batchDim !== 2) throw new ShapeError(`fromPadded: padded must be (B, maxN; base), got padded ${padded.toString()}`);
+  const [B, maxN] = padded.batchShape as [number, number];
+  const lens = Array.from(Array.isArray(lengths) ? lengths : (lengths as Tensor).dataSync());
+  if (lens.length !== B) throw new ShapeError(`fromPadded: ${lens.length} lengths for padded ${padded.toString()}`);
+  const per = padded.baseShape.reduce((a, b) => a * b, 1);
+  const src = padded.dataSync({ copy: false });
+  const offsets = new Int32Array(B + 1);
+  lens.forEach((l, b) => {
+    if (!Number.isInteger(l) || l < 0 || l > maxN) throw new ShapeError(`fromPadded: length ${l} of row ${b} does not fit padded ${padded.toString()}`);
+    offsets[b + 1] = offsets[b]! + l;
+  });
+  const values = new ARRAY_CTOR[padded.dtype](offsets[B]! * per);
+  lens.forEach((l, b) => values.set(src.subarray(b * maxN * per, (b * maxN + l) * per), offsets[b]! * per));
+  return new JaggedTensor(fromTypedArray(values, [offsets[B]!, ...padded.baseShape], { batchDim: 1 }), fromTypedArray(offsets, [B + 1], { batchDim: 1 }));
+}

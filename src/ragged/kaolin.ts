@@ -1,0 +1,523 @@
+/**
+ * Kaolin's batching helpers (`kaolin.ops.batch`), camelCased, with Kaolin's
+ * semantics and error texts (SEMANTICS.md §(a)).
+ *
+ * Layouts, for a list of sub-tensors of shapes `(*shape_i, C)`:
+ * - **padded** `(B; *maxShape, C)`: each sub-tensor is padded with a constant on
+ *   every dim but the last, then stacked on one batch dim.
+ * - **packed** `(; sum_i prod(shape_i), C)`: each sub-tensor reshaped to `(-1, C)`
+ *   and concatenated.
+ * - **shapePerTensor** `(; B, ndim-1)`: each shape without its last dim.
+ * - **firstIdx** `(; B+1)`: row offsets into packed, `firstIdx[0] = 0`.
+ *
+ * Kaolin tensors have no batch/base split, so a list element is read by its
+ * FULL shape whatever its `batchDim`. Kaolin's index tensors are int64; ours are
+ * int32 (batchwise has no int64), so a layout may hold at most 2^31-1 rows.
+ *
+ * These are data-movement helpers: they read their inputs on the host
+ * (`dataSync`, JS backend), copy contiguous runs with `TypedArray.set`, and
+ * return realized tensors. They are eager, so they cannot be used inside `jit`
+ * (a traced input is a `TraceError`). Where Kaolin returns views (`packedToList`,
+ * `paddedToList`), these return copies.
+ */
+import { castScalar, isInt, ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
+import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
+import { prod } from "../../ir/types.js";
+import { fromTypedArray } from "../creation.js";
+import type { Tensor } from "../tensor.js";
+
+/** A padding value; it is cast to the output dtype (`true`/`false` for bool, as Kaolin's `False`). */
+export type PaddingValue = number | boolean;
+
+/** A list of integers: an integer tensor (read by its full shape) or a plain array. */
+export type IntsLike = Tensor | readonly number[];
+
+const INT32_MAX = 2 ** 31 - 1;
+
+// ------------------------------------------------------------------ host helpers
+
+/** The full shape of an eager tensor; inside `jit` its batch sizes are unknown. */
+function concreteShape(op: string, t: Tensor, what: string): readonly number[] {
+  // Without batch dims the base shape is the full shape (no copy: these run per list element).
+  if (t.batchDim === 0) return t.baseShape;
+  const shape = t.shape;
+  if (shape.some((d) => d < 0)) {
+    throw new TraceError(`${op}: ${what} ${t.toString()} is traced; Kaolin's batch helpers are eager and cannot run inside jit`);
+  }
+  return shape;
+}
+
+/** The tensor's storage, read without a copy (callers never write to it). */
+function hostData(t: Tensor): TypedArray {
+  return t.dataSync({ copy: false });
+}
+
+function output(data: TypedArray, shape: readonly number[], batchDim: number, dtype: DType): Tensor {
+  return fromTypedArray(data, shape, { batchDim, dtype, copy: false });
+}
+
+function readInts(op: string, x: IntsLike, what: string): number[] {
+  if (Array.isArray(x)) {
+    const list = x as readonly unknown[];
+    list.forEach((v, i) => {
+      if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${what} must hold integers, got ${String(v)} at index ${i}`);
+    });
+    return [...(x as readonly number[])];
+  }
+  const t = x as Tensor;
+  if (!isInt(t.dtype)) throw new DTypeError(`${op}: ${what} ${t.toString()} must be int32 or uint32, got ${t.dtype}`);
+  concreteShape(op, t, what);
+  return Array.from(hostData(t));
+}
+
+/** Reads shapePerTensor `(B, K)` into one flat Int32Array plus its row count and width. */
+function readShapes(op: string, shapePerTensor: Tensor): { shapes: Int32Array; count: number; width: number } {
+  const shape = concreteShape(op, shapePerTensor, "shapePerTensor");
+  if (shape.length !== 2) throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must have 2 dims (B, ndim-1)`);
+  if (!isInt(shapePerTensor.dtype)) throw new DTypeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must be int32 or uint32, got ${shapePerTensor.dtype}`);
+  const data = hostData(shapePerTensor);
+  const shapes = data instanceof Int32Array ? data : Int32Array.from(data);
+  for (let i = 0; i < shapes.length; i++) {
+    if (shapes[i]! < 0) throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} has a negative size ${shapes[i]}`);
+  }
+  return { shapes, count: shape[0]!, width: shape[1]! };
+}
+
+function rowNumel(shapes: Int32Array, i: number, width: number): number {
+  let n = 1;
+  for (let j = 0; j < width; j++) n *= shapes[i * width + j]!;
+  return n;
+}
+
+function checkRows(op: string, rows: number): void {
+  if (rows > INT32_MAX) throw new ShapeError(`${op}: ${rows} rows do not fit the int32 index tensors (Kaolin's are int64)`);
+}
+
+/** Copies `len` values; short runs in a loop, since a `subarray` per run costs more than it saves. */
+function copyRun(dst: TypedArray, dstOff: number, src: TypedArray, srcOff: number, len: number): void {
+  if (len >= 32) dst.set(src.subarray(srcOff, srcOff + len), dstOff);
+  else for (let k = 0; k < len; k++) dst[dstOff + k] = src[srcOff + k]!;
+}
+
+/**
+ * Moves one sub-tensor `(*shape, C)` between its dense row-major layout
+ * (`dense` from `denseOff`) and its slot `(*maxShape, C)` in a padded buffer
+ * (`padded` from `slot`). Trailing dims where `shape` equals `maxShape` merge
+ * into one contiguous run, so a point cloud `(N, 3)` is a single `set`. Towards
+ * the padded layout, `fill` (when given) is written to the gaps between runs, so
+ * every slot value is written once.
+ */
+function copySlot(
+  toPadded: boolean,
+  padded: TypedArray,
+  slot: number,
+  dense: TypedArray,
+  denseOff: number,
+  shape: Int32Array,
+  shapeOff: number,
+  maxShape: readonly number[],
+  c: number,
+  slotSize: number,
+  fill: number | undefined,
+): void {
+  const k = maxShape.length;
+  const slotEnd = slot + slotSize;
+  let numel = c;
+  for (let j = 0; j < k; j++) numel *= shape[shapeOff + j]!;
+  if (numel === 0) {
+    if (toPadded && fill !== undefined) padded.fill(fill, slot, slotEnd);
+    return;
+  }
+  // p: the last dim where the shape falls short of maxShape; the dims after it merge into the run.
+  let p = k - 1;
+  let inner = c;
+  while (p >= 0 && shape[shapeOff + p] === maxShape[p]) inner *= maxShape[p--]!;
+  const run = p >= 0 ? shape[shapeOff + p]! * inner : inner;
+  if (p <= 0) {
+    // One run (the common case: a cloud (N, C) in a slot (maxN, C)).
+    if (toPadded) {
+      copyRun(padded, slot, dense, denseOff, run);
+      if (fill !== undefined && slot + run < slotEnd) padded.fill(fill, slot + run, slotEnd);
+    } else {
+      copyRun(dense, denseOff, padded, slot, run);
+    }
+    return;
+  }
+  // strides[j]: the padded stride of dim j < p; the runs step through dims 0..p-1 of the shape.
+  const strides = new Array<number>(p);
+  let outerRuns = 1;
+  for (let j = p - 1, s = maxShape[p]! * inner; j >= 0; s *= maxShape[j--]!) {
+    strides[j] = s;
+    outerRuns *= shape[shapeOff + j]!;
+  }
+  const idx = new Int32Array(p);
+  let dst = slot;
+  let src = denseOff;
+  let pos = slot;
+  for (let r = 0; r < outerRuns; r++) {
+    if (toPadded) {
+      if (fill !== undefined && dst > pos) padded.fill(fill, pos, dst);
+      copyRun(padded, dst, dense, src, run);
+      pos = dst + run;
+    } else {
+      copyRun(dense, src, padded, dst, run);
+    }
+    src += run;
+    for (let j = p - 1; j >= 0; j--) {
+      dst += strides[j]!;
+      if (++idx[j]! < shape[shapeOff + j]!) break;
+      dst -= idx[j]! * strides[j]!;
+      idx[j] = 0;
+    }
+  }
+  if (toPadded && fill !== undefined && pos < slotEnd) padded.fill(fill, pos, slotEnd);
+}
+
+/** The fill to write, or undefined when a fresh (zeroed) typed array already holds it. */
+function fillValue(paddingValue: PaddingValue, dtype: DType): number | undefined {
+  const v = castScalar(typeof paddingValue === "boolean" ? (paddingValue ? 1 : 0) : paddingValue, dtype);
+  return Object.is(v, 0) ? undefined : v;
+}
+
+// ------------------------------------------------------------------ list checks
+
+interface ListInfo {
+  readonly shapes: readonly (readonly number[])[];
+  readonly dtype: DType;
+  readonly lastDim: number;
+}
+
+/** Rank check of `get_shape_per_tensor`, then (with `full`) the last-dim and type checks of `list_to_packed`. */
+function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo {
+  if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty (the rank and last dim come from list[0])`);
+  const shapes = list.map((t, i) => concreteShape(op, t, `list[${i}]`));
+  const ndim = shapes[0]!.length;
+  shapes.forEach((s, i) => {
+    if (s.length !== ndim) throw new ShapeError(`Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
+  });
+  if (ndim === 0) throw new ShapeError(`${op}: list[0] ${list[0]!.toString()} is a scalar; Kaolin's layouts need a last dim C`);
+  const lastDim = shapes[0]![ndim - 1]!;
+  const dtype = list[0]!.dtype;
+  if (full) {
+    list.forEach((t, i) => {
+      const c = shapes[i]![ndim - 1]!;
+      if (c !== lastDim) throw new ShapeError(`Expected all tensor to have last dimension ${lastDim} but got ${c} at index ${i}`);
+      if (t.dtype !== dtype) throw new DTypeError(`Expected all tensor to have type ${dtype} but got ${t.dtype} at index ${i}`);
+    });
+  }
+  return { shapes, dtype, lastDim };
+}
+
+/** The first `width` dims of each shape, row after row. */
+function shapeArray(shapes: readonly (readonly number[])[], width: number): Int32Array {
+  const out = new Int32Array(shapes.length * width);
+  for (let i = 0; i < shapes.length; i++) {
+    const s = shapes[i]!;
+    for (let j = 0; j < width; j++) out[i * width + j] = s[j]!;
+  }
+  return out;
+}
+
+function shapeTensor(shapes: readonly (readonly number[])[], width: number): Tensor {
+  return output(shapeArray(shapes, width), [shapes.length, width], 0, "int32");
+}
+
+// ------------------------------------------------------------------ public API
+
+/**
+ * The shape of each tensor without its last dim, as an int32 `(; B, ndim-1)`
+ * tensor (Kaolin's `get_shape_per_tensor`; Kaolin's is int64).
+ *
+ * ```ts
+ * getShapePerTensor([zeros([], [32, 32, 3]), zeros([], [64, 16, 3])]); // [[32,32],[64,16]]
+ * ```
+ * Throws `ShapeError("Expected all tensors to have {ndim} dimensions but got {t.ndim} at index {i}")`.
+ * Unlike Kaolin, an empty list and scalars are errors (Kaolin returns a `(0,)`
+ * tensor, or fails later on `t.shape[-1]`).
+ */
+export function getShapePerTensor(list: readonly Tensor[]): Tensor {
+  const { shapes } = checkList("getShapePerTensor", list, false);
+  const width = shapes[0]!.length - 1;
+  return shapeTensor(shapes, width);
+}
+
+/**
+ * Row offsets `(; B+1)` int32 from the row count of each sub-tensor:
+ * `firstIdx[0] = 0`, `firstIdx[i+1] = firstIdx[i] + numel[i]` (Kaolin's `get_first_idx`).
+ *
+ * ```ts
+ * getFirstIdx([1024, 1024]); // [0, 1024, 2048]
+ * ```
+ */
+export function getFirstIdx(numelPerTensor: IntsLike): Tensor {
+  const numel = readInts("getFirstIdx", numelPerTensor, "numelPerTensor");
+  const out = new Int32Array(numel.length + 1);
+  let acc = 0;
+  numel.forEach((n, i) => {
+    if (n < 0) throw new ShapeError(`getFirstIdx: numelPerTensor has a negative count ${n} at index ${i}`);
+    acc += n;
+    checkRows("getFirstIdx", acc);
+    out[i + 1] = acc;
+  });
+  return output(out, [numel.length + 1], 0, "int32");
+}
+
+/**
+ * Completes a partial max shape against `shapePerTensor` (Kaolin's
+ * `fill_max_shape`): without `partialMaxShape`, the column-wise max; otherwise a
+ * copy in which every `-1` becomes the column max. Returns an int32 `(; ndim-1)`.
+ *
+ * ```ts
+ * fillMaxShape(getShapePerTensor(list), [-1, 16]); // [max N_i, 16]
+ * ```
+ * Deliberate differences from Kaolin: its docstring says a `None` entry means
+ * "take the max" but its code needs `-1`; here only `-1` is accepted (a
+ * non-integer entry is a `ShapeError`). Its error text has an unbalanced
+ * parenthesis and prints 0-d tensors; here it reads
+ * `dim {i} of max_shape ({max_shape[i]}) is smaller than for tensor {idx} ({max_dim})`
+ * with plain numbers, `idx` being the first tensor that attains the max.
+ */
+export function fillMaxShape(shapePerTensor: Tensor, partialMaxShape?: IntsLike): Tensor {
+  const { shapes, count, width } = readShapes("fillMaxShape", shapePerTensor);
+  const max = completeMaxShape("fillMaxShape", shapes, count, width, partialMaxShape);
+  return output(Int32Array.from(max), [width], 0, "int32");
+}
+
+function completeMaxShape(op: string, shapes: Int32Array, count: number, width: number, partial: IntsLike | undefined): number[] {
+  if (count === 0) throw new ShapeError(`${op}: shapePerTensor has no rows, so it has no max shape`);
+  const max = new Array<number>(width).fill(-1);
+  const argmax = new Array<number>(width).fill(0);
+  for (let i = 0; i < count; i++) {
+    for (let j = 0; j < width; j++) {
+      const s = shapes[i * width + j]!;
+      if (s > max[j]!) [max[j], argmax[j]] = [s, i];
+    }
+  }
+  if (partial === undefined) return max;
+  const want = readInts(op, partial, "max_shape");
+  if (want.length !== width) throw new ShapeError(`${op}: max_shape (${want.join(",")}) has ${want.length} dims, but the tensors have ${width} dims before the last`);
+  return want.map((m, j) => {
+    if (m === -1) return max[j]!;
+    if (m < max[j]!) throw new ShapeError(`dim ${j} of max_shape (${m}) is smaller than for tensor ${argmax[j]} (${max[j]})`);
+    return m;
+  });
+}
+
+/**
+ * Pads each tensor with `paddingValue` on every dim but the last, up to
+ * `maxShape` (default: the max of each dim, `-1` entries take the max), and
+ * stacks them: `[padded (B; *maxShape, C), shapePerTensor (; B, ndim-1)]`
+ * (Kaolin's `list_to_padded`). The dtype is list[0]'s; the padding value is cast to it.
+ *
+ * ```ts
+ * const [padded, spt] = listToPadded([cloudA, cloudB], 0); // (2; maxN, 3)
+ * ```
+ * Stricter than Kaolin, which copies with casts and broadcasting: every tensor
+ * must have list[0]'s last dim and dtype (the `listToPacked` errors).
+ */
+export function listToPadded(list: readonly Tensor[], paddingValue: PaddingValue, maxShape?: IntsLike): [Tensor, Tensor] {
+  const op = "listToPadded";
+  const { shapes, dtype, lastDim } = checkList(op, list, true);
+  const width = shapes[0]!.length - 1;
+  const spt = shapeArray(shapes, width);
+  const max = completeMaxShape(op, spt, list.length, width, maxShape);
+  const slotSize = prod(max) * lastDim;
+  const out = new ARRAY_CTOR[dtype](list.length * slotSize);
+  const fill = fillValue(paddingValue, dtype);
+  for (let i = 0; i < list.length; i++) copySlot(true, out, i * slotSize, hostData(list[i]!), 0, spt, i * width, max, lastDim, slotSize, fill);
+  return [output(out, [list.length, ...max, lastDim], 1, dtype), output(spt, [list.length, width], 0, "int32")];
+}
+
+/**
+ * The sub-tensors of a padded batch, `padded[i, :s0, :s1, ...]` for each row of
+ * `shapePerTensor` (Kaolin's `padded_to_list`), as `(; *shape_i, C)` copies.
+ * `padded` is read by its full shape `(B, *maxShape, C)`.
+ *
+ * ```ts
+ * const clouds = paddedToList(padded, spt);
+ * ```
+ * Kaolin's slicing silently clamps a size larger than the padded dim; here it is a `ShapeError`.
+ */
+export function paddedToList(padded: Tensor, shapePerTensor: Tensor): Tensor[] {
+  const op = "paddedToList";
+  const { shapes, count, max, c } = checkPadded(op, padded, shapePerTensor);
+  const src = hostData(padded);
+  const slotSize = prod(max) * c;
+  const list: Tensor[] = [];
+  for (let i = 0; i < count; i++) {
+    const shape = Array.from(shapes.subarray(i * max.length, (i + 1) * max.length));
+    const dense = new ARRAY_CTOR[padded.dtype](prod(shape) * c);
+    copySlot(false, src, i * slotSize, dense, 0, shapes, i * max.length, max, c, slotSize, undefined);
+    list.push(output(dense, [...shape, c], 0, padded.dtype));
+  }
+  return list;
+}
+
+function checkPadded(op: string, padded: Tensor, shapePerTensor: Tensor): { shapes: Int32Array; count: number; max: number[]; c: number } {
+  const full = concreteShape(op, padded, "padded");
+  const { shapes, count, width } = readShapes(op, shapePerTensor);
+  if (full.length !== width + 2 || full[0] !== count) {
+    throw new ShapeError(`${op}: padded ${padded.toString()} does not fit shapePerTensor ${shapePerTensor.toString()}: expected (B, *maxShape, C) with B = ${count} and ${width} dims in maxShape`);
+  }
+  const max = full.slice(1, width + 1);
+  for (let i = 0; i < count; i++) {
+    for (let j = 0; j < width; j++) {
+      if (shapes[i * width + j]! > max[j]!) {
+        throw new ShapeError(`${op}: shapePerTensor row ${i} (${Array.from(shapes.subarray(i * width, (i + 1) * width)).join(",")}) does not fit in padded ${padded.toString()}`);
+      }
+    }
+  }
+  return { shapes, count, max, c: full[width + 1]! };
+}
+
+/**
+ * Concatenates the tensors, each reshaped to `(-1, C)`:
+ * `[packed (; sumN, C), shapePerTensor (; B, ndim-1)]` (Kaolin's `list_to_packed`).
+ *
+ * ```ts
+ * const [packed, spt] = listToPacked([cloudA, cloudB]); // (; NA+NB, 3)
+ * ```
+ * Errors: `Expected all tensor to have last dimension {C} but got {c} at index {i}`
+ * (`ShapeError`) and `Expected all tensor to have type {dtype} but got {dtype_i} at index {i}`
+ * (`DTypeError`, with batchwise dtype names where Kaolin prints `t.type()` such as
+ * `torch.FloatTensor`; Kaolin raises it only across devices, since torch's `cat` promotes).
+ */
+export function listToPacked(list: readonly Tensor[]): [Tensor, Tensor] {
+  const op = "listToPacked";
+  const { shapes, dtype, lastDim } = checkList(op, list, true);
+  const width = shapes[0]!.length - 1;
+  const datas = list.map(hostData);
+  let size = 0;
+  for (const d of datas) size += d.length;
+  const rows = lastDim === 0 ? shapes.reduce((n, s) => n + prod(s.slice(0, width)), 0) : size / lastDim;
+  checkRows(op, rows);
+  const out = new ARRAY_CTOR[dtype](size);
+  let off = 0;
+  for (const d of datas) {
+    out.set(d, off);
+    off += d.length;
+  }
+  return [output(out, [rows, lastDim], 0, dtype), shapeTensor(shapes, width)];
+}
+
+interface PackedInfo {
+  readonly shapes: Int32Array;
+  readonly count: number;
+  readonly width: number;
+  readonly first: number[];
+  readonly c: number;
+}
+
+function checkPacked(op: string, packed: Tensor, shapePerTensor: Tensor, firstIdx: IntsLike): PackedInfo {
+  const full = concreteShape(op, packed, "packed");
+  if (full.length !== 2) throw new ShapeError(`${op}: packed ${packed.toString()} must have 2 dims (sumN, C)`);
+  const { shapes, count, width } = readShapes(op, shapePerTensor);
+  const first = readInts(op, firstIdx, "firstIdx");
+  if (first.length !== count + 1) throw new ShapeError(`${op}: firstIdx has ${first.length} entries, expected B+1 = ${count + 1} for shapePerTensor ${shapePerTensor.toString()}`);
+  for (let i = 0; i < count; i++) {
+    const n = rowNumel(shapes, i, width);
+    if (first[i + 1]! - first[i]! !== n || first[i]! < 0 || first[i + 1]! > full[0]!) {
+      throw new ShapeError(`${op}: rows ${first[i]}..${first[i + 1]} of packed ${packed.toString()} cannot hold tensor ${i} of shape (${Array.from(shapes.subarray(i * width, (i + 1) * width)).join(",")}) (${n} rows)`);
+    }
+  }
+  return { shapes, count, width, first, c: full[1]! };
+}
+
+/**
+ * The sub-tensors of a packed tensor, `packed[f_i:f_{i+1}].reshape(*shape_i, C)`
+ * (Kaolin's `packed_to_list`), as `(; *shape_i, C)` copies.
+ *
+ * ```ts
+ * const clouds = packedToList(packed, spt, getFirstIdx(spt.prod(1)));
+ * ```
+ */
+export function packedToList(packed: Tensor, shapePerTensor: Tensor, firstIdx: IntsLike): Tensor[] {
+  const { shapes, count, width, first, c } = checkPacked("packedToList", packed, shapePerTensor, firstIdx);
+  const src = hostData(packed);
+  const list: Tensor[] = [];
+  for (let i = 0; i < count; i++) {
+    const shape = Array.from(shapes.subarray(i * width, (i + 1) * width));
+    const part = src.slice(first[i]! * c, first[i + 1]! * c);
+    list.push(output(part, [...shape, c], 0, packed.dtype));
+  }
+  return list;
+}
+
+/**
+ * The padded layout `(B; *maxShape, C)` of a packed tensor (Kaolin's
+ * `packed_to_padded`); `maxShape` as in `listToPadded`.
+ *
+ * ```ts
+ * const padded = packedToPadded(packed, spt, firstIdx, -1);
+ * ```
+ */
+export function packedToPadded(packed: Tensor, shapePerTensor: Tensor, firstIdx: IntsLike, paddingValue: PaddingValue, maxShape?: IntsLike): Tensor {
+  const op = "packedToPadded";
+  const { shapes, count, width, first, c } = checkPacked(op, packed, shapePerTensor, firstIdx);
+  const max = completeMaxShape(op, shapes, count, width, maxShape);
+  const slotSize = prod(max) * c;
+  const out = new ARRAY_CTOR[packed.dtype](count * slotSize);
+  const src = hostData(packed);
+  const fill = fillValue(paddingValue, packed.dtype);
+  for (let i = 0; i < count; i++) copySlot(true, out, i * slotSize, src, first[i]! * c, shapes, i * width, max, c, slotSize, fill);
+  return output(out, [count, ...max, c], 1, packed.dtype);
+}
+
+/**
+ * The packed layout `(; sumN, C)` of a padded batch (Kaolin's `padded_to_packed`:
+ * the `(-1, C)` reshapes of `paddedToList`, concatenated).
+ *
+ * ```ts
+ * const packed = paddedToPacked(padded, spt);
+ * ```
+ */
+export function paddedToPacked(padded: Tensor, shapePerTensor: Tensor): Tensor {
+  const op = "paddedToPacked";
+  const { shapes, count, max, c } = checkPadded(op, padded, shapePerTensor);
+  const width = max.length;
+  let rows = 0;
+  for (let i = 0; i < count; i++) rows += rowNumel(shapes, i, width);
+  const out = new ARRAY_CTOR[padded.dtype](rows * c);
+  const src = hostData(padded);
+  const slotSize = prod(max) * c;
+  let off = 0;
+  for (let i = 0; i < count; i++) {
+    copySlot(false, src, i * slotSize, out, off, shapes, i * width, max, c, slotSize, undefined);
+    off += rowNumel(shapes, i, width) * c;
+  }
+  return output(out, [rows, c], 0, padded.dtype);
+}
+
+/**
+ * Repeats `values[i]` `numelPerTensor[i]` times into a packed `(; sumN, 1)`
+ * tensor of the same dtype (Kaolin's `tile_to_packed`). `values` is read by its
+ * full shape, which must be `(B)`.
+ *
+ * ```ts
+ * tileToPacked(tensor([1, 2]), [2, 3]); // [[1],[1],[2],[2],[2]]
+ * ```
+ * Kaolin's version is a CUDA kernel (`values_tensor must be a CUDA tensor` on
+ * the CPU); this one runs on the host for any backend that reads synchronously.
+ */
+export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
+  const op = "tileToPacked";
+  const shape = concreteShape(op, values, "values");
+  const numel = readInts(op, numelPerTensor, "numelPerTensor");
+  if (shape.length !== 1 || shape[0] !== numel.length) {
+    throw new ShapeError(`${op}: values ${values.toString()} must have shape (B) with B = ${numel.length}, the length of numelPerTensor`);
+  }
+  let rows = 0;
+  numel.forEach((n, i) => {
+    if (n < 0) throw new ShapeError(`${op}: numelPerTensor has a negative count ${n} at index ${i}`);
+    rows += n;
+  });
+  checkRows(op, rows);
+  const src = hostData(values);
+  const out = new ARRAY_CTOR[values.dtype](rows);
+  let off = 0;
+  numel.forEach((n, i) => {
+    out.fill(src[i]!, off, off + n);
+    off += n;
+  });
+  return output(out, [rows, 1], 0, values.dtype);
+}
