@@ -33,7 +33,7 @@ interface Batchwise {
   fromTypedArray(data: Float32Array, shape: number[], opts: { batchDim: number; copy?: boolean }): Tensor;
   setBackend?(name: string): void;
   initWebGPU?(): Promise<unknown>;
-  // Typed tensors and ragged helpers: later issues; probed at run time.
+  // Typed tensors and ragged helpers, probed at run time.
   R2?: unknown;
   listToPadded?: unknown;
   listToPacked?: unknown;
@@ -141,61 +141,49 @@ export default async function load(backend: string): Promise<LibAdapter> {
     };
   };
 
-  // (count; 3, 3) inverse and determinant through the typed R2 tensor.
-  // Assumed surface (adjust here when the typed-tensor issue lands):
-  // `new R2(tensor)` or `R2.from(tensor)`, with `.inv()` and `.det()`.
-  type R2Like = { inv(): Tensor; det(): Tensor };
-  type R2Ctor = (new (t: Tensor) => R2Like) & { from?: (t: Tensor) => R2Like };
-  const R2 = bw.R2 as R2Ctor | undefined;
+  // (count; 3, 3): inverse and determinant of the typed R2 tensor, in one jit function.
+  type R2Like = { inverse(): { t: Tensor }; det(): { t: Tensor } };
+  const R2 = bw.R2 as (new (t: Tensor) => R2Like) | undefined;
   if (!sync) {
     adapter.skipped.B2 = adapter.skipped.B4 = "JS backend only in this bench for now";
   } else if (typeof R2 !== "function") {
-    adapter.skipped.B2 = "needs the typed R2 tensor (R2.inv/R2.det): src/index.ts does not export R2 yet";
+    adapter.skipped.B2 = "needs the typed R2 tensor: src/index.ts does not export R2";
   } else {
     adapter.kernels.B2 = () => {
-      const wrap = (t: Tensor): R2Like => (R2.from ? R2.from(t) : new R2(t));
-      const inv = bw.jit((m: Tensor) => wrap(m).inv());
-      const det = bw.jit((m: Tensor) => wrap(m).det());
+      const f = bw.jit((m: Tensor) => {
+        const a = new R2(m);
+        return [a.inverse().t, a.det().t];
+      });
       return {
         run: ({ m, count }): B2Out => {
-          const t = bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false });
-          return { inv: f32(inv(t)), det: f32(det(t)) };
+          const [inv, det] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [Tensor, Tensor];
+          return { inv: f32(inv), det: f32(det) };
         },
-        stats: () => {
-          const a = inv.stats, b = det.stats;
-          return { traces: a.traces + b.traces, compiles: a.compiles + b.compiles, cacheHits: a.cacheHits + b.cacheHits };
-        },
+        stats: counters(f),
       };
     };
   }
 
-  // Ragged clouds -> padded (B, maxN, 3) and packed (sum N, 3) with first_idx, Kaolin style:
-  // listToPadded(list, padValue) and listToPacked(list) -> [packed, shapePerTensor].
-  type ListToPadded = (list: Tensor[], padValue: number) => Tensor;
+  // Ragged clouds -> padded (B, maxN, 3) and packed (sum N, 3) with first_idx (Kaolin's helpers).
+  type ListToPadded = (list: Tensor[], padValue: number) => [Tensor, Tensor];
   type ListToPacked = (list: Tensor[]) => [Tensor, Tensor];
-  type GetFirstIdx = (shapePerTensor: Tensor) => Tensor;
+  type GetFirstIdx = (numelPerTensor: readonly number[]) => Tensor;
   const getFirstIdx = bw.getFirstIdx as GetFirstIdx | undefined;
   const listToPadded = bw.listToPadded as ListToPadded | undefined;
   const listToPacked = bw.listToPacked as ListToPacked | undefined;
   if (!sync) {
     // noted above
-  } else if (typeof listToPadded !== "function" || typeof listToPacked !== "function") {
-    adapter.skipped.B4 = "needs the ragged helpers listToPadded/listToPacked: not exported by src/index.ts yet";
+  } else if (typeof listToPadded !== "function" || typeof listToPacked !== "function" || typeof getFirstIdx !== "function") {
+    adapter.skipped.B4 = "needs the ragged helpers listToPadded/listToPacked/getFirstIdx: not exported by src/index.ts";
   } else {
     adapter.kernels.B4 = () => ({
       run: ({ clouds, sizes }): B4Out => {
         const list = clouds.map((c, b) => bw.fromTypedArray(c, [sizes[b]!, 3], { batchDim: 0, copy: false }));
-        const padded = listToPadded(list, 0);
-        const [packed, shapePerTensor] = listToPacked(list);
+        const [padded] = listToPadded(list, 0);
+        const [packed] = listToPacked(list);
         let maxN = 0;
         for (let b = 0; b < clouds.length; b++) maxN = Math.max(maxN, sizes[b]!);
-        let firstIdx: Int32Array;
-        if (typeof getFirstIdx === "function") {
-          firstIdx = Int32Array.from(getFirstIdx(shapePerTensor).dataSync());
-        } else {
-          firstIdx = new Int32Array(clouds.length + 1);
-          for (let b = 0; b < clouds.length; b++) firstIdx[b + 1] = firstIdx[b]! + sizes[b]!;
-        }
+        const firstIdx = getFirstIdx(Array.from(sizes)).dataSync({ copy: false }) as Int32Array;
         return { padded: f32(padded), maxN, packed: f32(packed), firstIdx };
       },
     });
