@@ -33,7 +33,8 @@ function wrap(code: string, d: DType): string {
 }
 
 const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType) => string } = {
-  neg: (x, d) => wrap(`-${x}`, d),
+  // Parenthesised: x may be a negative literal ("--0.2" would not parse).
+  neg: (x, d) => wrap(`-(${x})`, d),
   abs: (x, d) => wrap(`Math.abs(${x})`, d),
   sqrt: (x) => `Math.sqrt(${x})`,
   rsqrt: (x) => `(1 / Math.sqrt(${x}))`,
@@ -43,7 +44,7 @@ const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType) => string } = 
   cos: (x) => `Math.cos(${x})`,
   tan: (x) => `Math.tan(${x})`,
   tanh: (x) => `Math.tanh(${x})`,
-  sigmoid: (x) => `(1 / (1 + Math.exp(-${x})))`,
+  sigmoid: (x) => `(1 / (1 + Math.exp(-(${x}))))`,
   floor: (x) => `Math.floor(${x})`,
   ceil: (x) => `Math.ceil(${x})`,
   round: (x) => `roundHalfEven(${x})`,
@@ -488,7 +489,20 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   const body: string[] = []; // statements at the innermost level, after its values
   const after: string[] = []; // statements at the kept level after the reduced loops
   const keptInit: string[] = [];
-  if (red === null) {
+  const mixed = k.outputs.some((out) => out.baseShape !== undefined);
+  if (red === null && mixed) {
+    // Outputs of different small bases (fully unrolled): each over its own points, at
+    // its own offset bl * (its base size) for batch element bl.
+    if (!k.unroll) throw new UnsupportedOpError("codegen js: outputs of different base shapes need a fully unrolled kernel");
+    k.outputs.forEach((out, oi) => {
+      const shape = out.baseShape ?? k.baseShape;
+      const stored = out.dtype === "float32" && k.exprs[out.value]!.dtype === "float32";
+      points(shape).forEach((p, f) => {
+        const pt = new Map(p.map((v, a) => [a, v] as [number, number]));
+        body.push(`out${oi}[bl * ${numel(shape)} + ${f}] = ${em.value(out.value, pt, new Map(), stored).name};`);
+      });
+    });
+  } else if (red === null) {
     for (const kp of keptPoints) {
       const memo = new Map<number, { name: string; level: number }>();
       k.outputs.forEach((out, oi) => {
@@ -555,9 +569,11 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   k.outputs.forEach((_, i) => L.line(`const out${i} = outs[${i}];`));
   for (let a = 0; a < R; a++) L.line(`const n${a} = sizes[${a}];`);
   L.line("let o = 0;");
+  if (mixed) L.line("let nb = 0;");
   for (const a of keptBatch) L.open(`for (let i${a} = 0; i${a} < n${a}; i${a}++) {`);
   L.line("const ob = o;");
   L.line(`o += ${numel(outShape)};`);
+  if (mixed) L.line("const bl = nb++;");
   const emitLevel = (lv: number): void => {
     for (const line of em.levels[lv]!) L.line(line);
   };

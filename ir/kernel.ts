@@ -76,6 +76,11 @@ export interface KernelOutput {
   readonly value: number;
   /** The combining op when the kernel reduces; null for elementwise kernels. */
   readonly reduce: KReduceOp | null;
+  /**
+   * Elementwise, fully unrolled kernels only: this output's own base shape when it
+   * differs from the kernel's (its value is indexed by its own base axes).
+   */
+  readonly baseShape?: readonly number[];
 }
 
 /**

@@ -29,7 +29,7 @@ import {
   type KernelOutput,
   type Segment,
 } from "../ir/kernel.js";
-import { BINARY_OPS, REDUCE_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
+import { BINARY_OPS, REDUCE_OPS, SEGMENT_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
 import type { Schedule, Step } from "../ir/schedule.js";
 import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
 
@@ -40,6 +40,13 @@ export interface FuseOptions {
   readonly unrollLimit: number;
   /** false: every op gets its own kernel and buffer (op-by-op evaluation, for comparison). */
   readonly fusion?: boolean;
+  /**
+   * The backend can write outputs of different small base shapes from one unrolled
+   * kernel (JS). Then a small output that other kernels read is recomputed by them
+   * instead of loaded, and written by the same kernel (a determinant and the inverse
+   * that divides by it: one kernel, two outputs).
+   */
+  readonly mixedBaseOutputs?: boolean;
 }
 
 export const DEFAULT_FUSE_OPTIONS: FuseOptions = { maxKernelBuffers: Infinity, unrollLimit: 64 };
@@ -99,8 +106,20 @@ class KernelBuilder {
     return this.push({ k: "load", input: slot, index: idx, dtype: n.type.dtype });
   }
 
+  /** Values already generated, by node, index and context: shared subexpressions are walked once. */
+  private readonly genMemo = new Map<string, number>();
+
   /** The value of node `n` at base index `idx` (batch index implicit). */
   gen(n: Node, idx: readonly IndexExpr[], root: boolean): number {
+    const key = `${n.id}|${root ? 1 : 0}|${this.inPacked ? 1 : 0}|${JSON.stringify(idx)}`;
+    const hit = this.genMemo.get(key);
+    if (hit !== undefined) return hit;
+    const v = this.genUncached(n, idx, root);
+    this.genMemo.set(key, v);
+    return v;
+  }
+
+  private genUncached(n: Node, idx: readonly IndexExpr[], root: boolean): number {
     if (!root && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
     const op = n.op;
     const t = n.type;
@@ -330,16 +349,20 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
     };
     return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: x };
   }
-  const idx = root.type.base.map((_, i) => ix.v(i));
-  const values = group.map((n) => (n.op === "input" ? b.gen(n, idx, false) : b.gen(n, idx, true)));
+  // Each output is indexed by its own base axes (they differ only in unrolled mixed-base kernels).
+  const values = group.map((n) => {
+    const idx = n.type.base.map((_, i) => ix.v(i));
+    return n.op === "input" ? b.gen(n, idx, false) : b.gen(n, idx, true);
+  });
+  const sameBase = (n: Node): boolean => n.type.base.length === root.type.base.length && n.type.base.every((d, i) => d === root.type.base[i]);
   const kernel: Kernel = {
     batchRank: root.type.batch.length,
     baseShape: root.type.base,
     reduce: null,
     inputs: inputDescs(b),
-    outputs: group.map((n, i) => ({ dtype: n.type.dtype, value: values[i]!, reduce: null })),
+    outputs: group.map((n, i) => ({ dtype: n.type.dtype, value: values[i]!, reduce: null, ...(sameBase(n) ? {} : { baseShape: n.type.base }) })),
     exprs: b.exprs,
-    unroll: numel(root.type.base) <= opts.unrollLimit,
+    unroll: group.every((n) => numel(n.type.base) <= opts.unrollLimit),
     unrollAxes: smallAxes(root.type.base, opts),
   };
   return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: root };
@@ -378,10 +401,12 @@ function region(root: Node, materialized: ReadonlySet<Node>): Node[] {
 }
 
 /** Kernels that may share a launch: reductions of one value over the same axes, or elementwise results of the same buffers and shape. */
-function groupKey(n: Node, materialized: ReadonlySet<Node>, memo: Map<Node, ReadonlySet<Node>>): string {
+function groupKey(n: Node, materialized: ReadonlySet<Node>, memo: Map<Node, ReadonlySet<Node>>, opts: FuseOptions): string {
   if (isReduce(n)) return `reduce ${n.inputs[0]!.id} ${String(n.attrs.batchAxes)} ${String(n.attrs.baseAxes)}`;
   const reads = [...regionReads(n, materialized, memo)].map((r) => r.id).sort((a, b) => a - b);
-  return `map ${reads.join(",")} ${n.type.batch.join(",")};${n.type.base.join(",")}`;
+  // Small bases unroll completely; with mixed-base outputs they may share a kernel whatever their shapes.
+  const base = opts.mixedBaseOutputs && numel(n.type.base) <= opts.unrollLimit ? "small" : n.type.base.join(",");
+  return `map ${reads.join(",")} ${n.type.batch.join(",")};${base}`;
 }
 
 /**
@@ -403,7 +428,14 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
       materialized.add(n);
     }
   }
-  for (const o of g.outputs) if (o.op !== "input") materialized.add(o);
+  // Small elementwise outputs that nothing else forces into a buffer: with mixed-base
+  // outputs their readers recompute them (and share the kernel that writes them).
+  const softOutputs = new Set<Node>();
+  for (const o of g.outputs) {
+    if (o.op === "input" || materialized.has(o)) continue;
+    const soft = opts.mixedBaseOutputs === true && opts.fusion !== false && numel(o.type.base) <= opts.unrollLimit && !SEGMENT_OPS.has(o.op) && !VIEW_OPS.has(o.op) && !isReduce(o);
+    (soft ? softOutputs : materialized).add(o);
+  }
   if (opts.fusion === false) for (const n of order) if (n.op !== "input" && n.op !== "const") materialized.add(n);
   for (let attempt = 0; attempt <= order.length; attempt++) {
     const memo = new Map<Node, ReadonlySet<Node>>();
@@ -411,8 +443,9 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     const steps: (Step | Node[])[] = [];
     const plans = new Map<Node, Plan>();
     let replan = false;
+    const isRoot = (n: Node): boolean => materialized.has(n) || softOutputs.has(n);
     for (const n of order) {
-      if (!materialized.has(n) || VIEW_OPS.has(n.op)) continue;
+      if (!isRoot(n) || VIEW_OPS.has(n.op)) continue;
       const { plan, materialize } = planRoot(n, materialized);
       for (const m of materialize) materialized.add(m);
       replan ||= materialize.length > 0;
@@ -420,7 +453,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     }
     if (replan) continue;
     for (const n of order) {
-      if (!materialized.has(n)) continue;
+      if (!isRoot(n)) continue;
       if (VIEW_OPS.has(n.op)) {
         steps.push({ kind: "view", node: n, source: n.inputs[0]! });
         continue;
@@ -430,7 +463,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
         steps.push(buildSegmentKernel(n, plan, materialized, opts));
         continue;
       }
-      const key = groupKey(n, materialized, memo);
+      const key = groupKey(n, materialized, memo, opts);
       const group = opts.fusion === false ? undefined : groups.get(key);
       const buffers = group ? new Set([...group, ...group.flatMap((m) => [...regionReads(m, materialized, memo)]), n, ...regionReads(n, materialized, memo)]).size : Infinity;
       if (group && buffers <= opts.maxKernelBuffers) group.push(n);
