@@ -6,7 +6,7 @@
 import type { DType, TypedArray } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import type { Node } from "../ir/graph.js";
-import { kernelKey } from "../ir/kernel.js";
+import { kernelKey, type Launch } from "../ir/kernel.js";
 import type { Schedule } from "../ir/schedule.js";
 import { inferConcrete, type ConcreteType } from "../ir/shapes.js";
 import { prod } from "../ir/types.js";
@@ -57,6 +57,28 @@ export function batchStrides(t: ConcreteType): number[] {
   return s;
 }
 
+interface LaunchPlan {
+  /** Per step: dtype and length of each output buffer. */
+  readonly outputs: readonly (readonly { dtype: DType; length: number }[])[];
+  readonly launches: readonly (Launch | undefined)[];
+  readonly outputTypes: readonly ConcreteType[];
+}
+
+function sameDims(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sameTypes(a: readonly ConcreteType[], b: readonly BoundValue[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!.type;
+    if (x.dtype !== y.dtype || !sameDims(x.batch, y.batch) || !sameDims(x.base, y.base)) return false;
+  }
+  return true;
+}
+
 export class Program {
   private readonly compiled: (CompiledKernel | undefined)[];
   /** For each step, the nodes whose buffers die after it. */
@@ -104,7 +126,7 @@ export class Program {
   run(inputs: readonly BoundValue[]): BoundValue[] {
     const g = this.schedule.graph;
     if (inputs.length !== g.inputs.length) throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
-    const types = this.concreteTypes(inputs);
+    const plan = this.plan(inputs);
     const buffers = new Map<Node, DeviceBuffer>();
     for (let i = 0; i < inputs.length; i++) buffers.set(g.inputs[i]!, inputs[i]!.buffer);
     const b = this.backend;
@@ -117,23 +139,19 @@ export class Program {
       if (step.kind === "view") {
         buffers.set(step.node, buffers.get(step.source)!);
       } else {
+        const sizes = plan.outputs[si]!;
         const outs: DeviceBuffer[] = [];
-        for (const n of step.outputs) {
-          const t = types.get(n)!;
-          const length = prod(t.batch) * prod(t.base);
-          let buf = spare?.get(`${t.dtype}:${length}`)?.pop();
-          if (buf === undefined) buf = b.alloc(t.dtype, length);
+        for (let j = 0; j < step.outputs.length; j++) {
+          const { dtype, length } = sizes[j]!;
+          let buf = spare?.get(`${dtype}:${length}`)?.pop();
+          if (buf === undefined) buf = b.alloc(dtype, length);
           else counters.buffersReused++;
-          buffers.set(n, buf);
+          buffers.set(step.outputs[j]!, buf);
           outs.push(buf);
         }
         const ins: DeviceBuffer[] = [];
-        const strides: number[][] = [];
-        for (const n of step.inputs) {
-          ins.push(buffers.get(n)!);
-          strides.push(batchStrides(types.get(n)!));
-        }
-        b.dispatch(this.compiled[si]!, ins, outs, { batchSizes: types.get(step.space)!.batch, inputBatchStrides: strides });
+        for (const n of step.inputs) ins.push(buffers.get(n)!);
+        b.dispatch(this.compiled[si]!, ins, outs, plan.launches[si]!);
         counters.dispatches++;
       }
       for (const n of this.releases[si]!) {
@@ -147,24 +165,34 @@ export class Program {
     }
     if (spare) for (const list of spare.values()) for (const buf of list) b.free(buf);
     const out: BoundValue[] = [];
-    for (const o of g.outputs) out.push({ buffer: buffers.get(o)!, type: types.get(o)! });
+    for (let i = 0; i < g.outputs.length; i++) out.push({ buffer: buffers.get(g.outputs[i]!)!, type: plan.outputTypes[i]! });
     return out;
   }
 
-  private lastShapes: string | undefined;
-  private lastTypes: Map<Node, ConcreteType> | undefined;
+  private lastInputs: ConcreteType[] | undefined;
+  private lastPlan: LaunchPlan | undefined;
 
-  /** Shape inference for one call; repeated calls with the same input shapes reuse the last result. */
-  private concreteTypes(inputs: readonly BoundValue[]): Map<Node, ConcreteType> {
-    let key = "";
-    for (const v of inputs) key += `${v.type.dtype}${v.type.batch.join(",")};${v.type.base.join(",")}|`;
-    if (key === this.lastShapes && this.lastTypes !== undefined) return this.lastTypes;
+  /**
+   * Shapes, output sizes and launch arguments for one call. Shape inference runs only
+   * when the input shapes differ from the previous call's (the per-call overhead).
+   */
+  private plan(inputs: readonly BoundValue[]): LaunchPlan {
+    if (this.lastPlan !== undefined && this.lastInputs !== undefined && sameTypes(this.lastInputs, inputs)) return this.lastPlan;
     const bound = new Map<Node, ConcreteType>();
     this.schedule.graph.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
     const types = inferConcrete(this.schedule.order, bound);
-    this.lastShapes = key;
-    this.lastTypes = types;
-    return types;
+    const plan: LaunchPlan = {
+      outputs: this.schedule.steps.map((st) =>
+        st.kind === "kernel" ? st.outputs.map((n) => ({ dtype: types.get(n)!.dtype, length: prod(types.get(n)!.batch) * prod(types.get(n)!.base) })) : [],
+      ),
+      launches: this.schedule.steps.map((st) =>
+        st.kind === "kernel" ? { batchSizes: types.get(st.space)!.batch, inputBatchStrides: st.inputs.map((n) => batchStrides(types.get(n)!)) } : undefined,
+      ),
+      outputTypes: this.schedule.graph.outputs.map((o) => types.get(o)!),
+    };
+    this.lastInputs = inputs.map((v) => v.type);
+    this.lastPlan = plan;
+    return plan;
   }
 
   /** The generated source of every kernel, in launch order. */

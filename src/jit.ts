@@ -8,7 +8,7 @@ import { printGraph } from "../ir/print.js";
 import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
 import type { Backend } from "../runtime/backend.js";
-import { Program } from "../runtime/program.js";
+import { Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
 import { debugLog, debugOn } from "../runtime/debug.js";
@@ -106,12 +106,16 @@ export function jit<A extends JitArg[], R extends JitOutput>(
 
   let lastArgs: readonly Tensor[] | undefined;
   let lastKinds = "";
-  const sameSignature = (a: readonly Tensor[], b: readonly Tensor[]): boolean =>
-    a.length === b.length &&
-    a.every((x, i) => {
-      const y = b[i]!;
-      return x.dtype === y.dtype && x._type.batch.length === y._type.batch.length && x._type.base.length === y._type.base.length && x._type.base.every((d, j) => d === y._type.base[j]);
-    });
+  const sameSignature = (a: readonly Tensor[], b: readonly Tensor[]): boolean => {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i]!._type;
+      const y = b[i]!._type;
+      if (x.dtype !== y.dtype || x.batch.length !== y.batch.length || x.base.length !== y.base.length) return false;
+      for (let j = 0; j < x.base.length; j++) if (x.base[j] !== y.base[j]) return false;
+    }
+    return true;
+  };
   const entryFor = (args: readonly Tensor[], kinds: string): Entry => {
     // Fast path: same signature as the previous call.
     if (last !== undefined && lastArgs !== undefined && kinds === lastKinds && sameSignature(args, lastArgs)) {
@@ -172,19 +176,25 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   };
 
   const runEntry = (e: Entry, program: Program, args: readonly Tensor[]): R => {
-    const bound = [...args, ...e.captured].map((t) => {
-      const s = t._src;
-      if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
-      return { buffer: s.buffer, type: concreteType(t) };
-    });
+    const bound: BoundValue[] = [];
+    for (const list of [args, e.captured]) {
+      for (const t of list) {
+        const s = t._src;
+        if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
+        bound.push({ buffer: s.buffer, type: concreteType(t) });
+      }
+    }
     const flat = program.run(bound).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
     const outs = e.outKinds.includes("j") ? unflatten(flat, e.outKinds) : flat;
     return (e.multi ? outs : outs[0]!) as unknown as R;
   };
 
+  const plainKinds: string[] = [];
   const tensorsOf = (args: A): { tensors: readonly Tensor[]; kinds: string } => {
     // Plain tensors (the common case) need no flattening.
-    if (args.every((a) => a instanceof Tensor)) return { tensors: args as readonly Tensor[], kinds: "t".repeat(args.length) };
+    let plain = true;
+    for (const a of args) if (!(a instanceof Tensor)) plain = false;
+    if (plain) return { tensors: args as readonly Tensor[], kinds: (plainKinds[args.length] ??= "t".repeat(args.length)) };
     return flatten(args);
   };
 
