@@ -245,7 +245,8 @@ class Emitter {
     const hit = memo.get(i);
     if (hit !== undefined) return hit;
     const e: KExpr = this.k.exprs[i]!;
-    const roundF32 = stored ? (code: string) => code : roundResult;
+    // Relaxed kernels keep float32 intermediates in float64 and round only when storing.
+    const roundF32 = stored || this.k.relaxedFloat32 === true ? (code: string) => code : roundResult;
     const sub = (j: number) => this.value(j, point, memo);
     let code: string;
     let level = 0;

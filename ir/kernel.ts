@@ -112,6 +112,11 @@ export interface Kernel {
   readonly inputs: readonly KernelInput[];
   readonly outputs: readonly KernelOutput[];
   readonly exprs: readonly KExpr[];
+  /**
+   * float32 intermediates may be kept at higher precision and rounded only when
+   * stored (faster on the JS backend; not bit-identical to op-by-op evaluation).
+   */
+  readonly relaxedFloat32?: boolean;
   /** Scheduler's decision: emit the base loops fully unrolled (straight-line code per batch element). */
   readonly unroll: boolean;
   /** When not fully unrolled: base axes a backend may still unroll (small ones). */

@@ -47,6 +47,8 @@ export interface FuseOptions {
    * that divides by it: one kernel, two outputs).
    */
   readonly mixedBaseOutputs?: boolean;
+  /** Let kernels keep float32 intermediates at higher precision (see `Kernel.relaxedFloat32`). */
+  readonly relaxedFloat32?: boolean;
 }
 
 export const DEFAULT_FUSE_OPTIONS: FuseOptions = { maxKernelBuffers: Infinity, unrollLimit: 64 };
@@ -300,6 +302,7 @@ function buildSegmentKernel(root: Node, plan: SegmentPlan, materialized: Readonl
     exprs: b.exprs,
     unroll: numel(base) <= opts.unrollLimit,
     unrollAxes: smallAxes(base, opts),
+    ...(opts.relaxedFloat32 ? { relaxedFloat32: true } : {}),
   };
   return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: plan.offsets };
 }
@@ -346,6 +349,7 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
       exprs: b.exprs,
       unroll: numel(x.type.base) <= opts.unrollLimit,
       unrollAxes: smallAxes(x.type.base, opts),
+      ...(opts.relaxedFloat32 ? { relaxedFloat32: true } : {}),
     };
     return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: x };
   }
@@ -364,6 +368,7 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
     exprs: b.exprs,
     unroll: group.every((n) => numel(n.type.base) <= opts.unrollLimit),
     unrollAxes: smallAxes(root.type.base, opts),
+    ...(opts.relaxedFloat32 ? { relaxedFloat32: true } : {}),
   };
   return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: root };
 }

@@ -97,7 +97,18 @@ let nextTraceId = 1;
  */
 export function jit<A extends JitArg[], R extends JitOutput>(
   fn: (...args: A) => R,
-  opts: { name?: string; backend?: Backend; /** false: one kernel per op (for comparison) */ fusion?: boolean } = {},
+  opts: {
+    name?: string;
+    backend?: Backend;
+    /** false: one kernel per op (for comparison). */
+    fusion?: boolean;
+    /**
+     * "relaxed": float32 intermediates stay in float64 inside a kernel and round only when
+     * stored (JS backend; faster, and at least as accurate, but not bit-identical to
+     * op-by-op evaluation). Default "exact": every float32 op rounds, as on a GPU.
+     */
+    float32?: "exact" | "relaxed";
+  } = {},
 ): JitFunction<A, R> {
   const entries = new Map<string, Entry>();
   let last: Entry | undefined;
@@ -166,7 +177,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     counters.traces++;
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
-    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js" }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
+    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 === "relaxed" }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;

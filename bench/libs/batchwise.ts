@@ -29,7 +29,7 @@ interface Tensor {
 }
 type Jitted<A extends unknown[], R> = ((...args: A) => R) & { stats: Counters; callAsync(...args: A): Promise<R> };
 interface Batchwise {
-  jit<A extends unknown[], R>(fn: (...args: A) => R, opts?: { fusion?: boolean }): Jitted<A, R>;
+  jit<A extends unknown[], R>(fn: (...args: A) => R, opts?: { fusion?: boolean; float32?: "exact" | "relaxed" }): Jitted<A, R>;
   fromTypedArray(data: Float32Array, shape: number[], opts: { batchDim: number; copy?: boolean }): Tensor;
   setBackend?(name: string): void;
   initWebGPU?(): Promise<unknown>;
@@ -111,17 +111,21 @@ export default async function load(backend: string): Promise<LibAdapter> {
     adapter.skipped = { B2: why, B3: why, B4: why };
     adapter.notes!.push("js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer");
     return adapter;
+  } else if (backend === "js-relaxed") {
+    adapter.skipped.B4 = "the relaxed row measures the arithmetic benchmarks only";
+    adapter.notes!.push('js-relaxed: jit(fn, { float32: "relaxed" }), float32 intermediates kept in float64 inside a kernel');
   } else if (backend !== "js") {
     throw new Error(`batchwise: unknown backend ${backend}`);
   }
   // The JS backend runs synchronously; WebGPU compiles and reads back asynchronously.
-  const sync = backend === "js";
+  const sync = backend === "js" || backend === "js-relaxed";
+  const jitOpts = backend === "js-relaxed" ? { float32: "relaxed" as const } : {};
   const run1 = <A extends unknown[]>(f: Jitted<A, Tensor>, ...args: A): Float32Array | Promise<Float32Array> =>
     sync ? f32(f(...args)) : f.callAsync(...args).then(f32Async);
 
   // exp(-x*x) * sin(3x) + 0.5x - tanh(x) on (N;)
   adapter.kernels.B1 = () => {
-    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()));
+    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), jitOpts);
     return {
       run: ({ x }) => run1(f, bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false })),
       stats: counters(f),
@@ -134,7 +138,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       const centred = x.sub(x.mean([0], { keepdim: true }));
       const norms = centred.mul(centred).sum([1], { keepdim: true }).sqrt();
       return centred.div(norms.max([0], { keepdim: true }));
-    });
+    }, jitOpts);
     return {
       run: ({ x, clouds, points }) => run1(f, bw.fromTypedArray(x, [clouds, points, 3], { batchDim: 1, copy: false })),
       stats: counters(f),
@@ -153,7 +157,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       const f = bw.jit((m: Tensor) => {
         const a = new R2(m);
         return [a.inverse().t, a.det().t];
-      });
+      }, jitOpts);
       return {
         run: ({ m, count }): B2Out => {
           const [inv, det] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [Tensor, Tensor];

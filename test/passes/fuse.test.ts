@@ -116,3 +116,15 @@ describe("fusion off", () => {
     expect(kernels(unfused.dump({ after: "fuse" }))).toBe(10);
   });
 });
+
+describe("relaxed float32", () => {
+  it("keeps intermediates in float64 (no per-op rounding) and stays within float32 rounding of exact", () => {
+    const chain = (x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh());
+    const exact = jit(chain);
+    const relaxed = jit(chain, { float32: "relaxed" });
+    const x = fromTypedArray(Float32Array.from({ length: 200 }, (_, i) => i / 50 - 2), [200], { batchDim: 1 });
+    expect(closeEnough(relaxed(x).dataSync(), exact(x).dataSync(), 1e-6)).toBeUndefined();
+    expect(exact.dump({ kernels: true })).toContain("Math.fround");
+    expect(relaxed.dump({ kernels: true })).not.toContain("Math.fround");
+  });
+});
