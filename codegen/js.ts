@@ -188,6 +188,29 @@ function points(shape: readonly number[]): number[][] {
   return out;
 }
 
+/** The statement folding value `v` into accumulator `acc`; `arg` and `pos` track argmin/argmax. */
+function accumulateJS(op: KReduceOp, acc: string, v: string, dtype: DType, arg: string, pos: string): string {
+  switch (op) {
+    case "sum":
+    case "mean":
+      return `${acc} += ${v};`;
+    case "prod":
+      return `${acc} = ${isFloat(dtype) ? `${acc} * ${v}` : `Math.imul(${acc}, ${v})`};`;
+    case "min":
+      return `${acc} = Math.min(${acc}, ${v});`;
+    case "max":
+      return `${acc} = Math.max(${acc}, ${v});`;
+    case "all":
+      return `${acc} &= (${v} !== 0 ? 1 : 0);`;
+    case "any":
+      return `${acc} |= (${v} !== 0 ? 1 : 0);`;
+    case "argmin":
+    case "argmax":
+      // First position wins ties; a NaN wins once and then sticks (as min/max propagate NaN).
+      return `if (${acc} === ${acc} && (${v} !== ${v} || ${v} ${op === "argmax" ? ">" : "<"} ${acc})) { ${acc} = ${v}; ${arg} = ${pos}; }`;
+  }
+}
+
 const INIT: { readonly [K in KReduceOp]: string } = {
   sum: "0", mean: "0", prod: "1", min: "Infinity", max: "-Infinity",
   argmin: "Infinity", argmax: "-Infinity", all: "1", any: "0",
@@ -362,23 +385,10 @@ function segmentedToJS(k: Kernel): JsKernelSource {
       beforeSegment.push(`let ${acc} = ${INIT[out.reduce!]};`);
       if (out.reduce === "argmax" || out.reduce === "argmin") beforeSegment.push(`let arg_${q} = 0;`);
       const v = em.value(out.value, pt, new Map()).name;
-      switch (out.reduce!) {
-        case "sum":
-        case "mean":
-          innermost.push(`${acc} += ${v};`);
-          break;
-        case "min":
-          innermost.push(`${acc} = Math.min(${acc}, ${v});`);
-          break;
-        case "max":
-          innermost.push(`${acc} = Math.max(${acc}, ${v});`);
-          break;
-        case "argmax":
-          innermost.push(`if (${acc} === ${acc} && (${v} !== ${v} || ${v} > ${acc})) { ${acc} = ${v}; arg_${q} = t - lo; }`);
-          break;
-        default:
-          throw new UnsupportedOpError(`codegen js: segment reduction ${out.reduce} is not supported`);
+      if (out.reduce === "argmin" || out.reduce === "prod" || out.reduce === "all" || out.reduce === "any") {
+        throw new UnsupportedOpError(`codegen js: segment reduction ${out.reduce} is not supported`);
       }
+      innermost.push(accumulateJS(out.reduce!, acc, v, k.exprs[out.value]!.dtype, `arg_${q}`, "t - lo"));
       const result = out.reduce === "mean" ? `${acc} / (hi - lo)` : out.reduce === "argmax" ? `arg_${q}` : acc;
       afterSegment.push(`out0[i0 * ${S} + ${offset(pt)}] = ${result};`);
     });
@@ -527,35 +537,8 @@ export function kernelToJS(k: Kernel): JsKernelSource {
         k.outputs.forEach((out, oi) => {
           const v = em.value(out.value, point, memo).name;
           const acc = `acc${oi}_${q}`;
-          const dt = k.exprs[out.value]!.dtype;
-          switch (out.reduce!) {
-            case "sum":
-            case "mean":
-              body.push(`${acc} += ${v};`);
-              break;
-            case "prod":
-              body.push(`${acc} = ${isFloat(dt) ? `${acc} * ${v}` : `Math.imul(${acc}, ${v})`};`);
-              break;
-            case "min":
-              body.push(`${acc} = Math.min(${acc}, ${v});`);
-              break;
-            case "max":
-              body.push(`${acc} = Math.max(${acc}, ${v});`);
-              break;
-            case "all":
-              body.push(`${acc} &= (${v} !== 0 ? 1 : 0);`);
-              break;
-            case "any":
-              body.push(`${acc} |= (${v} !== 0 ? 1 : 0);`);
-              break;
-            case "argmin":
-            case "argmax": {
-              const pos = red.batchAxes.length === 1 ? `i${red.batchAxes[0]}` : rp.has(red.baseAxes[0]!) ? String(rp.get(red.baseAxes[0]!)) : `j${red.baseAxes[0]}`;
-              const cmp = out.reduce === "argmax" ? ">" : "<";
-              body.push(`if (${acc} === ${acc} && (${v} !== ${v} || ${v} ${cmp} ${acc})) { ${acc} = ${v}; arg${oi}_${q} = ${pos}; }`);
-              break;
-            }
-          }
+          const pos = red.batchAxes.length === 1 ? `i${red.batchAxes[0]}` : rp.has(red.baseAxes[0]!) ? String(rp.get(red.baseAxes[0]!)) : `j${red.baseAxes[0]}`;
+          body.push(accumulateJS(out.reduce!, acc, v, k.exprs[out.value]!.dtype, `arg${oi}_${q}`, pos));
         });
       }
     });

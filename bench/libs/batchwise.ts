@@ -112,7 +112,6 @@ export default async function load(backend: string): Promise<LibAdapter> {
     adapter.notes!.push("js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer");
     return adapter;
   } else if (backend === "js-relaxed") {
-    adapter.skipped.B4 = "the relaxed row measures the arithmetic benchmarks only";
     adapter.notes!.push('js-relaxed: jit(fn, { float32: "relaxed" }), float32 intermediates kept in float64 inside a kernel');
   } else if (backend !== "js") {
     throw new Error(`batchwise: unknown backend ${backend}`);
