@@ -56,7 +56,14 @@ function inferShape(op: string, target: readonly number[], total: number, t: Ten
  * tensor holding it is disposed or garbage collected.
  */
 const bufferRefs = new WeakMap<DeviceBuffer, number>();
-const collected = new FinalizationRegistry<{ buffer: DeviceBuffer; backend: Backend }>(({ buffer, backend }) => releaseBuffer(buffer, backend));
+const collected = new FinalizationRegistry<{ buffer: DeviceBuffer; backend: Backend }>(({ buffer, backend }) => {
+  // Runs during garbage collection: a failure here (say, a destroyed device) must not crash the process.
+  try {
+    releaseBuffer(buffer, backend);
+  } catch {
+    // The buffer is unreachable either way.
+  }
+});
 
 function retainBuffer(buffer: DeviceBuffer): void {
   bufferRefs.set(buffer, (bufferRefs.get(buffer) ?? 0) + 1);
