@@ -2,7 +2,9 @@
  * Kernel IR → WGSL (DESIGN.md §6, WGSL half).
  *
  * One invocation per output element (a point of the non-reduced space); reduced
- * axes become loops inside the invocation. Everything that depends on a batch
+ * axes become loops inside the invocation. Kernels that reduce batch axes (run-time
+ * sizes, possibly huge) instead give each output element a workgroup whose threads
+ * share the reduced elements and combine them in shared memory (`treeReduction`). Everything that depends on a batch
  * size travels in the uniform `P` (see `wgslParamLayout`), never in the source,
  * so one shader module serves every batch size. Base sizes and strides are
  * folded in as constants.
@@ -407,6 +409,17 @@ export function kernelToWGSL(kernel: Kernel): string {
   kernel.outputs.forEach((out, j) => {
     L.line(`@group(0) @binding(${1 + kernel.inputs.length + j}) var<storage, read_write> out${j}: array<${STORE[out.dtype]}>;`);
   });
+  const tree = treeReduction(kernel);
+  if (tree) {
+    // Per-output shared accumulators (bool kept as u32); argmin/argmax also share their best value.
+    kernel.outputs.forEach((out, j) => {
+      const vd = exprs[out.value]!.dtype;
+      const arg = out.reduce === "argmin" || out.reduce === "argmax";
+      const sd = arg ? "int32" : accDType(out.reduce!, out.dtype);
+      L.line(`var<workgroup> wacc${j}: array<${STORE[sd]}, ${WGSL_WORKGROUP_SIZE}>;`);
+      if (arg) L.line(`var<workgroup> wbest${j}: array<${STORE[vd === "bool" ? "uint32" : vd]}, ${WGSL_WORKGROUP_SIZE}>;`);
+    });
+  }
   const header = L.toString() + "\n";
 
   // ---- body ----
@@ -416,7 +429,9 @@ export function kernelToWGSL(kernel: Kernel): string {
     `fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {`,
   );
   // Grids over 65,535 workgroups use y as well; the linear index spans both.
-  B.line(`let gi = (wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid;`);
+  // A tree reduction gives each output element a whole workgroup (gi is uniform in it).
+  if (tree) B.line(`let gi = wid.y * nwg.x + wid.x;`);
+  else B.line(`let gi = (wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid;`);
   B.line(`if (gi >= ${param(layout.count)}) { return; }`);
 
   // Decompose gi over the kept axes: kept batch axes (outer), then kept base axes.
@@ -551,6 +566,123 @@ export function kernelToWGSL(kernel: Kernel): string {
     return ARITH[op as keyof typeof ARITH](castTo(a, ad, rd, use), castTo(b, bd, rd, use), rd, use);
   };
 
+  /**
+   * Workgroup tree reduction (batch axes reduced): the workgroup's threads stride over
+   * the reduced index space (reduced batch axes outer, then reduced base axes, row-major,
+   * as the loop nest orders them), accumulate per thread, then combine pairwise in
+   * shared memory. argmin/argmax carry (best, position) and prefer the lower position
+   * on ties, and a NaN over any number (the lowest-positioned NaN), which is what the
+   * sequential loop's "strictly better, NaN wins once" gives.
+   */
+  const emitTree = (): void => {
+    const W = WGSL_WORKGROUP_SIZE;
+    const isArg = (op: KReduceOp | null): boolean => op === "argmin" || op === "argmax";
+    const cmpDType = (j: number): DType => {
+      const vd = exprs[kernel.outputs[j]!.value]!.dtype;
+      return vd === "bool" ? "uint32" : vd;
+    };
+    const toShared = (v: string, d: DType): string => (d === "bool" ? castTo(v, "bool", "uint32", use) : v);
+    const fromShared = (v: string, d: DType): string => (d === "bool" ? `(${v} != 0u)` : v);
+    kernel.outputs.forEach((out, j) => {
+      if (isArg(out.reduce)) {
+        if (out.dtype !== "int32") fail(`${out.reduce} gives int32, not ${out.dtype}`);
+        B.line(`var best${j}: ${REG[cmpDType(j)]} = ${extreme(cmpDType(j), out.reduce === "argmin", use)};`);
+        B.line(`var acc${j}: i32 = 0i;`);
+      } else {
+        const ad = accDType(out.reduce!, out.dtype);
+        B.line(`var acc${j}: ${REG[ad]} = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
+      }
+    });
+    const reduced: { name: string; size: string }[] = [
+      ...[...reducedBatch].sort((x, y) => x - y).map((a) => ({ name: `b${a}`, size: param(layout.batchSizes + a) })),
+      ...[...reducedBase].sort((x, y) => x - y).map((a) => ({ name: `x${a}`, size: `${baseShape[a]}u` })),
+    ];
+    B.line(`let rn = ${reduced.map((x) => x.size).join(" * ")};`);
+    B.open(`for (var ri = lid; ri < rn; ri = ri + ${W}u) {`);
+    B.line(`var rq = ri;`);
+    for (let i = reduced.length - 1; i >= 0; i--) {
+      const { name, size } = reduced[i]!;
+      if (i === 0) B.line(`let ${name} = rq;`);
+      else B.line(`let ${name} = rq % ${size};`).line(`rq = rq / ${size};`);
+    }
+    emitBody();
+    kernel.outputs.forEach((out, j) => {
+      const vd = exprs[out.value]!.dtype;
+      const v = `v${out.value}`;
+      if (isArg(out.reduce)) {
+        const cd = cmpDType(j);
+        const cv = castTo(v, vd, cd, use);
+        const better = out.reduce === "argmax" ? ">" : "<";
+        let cond = `${cv} ${better} best${j}`;
+        if (cd === "float32") {
+          use("isnan");
+          cond = `(${cond} || (bw_isnan(${cv}) && !bw_isnan(best${j})))`;
+        }
+        B.open(`if (${cond}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${reduced[0]!.name});`).close();
+      } else {
+        const ad = accDType(out.reduce!, out.dtype);
+        B.line(`acc${j} = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step(`acc${j}`, castTo(v, vd, ad, use), ad, use)};`);
+      }
+    });
+    B.close();
+    kernel.outputs.forEach((out, j) => {
+      if (isArg(out.reduce)) {
+        B.line(`wbest${j}[lid] = ${toShared(`best${j}`, cmpDType(j))};`);
+        B.line(`wacc${j}[lid] = acc${j};`);
+      } else {
+        B.line(`wacc${j}[lid] = ${toShared(`acc${j}`, accDType(out.reduce!, out.dtype))};`);
+      }
+    });
+    B.line("workgroupBarrier();");
+    B.open(`for (var s = ${W >> 1}u; s > 0u; s = s >> 1u) {`);
+    B.open("if (lid < s) {");
+    kernel.outputs.forEach((out, j) => {
+      if (isArg(out.reduce)) {
+        const cd = cmpDType(j);
+        const better = out.reduce === "argmax" ? ">" : "<";
+        B.line(`let pb${j} = wbest${j}[lid];`).line(`let pi${j} = wacc${j}[lid];`);
+        B.line(`let qb${j} = wbest${j}[lid + s];`).line(`let qi${j} = wacc${j}[lid + s];`);
+        // Take the upper half's candidate when it is better, or as good and earlier.
+        let cond = `(qb${j} ${better} pb${j} || (qb${j} == pb${j} && qi${j} < pi${j}))`;
+        if (cd === "float32") {
+          use("isnan");
+          cond = `select(!bw_isnan(pb${j}) && ${cond}, !bw_isnan(pb${j}) || qi${j} < pi${j}, bw_isnan(qb${j}))`;
+        }
+        B.open(`if (${cond}) {`).line(`wbest${j}[lid] = qb${j};`).line(`wacc${j}[lid] = qi${j};`).close();
+      } else {
+        const ad = accDType(out.reduce!, out.dtype);
+        const step = REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step(
+          fromShared(`wacc${j}[lid]`, ad),
+          fromShared(`wacc${j}[lid + s]`, ad),
+          ad,
+          use,
+        );
+        B.line(`wacc${j}[lid] = ${toShared(`(${step})`, ad)};`);
+      }
+    });
+    B.close();
+    B.line("workgroupBarrier();");
+    B.close();
+    B.open("if (lid == 0u) {");
+    const reducedBaseCount = [...reducedBase].reduce((p, a) => p * baseShape[a]!, 1);
+    kernel.outputs.forEach((out, j) => {
+      if (isArg(out.reduce)) {
+        B.line(`out${j}[gi] = wacc${j}[0];`);
+        return;
+      }
+      const ad = accDType(out.reduce!, out.dtype);
+      B.line(`acc${j} = ${fromShared(`wacc${j}[0]`, ad)};`);
+      let v = `acc${j}`;
+      if (out.reduce === "mean") {
+        const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), `${reducedBaseCount}.0f`].join(" * ");
+        v = ad === "float32" ? `${v} / (${countF})` : `${v} / ${castTo(`(${countF})`, "float32", ad, use)}`;
+      }
+      v = castTo(v, ad, out.dtype, use);
+      B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
+    });
+    B.close();
+  };
+
   if (kernel.segment !== undefined) {
     const seg = kernel.segment;
     const out = kernel.outputs[0]!;
@@ -611,6 +743,8 @@ export function kernelToWGSL(kernel: Kernel): string {
       const v = castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
     });
+  } else if (tree) {
+    emitTree();
   } else {
     // Accumulators, declared before the loops.
     kernel.outputs.forEach((out, j) => {
@@ -711,6 +845,37 @@ function helperCode(used: ReadonlySet<Helper>): string {
   };
   for (const h of (Object.keys(HELPERS) as Helper[]).filter((k) => used.has(k))) visit(h);
   return order.length === 0 ? "" : order.map((h) => HELPERS[h].code).join("\n") + "\n";
+}
+
+/**
+ * Whether a kernel runs as a workgroup tree reduction: one workgroup per output
+ * element whose threads share the reduced elements (batch axes reduced, not segmented).
+ * Other kernels run one invocation per output element.
+ */
+export function treeReduction(kernel: Kernel): boolean {
+  return kernel.segment === undefined && kernel.reduce !== null && kernel.reduce.batchAxes.length > 0;
+}
+
+/**
+ * The most loop iterations one invocation of a launch can run (an upper bound).
+ * Some adapters cap loops (Mesa's llvmpipe stops after 65,535 iterations and says
+ * nothing), so the backend checks this before dispatching. `packedRows` bounds a
+ * segment's length (the packed input's length) for segmented kernels.
+ */
+export function wgslLoopTrips(kernel: Kernel, batchSizes: readonly number[], packedRows: number): number {
+  const seg = kernel.segment;
+  if (seg !== undefined) return seg.mode === "pad" || seg.mode === "mask" ? (seg.maxN ?? 0) : packedRows;
+  if (kernel.reduce === null) return 0;
+  const reducedBase = numel(kernel.reduce.baseAxes.map((a) => kernel.baseShape[a]!));
+  const reducedBatch = kernel.reduce.batchAxes.reduce((p, a) => p * batchSizes[a]!, 1);
+  const total = reducedBase * reducedBatch;
+  return treeReduction(kernel) ? Math.ceil(total / WGSL_WORKGROUP_SIZE) : total;
+}
+
+/** Workgroups a launch needs (before splitting over x and y): see `treeReduction`. */
+export function wgslWorkgroups(kernel: Kernel, batchSizes: readonly number[]): number {
+  const count = outputCount(kernel, batchSizes);
+  return treeReduction(kernel) ? count : Math.ceil(count / WGSL_WORKGROUP_SIZE);
 }
 
 /** Number of output elements of a launch: kept batch sizes × kept base sizes. */

@@ -10,7 +10,10 @@
  */
 import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
 import { numel, type Kernel, type Launch } from "../../ir/kernel.js";
-import { WGSL_WORKGROUP_SIZE, kernelToWGSL, outputCount, wgslParamLayout } from "../../codegen/wgsl.js";
+import { kernelToWGSL, outputCount, wgslLoopTrips, wgslParamLayout, wgslWorkgroups } from "../../codegen/wgsl.js";
+
+/** Mesa's llvmpipe ends any shader loop after this many iterations, without an error. */
+const LLVMPIPE_LOOP_LIMIT = 65_535;
 import type { Backend, CompiledKernel, DeviceBuffer } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
@@ -373,8 +376,19 @@ export class WebGPUBackend implements Backend {
     });
     if (count === 0) return;
 
+    // llvmpipe silently stops a loop after 65,535 iterations: refuse rather than answer wrong.
+    if (/llvmpipe/i.test(s.acquired.adapter.description)) {
+      const packed = kernel.inputs.findIndex((inp) => inp.packed === true);
+      const packedRows = packed < 0 ? 0 : Math.ceil(ins[packed]!.length / Math.max(1, numel(kernel.inputs[packed]!.baseShape)));
+      const trips = wgslLoopTrips(kernel, batchSizes, packedRows);
+      if (trips > LLVMPIPE_LOOP_LIMIT) {
+        throw new BackendError(
+          `webgpu: dispatch: a kernel loop may run ${trips} iterations, over the ${LLVMPIPE_LOOP_LIMIT} that this adapter (llvmpipe, a software rasterizer) runs before it silently stops; use the js backend for this size`,
+        );
+      }
+    }
     const maxDim = s.acquired.limits.maxComputeWorkgroupsPerDimension;
-    const groups = Math.ceil(count / WGSL_WORKGROUP_SIZE);
+    const groups = wgslWorkgroups(kernel, batchSizes);
     const gy = Math.ceil(groups / maxDim);
     const gx = Math.ceil(groups / gy);
     if (gy > maxDim) throw new BackendError(`webgpu: dispatch: ${count} elements need ${groups} workgroups, over ${maxDim}²`);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { DTypeError, UnsupportedOpError } from "../../ir/errors.js";
 import { ix, type Kernel } from "../../ir/kernel.js";
-import { kernelToWGSL, outputCount, wgslParamLayout } from "../../codegen/wgsl.js";
+import { kernelToWGSL, outputCount, wgslLoopTrips, wgslWorkgroups, wgslParamLayout } from "../../codegen/wgsl.js";
 
 const add3: Kernel = {
   batchRank: 2,
@@ -70,7 +70,7 @@ describe("kernelToWGSL", () => {
     expect(src).not.toContain("fn bw_fmod");
   });
 
-  it("loops over reduced batch axes with run-time bounds and over reduced base axes with constants", () => {
+  it("reduces batch axes with a workgroup tree over run-time sizes (and reduced base axes as constants)", () => {
     const k: Kernel = {
       batchRank: 2,
       baseShape: [4, 5],
@@ -81,10 +81,16 @@ describe("kernelToWGSL", () => {
       outputs: [{ dtype: "float32", value: 0, reduce: "mean" }],
     };
     const src = kernelToWGSL(k);
-    expect(src).toContain("for (var b0 = 0u; b0 < P.v[0].y; b0 = b0 + 1u) {");
-    expect(src).toContain("for (var x1 = 0u; x1 < 5u; x1 = x1 + 1u) {");
+    // Threads of one workgroup share the reduced elements (batch size from the uniform × 5 base).
+    expect(src).toContain("let rn = P.v[0].y * 5u;");
+    expect(src).toContain("var<workgroup> wacc0");
+    expect(src).toContain("workgroupBarrier();");
     expect(src).toContain("acc0 / (f32(P.v[0].y) * 5.0f)");
     expect(outputCount(k, [7, 3])).toBe(3 * 4);
+    expect(wgslWorkgroups(k, [7, 3])).toBe(3 * 4);
+    // The loop bound an adapter with a loop cap must check: ceil(7 * 5 / 64) iterations per thread.
+    expect(wgslLoopTrips(k, [7, 3], 0)).toBe(1);
+    expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(Math.ceil((700_000 * 5) / 64));
   });
 
   it("writes non-finite and extreme constants without const-expression errors", () => {
