@@ -13,7 +13,6 @@ import { isFloat, type DType } from "../ir/dtype.js";
 import { UnsupportedOpError } from "../ir/errors.js";
 import {
   contiguousStrides,
-  evalIndex,
   ix,
   numel,
   type IndexExpr,

@@ -3,7 +3,7 @@
  * buffers, launches kernels and frees intermediates after their last use.
  * Batch sizes enter only here, as launch arguments.
  */
-import type { DType, TypedArray } from "../ir/dtype.js";
+import type { DType } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import type { Node } from "../ir/graph.js";
 import { kernelKey, type Launch } from "../ir/kernel.js";
@@ -201,4 +201,3 @@ export class Program {
   }
 }
 
-export type { TypedArray };

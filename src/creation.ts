@@ -158,4 +158,3 @@ export function scalar(value: number, opts: CreateOptions = {}): Tensor {
   return full([], [], value, opts);
 }
 
-export { fmtShape };

@@ -83,6 +83,6 @@ export function buildGraph(name: string, outputs: readonly Tensor[], params: rea
     return nodes.get(root)!;
   };
   const outs = outputs.map(build);
-  const names = leaves.map((t, i) => (i < params.length ? `x${i}` : `c${i - params.length}`));
+  const names = leaves.map((_, i) => (i < params.length ? `x${i}` : `c${i - params.length}`));
   return { graph: makeGraph(name, inputs, outs, names), captured: leaves.slice(params.length) };
 }

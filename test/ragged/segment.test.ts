@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { makeGraph, Node } from "../../ir/graph.js";
-import { interpret, type Value } from "../../ir/interpret.js";
+import { interpret } from "../../ir/interpret.js";
 import { printGraph } from "../../ir/print.js";
 import { closeEnough } from "../helpers/random-graph.js";
 import { raggedCase, raggedInputs, type RaggedCase } from "../helpers/ragged.js";

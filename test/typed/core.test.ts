@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ShapeError, tensor, zeros } from "../../src/index.js";
 import { MillerIndex, Quaternion, R2, R3, R4, Rot, Scalar, SR2, SSR4, Vec, WR2, WWR4, SWR4, WSR4, fullToMandel, mandelToFull } from "../../src/typed/index.js";
-import { I3, bx, expectClose, fourWays, mm3, transpose3, twoWays, vals } from "./helpers.js";
+import { I3, expectClose, fourWays, mm3, transpose3, twoWays, vals } from "./helpers.js";
 
 const A9 = [1, 2, 3, 4, 5, 6, 7, 8, 9];
-const S = 1 / Math.SQRT2;
 
 describe("construction", () => {
   it("checks the base shape with a ShapeError naming the type and both shapes", () => {

@@ -5,7 +5,7 @@
 import { afterAll, expect, it } from "vitest";
 import { BackendError, DTypeError } from "../../ir/errors.js";
 import { ix, type KExpr, type Kernel } from "../../ir/kernel.js";
-import { initWebGPU, type WebGPUBackend } from "../../runtime/webgpu/backend.js";
+import { initWebGPU } from "../../runtime/webgpu/backend.js";
 import { PipelineCache } from "../../runtime/webgpu/pipelines.js";
 import { closeTo, describeWebGPU, probeWebGPU, runKernel } from "../helpers/webgpu.js";
 
