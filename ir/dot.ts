@@ -59,8 +59,8 @@ export function scheduleToDot(s: Schedule): string {
   const cluster = new Map<Node, string>();
   let k = 0;
   for (const step of s.steps) {
-    if (step.kind === "view") {
-      cluster.set(step.node, "view");
+    if (step.kind === "view" || step.kind === "copy") {
+      cluster.set(step.node, step.kind);
       continue;
     }
     const name = `kernel ${k++}`;

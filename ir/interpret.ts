@@ -204,7 +204,28 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       g.push(x.data[flat]!);
     });
     for (let o = 0; o < out.length; o++) out[o] = reduceRef(op as KReduceOp, groups.get(o) ?? [], x.type.dtype);
-  } else if (op === "reshape" || op === "batch_reshape" || op === "batch_unsqueeze") {
+  } else if (op === "batch_slice") {
+    const x = ins[0]!;
+    const axis = n.attrs.axis as number;
+    const xst = stridesOf(fullShape(x.type));
+    forEachIndex(fullShape(t), (idx, flat) => {
+      let off = 0;
+      idx.forEach((v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!));
+      out[flat] = x.data[off]!;
+    });
+  } else if (op === "batch_concat") {
+    const axis = n.attrs.axis as number;
+    forEachIndex(fullShape(t), (idx, flat) => {
+      let k = 0;
+      let at = idx[axis]!;
+      while (at >= ins[k]!.type.batch[axis]!) at -= ins[k++]!.type.batch[axis]!;
+      const x = ins[k]!;
+      const xst = stridesOf(fullShape(x.type));
+      let off = 0;
+      idx.forEach((v, d) => (off += (d === axis ? at : v) * xst[d]!));
+      out[flat] = x.data[off]!;
+    });
+  } else if (op === "reshape" || op === "batch_reshape" || op === "batch_unsqueeze" || op === "batch_squeeze") {
     out.set(ins[0]!.data);
   } else if (op === "permute") {
     const x = ins[0]!;

@@ -29,12 +29,17 @@ export const REDUCE_OPS: ReadonlySet<KReduceOp> = new Set<KReduceOp>([
   "sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any",
 ]);
 
-export type MovementOp = "reshape" | "permute" | "expand" | "slice" | "batch_reshape" | "batch_unsqueeze" | "batch_expand";
+export type MovementOp =
+  | "reshape" | "permute" | "expand" | "slice"
+  | "batch_reshape" | "batch_unsqueeze" | "batch_squeeze" | "batch_expand" | "batch_slice" | "batch_concat";
 export const MOVEMENT_OPS: ReadonlySet<MovementOp> = new Set<MovementOp>([
-  "reshape", "permute", "expand", "slice", "batch_reshape", "batch_unsqueeze", "batch_expand",
+  "reshape", "permute", "expand", "slice", "batch_reshape", "batch_unsqueeze", "batch_squeeze", "batch_expand",
+  "batch_slice", "batch_concat",
 ]);
 /** Ops that reinterpret a contiguous buffer's batch dims without moving data. */
-export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze"]);
+export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze", "batch_squeeze"]);
+/** Ops that move whole blocks of a contiguous buffer (run as copies, not kernels). */
+export const COPY_OPS: ReadonlySet<Op> = new Set<Op>(["batch_slice", "batch_concat"]);
 
 /**
  * Ragged ops. A jagged tensor is `values (T; S)` (the rows packed one after the
@@ -181,6 +186,47 @@ function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Ten
   const num = x!.batch.filter((d) => d !== 1).join("*") || "1";
   const sym = known === 1 ? num : `${num}/${known}`;
   return { dtype: x!.dtype, batch: shape.map((d) => (d === -1 ? sym : d)), base: x!.base };
+}
+
+function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const axis = attrs.axis as number;
+  const start = attrs.start as number;
+  const stop = attrs.stop as number;
+  const step = attrs.step as number;
+  const d = x!.batch[axis];
+  const bad = (why: string): never => {
+    throw new ShapeError(`${op}: ${start}:${stop < 0 ? "" : stop}:${step} ${why} for batch axis ${axis} of x ${fmtTypeShape(x!)}`);
+  };
+  if (d === undefined) bad("is out of range");
+  if (step < 1 || start < 0 || (stop >= 0 && stop < start)) bad("is not a valid slice");
+  const batch = [...x!.batch];
+  if (typeof d === "number") {
+    const end = stop < 0 ? d : stop;
+    if (end > d || start > end) bad("does not fit");
+    batch[axis] = Math.ceil((end - start) / step);
+  } else {
+    batch[axis] = stop >= 0 ? Math.ceil((stop - start) / step) : `(${d}-${start})/${step}`;
+  }
+  return { dtype: x!.dtype, batch, base: x!.base };
+}
+
+function batchConcatType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
+  const axis = attrs.axis as number;
+  const first = ins[0]!;
+  if (axis >= first.batch.length) throw new ShapeError(`${op}: batch axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
+  const sizes: Dim[] = [];
+  ins.forEach((t, i) => {
+    if (t.dtype !== first.dtype) throw new DTypeError(`${op}: x${i} ${fmtTypeShape(t)} is ${t.dtype} but x0 ${fmtTypeShape(first)} is ${first.dtype}`);
+    const same = (a: readonly Dim[], b: readonly Dim[], skip: number): boolean =>
+      a.length === b.length && a.every((d, j) => j === skip || d === b[j] || typeof d === "string" || typeof b[j] === "string");
+    if (!same(t.batch, first.batch, axis) || !same(t.base, first.base, -1)) {
+      throw new ShapeError(`${op}: x${i} ${fmtTypeShape(t)} does not match x0 ${fmtTypeShape(first)} outside batch axis ${axis}`);
+    }
+    sizes.push(t.batch[axis]!);
+  });
+  const batch = [...first.batch];
+  batch[axis] = sizes.every((s) => typeof s === "number") ? (sizes as number[]).reduce((a, b) => a + b, 0) : sizes.join("+");
+  return { dtype: first.dtype, batch, base: first.base };
 }
 
 function batchExpandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
@@ -389,6 +435,26 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
       return { dtype: x!.dtype, batch, base: x!.base };
     },
   },
+  batch_squeeze: {
+    arity: 1,
+    args: ["x"],
+    attrs: z.object({ dim: z.number().int().nonnegative() }).strict(),
+    type: (op, [x], attrs) => {
+      const d = attrs.dim as number;
+      const size = x!.batch[d];
+      if (size === undefined || (typeof size === "number" && size !== 1)) {
+        throw new ShapeError(`${op}: batch dim ${d} of x ${fmtTypeShape(x!)} is not of size 1`);
+      }
+      return { dtype: x!.dtype, batch: x!.batch.filter((_, i) => i !== d), base: x!.base };
+    },
+  },
+  batch_slice: {
+    arity: 1,
+    args: ["x"],
+    attrs: z.object({ axis: z.number().int().nonnegative(), start: z.number().int(), stop: z.number().int(), step: z.number().int() }).strict(),
+    type: batchSliceType,
+  },
+  batch_concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: batchConcatType },
   batch_expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchExpandType },
 };
 

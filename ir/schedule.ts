@@ -17,7 +17,9 @@ export type Step =
       /** The node whose (concrete) batch shape is the iteration space's batch shape. */
       readonly space: Node;
     }
-  | { readonly kind: "view"; readonly node: Node; readonly source: Node };
+  | { readonly kind: "view"; readonly node: Node; readonly source: Node }
+  /** A batch slice or concatenation: block copies from the sources' buffers into the node's. */
+  | { readonly kind: "copy"; readonly node: Node; readonly sources: readonly Node[] };
 
 export interface Schedule {
   readonly graph: Graph;

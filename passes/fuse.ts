@@ -29,7 +29,7 @@ import {
   type KernelOutput,
   type Segment,
 } from "../ir/kernel.js";
-import { BINARY_OPS, REDUCE_OPS, SEGMENT_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
+import { BINARY_OPS, COPY_OPS, REDUCE_OPS, SEGMENT_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
 import type { Schedule, Step } from "../ir/schedule.js";
 import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
 
@@ -426,9 +426,10 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
   for (const n of order) {
     if (n.op === "input") continue;
     if (isReduce(n) || n.op === "segment_reduce" || n.op === "segment_pad" || n.op === "segment_mask") materialized.add(n);
-    else if (VIEW_OPS.has(n.op)) {
+    else if (VIEW_OPS.has(n.op) || COPY_OPS.has(n.op)) {
+      // Views and copies work on whole contiguous buffers: their sources get buffers too.
       materialized.add(n);
-      if (n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
+      for (const i of n.inputs) if (i.op !== "input") materialized.add(i);
     } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op) && numel(n.type.base) > opts.unrollLimit && !cheapToRecompute(n, materialized)) {
       materialized.add(n);
     }
@@ -450,7 +451,7 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
     let replan = false;
     const isRoot = (n: Node): boolean => materialized.has(n) || softOutputs.has(n);
     for (const n of order) {
-      if (!isRoot(n) || VIEW_OPS.has(n.op)) continue;
+      if (!isRoot(n) || VIEW_OPS.has(n.op) || COPY_OPS.has(n.op)) continue;
       const { plan, materialize } = planRoot(n, materialized);
       for (const m of materialize) materialized.add(m);
       replan ||= materialize.length > 0;
@@ -461,6 +462,10 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
       if (!isRoot(n)) continue;
       if (VIEW_OPS.has(n.op)) {
         steps.push({ kind: "view", node: n, source: n.inputs[0]! });
+        continue;
+      }
+      if (COPY_OPS.has(n.op)) {
+        steps.push({ kind: "copy", node: n, sources: n.inputs });
         continue;
       }
       const plan = plans.get(n)!;

@@ -32,4 +32,6 @@ export interface Backend {
   /** Runs one kernel: `outputs[i]` receives `kernel.outputs[i]`, written contiguously. */
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void;
   free(buf: DeviceBuffer): void;
+  /** Copies element ranges `[srcOffset, dstOffset, length]` from `src` into `dst` (same dtype). */
+  copy(src: DeviceBuffer, dst: DeviceBuffer, regions: readonly (readonly [number, number, number])[]): void;
 }

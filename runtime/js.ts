@@ -68,6 +68,12 @@ export class JsBackend implements Backend {
     (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides);
   }
 
+  copy(src: DeviceBuffer, dst: DeviceBuffer, regions: readonly (readonly [number, number, number])[]): void {
+    const s = (src as JsBuffer).data;
+    const d = (dst as JsBuffer).data;
+    for (const [so, dO, n] of regions) d.set(s.subarray(so, so + n), dO);
+  }
+
   free(_buf: DeviceBuffer): void {
     // Host memory: the garbage collector frees it.
   }

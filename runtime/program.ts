@@ -57,9 +57,44 @@ export function batchStrides(t: ConcreteType): number[] {
   return s;
 }
 
+type Region = readonly [number, number, number];
+
+/**
+ * Block copies for a batch slice or concatenation, per source: `[srcOffset,
+ * dstOffset, length]` in elements. Everything after the axis is one contiguous block.
+ */
+function copyRegions(node: Node, sources: readonly Node[], types: ReadonlyMap<Node, ConcreteType>): Region[][] {
+  const out = types.get(node)!;
+  const axis = node.attrs.axis as number;
+  const outer = prod(out.batch.slice(0, axis));
+  const inner = prod(out.batch.slice(axis + 1)) * prod(out.base);
+  const outLen = out.batch[axis]!;
+  if (node.op === "batch_slice") {
+    const srcLen = types.get(sources[0]!)!.batch[axis]!;
+    const start = node.attrs.start as number;
+    const step = node.attrs.step as number;
+    const regions: Region[] = [];
+    for (let o = 0; o < outer; o++) {
+      if (step === 1) regions.push([(o * srcLen + start) * inner, o * outLen * inner, outLen * inner]);
+      else for (let j = 0; j < outLen; j++) regions.push([(o * srcLen + start + j * step) * inner, (o * outLen + j) * inner, inner]);
+    }
+    return [regions];
+  }
+  let at = 0;
+  return sources.map((src) => {
+    const len = types.get(src)!.batch[axis]!;
+    const regions: Region[] = [];
+    for (let o = 0; o < outer; o++) regions.push([o * len * inner, (o * outLen + at) * inner, len * inner]);
+    at += len;
+    return regions;
+  });
+}
+
 interface LaunchPlan {
   /** Per step: dtype and length of each output buffer. */
   readonly outputs: readonly (readonly { dtype: DType; length: number }[])[];
+  /** Per copy step: the regions to copy from each source. */
+  readonly copies: readonly (readonly (readonly Region[])[])[];
   readonly launches: readonly (Launch | undefined)[];
   readonly outputTypes: readonly ConcreteType[];
 }
@@ -110,6 +145,9 @@ export class Program {
       if (step.kind === "view") {
         owner.set(step.node, owner.get(step.source) ?? step.source);
         lastUse.set(owner.get(step.node)!, i);
+      } else if (step.kind === "copy") {
+        for (const n of step.sources) lastUse.set(owner.get(n) ?? n, i);
+        lastUse.set(step.node, i);
       } else {
         for (const n of step.inputs) lastUse.set(owner.get(n) ?? n, i);
         for (const n of step.outputs) lastUse.set(n, i);
@@ -138,6 +176,13 @@ export class Program {
       const step = steps[si]!;
       if (step.kind === "view") {
         buffers.set(step.node, buffers.get(step.source)!);
+      } else if (step.kind === "copy") {
+        const { dtype, length } = plan.outputs[si]![0]!;
+        let buf = spare?.get(`${dtype}:${length}`)?.pop();
+        if (buf === undefined) buf = b.alloc(dtype, length);
+        else counters.buffersReused++;
+        buffers.set(step.node, buf);
+        step.sources.forEach((src, k) => b.copy(buffers.get(src)!, buf, plan.copies[si]![k]!));
       } else {
         const sizes = plan.outputs[si]!;
         const outs: DeviceBuffer[] = [];
@@ -182,9 +227,11 @@ export class Program {
     this.schedule.graph.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
     const types = inferConcrete(this.schedule.order, bound);
     const plan: LaunchPlan = {
-      outputs: this.schedule.steps.map((st) =>
-        st.kind === "kernel" ? st.outputs.map((n) => ({ dtype: types.get(n)!.dtype, length: prod(types.get(n)!.batch) * prod(types.get(n)!.base) })) : [],
-      ),
+      outputs: this.schedule.steps.map((st) => {
+        const outs = st.kind === "kernel" ? st.outputs : st.kind === "copy" ? [st.node] : [];
+        return outs.map((n) => ({ dtype: types.get(n)!.dtype, length: prod(types.get(n)!.batch) * prod(types.get(n)!.base) }));
+      }),
+      copies: this.schedule.steps.map((st) => (st.kind === "copy" ? copyRegions(st.node, st.sources, types) : [])),
       launches: this.schedule.steps.map((st) =>
         st.kind === "kernel" ? { batchSizes: types.get(st.space)!.batch, inputBatchStrides: st.inputs.map((n) => batchStrides(types.get(n)!)) } : undefined,
       ),

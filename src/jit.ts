@@ -273,6 +273,8 @@ function describeSchedule(p: PipelineResult): string {
   for (const step of s.steps) {
     if (step.kind === "view") {
       lines.push(`  ${nameOf(step.node)} = view ${nameOf(step.source)} : ${fmtType(step.node.type)}`);
+    } else if (step.kind === "copy") {
+      lines.push(`  ${nameOf(step.node)} = copy (${step.node.op}) ${step.sources.map(nameOf).join(", ")} : ${fmtType(step.node.type)}`);
     } else {
       const outs = step.outputs.map((o) => `${nameOf(o)}: ${fmtType(o.type)}`).join(", ");
       const seg = step.kernel.segment;

@@ -5,7 +5,7 @@
  * structure, not by batch size) and run.
  */
 import { isFloat, promote, promoteWithNumber, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
-import { DTypeError, ShapeError } from "../ir/errors.js";
+import { DTypeError, ShapeError, TraceError } from "../ir/errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
 import { FLOAT_UNARY, OPS, type Attrs, type Op } from "../ir/ops.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
@@ -418,6 +418,45 @@ export class Tensor {
   batchUnsqueeze(d: number): Tensor {
     const dim = normAxis("batchUnsqueeze", d, this.batchDim + 1, "batch", this);
     return Tensor._op("batch_unsqueeze", [this], { dim });
+  }
+
+  /** Removes a size-1 batch dim. */
+  batchSqueeze(d: number): Tensor {
+    return Tensor._op("batch_squeeze", [this], { dim: normAxis("batchSqueeze", d, this.batchDim, "batch", this) });
+  }
+
+  /**
+   * Slices one batch dim, `start:stop:step` (Python defaults, positive step); eagerly,
+   * negative bounds count from the end and out-of-range bounds clamp. Inside `jit`
+   * (symbolic sizes) bounds must be non-negative. Runs as block copies.
+   */
+  batchSlice(axis: number, start = 0, stop?: number, step = 1): Tensor {
+    const a = normAxis("batchSlice", axis, this.batchDim, "batch", this);
+    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`batchSlice: step ${step} must be a positive integer for x ${this.toString()}`);
+    const n = this.batchShape[a]!;
+    if (n < 0) {
+      if (start < 0 || (stop !== undefined && stop < 0)) {
+        throw new TraceError(`batchSlice: negative bounds need a concrete batch size, x ${this.toString()} is traced`);
+      }
+      return Tensor._op("batch_slice", [this], { axis: a, start, stop: stop ?? -1, step });
+    }
+    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+    const s = clamp(start);
+    const e = Math.max(s, clamp(stop ?? n));
+    if (s === 0 && e === n && step === 1) return this;
+    return Tensor._op("batch_slice", [this], { axis: a, start: s, stop: e, step });
+  }
+
+  /** Picks index `i` of a batch dim and drops the dim (NEML2's batch_index with an int). */
+  batchIndex(axis: number, i: number): Tensor {
+    const a = normAxis("batchIndex", axis, this.batchDim, "batch", this);
+    const n = this.batchShape[a]!;
+    if (n < 0 && i < 0) throw new TraceError(`batchIndex: a negative index needs a concrete batch size, x ${this.toString()} is traced`);
+    const k = i < 0 ? i + n : i;
+    if (!Number.isInteger(k) || k < 0 || (n >= 0 && k >= n)) {
+      throw new ShapeError(`batchIndex: index ${i} is out of range for batch dim ${axis} of x ${this.toString()}`);
+    }
+    return Tensor._op("batch_squeeze", [Tensor._op("batch_slice", [this], { axis: a, start: k, stop: k + 1, step: 1 })], { dim: a });
   }
 
   /** Merges all batch dims into one. */

@@ -431,6 +431,22 @@ export class WebGPUBackend implements Backend {
     void p.finally(() => this.scopes.delete(p));
   }
 
+  copy(src: DeviceBuffer, dst: DeviceBuffer, regions: readonly (readonly [number, number, number])[]): void {
+    const s = this.live();
+    const a = this.own(src, "copy source");
+    const b = this.own(dst, "copy target");
+    if (a.dtype !== b.dtype) throw new BackendError(`webgpu: copy: ${a.dtype} into ${b.dtype}`);
+    for (const [so, dO, n] of regions) {
+      if (so < 0 || dO < 0 || so + n > a.length || dO + n > b.length) {
+        throw new BackendError(`webgpu: copy: range [${so}, ${so + n}) -> [${dO}, ${dO + n}) does not fit buffers of ${a.length} and ${b.length}`);
+      }
+    }
+    if (regions.length === 0) return;
+    const enc = s.acquired.device.createCommandEncoder();
+    for (const [so, dO, n] of regions) if (n > 0) enc.copyBufferToBuffer(a.gpu, so * ELEMENT_BYTES, b.gpu, dO * ELEMENT_BYTES, n * ELEMENT_BYTES);
+    s.acquired.device.queue.submit([enc.finish()]);
+  }
+
   free(buf: DeviceBuffer): void {
     if (!(buf instanceof WebGPUBuffer) || buf.owner !== this) throw new BackendError("webgpu: free: not a buffer of this backend");
     if (buf.freed) throw new BackendError("webgpu: free: buffer was already freed");

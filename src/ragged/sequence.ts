@@ -12,7 +12,15 @@ import { ARRAY_CTOR, castScalar, promote, type DType, type TypedArray } from "..
 import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
-import type { Tensor } from "../tensor.js";
+import { Tensor } from "../tensor.js";
+
+/**
+ * Inside `jit` (or with lazy inputs) stack and cat record a `batch_concat` IR op
+ * (block copies at run time) instead of copying on the host now.
+ */
+function lazy(list: readonly Tensor[]): boolean {
+  return list.some((t) => t._src.kind !== "buffer" || t.batchShape.some((d) => d < 0));
+}
 
 function checkEager(op: string, list: readonly Tensor[]): void {
   list.forEach((t, i) => {
@@ -57,7 +65,6 @@ function output(data: TypedArray, batch: readonly number[], base: readonly numbe
  */
 export function stack(list: readonly Tensor[], dim = 0): Tensor {
   if (list.length === 0) throw new ShapeError("stack: list cannot be empty");
-  checkEager("stack", list);
   const first = list[0]!;
   const batch = first.batchShape;
   const base = first.baseShape;
@@ -70,6 +77,8 @@ export function stack(list: readonly Tensor[], dim = 0): Tensor {
     if (!sameDims(t.baseShape, base)) throw new ShapeError(`stack: the shapes of the tensors to stack is incompatible: list[${i}] ${t.toString()} vs list[0] ${first.toString()}`);
   });
   const dtype = commonDType(list);
+  if (lazy(list)) return Tensor._op("batch_concat", list.map((t) => t.cast(dtype).batchUnsqueeze(d)), { axis: d });
+  checkEager("stack", list);
   const outer = prod(batch.slice(0, d));
   const inner = prod(batch.slice(d)) * prod(base);
   const n = list.length;
@@ -94,7 +103,6 @@ export function stack(list: readonly Tensor[], dim = 0): Tensor {
  */
 export function cat(list: readonly Tensor[], dim = 0): Tensor {
   if (list.length === 0) throw new ShapeError("cat: list cannot be empty");
-  checkEager("cat", list);
   const first = list[0]!;
   const batch = first.batchShape;
   const base = first.baseShape;
@@ -110,6 +118,8 @@ export function cat(list: readonly Tensor[], dim = 0): Tensor {
     if (!sameDims(t.baseShape, base)) throw new ShapeError(`cat: base shapes must match, got list[${i}] ${t.toString()} and list[0] ${first.toString()}`);
   });
   const dtype = commonDType(list);
+  if (lazy(list)) return list.length === 1 ? list[0]!.cast(dtype) : Tensor._op("batch_concat", list.map((t) => t.cast(dtype)), { axis: d });
+  checkEager("cat", list);
   const outer = prod(batch.slice(0, d));
   const unit = prod(batch.slice(d + 1)) * prod(base);
   const chunks = list.map((t) => t.batchShape[d]! * unit);

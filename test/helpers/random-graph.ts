@@ -156,6 +156,10 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
           const axis = x.type.base.length - 1;
           const sl = tryMake("slice", [x], { axis, start: 0, stop: 1, step: 1 });
           n = sl ? tryMake("concat", r() < 0.5 ? [x, sl] : [sl, x, sl], { axis }) : undefined;
+        } else if (r() < 0.4 && x.type.batch.length >= 1) {
+          // Batch slices and concatenations (block copies at run time).
+          const axis = Math.floor(r() * x.type.batch.length);
+          n = r() < 0.5 ? tryMake("batch_slice", [x], { axis, start: r() < 0.5 ? 0 : 1, stop: -1, step: r() < 0.5 ? 1 : 2 }) : tryMake("batch_concat", [x, x], { axis });
         } else n = r() < 0.5 ? tryMake("batch_reshape", [x], { shape: [-1] }) : tryMake("batch_unsqueeze", [x], { dim: 0 });
         break;
       case 10:

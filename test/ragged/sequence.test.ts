@@ -222,9 +222,17 @@ describe("padSequence / unpadSequence", () => {
     expect(() => padSequence([zeros([2], [3])], { padDim: 1 })).toThrow(ShapeError);
   });
 
-  it("eager only: inside jit the inputs are traced", () => {
-    const f = jit((x: Tensor) => stack([x, x]));
-    expect(() => f(zeros([2], [3]))).toThrow(TraceError);
+  it("stack and cat trace inside jit (a batch_concat op); padSequence stays eager", () => {
+    const f = jit((x: Tensor, y: Tensor) => [stack([x, y], 1), cat([x, y], 0)]);
+    for (const rows of [2, 5]) {
+      const a = fromTypedArray(Float32Array.from({ length: rows * 2 }, (_, i) => i), [rows, 2], { batchDim: 1 });
+      const b = fromTypedArray(Float32Array.from({ length: rows * 2 }, (_, i) => 100 + i), [rows, 2], { batchDim: 1 });
+      const [s, c] = f(a, b);
+      expect(s.toArraySync()).toEqual(stack([a, b], 1).toArraySync());
+      expect(c.toArraySync()).toEqual(cat([a, b], 0).toArraySync());
+    }
+    expect(f.stats.traces).toBe(1);
+    expect(f.dump({ after: "fuse" })).toMatch(/copy \(batch_concat\)/);
     const g = jit((x: Tensor) => padSequence([x]));
     expect(() => g(zeros([2], [3]))).toThrow(TraceError);
   });

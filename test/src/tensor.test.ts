@@ -145,3 +145,25 @@ describe("base concatenation", () => {
     expect(() => baseCat([a, tensor([[1, 2, 3]])], 0)).toThrow("concat: x1 (;1,3) does not match x0 (2; 2) outside base axis 0");
   });
 });
+
+describe("batch slicing and indexing", () => {
+  it("slices and indexes batch dims eagerly and inside jit, as block copies", async () => {
+    const { jit } = await import("../../src/index.js");
+    const x = tensor([[[1, 2], [3, 4], [5, 6]], [[7, 8], [9, 10], [11, 12]]], { batchDim: 2 }); // (2,3; 2)
+    expect(x.batchSlice(1, 1).toArraySync()).toEqual([[[3, 4], [5, 6]], [[9, 10], [11, 12]]]);
+    expect(x.batchSlice(1, 0, undefined, 2).toArraySync()).toEqual([[[1, 2], [5, 6]], [[7, 8], [11, 12]]]);
+    expect(x.batchSlice(1, -1).toString()).toBe("(2,1; 2)");
+    expect(x.batchIndex(0, -1).toArraySync()).toEqual([[7, 8], [9, 10], [11, 12]]);
+    expect(x.batchIndex(1, 2).toString()).toBe("(2; 2)");
+    expect(x.batchSlice(0, 0, 1).batchSqueeze(0).toString()).toBe("(3; 2)");
+    expect(() => x.batchIndex(1, 3)).toThrow("batchIndex: index 3 is out of range for batch dim 1 of x (2,3; 2)");
+    const f = jit((t: Tensor) => t.batchSlice(0, 1).add(t.batchIndex(0, 0)));
+    for (const n of [3, 6]) {
+      const a = fromTypedArray(Float32Array.from({ length: n * 2 }, (_, i) => i), [n, 2], { batchDim: 1 });
+      const want = Array.from({ length: n - 1 }, (_, i) => [2 * (i + 1) + 0, 2 * (i + 1) + 1 + 1]);
+      expect(f(a).toArraySync()).toEqual(want);
+    }
+    expect(f.stats.traces).toBe(1);
+    expect(f.dump({ after: "fuse" })).toMatch(/copy \(batch_slice\)/);
+  });
+});
