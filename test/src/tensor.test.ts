@@ -1,6 +1,6 @@
 /** The eager tensor API against hand-computed values. */
 import { describe, expect, it } from "vitest";
-import { arange, eye, fromTypedArray, full, ones, tensor, where, zeros } from "../../src/index.js";
+import { arange, eye, fromTypedArray, full, ones, tensor, where, zeros, type Tensor } from "../../src/index.js";
 
 describe("creation and inspection", () => {
   it("splits shapes into (batch; base) and prints NEML2 notation", () => {
