@@ -210,6 +210,15 @@ function accumulateJS(op: KReduceOp, acc: string, v: string, dtype: DType, arg: 
   }
 }
 
+/**
+ * Rounding to float32 is monotone, so max(fround a, fround b) = fround(max(a, b)):
+ * a min/max accumulator may take unrounded values, and the float32 store rounds
+ * the result once (same bits). Not argmin/argmax: rounding can create ties.
+ */
+function monotoneRounding(op: KReduceOp, d: DType): boolean {
+  return d === "float32" && (op === "min" || op === "max");
+}
+
 const INIT: { readonly [K in KReduceOp]: string } = {
   sum: "0", mean: "0", prod: "1", min: "Infinity", max: "-Infinity",
   argmin: "Infinity", argmax: "-Infinity", all: "1", any: "0",
@@ -383,7 +392,7 @@ function segmentedToJS(k: Kernel): JsKernelSource {
       const acc = `acc_${q}`;
       beforeSegment.push(`let ${acc} = ${INIT[out.reduce!]};`);
       if (out.reduce === "argmax" || out.reduce === "argmin") beforeSegment.push(`let arg_${q} = 0;`);
-      const v = em.value(out.value, pt, new Map()).name;
+      const v = em.value(out.value, pt, new Map(), monotoneRounding(out.reduce!, k.exprs[out.value]!.dtype)).name;
       if (out.reduce === "argmin" || out.reduce === "prod" || out.reduce === "all" || out.reduce === "any") {
         throw new UnsupportedOpError(`codegen js: segment reduction ${out.reduce} is not supported`);
       }
@@ -534,7 +543,7 @@ export function kernelToJS(k: Kernel): JsKernelSource {
         const point = new Map([...kp, ...rp]);
         const memo = new Map<number, { name: string; level: number }>();
         k.outputs.forEach((out, oi) => {
-          const v = em.value(out.value, point, memo).name;
+          const v = em.value(out.value, point, memo, monotoneRounding(out.reduce!, k.exprs[out.value]!.dtype)).name;
           const acc = `acc${oi}_${q}`;
           const pos = red.batchAxes.length === 1 ? `i${red.batchAxes[0]}` : rp.has(red.baseAxes[0]!) ? String(rp.get(red.baseAxes[0]!)) : `j${red.baseAxes[0]}`;
           body.push(accumulateJS(out.reduce!, acc, v, k.exprs[out.value]!.dtype, `arg${oi}_${q}`, pos));
