@@ -7,6 +7,7 @@ import { BackendError, DTypeError } from "../../ir/errors.js";
 import { ix, type KExpr, type Kernel } from "../../ir/kernel.js";
 import { initWebGPU } from "../../runtime/webgpu/backend.js";
 import { PipelineCache } from "../../runtime/webgpu/pipelines.js";
+import { rng as unitRng } from "../helpers/random-graph.js";
 import { closeTo, describeWebGPU, probeWebGPU, runKernel } from "../helpers/webgpu.js";
 
 const probe = await probeWebGPU();
@@ -14,14 +15,8 @@ afterAll(() => probe.backend?.destroy());
 
 /** Deterministic uniform numbers in [lo, hi). */
 function rng(seed: number): (lo: number, hi: number) => number {
-  let s = seed >>> 0;
-  return (lo, hi) => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return lo + (((t ^ (t >>> 14)) >>> 0) / 4294967296) * (hi - lo);
-  };
+  const next = unitRng(seed);
+  return (lo, hi) => lo + next() * (hi - lo);
 }
 
 const f32 = (n: number, f: (i: number) => number): Float32Array => Float32Array.from({ length: n }, (_, i) => f(i));

@@ -9,6 +9,7 @@ import { kernelToWGSL, treeReduction, wgslWorkgroups } from "../../codegen/wgsl.
 import type { DType } from "../../ir/dtype.js";
 import { ix, type KExpr, type Kernel, type KernelOutput, type KReduceOp } from "../../ir/kernel.js";
 import type { WebGPUBackend } from "../../runtime/webgpu/backend.js";
+import { rng as unitRng } from "../helpers/random-graph.js";
 import { closeTo, describeWebGPU, probeWebGPU, runKernel } from "../helpers/webgpu.js";
 
 const probe = await probeWebGPU();
@@ -16,14 +17,8 @@ afterAll(() => probe.backend?.destroy());
 
 /** Deterministic uniform numbers in [lo, hi). */
 function rng(seed: number): (lo: number, hi: number) => number {
-  let s = seed >>> 0;
-  return (lo, hi) => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return lo + (((t ^ (t >>> 14)) >>> 0) / 4294967296) * (hi - lo);
-  };
+  const next = unitRng(seed);
+  return (lo, hi) => lo + next() * (hi - lo);
 }
 
 /** The space: batch sizes, base shape, and which axes are reduced. */
