@@ -23,10 +23,16 @@ export interface ToPaddedOptions {
   readonly paddingSide?: "right" | "left";
 }
 
+/** A realized tensor whose values the host can read now (JS backend). */
+function hostReadable(t: Tensor): boolean {
+  return t._src.kind === "buffer" && t._src.backend.readSync !== undefined;
+}
+
 export class JaggedTensor {
   /**
-   * From packed values `(T; base)` and int32 offsets `(B+1;)`. Eager offsets are
-   * checked (start at 0, never decrease, end at T).
+   * From packed values `(T; base)` and int32 offsets `(B+1;)`. Offsets that can be
+   * read synchronously (the JS backend) are checked: start at 0, never decrease,
+   * end at T. On WebGPU they are trusted (reading them back would be asynchronous).
    */
   constructor(
     readonly values: Tensor,
@@ -36,7 +42,7 @@ export class JaggedTensor {
     if (offsets.dtype !== "int32" || offsets.batchDim !== 1 || offsets.baseDim !== 0) {
       throw new ShapeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
     }
-    if (offsets._src.kind === "buffer" && values.batchShape[0]! >= 0) {
+    if (hostReadable(offsets) && values.batchShape[0]! >= 0) {
       const o = offsets.dataSync({ copy: false });
       const T = values.batchShape[0]!;
       let ok = o.length >= 1 && o[0] === 0 && o[o.length - 1] === T;
@@ -133,7 +139,7 @@ export class JaggedTensor {
       return m;
     };
     if (maxN === undefined) maxN = longest();
-    else if (this.offsets._src.kind === "buffer") {
+    else if (hostReadable(this.offsets)) {
       const m = longest();
       if (maxN < m) throw new ShapeError(`jagged.toPadded: maxLength ${maxN} is smaller than the longest row (${m})`);
     }

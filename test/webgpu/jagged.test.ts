@@ -1,0 +1,50 @@
+/** Jagged tensors on WebGPU: built from typed arrays, traced once, run as WGSL segmented kernels. */
+import { afterAll, expect, it } from "vitest";
+import { registerBackend } from "../../src/backend.js";
+import { fromTypedArray, jit, JaggedTensor, setBackend, type Tensor } from "../../src/index.js";
+import { closeEnough } from "../helpers/random-graph.js";
+import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+
+const probe = await probeWebGPU();
+afterAll(() => {
+  setBackend("js");
+  probe.backend?.destroy();
+});
+
+describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
+  it("centres each row by its mean and pads it, for two length profiles, with one trace", async () => {
+    registerBackend(gpu);
+    const f = jit((x: JaggedTensor): [Tensor, Tensor] => {
+      const { padded, mask } = x.sub(x.mean()).toPadded({ maxLength: 5 });
+      return [padded, mask];
+    });
+    try {
+      for (const lengths of [[2, 0, 3], [5, 1, 1, 4]]) {
+        const offsets = Int32Array.from([0, ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((a, b) => a + b, 0))]);
+        const T = offsets[offsets.length - 1]!;
+        const values = Float32Array.from({ length: T * 2 }, (_, i) => (i * 7) % 5);
+        // Expected on the host: per-row means, centred values, zero padding.
+        const want: number[] = [];
+        const wantMask: number[] = [];
+        lengths.forEach((n, b) => {
+          const lo = offsets[b]!;
+          const m = [0, 1].map((k) => (n ? Array.from({ length: n }, (_, t) => values[(lo + t) * 2 + k]!).reduce((a, c) => a + c, 0) / n : 0));
+          for (let p = 0; p < 5; p++) {
+            wantMask.push(p < n ? 1 : 0);
+            for (let k = 0; k < 2; k++) want.push(p < n ? values[(lo + p) * 2 + k]! - m[k]! : 0);
+          }
+        });
+        setBackend("webgpu");
+        const x = new JaggedTensor(fromTypedArray(values, [T, 2], { batchDim: 1 }), fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }));
+        const before = gpu.stats.dispatches;
+        const [padded, mask] = await f.callAsync(x);
+        expect(gpu.stats.dispatches).toBeGreaterThan(before);
+        expect(closeEnough(await padded.data(), want, 1e-6)).toBeUndefined();
+        expect(Array.from(await mask.data())).toEqual(wantMask);
+      }
+      expect(f.stats.traces).toBe(1);
+    } finally {
+      setBackend("js");
+    }
+  });
+});
