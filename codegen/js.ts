@@ -294,6 +294,8 @@ class Emitter {
         level = typeof this.pointerLevel === "number" ? this.pointerLevel : this.pointerLevel[e.input]!;
         for (const a of varsOf(off, new Set())) level = Math.max(level, this.axisLevel.get(a)!);
         code = `in${e.input}[p${e.input} + ${printIndex(off)}]`;
+        // A right-padded input reads 0 past its padded length (segmented kernels).
+        if (inp.padded) code = `(pn${e.input} ? ${code} : 0)`;
         break;
       }
       case "const":
@@ -368,12 +370,18 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   looped.forEach((a, i) => axisLevel.set(a, reduce ? 1 + i : 2 + i));
   const segLevel = reduce ? 1 + looped.length : 1;
   const nLevels = reduce ? segLevel + 1 : 2 + looped.length;
-  const pointerLevels = k.inputs.map((inp) => (inp.packed ? segLevel : 0));
+  const pointerLevels = k.inputs.map((inp) => (inp.packed || inp.padded ? segLevel : 0));
   const em = new Emitter(k, nLevels, axisLevel, pointerLevels);
   const S = numel(k.baseShape);
   const strides = contiguousStrides(k.baseShape);
   k.inputs.forEach((inp, i) => {
     if (i === seg.offsets) return;
+    if (inp.padded) {
+      // (B, M; base) with plain strides s0 = M·base, s1 = base: row i0, position t - lo.
+      em.levels[0]!.push(`const m${i} = s${i}_1 > 0 ? s${i}_0 / s${i}_1 : 0;`);
+      em.levels[segLevel]!.push(`const pn${i} = t - lo < m${i};`, `const p${i} = i0 * s${i}_0 + (t - lo) * s${i}_1;`);
+      return;
+    }
     const ptr = inp.batchRank === 0 ? "0" : inp.packed ? `t * s${i}_0` : `i0 * s${i}_0`;
     em.levels[pointerLevels[i]!]!.push(`const p${i} = ${ptr};`);
   });

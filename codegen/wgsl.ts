@@ -455,6 +455,10 @@ export function kernelToWGSL(kernel: Kernel): string {
     const rank = kernel.inputs[i]!.batchRank;
     // Segmented kernels: packed inputs are read at the segment position t, the others by row b0.
     if (kernel.segment !== undefined && rank === 1) return `${kernel.inputs[i]!.packed ? "t" : "b0"} * ${param(layout.inputStrides[i]!)}`;
+    // A right-padded (B, M; base) input: row b0, position t - lo.
+    if (kernel.segment !== undefined && kernel.inputs[i]!.padded) {
+      return `b0 * ${param(layout.inputStrides[i]!)} + (t - lo) * ${param(layout.inputStrides[i]! + 1)}`;
+    }
     if (rank > batchRank) fail(`input ${i} has batch rank ${rank} > kernel batch rank ${batchRank}`);
     const terms: string[] = [];
     for (let j = 0; j < rank; j++) terms.push(`b${batchRank - rank + j} * ${param(layout.inputStrides[i]! + j)}`);
@@ -486,7 +490,10 @@ export function kernelToWGSL(kernel: Kernel): string {
           flat = ix.add(flat, ix.mul(ie, ix.c(strides[d]!)));
         });
         const idx = `o${e.input} + ${indexCode(flat, baseShape.length)}`;
-        const raw = `in${e.input}[${idx}]`;
+        const plain = `in${e.input}[${idx}]`;
+        // Past a padded input's length M the value is 0 (m<i> is set before the segment loop).
+        const zero = inp.dtype === "float32" ? "0.0f" : inp.dtype === "int32" ? "0i" : "0u";
+        const raw = inp.padded ? `select(${zero}, ${plain}, (t - lo) < m${e.input})` : plain;
         const loaded = inp.dtype === "bool" ? `(${raw} != 0u)` : raw;
         return castTo(loaded, inp.dtype, e.dtype, use);
       }
@@ -692,6 +699,14 @@ export function kernelToWGSL(kernel: Kernel): string {
     const at = indexCode(flat, baseShape.length);
     const store = (v: string): string => (out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v);
     B.line(`let lo = u32(in${seg.offsets}[b0]);`);
+    kernel.inputs.forEach((inp, i) => {
+      // Plain strides for padded inputs: s0 = M·base, s1 = base, so M = s0 / s1.
+      if (inp.padded) {
+        const s0 = param(layout.inputStrides[i]!);
+        const s1 = param(layout.inputStrides[i]! + 1);
+        B.line(`let m${i} = select(0u, ${s0} / max(${s1}, 1u), ${s1} > 0u);`);
+      }
+    });
     B.line(`let hi = u32(in${seg.offsets}[b0 + 1u]);`);
     if (seg.mode === "reduce") {
       const vd = exprs[out.value]!.dtype;

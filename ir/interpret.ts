@@ -259,6 +259,16 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       const row = x!.type.batch[0] === 1 ? 0 : b;
       for (let t = o!.data[b]!; t < o!.data[b + 1]!; t++) for (let s = 0; s < S; s++) out[t * S + s] = x!.data[row * S + s]!;
     }
+  } else if (op === "segment_unpad") {
+    const [p, o] = ins;
+    const M = p!.type.batch[1]!;
+    const S = prod(t.base);
+    for (let b = 0; b + 1 < o!.data.length; b++) {
+      for (let t2 = o!.data[b]!; t2 < o!.data[b + 1]!; t2++) {
+        const n = t2 - o!.data[b]!;
+        for (let s = 0; s < S; s++) out[t2 * S + s] = n < M ? p!.data[(b * M + n) * S + s]! : 0;
+      }
+    }
   } else if (op === "segment_pad" || op === "segment_mask") {
     const o = op === "segment_pad" ? ins[1]! : ins[0]!;
     const v = op === "segment_pad" ? ins[0]! : undefined;

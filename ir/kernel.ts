@@ -63,6 +63,12 @@ export interface KernelInput {
    * the position t inside the current row's segment, not by the row).
    */
   readonly packed?: boolean;
+  /**
+   * Segmented kernels only: the buffer is right-padded (B, M; base), read at row b,
+   * position t - offsets[b]; positions >= M read 0. Its launch strides are the plain
+   * row-major ones (never 0 for a size-1 dim), so M = stride0 / stride1.
+   */
+  readonly padded?: boolean;
   readonly dtype: DType;
   /** Batch rank of the buffer; its dims align with the space's last `batchRank` batch dims. */
   readonly batchRank: number;

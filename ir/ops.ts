@@ -45,8 +45,8 @@ export const COPY_OPS: ReadonlySet<Op> = new Set<Op>(["batch_slice", "batch_conc
  * Ragged ops. A jagged tensor is `values (T; S)` (the rows packed one after the
  * other) plus `offsets (B+1;)` int32, row b being values[offsets[b] .. offsets[b+1]).
  */
-export type SegmentOp = "segment_reduce" | "segment_expand" | "segment_pad" | "segment_mask";
-export const SEGMENT_OPS: ReadonlySet<string> = new Set<SegmentOp>(["segment_reduce", "segment_expand", "segment_pad", "segment_mask"]);
+export type SegmentOp = "segment_reduce" | "segment_expand" | "segment_pad" | "segment_mask" | "segment_unpad";
+export const SEGMENT_OPS: ReadonlySet<string> = new Set<SegmentOp>(["segment_reduce", "segment_expand", "segment_pad", "segment_mask", "segment_unpad"]);
 export type SegmentReduceOp = "sum" | "mean" | "max" | "min" | "argmax" | "count";
 
 export type Op = "input" | "const" | "cast" | "where" | "matmul" | "concat" | SegmentOp | KUnaryOp | KBinaryOp | KReduceOp | MovementOp;
@@ -333,6 +333,16 @@ function segmentType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorTy
       }
       return { dtype: x!.dtype, batch: like!.batch, base: x!.base };
     }
+    case "segment_unpad": {
+      // Rows of a right-padded (B, M; base) tensor, packed like `like`; positions >= M read 0.
+      const [p, o, like] = ins;
+      const rows = checkOffsets(op, o!);
+      checkPacked(op, "like", like!);
+      if (p!.batch.length !== 2 || (typeof p!.batch[0] === "number" && typeof rows === "number" && p!.batch[0] !== rows)) {
+        throw new ShapeError(`${op}: padded ${fmtTypeShape(p!)} must be (B, M; base) with B = ${rows} rows (offsets ${fmtTypeShape(o!)})`);
+      }
+      return { dtype: p!.dtype, batch: like!.batch, base: p!.base };
+    }
     case "segment_pad": {
       const [v, o] = ins;
       checkPacked(op, "values", v!);
@@ -392,6 +402,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     type: segmentType,
   },
   segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: segmentType },
+  segment_unpad: { arity: 3, args: ["padded", "offsets", "like"], attrs: noAttrs, type: segmentType },
   segment_pad: {
     arity: 2,
     args: ["values", "offsets"],

@@ -86,6 +86,10 @@ class KernelBuilder {
   readonly packed: boolean[] = [];
   /** Inside a segmented kernel's packed region (flipped back to rows by segment_expand). */
   inPacked = false;
+  /** Reading a right-padded (B, M; base) tensor at the segment position (segment_unpad). */
+  inPadded = false;
+  /** Per input slot: read as a padded tensor. */
+  readonly padded: boolean[] = [];
   private readonly memo = new Map<string, number>();
 
   constructor(private readonly materialized: ReadonlySet<Node>) {}
@@ -100,10 +104,12 @@ class KernelBuilder {
   }
 
   private load(n: Node, idx: readonly IndexExpr[]): number {
-    let slot = this.inputs.findIndex((m, i) => m === n && this.packed[i] === this.inPacked);
+    const packed = this.inPacked && !this.inPadded;
+    let slot = this.inputs.findIndex((m, i) => m === n && this.packed[i] === packed && this.padded[i] === this.inPadded);
     if (slot < 0) {
       slot = this.inputs.push(n) - 1;
-      this.packed.push(this.inPacked);
+      this.packed.push(packed);
+      this.padded.push(this.inPadded);
     }
     return this.push({ k: "load", input: slot, index: idx, dtype: n.type.dtype });
   }
@@ -113,7 +119,7 @@ class KernelBuilder {
 
   /** The value of node `n` at base index `idx` (batch index implicit). */
   gen(n: Node, idx: readonly IndexExpr[], root: boolean): number {
-    const key = `${n.id}|${root ? 1 : 0}|${this.inPacked ? 1 : 0}|${JSON.stringify(idx)}`;
+    const key = `${n.id}|${root ? 1 : 0}|${this.inPacked ? 1 : 0}${this.inPadded ? 1 : 0}|${JSON.stringify(idx)}`;
     const hit = this.genMemo.get(key);
     if (hit !== undefined) return hit;
     const v = this.genUncached(n, idx, root);
@@ -168,11 +174,21 @@ class KernelBuilder {
       }
       return value;
     }
+    if (op === "segment_unpad") {
+      if (!this.inPacked || this.inPadded) throw new UnsupportedOpError("fuse: segment_unpad must be materialized outside segmented kernels");
+      this.inPadded = true;
+      const v = this.gen(n.inputs[0]!, broadcastIndex(n.inputs[0]!.type.base, t.base, idx), false);
+      this.inPadded = false;
+      return v;
+    }
     if (op === "segment_expand") {
       if (!this.inPacked) throw new UnsupportedOpError("fuse: segment_expand must be materialized outside segmented kernels");
+      const padded = this.inPadded;
       this.inPacked = false;
+      this.inPadded = false;
       const v = this.gen(n.inputs[0]!, broadcastIndex(n.inputs[0]!.type.base, t.base, idx), false);
       this.inPacked = true;
+      this.inPadded = padded;
       return v;
     }
     if (op === "slice") {
@@ -239,6 +255,7 @@ function inputDescs(b: KernelBuilder): KernelInput[] {
     batchRank: n.type.batch.length,
     baseShape: n.type.base,
     ...(b.packed[i] ? { packed: true } : {}),
+    ...(b.padded[i] ? { padded: true } : {}),
   }));
 }
 
@@ -267,6 +284,7 @@ function buildSegmentKernel(root: Node, plan: SegmentPlan, materialized: Readonl
   const b = new KernelBuilder(materialized);
   b.inputs.push(plan.offsets);
   b.packed.push(false);
+  b.padded.push(false);
   b.inPacked = true;
   const inline = (n: Node): boolean => !materialized.has(n) && n.op !== "input";
   let base: readonly number[];
@@ -313,7 +331,9 @@ function buildSegmentKernel(root: Node, plan: SegmentPlan, materialized: Readonl
  * same offsets).
  */
 function planRoot(root: Node, materialized: ReadonlySet<Node>): { plan: Plan; materialize: Node[] } {
-  const expandsIn = (n: Node): Node[] => [...(n.op === "segment_expand" ? [n] : []), ...region(n, materialized).filter((m) => m.op === "segment_expand")];
+  // segment_expand and segment_unpad read by row: they inline only into segmented kernels.
+  const byRow = (m: Node): boolean => m.op === "segment_expand" || m.op === "segment_unpad";
+  const expandsIn = (n: Node): Node[] => [...(byRow(n) ? [n] : []), ...region(n, materialized).filter(byRow)];
   const inline = (n: Node): boolean => !materialized.has(n) && n.op !== "input";
   let plan: Plan = { mode: "plain" };
   let expands: Node[];

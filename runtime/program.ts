@@ -46,12 +46,12 @@ export interface BoundValue {
   readonly type: ConcreteType;
 }
 
-/** Contiguous batch strides in elements, 0 where a dim has size 1 (broadcast). */
-export function batchStrides(t: ConcreteType): number[] {
+/** Contiguous batch strides in elements, 0 where a dim has size 1 (broadcast) unless `plain`. */
+export function batchStrides(t: ConcreteType, plain = false): number[] {
   const s = new Array<number>(t.batch.length);
   let acc = prod(t.base);
   for (let i = t.batch.length - 1; i >= 0; i--) {
-    s[i] = t.batch[i] === 1 ? 0 : acc;
+    s[i] = t.batch[i] === 1 && !plain ? 0 : acc;
     acc *= t.batch[i]!;
   }
   return s;
@@ -233,7 +233,13 @@ export class Program {
       }),
       copies: this.schedule.steps.map((st) => (st.kind === "copy" ? copyRegions(st.node, st.sources, types) : [])),
       launches: this.schedule.steps.map((st) =>
-        st.kind === "kernel" ? { batchSizes: types.get(st.space)!.batch, inputBatchStrides: st.inputs.map((n) => batchStrides(types.get(n)!)) } : undefined,
+        st.kind === "kernel"
+          ? {
+              batchSizes: types.get(st.space)!.batch,
+              // Padded inputs of segmented kernels get their plain row-major strides: M = s0 / s1.
+              inputBatchStrides: st.inputs.map((n, j) => batchStrides(types.get(n)!, st.kernel.inputs[j]!.padded === true)),
+            }
+          : undefined,
       ),
       outputTypes: this.schedule.graph.outputs.map((o) => types.get(o)!),
     };

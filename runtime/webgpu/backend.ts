@@ -355,11 +355,13 @@ export class WebGPUBackend implements Backend {
         // Segmented kernels: rows are the offsets' length minus one; packed inputs are read
         // at positions the offsets give (data), so only the offsets bound them.
         let size = batchSizes[kernel.batchRank - spec.batchRank + j]!;
-        if (kernel.segment !== undefined && i !== kernel.segment.offsets) size = spec.packed ? 0 : size - 1;
+        if (kernel.segment !== undefined && i !== kernel.segment.offsets) size = spec.packed || spec.padded ? 0 : (size ?? 1) - 1;
         params[layout.inputStrides[i]! + j] = u32(st, `input ${i} batch stride ${j}`);
         if (size > 0) need += (size - 1) * st;
       });
-      if (count > 0 && buf.length < need) {
+      // Packed and padded inputs of segmented kernels are read where the offsets say (guarded).
+      const dataIndexed = kernel.segment !== undefined && (spec.packed === true || spec.padded === true);
+      if (count > 0 && !dataIndexed && buf.length < need) {
         throw new BackendError(`webgpu: dispatch: input ${i} has ${buf.length} elements, the launch reads up to ${need}`);
       }
     });

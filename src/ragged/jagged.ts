@@ -23,6 +23,9 @@ export interface ToPaddedOptions {
   readonly paddingSide?: "right" | "left";
 }
 
+/** Offsets already checked, with the packed lengths they were checked against (tensors are immutable). */
+const checkedOffsets = new WeakMap<Tensor, Set<number>>();
+
 /** A realized tensor whose values the host can read now (JS backend). */
 function hostReadable(t: Tensor): boolean {
   return t._src.kind === "buffer" && t._src.backend.readSync !== undefined;
@@ -42,12 +45,15 @@ export class JaggedTensor {
     if (offsets.dtype !== "int32" || offsets.batchDim !== 1 || offsets.baseDim !== 0) {
       throw new ShapeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
     }
-    if (hostReadable(offsets) && values.batchShape[0]! >= 0) {
+    if (hostReadable(offsets) && values.batchShape[0]! >= 0 && !checkedOffsets.get(offsets)?.has(values.batchShape[0]!)) {
       const o = offsets.dataSync({ copy: false });
       const T = values.batchShape[0]!;
       let ok = o.length >= 1 && o[0] === 0 && o[o.length - 1] === T;
       for (let i = 1; ok && i < o.length; i++) ok = o[i]! >= o[i - 1]!;
       if (!ok) throw new ShapeError(`jagged: offsets must start at 0, never decrease and end at ${T} (values ${values.toString()})`);
+      const seen = checkedOffsets.get(offsets) ?? new Set<number>();
+      seen.add(T);
+      checkedOffsets.set(offsets, seen);
     }
   }
 
@@ -148,6 +154,14 @@ export class JaggedTensor {
       padded: Tensor._op("segment_pad", [this.values, this.offsets], { maxN, value, left }),
       mask: Tensor._op("segment_mask", [this.offsets], { maxN, left }),
     };
+  }
+
+  /**
+   * The rows of a right-padded `(B, M; base)` tensor, cut to this tensor's row
+   * lengths: the inverse of `toPadded()` (positions past M read 0). Works inside `jit`.
+   */
+  unpad(padded: Tensor): JaggedTensor {
+    return new JaggedTensor(Tensor._op("segment_unpad", [padded, this.offsets, this.values]), this.offsets);
   }
 
   /** The rows as separate tensors `(N_b; base)` (host side). */

@@ -44,6 +44,9 @@ describe("jagged tensors", () => {
     expect(back.values.toArraySync()).toEqual(j.values.toArraySync());
     expect(back.offsets.toArraySync()).toEqual([0, 2, 2, 3]);
     expect(j.toList().map((t) => t.toArraySync())).toEqual(rows);
+    expect(j.unpad(r.padded).values.toArraySync()).toEqual(j.values.toArraySync());
+    const roundTrip = jit((x: JaggedTensor) => x.unpad(x.mul(2).toPadded({ maxLength: 4 }).padded).values);
+    expect(roundTrip(j).toArraySync()).toEqual(j.mul(2).values.toArraySync());
     expect(() => j.toPadded({ maxLength: 1 })).toThrow("jagged.toPadded: maxLength 1 is smaller than the longest row (2)");
   });
 

@@ -50,6 +50,19 @@ describe("segmented kernels equal the reference interpreter", () => {
     );
   });
 
+  it("segment_unpad inverts a right segment_pad (and reads 0 past a short padded length)", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 0, max: 9 }), (seed, maxN) =>
+        check(raggedCase(seed), (v, o, rows) => {
+          const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], { maxN, value: -7, left: false });
+          const back = Node.make("segment_unpad", [padded, o, v]);
+          return [Node.make("add", [back, Node.make("segment_expand", [rows, o, v])])];
+        }),
+      ),
+      { numRuns: 60, seed: FC_SEED },
+    );
+  });
+
   it("segment_pad (left and right, maxN larger or smaller than the longest row) and segment_mask", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 0, max: 9 }), fc.boolean(), (seed, maxN, left) =>

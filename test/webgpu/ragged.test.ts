@@ -25,6 +25,8 @@ describeWebGPU(probe, "ragged ops on WebGPU", (gpu) => {
           Node.make("mul", [v, Node.make("segment_expand", [rows, o, v])]),
           Node.make("segment_pad", [centred, o], { maxN, value: -7, left }),
           Node.make("segment_mask", [o], { maxN, left }),
+          // Right-pad then unpad: the values again, 0 past a short maxN.
+          Node.make("segment_unpad", [Node.make("segment_pad", [centred, o], { maxN, value: -7, left: false }), o, v]),
         ];
         const g = makeGraph("ragged", [v, o, rows], outs, ["values", "offsets", "rows"]);
         const ins = [c.values, c.offsets, c.rows];
