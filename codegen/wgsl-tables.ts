@@ -1,0 +1,322 @@
+/**
+ * The WGSL code generator's tables: dtype spellings, helper functions emitted on
+ * demand, and per-op templates (STYLE.md §6). kernelToWGSL in ./wgsl.ts uses them.
+ */
+import type { DType } from "../ir/dtype.js";
+import { DTypeError, UnsupportedOpError } from "../ir/errors.js";
+import type { KReduceOp, KUnaryOp } from "../ir/kernel.js";
+
+/** WGSL spelling of each dtype as held in registers and in storage. */
+export const REG: { readonly [D in DType]: string } = {
+  float32: "f32",
+  float64: "f64",
+  int32: "i32",
+  uint32: "u32",
+  bool: "bool",
+};
+export const STORE: { readonly [D in DType]: string } = { ...REG, bool: "u32" };
+
+/**
+ * Helper functions, emitted only when a kernel uses them. Each names the helpers
+ * it calls (`deps`) so they are emitted first.
+ */
+export const HELPERS = {
+  nan: {
+    deps: [],
+    code: `fn bw_nan() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }`,
+  },
+  inf: {
+    deps: [],
+    code: `fn bw_inf() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }`,
+  },
+  isnan: {
+    deps: [],
+    code: `fn bw_isnan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }`,
+  },
+  isinf: {
+    deps: [],
+    code: `fn bw_isinf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }`,
+  },
+  isfinite: {
+    deps: [],
+    code: `fn bw_isfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }`,
+  },
+  fmax: {
+    deps: ["isnan", "nan"],
+    code: `fn bw_fmax(a: f32, b: f32) -> f32 { if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); } return max(a, b); }`,
+  },
+  fmin: {
+    deps: ["isnan", "nan"],
+    code: `fn bw_fmin(a: f32, b: f32) -> f32 { if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); } return min(a, b); }`,
+  },
+  fsign: {
+    deps: ["isnan"],
+    code: `fn bw_fsign(x: f32) -> f32 { if (bw_isnan(x) || x == 0.0f) { return x; } return select(-1.0f, 1.0f, x > 0.0f); }`,
+  },
+  ftanh: {
+    deps: ["isnan"],
+    // tanh(15) rounds to 1 in f32; clamping avoids exp overflow inside tanh.
+    code: `fn bw_ftanh(x: f32) -> f32 { if (bw_isnan(x)) { return x; } return tanh(clamp(x, -15.0f, 15.0f)); }`,
+  },
+  fmod: {
+    deps: [],
+    // NumPy `%`: fmod, then shift by the divisor when the signs differ.
+    code: [
+      `fn bw_fmod(a: f32, b: f32) -> f32 {`,
+      `  let r = a - b * trunc(a / b);`,
+      `  if (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) { return r + b; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  fpow: {
+    deps: ["isnan", "isinf", "nan", "inf"],
+    // Math.pow where WGSL's pow is undefined (x <= 0, infinite x): sign from an odd integer exponent.
+    code: [
+      `fn bw_fpow(a: f32, b: f32) -> f32 {`,
+      `  if (b == 0.0f) { return 1.0f; }`,
+      `  if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); }`,
+      `  let m = abs(a);`,
+      `  var r: f32;`,
+      `  if (m == 0.0f) { r = select(bw_inf(), 0.0f, b > 0.0f); }`,
+      `  else if (bw_isinf(a)) { r = select(0.0f, bw_inf(), b > 0.0f); }`,
+      `  else { r = pow(m, b); }`,
+      `  if (a < 0.0f) {`,
+      `    if (trunc(b) != b) { return select(bw_nan(), r, bw_isinf(a)); }`,
+      `    if (abs(b) < 16777216.0f && trunc(b * 0.5f) != b * 0.5f) { r = -r; }`,
+      `  }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  idiv: {
+    deps: [],
+    code: `fn bw_idiv(a: i32, b: i32) -> i32 { if (b == 0i) { return 0i; } return a / b; }`,
+  },
+  udiv: {
+    deps: [],
+    code: `fn bw_udiv(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }`,
+  },
+  imod: {
+    deps: [],
+    code: [
+      `fn bw_imod(a: i32, b: i32) -> i32 {`,
+      `  if (b == 0i) { return 0i; }`,
+      `  let r = a % b;`,
+      `  if (r != 0i && ((r < 0i) != (b < 0i))) { return r + b; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  umod: {
+    deps: [],
+    code: `fn bw_umod(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }`,
+  },
+  ipow: {
+    deps: [],
+    // Wrapping exponentiation by squaring; a negative exponent truncates 1/a^|b|.
+    code: [
+      `fn bw_ipow(a: i32, b: i32) -> i32 {`,
+      `  if (b < 0i) {`,
+      `    if (a == 1i) { return 1i; }`,
+      `    if (a == -1i) { return select(1i, -1i, (b & 1i) != 0i); }`,
+      `    return 0i;`,
+      `  }`,
+      `  var r = 1i; var x = a; var e = u32(b);`,
+      `  while (e != 0u) { if ((e & 1u) != 0u) { r = r * x; } x = x * x; e = e >> 1u; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  upow: {
+    deps: [],
+    code: [
+      `fn bw_upow(a: u32, b: u32) -> u32 {`,
+      `  var r = 1u; var x = a; var e = b;`,
+      `  while (e != 0u) { if ((e & 1u) != 0u) { r = r * x; } x = x * x; e = e >> 1u; }`,
+      `  return r;`,
+      `}`,
+    ].join("\n"),
+  },
+  f2u: {
+    deps: ["isfinite"],
+    // ToUint32(trunc(x)) as JS `>>> 0` computes it: wrap modulo 2^32, NaN/Inf -> 0.
+    // Outside ±2^31 an f32 is a multiple of 256, so the float modulo below is exact.
+    code: [
+      `fn bw_f2u(x: f32) -> u32 {`,
+      `  if (!bw_isfinite(x)) { return 0u; }`,
+      `  let t = trunc(x);`,
+      `  if (t >= 0.0f && t < 4294967296.0f) { return u32(t); }`,
+      `  if (t < 0.0f && t >= -2147483648.0f) { return bitcast<u32>(i32(t)); }`,
+      `  return u32(t - 4294967296.0f * floor(t / 4294967296.0f));`,
+      `}`,
+    ].join("\n"),
+  },
+} as const satisfies Record<string, { readonly deps: readonly string[]; readonly code: string }>;
+
+export type Helper = keyof typeof HELPERS;
+
+export function fail(msg: string): never {
+  throw new UnsupportedOpError(`wgsl: ${msg}`);
+}
+
+/** A WGSL literal holding exactly the value `v` has in dtype `d` (non-finite floats via helpers). */
+export function literal(v: number, d: DType, use: (h: Helper) => void): string {
+  switch (d) {
+    case "float32": {
+      const f = Math.fround(v);
+      if (Number.isNaN(f)) {
+        use("nan");
+        return "bw_nan()";
+      }
+      if (!Number.isFinite(f)) {
+        use("inf");
+        return f > 0 ? "bw_inf()" : "(-bw_inf())";
+      }
+      if (Object.is(f, -0)) return "-0.0f";
+      const s = f.toString();
+      return /[.e]/.test(s) ? `${s}f` : `${s}.0f`;
+    }
+    case "int32": {
+      const i = Number.isFinite(v) ? Math.trunc(v) | 0 : 0;
+      return i === -2147483648 ? "i32(-2147483648)" : `${i}i`;
+    }
+    case "uint32":
+      return `${Number.isFinite(v) ? Math.trunc(v) >>> 0 : 0}u`;
+    case "bool":
+      return v !== 0 ? "true" : "false";
+    case "float64":
+      throw new DTypeError("wgsl: float64 is not available on WebGPU (WGSL has no f64)");
+  }
+}
+
+/** `x` of dtype `from` as dtype `to`, with the JS backend's cast semantics. */
+export function castTo(x: string, from: DType, to: DType, use: (h: Helper) => void): string {
+  if (from === to) return x;
+  if (to === "bool") {
+    if (from === "float32") return `(${x} != 0.0f)`;
+    return from === "int32" ? `(${x} != 0i)` : `(${x} != 0u)`;
+  }
+  if (from === "bool") return `select(${literal(0, to, use)}, ${literal(1, to, use)}, ${x})`;
+  if (from === "float32") {
+    use("f2u");
+    return to === "uint32" ? `bw_f2u(${x})` : `bitcast<i32>(bw_f2u(${x}))`;
+  }
+  if (to === "float32") return `f32(${x})`;
+  return to === "int32" ? `bitcast<i32>(${x})` : `bitcast<u32>(${x})`;
+}
+
+export type UnaryRule = (x: string, d: DType, use: (h: Helper) => void) => string;
+
+/** Unary ops; `d` is the operand dtype (already converted to the result dtype for math ops). */
+export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
+  neg: (x, d) => (d === "uint32" ? `(0u - ${x})` : `(-${x})`),
+  abs: (x, d) => (d === "uint32" ? x : `abs(${x})`),
+  sqrt: (x) => `sqrt(${x})`,
+  rsqrt: (x) => `(1.0f / sqrt(${x}))`,
+  exp: (x) => `exp(${x})`,
+  log: (x) => `log(${x})`,
+  sin: (x) => `sin(${x})`,
+  cos: (x) => `cos(${x})`,
+  tan: (x) => `tan(${x})`,
+  tanh: (x, _d, use) => (use("ftanh"), `bw_ftanh(${x})`),
+  sigmoid: (x) => `(1.0f / (1.0f + exp(-${x})))`,
+  floor: (x, d) => (d === "float32" ? `floor(${x})` : x),
+  ceil: (x, d) => (d === "float32" ? `ceil(${x})` : x),
+  round: (x, d) => (d === "float32" ? `round(${x})` : x),
+  trunc: (x, d) => (d === "float32" ? `trunc(${x})` : x),
+  sign: (x, d, use) =>
+    d === "float32" ? (use("fsign"), `bw_fsign(${x})`) : d === "uint32" ? `select(0u, 1u, ${x} > 0u)` : `sign(${x})`,
+  not: (x, d) => (d === "bool" ? `(!${x})` : `(~${x})`),
+  isnan: (x, d, use) => (d === "float32" ? (use("isnan"), `bw_isnan(${x})`) : "false"),
+  isinf: (x, d, use) => (d === "float32" ? (use("isinf"), `bw_isinf(${x})`) : "false"),
+  isfinite: (x, d, use) => (d === "float32" ? (use("isfinite"), `bw_isfinite(${x})`) : "true"),
+};
+
+/** Unary ops computed in float even on int operands (the result dtype says float). */
+export const FLOAT_MATH: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
+  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
+]);
+/** Unary ops whose result dtype is bool whatever the operand. */
+export const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
+
+export type BinaryRule = (a: string, b: string, d: DType, use: (h: Helper) => void) => string;
+
+const infix =
+  (op: string): BinaryRule =>
+  (a, b) =>
+    `(${a} ${op} ${b})`;
+
+/** By operand dtype (bool operands of arithmetic are rejected before these run). */
+export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod"]: BinaryRule } = {
+  add: infix("+"),
+  sub: infix("-"),
+  mul: infix("*"),
+  div: (a, b, d, use) =>
+    d === "float32" ? `(${a} / ${b})` : d === "int32" ? (use("idiv"), `bw_idiv(${a}, ${b})`) : (use("udiv"), `bw_udiv(${a}, ${b})`),
+  pow: (a, b, d, use) =>
+    d === "float32" ? (use("fpow"), `bw_fpow(${a}, ${b})`) : d === "int32" ? (use("ipow"), `bw_ipow(${a}, ${b})`) : (use("upow"), `bw_upow(${a}, ${b})`),
+  maximum: (a, b, d, use) => (d === "float32" ? (use("fmax"), `bw_fmax(${a}, ${b})`) : `max(${a}, ${b})`),
+  minimum: (a, b, d, use) => (d === "float32" ? (use("fmin"), `bw_fmin(${a}, ${b})`) : `min(${a}, ${b})`),
+  mod: (a, b, d, use) =>
+    d === "float32" ? (use("fmod"), `bw_fmod(${a}, ${b})`) : d === "int32" ? (use("imod"), `bw_imod(${a}, ${b})`) : (use("umod"), `bw_umod(${a}, ${b})`),
+};
+
+export const COMPARE: { readonly [K in "eq" | "ne" | "lt" | "le" | "gt" | "ge"]: string } = {
+  eq: "==",
+  ne: "!=",
+  lt: "<",
+  le: "<=",
+  gt: ">",
+  ge: ">=",
+};
+
+export const LOGIC: { readonly [K in "and" | "or" | "xor"]: { readonly bool: string; readonly bits: string } } = {
+  and: { bool: "&&", bits: "&" },
+  or: { bool: "||", bits: "|" },
+  xor: { bool: "!=", bits: "^" },
+};
+
+/** Initial accumulator and combine step per reduce op, in the output dtype `d`. */
+export interface ReduceRule {
+  init(d: DType, use: (h: Helper) => void): string;
+  step(acc: string, v: string, d: DType, use: (h: Helper) => void): string;
+}
+
+export const extreme = (d: DType, high: boolean, use: (h: Helper) => void): string => {
+  switch (d) {
+    case "float32":
+      use("inf");
+      return high ? "bw_inf()" : "(-bw_inf())";
+    case "int32":
+      return high ? "2147483647i" : "i32(-2147483648)";
+    case "uint32":
+      return high ? "4294967295u" : "0u";
+    case "bool":
+      return high ? "true" : "false";
+    case "float64":
+      throw new DTypeError("wgsl: float64 is not available on WebGPU");
+  }
+};
+
+export const REDUCE: { readonly [K in Exclude<KReduceOp, "argmin" | "argmax">]: ReduceRule } = {
+  sum: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  mean: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  prod: { init: (d, u) => literal(1, d, u), step: (acc, v) => `${acc} * ${v}` },
+  max: {
+    init: (d, u) => extreme(d, false, u),
+    step: (acc, v, d, u) => (d === "bool" ? `${acc} || ${v}` : ARITH.maximum(acc, v, d, u)),
+  },
+  min: {
+    init: (d, u) => extreme(d, true, u),
+    step: (acc, v, d, u) => (d === "bool" ? `${acc} && ${v}` : ARITH.minimum(acc, v, d, u)),
+  },
+  all: { init: () => "true", step: (acc, v) => `${acc} && ${v}` },
+  any: { init: () => "false", step: (acc, v) => `${acc} || ${v}` },
+};
+
+export function checkDType(d: DType, what: string): void {
+  if (d === "float64") {
+    throw new DTypeError(`wgsl: ${what} is float64, which WebGPU cannot hold (WGSL has no f64); cast to float32 first`);
+  }
+}
