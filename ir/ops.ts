@@ -154,11 +154,13 @@ function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTyp
   return { dtype: x!.dtype, batch: x!.batch, base: shape };
 }
 
+/** The attributes of `slice` and `batch_slice`. */
+function sliceAttrs(attrs: Attrs): { axis: number; start: number; stop: number; step: number } {
+  return { axis: attrs.axis as number, start: attrs.start as number, stop: attrs.stop as number, step: attrs.step as number };
+}
+
 function sliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const axis = attrs.axis as number;
-  const start = attrs.start as number;
-  const stop = attrs.stop as number;
-  const step = attrs.step as number;
+  const { axis, start, stop, step } = sliceAttrs(attrs);
   const n = x!.base[axis];
   if (n === undefined) throw new ShapeError(`${op}: base axis ${axis} is out of range for x ${fmtTypeShape(x!)}`);
   if (step <= 0 || start < 0 || stop > n || start > stop) {
@@ -189,10 +191,7 @@ function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Ten
 }
 
 function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const axis = attrs.axis as number;
-  const start = attrs.start as number;
-  const stop = attrs.stop as number;
-  const step = attrs.step as number;
+  const { axis, start, stop, step } = sliceAttrs(attrs);
   const d = x!.batch[axis];
   const bad = (why: string): never => {
     throw new ShapeError(`${op}: ${start}:${stop < 0 ? "" : stop}:${step} ${why} for batch axis ${axis} of x ${fmtTypeShape(x!)}`);
