@@ -35,8 +35,8 @@ const LIBS: LibSpec[] = [
   { id: "batchwise", adapter: "libs/batchwise.ts", backend: "js", needsPeers: false },
   // The same B1 code evaluated op by op (one kernel and buffer per op): what fusion buys.
   { id: "batchwise-unfused", adapter: "libs/batchwise.ts", backend: "js-unfused", needsPeers: false },
-  // float32 intermediates kept in float64 inside kernels (jit option float32: "relaxed").
-  { id: "batchwise-relaxed", adapter: "libs/batchwise.ts", backend: "js-relaxed", needsPeers: false },
+  // Every float32 op rounded, bit-identical to op-by-op evaluation (jit option float32: "exact").
+  { id: "batchwise-exact", adapter: "libs/batchwise.ts", backend: "js-exact", needsPeers: false },
   // Skipped (with the reason) when no WebGPU adapter can be had. Dawn on Mesa needs a
   // surfaceless EGL; Mesa's shader cache off keeps first-compile times honest (DESIGN.md §7).
   {

@@ -103,9 +103,11 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     /** false: one kernel per op (for comparison). */
     fusion?: boolean;
     /**
-     * "relaxed": float32 intermediates stay in float64 inside a kernel and round only when
-     * stored (JS backend; faster, and at least as accurate, but not bit-identical to
-     * op-by-op evaluation). Default "exact": every float32 op rounds, as on a GPU.
+     * Default "relaxed": on the JS backend, float32 intermediates stay in float64 inside a
+     * kernel and round only when stored (as a hand-written JS loop over Float32Arrays
+     * does: faster, at least as accurate, not bit-identical to op-by-op evaluation).
+     * "exact": every float32 op rounds, so fused JS kernels give the bits of op-by-op
+     * evaluation and of the reference interpreter. WGSL is float32 per op either way.
      */
     float32?: "exact" | "relaxed";
   } = {},
@@ -177,7 +179,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     counters.traces++;
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
-    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 === "relaxed" }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
+    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 !== "exact" }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;

@@ -74,7 +74,7 @@ function pendingProgram(t: Tensor): Pending | undefined {
   const backend = getBackend();
   const built = buildGraph("eager", [t], []);
   const text = printGraph(built.graph);
-  const program = programFor(text, () => runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, mixedBaseOutputs: backend.name === "js" }), backend);
+  const program = programFor(text, () => runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, mixedBaseOutputs: backend.name === "js", relaxedFloat32: true }), backend);
   return { program, captured: built.captured };
 }
 

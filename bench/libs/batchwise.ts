@@ -111,14 +111,14 @@ export default async function load(backend: string): Promise<LibAdapter> {
     adapter.skipped = { B2: why, B3: why, B4: why };
     adapter.notes!.push("js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer");
     return adapter;
-  } else if (backend === "js-relaxed") {
-    adapter.notes!.push('js-relaxed: jit(fn, { float32: "relaxed" }), float32 intermediates kept in float64 inside a kernel');
+  } else if (backend === "js-exact") {
+    adapter.notes!.push('js-exact: jit(fn, { float32: "exact" }), every float32 op rounded (bit-identical to op-by-op evaluation)');
   } else if (backend !== "js") {
     throw new Error(`batchwise: unknown backend ${backend}`);
   }
   // The JS backend runs synchronously; WebGPU compiles and reads back asynchronously.
-  const sync = backend === "js" || backend === "js-relaxed";
-  const jitOpts = backend === "js-relaxed" ? { float32: "relaxed" as const } : {};
+  const sync = backend === "js" || backend === "js-exact";
+  const jitOpts = backend === "js-exact" ? { float32: "exact" as const } : {};
   const run1 = <A extends unknown[]>(f: Jitted<A, Tensor>, ...args: A): Float32Array | Promise<Float32Array> =>
     sync ? f32(f(...args)) : f.callAsync(...args).then(f32Async);
 

@@ -28,24 +28,29 @@ const CASES: { name: string; base: number[]; diag: number; fn: (x: Tensor) => Te
   { name: "Vec cross and rotate", base: [3], diag: 0, fn: (x) => [new Vec(x).cross(new Vec(x.mul(x).add(1))).t] },
 ];
 
-function run(c: (typeof CASES)[number], n: number, seed: number) {
-  const f = jit(c.fn, { name: c.name.replace(/\W/g, "_") });
+function run(c: (typeof CASES)[number], n: number, seed: number, float32: "exact" | "relaxed" = "relaxed") {
+  const f = jit(c.fn, { name: c.name.replace(/\W/g, "_"), float32 });
   const size = c.base.reduce((a, b) => a * b, 1);
   const x = fromTypedArray(data(n, size, seed, c.diag), [n, ...c.base], { batchDim: 1 });
   return { f, x };
 }
 
+// Exact float32 rounds every op as the interpreter does; relaxed (the default) keeps
+// intermediates in float64, so it differs from the per-op-rounded interpreter by the
+// interpreter's own rounding error, amplified by the conditioning of the inverses.
+const MODES = [["exact", 1e-6], ["relaxed", 1e-4]] as const;
+
 describe("typed formulas on JS equal the reference interpreter", () => {
-  for (const c of CASES) {
-    it(c.name, () => {
+  for (const c of CASES) for (const [mode, tol] of MODES) {
+    it(`${c.name} (${mode} float32)`, () => {
       fc.assert(
         fc.property(fc.integer({ min: 1, max: 40 }), fc.integer(), (n, seed) => {
-          const { f, x } = run(c, n, seed);
+          const { f, x } = run(c, n, seed, mode);
           const outs = f(x);
           const g = parseGraph(f.dump());
           expect(g.inputs.length, "no captured tensors").toBe(1);
           const ref = interpret(g, [{ type: { dtype: "float32", batch: [n], base: c.base }, data: x.dataSync() }]);
-          outs.forEach((o, i) => expect(closeEnough(o.dataSync(), ref[i]!.data, 1e-6)).toBeUndefined());
+          outs.forEach((o, i) => expect(closeEnough(o.dataSync(), ref[i]!.data, tol)).toBeUndefined());
         }),
         { numRuns: 15, seed: FC_SEED },
       );
