@@ -13,6 +13,7 @@ export { counters, snapshot as counterSnapshot, type Counters } from "../runtime
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
 export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";
-export { JaggedTensor, jagged, fromPadded, type ToPaddedOptions } from "./ragged/jagged.js";
+export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
+export { jagged, fromPadded } from "./ragged/build.js";
 export * from "./typed/index.js";
 export * from "./ragged/index.js";
