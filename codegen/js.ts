@@ -21,6 +21,7 @@ import {
   type KReduceOp,
   type KUnaryOp,
   type Kernel,
+  type Segment,
 } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 
@@ -44,6 +45,9 @@ const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType) => string } = 
   tan: (x) => `Math.tan(${x})`,
   tanh: (x) => `Math.tanh(${x})`,
   sigmoid: (x) => `(1 / (1 + Math.exp(-(${x}))))`,
+  asin: (x) => `Math.asin(${x})`,
+  acos: (x) => `Math.acos(${x})`,
+  atan: (x) => `Math.atan(${x})`,
   floor: (x) => `Math.floor(${x})`,
   ceil: (x) => `Math.ceil(${x})`,
   round: (x) => `roundHalfEven(${x})`,
@@ -65,6 +69,7 @@ const BINARY_JS: { readonly [K in KBinaryOp]: (a: string, b: string, d: DType) =
   maximum: (a, b) => `Math.max(${a}, ${b})`,
   minimum: (a, b) => `Math.min(${a}, ${b})`,
   mod: (a, b, d) => wrap(`floorMod(${a}, ${b}, ${isFloat(d) ? "NaN" : "0"})`, d),
+  atan2: (a, b) => `Math.atan2(${a}, ${b})`,
   eq: (a, b) => `(${a} === ${b} ? 1 : 0)`,
   ne: (a, b) => `(${a} !== ${b} ? 1 : 0)`,
   lt: (a, b) => `(${a} < ${b} ? 1 : 0)`,
@@ -252,6 +257,8 @@ class Emitter {
     private readonly axisLevel: ReadonlyMap<number, number>,
     /** Level at which the input pointers p0, p1, … are defined (one for all, or per input). */
     private readonly pointerLevel: number | readonly number[],
+    /** Pad kernels: level at which `inside` (the padded position holds a row entry) is defined. */
+    private readonly insideLevel = 0,
   ) {
     this.levels = Array.from({ length: nLevels }, () => []);
   }
@@ -331,6 +338,10 @@ class Emitter {
         code = roundF32(wrap(COMBINE_JS[e.op](xs, d, xs.length), e.dtype), e.dtype);
         break;
       }
+      case "inside":
+        code = "inside";
+        level = this.insideLevel;
+        break;
       case "select": {
         const idx = substIndex(e.index, point);
         if (idx.k === "const") {
@@ -357,6 +368,11 @@ function unrolledAxes(k: Kernel): Set<number> {
   return new Set(k.unrollAxes ?? []);
 }
 
+/** The padded length of a pad/mask kernel: a constant, or the run-time `maxN`. */
+function paddedLengthJS(seg: Segment): string {
+  return seg.maxN! >= 0 ? String(seg.maxN) : "maxN";
+}
+
 /** A segmented kernel (ragged ops): rows outside, each row's segment inside (see `Segment`). */
 function segmentedToJS(k: Kernel): JsKernelSource {
   const seg = k.segment!;
@@ -371,7 +387,7 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   const segLevel = reduce ? 1 + looped.length : 1;
   const nLevels = reduce ? segLevel + 1 : 2 + looped.length;
   const pointerLevels = k.inputs.map((inp) => (inp.packed || inp.padded ? segLevel : 0));
-  const em = new Emitter(k, nLevels, axisLevel, pointerLevels);
+  const em = new Emitter(k, nLevels, axisLevel, pointerLevels, segLevel);
   const S = numel(k.baseShape);
   const strides = contiguousStrides(k.baseShape);
   k.inputs.forEach((inp, i) => {
@@ -411,12 +427,9 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   } else if (seg.mode === "map") {
     for (const pt of pts) innermost.push(`out0[t * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`);
   } else {
-    const maxN = seg.maxN!;
-    for (const pt of pts) {
-      const at = `out0[(i0 * ${maxN} + n) * ${S} + ${offset(pt)}]`;
-      if (seg.mode === "mask") innermost.push(`${at} = inside;`);
-      else innermost.push(`${at} = inside ? ${em.value(out.value, pt, new Map()).name} : ${literal(seg.padValue!)};`);
-    }
+    // pad: the output expression says what padding positions hold (see `Segment`).
+    const maxN = paddedLengthJS(seg);
+    for (const pt of pts) innermost.push(`out0[(i0 * ${maxN} + n) * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`);
   }
   const L = new Lines();
   let strideIndex = 0;
@@ -426,6 +439,8 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   });
   L.line("const out0 = outs[0];");
   L.line(`const offs = in${seg.offsets};`);
+  // maxN -1: pad to the longest row, a run-time size (the launch's second batch size).
+  if (seg.maxN === -1) L.line("const maxN = sizes[1];");
   L.open("for (let i0 = 0; i0 + 1 < sizes[0]; i0++) {");
   L.line("const lo = offs[i0];");
   L.line("const hi = offs[i0 + 1];");
@@ -448,11 +463,13 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   } else {
     if (seg.mode === "map") L.open("for (let t = lo; t < hi; t++) {");
     else {
-      L.line(`const len = Math.min(hi - lo, ${seg.maxN});`);
-      L.line(`const start = ${seg.left ? `${seg.maxN} - len` : "0"};`);
-      L.open(`for (let n = 0; n < ${seg.maxN}; n++) {`);
+      const maxN = paddedLengthJS(seg);
+      L.line(`const len = Math.min(hi - lo, ${maxN});`);
+      L.line(`const start = ${seg.left ? `${maxN} - len` : "0"};`);
+      L.open(`for (let n = 0; n < ${maxN}; n++) {`);
       L.line("const inside = n >= start && n < start + len ? 1 : 0;");
-      L.line("const t = lo + n - start;");
+      // Padding positions read the row's first entry (in bounds), not past its end.
+      L.line("const t = inside ? lo + n - start : lo;");
     }
     emitLevel(1);
     looped.forEach((a, i) => {

@@ -2,7 +2,7 @@
  * Launch geometry of WGSL kernels: the uniform parameter layout, output counts,
  * workgroup counts and loop bounds. Shared by the code generator and the backend.
  */
-import { numel, type Kernel } from "../ir/kernel.js";
+import { launchRank, numel, type Kernel } from "../ir/kernel.js";
 
 /** Invocations per workgroup (compatibility mode guarantees 128). */
 export const WGSL_WORKGROUP_SIZE = 64;
@@ -21,7 +21,8 @@ export interface WGSLParamLayout {
 }
 
 export function wgslParamLayout(kernel: Kernel): WGSLParamLayout {
-  let at = 1 + kernel.batchRank;
+  // A pad/mask kernel padding to the longest row gets that length as a second batch size.
+  let at = 1 + launchRank(kernel);
   const inputStrides = kernel.inputs.map((inp) => {
     const start = at;
     at += inp.batchRank;
@@ -47,7 +48,7 @@ export function treeReduction(kernel: Kernel): boolean {
  */
 export function wgslLoopTrips(kernel: Kernel, batchSizes: readonly number[], packedRows: number): number {
   const seg = kernel.segment;
-  if (seg !== undefined) return seg.mode === "pad" || seg.mode === "mask" ? (seg.maxN ?? 0) : packedRows;
+  if (seg !== undefined) return seg.mode === "pad" ? (seg.maxN === -1 ? batchSizes[1]! : (seg.maxN ?? 0)) : packedRows;
   if (kernel.reduce === null) return 0;
   const reducedBase = numel(kernel.reduce.baseAxes.map((a) => kernel.baseShape[a]!));
   const reducedBatch = kernel.reduce.batchAxes.reduce((p, a) => p * batchSizes[a]!, 1);

@@ -58,6 +58,62 @@ export const HELPERS = {
     // tanh(15) rounds to 1 in f32; clamping avoids exp overflow inside tanh.
     code: `fn bw_ftanh(x: f32) -> f32 { if (bw_isnan(x)) { return x; } return tanh(clamp(x, -15.0f, 15.0f)); }`,
   },
+  signbit: {
+    deps: [],
+    // Read from the bits: -0 == 0, and a compiler may drop a product with 0.0.
+    code: `fn bw_signbit(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }`,
+  },
+  fatan: {
+    deps: ["isnan", "isinf"],
+    // WGSL may assume no NaN or infinity (Mesa's atan gives 0 for NaN); ±0 keeps its sign.
+    code: [
+      `fn bw_fatan(x: f32) -> f32 {`,
+      `  if (bw_isnan(x) || x == 0.0f) { return x; }`,
+      `  if (bw_isinf(x)) { return select(1.5707963705062866f, -1.5707963705062866f, x < 0.0f); }`,
+      `  return atan(x);`,
+      `}`,
+    ].join("\n"),
+  },
+  fatan2: {
+    deps: ["isnan", "isinf", "nan", "signbit"],
+    // Math.atan2 (IEEE 754 atan2) where WGSL's atan2 is unbounded or undefined: NaN, the
+    // origin and signed zeros, infinities, and x = 0 (or subnormal, when flushed to 0).
+    code: [
+      `fn bw_fatan2(y: f32, x: f32) -> f32 {`,
+      `  if (bw_isnan(y) || bw_isnan(x)) { return bw_nan(); }`,
+      `  let sy = select(1.0f, -1.0f, bw_signbit(y));`,
+      `  let xneg = bw_signbit(x);`,
+      `  if (y == 0.0f) { return select(y, sy * 3.1415927410125732f, xneg); }`,
+      `  if (bw_isinf(x)) {`,
+      `    if (bw_isinf(y)) { return sy * select(0.7853981852531433f, 2.356194496154785f, xneg); }`,
+      `    return select(bitcast<f32>(bitcast<u32>(y) & 0x80000000u), sy * 3.1415927410125732f, xneg);`,
+      `  }`,
+      `  if (bw_isinf(y) || x == 0.0f) { return sy * 1.5707963705062866f; }`,
+      `  return atan2(y, x);`,
+      `}`,
+    ].join("\n"),
+  },
+  fasin: {
+    deps: ["isnan", "nan", "fatan2"],
+    // WGSL leaves asin outside [-1, 1] undefined, and Mesa's asin is off by up to 4e-4;
+    // asin x = atan2(x, sqrt((1-x)(1+x))) is as accurate as atan2 (1-x is exact near 1).
+    code: [
+      `fn bw_fasin(x: f32) -> f32 {`,
+      `  if (bw_isnan(x) || abs(x) > 1.0f) { return bw_nan(); }`,
+      `  return bw_fatan2(x, sqrt((1.0f - x) * (1.0f + x)));`,
+      `}`,
+    ].join("\n"),
+  },
+  facos: {
+    deps: ["isnan", "nan", "fatan2"],
+    // As bw_fasin: acos x = atan2(sqrt((1-x)(1+x)), x).
+    code: [
+      `fn bw_facos(x: f32) -> f32 {`,
+      `  if (bw_isnan(x) || abs(x) > 1.0f) { return bw_nan(); }`,
+      `  return bw_fatan2(sqrt((1.0f - x) * (1.0f + x)), x);`,
+      `}`,
+    ].join("\n"),
+  },
   fmod: {
     deps: [],
     // NumPy `%`: fmod, then shift by the divisor when the signs differ.
@@ -221,6 +277,9 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   tan: (x) => `tan(${x})`,
   tanh: (x, _d, use) => (use("ftanh"), `bw_ftanh(${x})`),
   sigmoid: (x) => `(1.0f / (1.0f + exp(-${x})))`,
+  asin: (x, _d, use) => (use("fasin"), `bw_fasin(${x})`),
+  acos: (x, _d, use) => (use("facos"), `bw_facos(${x})`),
+  atan: (x, _d, use) => (use("fatan"), `bw_fatan(${x})`),
   floor: (x, d) => (d === "float32" ? `floor(${x})` : x),
   ceil: (x, d) => (d === "float32" ? `ceil(${x})` : x),
   round: (x, d) => (d === "float32" ? `round(${x})` : x),
@@ -235,7 +294,7 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
 
 /** Unary ops computed in float even on int operands (the result dtype says float). */
 export const FLOAT_MATH: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
+  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "asin", "acos", "atan",
 ]);
 /** Unary ops whose result dtype is bool whatever the operand. */
 export const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
@@ -248,7 +307,7 @@ const infix =
     `(${a} ${op} ${b})`;
 
 /** By operand dtype (bool operands of arithmetic are rejected before these run). */
-export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod"]: BinaryRule } = {
+export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"]: BinaryRule } = {
   add: infix("+"),
   sub: infix("-"),
   mul: infix("*"),
@@ -260,6 +319,7 @@ export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "ma
   minimum: (a, b, d, use) => (d === "float32" ? (use("fmin"), `bw_fmin(${a}, ${b})`) : `min(${a}, ${b})`),
   mod: (a, b, d, use) =>
     d === "float32" ? (use("fmod"), `bw_fmod(${a}, ${b})`) : d === "int32" ? (use("imod"), `bw_imod(${a}, ${b})`) : (use("umod"), `bw_umod(${a}, ${b})`),
+  atan2: (a, b, d, use) => (d === "float32" ? (use("fatan2"), `bw_fatan2(${a}, ${b})`) : fail(`atan2 on ${d} (needs float32)`)),
 };
 
 export const COMPARE: { readonly [K in "eq" | "ne" | "lt" | "le" | "gt" | "ge"]: string } = {

@@ -120,6 +120,8 @@ export function kernelToWGSL(kernel: Kernel): string {
     const rank = kernel.inputs[i]!.batchRank;
     // Segmented kernels: packed inputs are read at the segment position t, the others by row b0.
     if (kernel.segment !== undefined && rank === 1) return `${kernel.inputs[i]!.packed ? "t" : "b0"} * ${param(layout.inputStrides[i]!)}`;
+    // A per-row (B, 1; base) input of a pad kernel: row b0 (its second dim is broadcast).
+    if (kernel.segment !== undefined && rank === 2 && !kernel.inputs[i]!.padded) return `b0 * ${param(layout.inputStrides[i]!)}`;
     // A right-padded (B, M; base) input: row b0, position t - lo.
     if (kernel.segment !== undefined && kernel.inputs[i]!.padded) {
       return `b0 * ${param(layout.inputStrides[i]!)} + (t - lo) * ${param(layout.inputStrides[i]! + 1)}`;
@@ -189,6 +191,9 @@ export function kernelToWGSL(kernel: Kernel): string {
             fail(`value %${n}: ${e.op} cannot be inlined`);
         }
       }
+      case "inside":
+        if (kernel.segment?.mode !== "pad") fail(`value %${n}: inside outside a pad kernel`);
+        return "inside";
       case "select": {
         const a = castTo(ref(e.a), dtypeOf(e.a), e.dtype, use);
         const b = castTo(ref(e.b), dtypeOf(e.b), e.dtype, use);
@@ -402,19 +407,17 @@ export function kernelToWGSL(kernel: Kernel): string {
       B.line(`out0[t * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
       B.close();
     } else {
-      const maxN = seg.maxN!;
-      B.line(`let len = min(hi - lo, ${maxN}u);`);
-      B.line(`let start = ${seg.left ? `${maxN}u - len` : "0u"};`);
-      B.open(`for (var n = 0u; n < ${maxN}u; n = n + 1u) {`);
+      // maxN -1: pad to the longest row, a run-time size (the launch's second batch size).
+      if (seg.maxN === -1) B.line(`let maxN = ${param(layout.batchSizes + 1)};`);
+      const maxN = seg.maxN! >= 0 ? `${seg.maxN}u` : "maxN";
+      B.line(`let len = min(hi - lo, ${maxN});`);
+      B.line(`let start = ${seg.left ? `${maxN} - len` : "0u"};`);
+      B.open(`for (var n = 0u; n < ${maxN}; n = n + 1u) {`);
       B.line("let inside = n >= start && n < start + len;");
-      B.line("let t = lo + n - start;");
-      if (seg.mode === "mask") {
-        B.line(`out0[(b0 * ${maxN}u + n)] = select(0u, 1u, inside);`);
-      } else {
-        emitBody();
-        const v = castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use);
-        B.line(`out0[(b0 * ${maxN}u + n) * ${S}u + ${at}] = ${store(`select(${literal(seg.padValue!, out.dtype, use)}, ${v}, inside)`)};`);
-      }
+      B.line("let t = select(lo, lo + n - start, inside);");
+      // The output expression says what padding positions hold (see `Segment`).
+      emitBody();
+      B.line(`out0[(b0 * ${maxN} + n) * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
       B.close();
     }
   } else if (kernel.reduce === null) {

@@ -9,7 +9,7 @@ import { UnsupportedOpError } from "./errors.js";
 import { topoOrder, type Graph, type Node } from "./graph.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
 import { BINARY_OPS, REDUCE_OPS, UNARY_OPS } from "./ops.js";
-import { inferConcrete, type ConcreteType } from "./shapes.js";
+import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "./shapes.js";
 import { prod } from "./types.js";
 
 export interface Value {
@@ -94,6 +94,9 @@ export function unaryRef(op: KUnaryOp, x: number): number {
     case "tan": return Math.tan(x);
     case "tanh": return Math.tanh(x);
     case "sigmoid": return 1 / (1 + Math.exp(-x));
+    case "asin": return Math.asin(x);
+    case "acos": return Math.acos(x);
+    case "atan": return Math.atan(x);
     case "floor": return Math.floor(x);
     case "ceil": return Math.ceil(x);
     case "round": return roundHalfEven(x);
@@ -114,6 +117,7 @@ export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): nu
     case "mul": return int ? Math.imul(a, b) : a * b;
     case "div": return int ? (b === 0 ? 0 : Math.trunc(a / b)) : a / b;
     case "pow": return Math.pow(a, b);
+    case "atan2": return Math.atan2(a, b);
     case "maximum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b);
     case "minimum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(a, b);
     case "mod": {
@@ -272,7 +276,7 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
   } else if (op === "segment_pad" || op === "segment_mask") {
     const o = op === "segment_pad" ? ins[1]! : ins[0]!;
     const v = op === "segment_pad" ? ins[0]! : undefined;
-    const maxN = n.attrs.maxN as number;
+    const maxN = t.batch[1]!; // attrs.maxN, or the longest row when it is -1
     const left = n.attrs.left as boolean;
     const S = prod(t.base);
     for (let b = 0; b + 1 < o.data.length; b++) {
@@ -349,7 +353,9 @@ export function interpret(g: Graph, inputs: readonly Value[]): Value[] {
   const order = topoOrder(g);
   const bound = new Map<Node, ConcreteType>();
   g.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
-  const types = inferConcrete(order, bound);
+  const lengths = new Map<Node, number>();
+  for (const n of runtimeLengthNodes(order)) lengths.set(n, longestRow(inputs[g.inputs.indexOf(runtimeLengthOffsets(n))]!.data));
+  const types = inferConcrete(order, bound, lengths);
   const values = new Map<Node, Value>();
   g.inputs.forEach((n, i) => values.set(n, inputs[i]!));
   for (const n of order) {

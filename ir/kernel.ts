@@ -27,10 +27,11 @@ export type IndexExpr =
 
 export type KUnaryOp =
   | "neg" | "abs" | "sqrt" | "rsqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "sigmoid"
+  | "asin" | "acos" | "atan"
   | "floor" | "ceil" | "round" | "trunc" | "sign" | "not" | "isnan" | "isinf" | "isfinite";
 
 export type KBinaryOp =
-  | "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod"
+  | "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"
   | "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "and" | "or" | "xor";
 
 export type KReduceOp = "sum" | "mean" | "prod" | "min" | "max" | "argmin" | "argmax" | "all" | "any";
@@ -55,7 +56,9 @@ export type KExpr =
    */
   | { readonly k: "combine"; readonly op: KReduceOp; readonly xs: readonly number[]; readonly dtype: DType }
   /** `index < bound ? a : b`: picks a concatenated piece; the branch not taken may index out of range. */
-  | { readonly k: "select"; readonly index: IndexExpr; readonly bound: number; readonly a: number; readonly b: number; readonly dtype: DType };
+  | { readonly k: "select"; readonly index: IndexExpr; readonly bound: number; readonly a: number; readonly b: number; readonly dtype: DType }
+  /** Pad kernels only: whether the current padded position holds an entry of the row (bool). */
+  | { readonly k: "inside"; readonly dtype: "bool" };
 
 export interface KernelInput {
   /**
@@ -96,16 +99,20 @@ export interface KernelOutput {
  * - reduce: each output (per row and base point) combines the segment's values
  *   (argmax gives the position inside the segment; count is a sum of ones);
  * - map: one output element per packed position t, written in order of t;
- * - pad: output (B, maxN; base): row b's values at positions [start, start+len),
- *   start = left ? maxN-len : 0, len = min(segment length, maxN), `padValue` elsewhere;
- * - mask: bool (B, maxN): 1 inside [start, start+len), else 0.
+ * - pad: output (B, maxN; base): one element per row b and padded position n in
+ *   [0, maxN). Positions [start, start+len) hold the row's entries, start = left ?
+ *   maxN-len : 0, len = min(segment length, maxN); there the `inside` expr is true
+ *   and packed inputs are read at t = offsets[b] + n - start (elsewhere at
+ *   offsets[b], so in range for a non-empty row). The output expression decides what
+ *   padding positions hold (a `where` on `inside`), so elementwise consumers of a
+ *   padded tensor and its mask fuse into the pad kernel. `maxN: -1` pads to the
+ *   longest row, passed at launch as a second batch size.
  */
 export interface Segment {
   readonly offsets: number;
-  readonly mode: "reduce" | "map" | "pad" | "mask";
+  readonly mode: "reduce" | "map" | "pad";
   readonly maxN?: number;
   readonly left?: boolean;
-  readonly padValue?: number;
 }
 
 export interface Kernel {
@@ -127,6 +134,11 @@ export interface Kernel {
   readonly unroll: boolean;
   /** When not fully unrolled: base axes a backend may still unroll (small ones). */
   readonly unrollAxes?: readonly number[];
+}
+
+/** Number of batch sizes a launch passes: the space's, plus the run-time padded length of a `maxN: -1` pad/mask kernel. */
+export function launchRank(kernel: Kernel): number {
+  return kernel.batchRank + (kernel.segment?.maxN === -1 ? 1 : 0);
 }
 
 /**

@@ -10,17 +10,20 @@ import { broadcastShapes, broadcastTypes, fmtTypeShape, isConcrete, prod, type D
 
 export const UNARY_OPS: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
   "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
+  "asin", "acos", "atan",
   "floor", "ceil", "round", "trunc", "sign", "not", "isnan", "isinf", "isfinite",
 ]);
 /** Unary ops defined only on floats (the frontend casts ints to float32 first). */
 export const FLOAT_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
+  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "asin", "acos", "atan",
 ]);
 export const PREDICATE_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
 
 export const ARITH_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([
-  "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod",
+  "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2",
 ]);
+/** Binary ops defined only on floats (the frontend casts ints to float32 first). */
+export const FLOAT_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["atan2"]);
 export const COMPARE_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["eq", "ne", "lt", "le", "gt", "ge"]);
 export const LOGICAL_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["and", "or", "xor"]);
 export const BINARY_OPS: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([...ARITH_BINARY, ...COMPARE_BINARY, ...LOGICAL_BINARY]);
@@ -90,6 +93,7 @@ function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
   }
   if (LOGICAL_BINARY.has(o) && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
   if (ARITH_BINARY.has(o) && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
+  if (FLOAT_BINARY.has(o) && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
   const { batch, base } = broadcastTypes(op, [{ name: "x", type: x! }, { name: "y", type: y! }]);
   return { dtype: COMPARE_BINARY.has(o) || LOGICAL_BINARY.has(o) ? "bool" : x!.dtype, batch, base };
 }
@@ -308,6 +312,16 @@ function checkOffsets(op: Op, o: TensorType): Dim {
   return `${r}-1`;
 }
 
+/**
+ * The padded length of segment_pad/segment_mask: `maxN`, or with `maxN: -1` the
+ * longest row of the offsets, known only at run time: the symbol `~<offsets length>`
+ * (bound per call by `inferConcrete`'s run-time lengths).
+ */
+function paddedLength(o: TensorType, attrs: Attrs): Dim {
+  const maxN = attrs.maxN as number;
+  return maxN >= 0 ? maxN : `~${o.batch[0]!}`;
+}
+
 function checkPacked(op: Op, name: string, t: TensorType): void {
   if (t.batch.length !== 1) throw new ShapeError(`${op}: ${name} must have one (packed) batch dim, got ${name} ${fmtTypeShape(t)}`);
 }
@@ -345,11 +359,11 @@ function segmentType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorTy
     case "segment_pad": {
       const [v, o] = ins;
       checkPacked(op, "values", v!);
-      return { dtype: v!.dtype, batch: [checkOffsets(op, o!), attrs.maxN as number], base: v!.base };
+      return { dtype: v!.dtype, batch: [checkOffsets(op, o!), paddedLength(o!, attrs)], base: v!.base };
     }
     default: {
       const [o] = ins;
-      return { dtype: "bool", batch: [checkOffsets(op, o!), attrs.maxN as number], base: [] };
+      return { dtype: "bool", batch: [checkOffsets(op, o!), paddedLength(o!, attrs)], base: [] };
     }
   }
 }
@@ -405,21 +419,22 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   segment_pad: {
     arity: 2,
     args: ["values", "offsets"],
-    attrs: z.object({ maxN: z.number().int().nonnegative(), value: anyNumber, left: z.boolean() }).strict(),
+    // maxN -1: the longest row, read from the offsets at run time.
+    attrs: z.object({ maxN: z.number().int().min(-1), value: anyNumber, left: z.boolean() }).strict(),
     type: segmentType,
   },
   segment_mask: {
     arity: 1,
     args: ["offsets"],
-    attrs: z.object({ maxN: z.number().int().nonnegative(), left: z.boolean() }).strict(),
+    attrs: z.object({ maxN: z.number().int().min(-1), left: z.boolean() }).strict(),
     type: segmentType,
   },
   concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: concatType },
   neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
-  tan: unary, tanh: unary, sigmoid: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
+  tan: unary, tanh: unary, sigmoid: unary, asin: unary, acos: unary, atan: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
   sign: unary, not: unary, isnan: unary, isinf: unary, isfinite: unary,
   add: binary, sub: binary, mul: binary, div: binary, pow: binary, maximum: binary, minimum: binary,
-  mod: binary, eq: binary, ne: binary, lt: binary, le: binary, gt: binary, ge: binary,
+  mod: binary, atan2: binary, eq: binary, ne: binary, lt: binary, le: binary, gt: binary, ge: binary,
   and: binary, or: binary, xor: binary,
   sum: reduce, mean: reduce, prod: reduce, min: reduce, max: reduce, argmin: reduce, argmax: reduce,
   all: reduce, any: reduce,

@@ -90,6 +90,8 @@ class KernelBuilder {
   inPadded = false;
   /** Per input slot: read as a padded tensor. */
   readonly padded: boolean[] = [];
+  /** In a pad kernel (the row side): segment_pad and segment_mask inline as `inside` selections. */
+  padKernel = false;
   private readonly memo = new Map<string, number>();
 
   constructor(private readonly materialized: ReadonlySet<Node>) {}
@@ -128,7 +130,9 @@ class KernelBuilder {
   }
 
   private genUncached(n: Node, idx: readonly IndexExpr[], root: boolean): number {
-    if (!root && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
+    // On a pad kernel's row side, pads are recomputed even when they also have a buffer (see `rowSide`).
+    const padHere = this.padKernel && !this.inPacked && isPad(n);
+    if (!root && !padHere && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
     const op = n.op;
     const t = n.type;
     if (op === "const") return this.push({ k: "const", value: castScalar(n.attrs.value as number, t.dtype), dtype: t.dtype });
@@ -180,6 +184,17 @@ class KernelBuilder {
       const v = this.gen(n.inputs[0]!, broadcastIndex(n.inputs[0]!.type.base, t.base, idx), false);
       this.inPadded = false;
       return v;
+    }
+    if (op === "segment_pad" || op === "segment_mask") {
+      if (!this.padKernel || this.inPacked) throw new UnsupportedOpError(`fuse: ${op} must be materialized outside pad kernels`);
+      const inside = this.push({ k: "inside", dtype: "bool" });
+      if (op === "segment_mask") return inside;
+      // The row's entry where there is one (packed values read at the segment position), else the padding value.
+      this.inPacked = true;
+      const v = this.gen(n.inputs[0]!, idx, false);
+      this.inPacked = false;
+      const pad = this.push({ k: "const", value: castScalar(n.attrs.value as number, t.dtype), dtype: t.dtype });
+      return this.push({ k: "where", c: inside, a: v, b: pad, dtype: t.dtype });
     }
     if (op === "segment_expand") {
       if (!this.inPacked) throw new UnsupportedOpError("fuse: segment_expand must be materialized outside segmented kernels");
@@ -276,7 +291,7 @@ function smallAxes(shape: readonly number[], opts: FuseOptions): number[] {
 }
 
 /** How a root runs: as a plain kernel, or segmented over the rows of a jagged tensor. */
-type SegmentPlan = { readonly mode: Segment["mode"]; readonly offsets: Node };
+type SegmentPlan = { readonly mode: Segment["mode"]; readonly offsets: Node; readonly maxN?: number; readonly left?: boolean };
 type Plan = { readonly mode: "plain" } | SegmentPlan;
 
 /** Builds a segmented kernel (ragged ops; see `Segment` in ir/kernel.ts). */
@@ -299,16 +314,13 @@ function buildSegmentKernel(root: Node, plan: SegmentPlan, materialized: Readonl
   } else if (plan.mode === "map") {
     base = root.type.base;
     outputs = [{ dtype: root.type.dtype, value: b.gen(root, base.map((_, i) => ix.v(i)), true), reduce: null }];
-  } else if (plan.mode === "pad") {
-    const values = root.inputs[0]!;
-    base = values.type.base;
-    const value = b.gen(values, base.map((_, i) => ix.v(i)), inline(values));
-    outputs = [{ dtype: root.type.dtype, value, reduce: null }];
-    segment = { ...segment, maxN: root.attrs.maxN as number, left: root.attrs.left as boolean, padValue: castScalar(root.attrs.value as number, root.type.dtype) };
   } else {
-    base = [];
-    outputs = [{ dtype: "bool", value: b.gen(Node.make("const", [], { dtype: "bool", value: 1 }), [], false), reduce: null }];
-    segment = { ...segment, maxN: root.attrs.maxN as number, left: root.attrs.left as boolean };
+    // pad: the root (a segment_pad or segment_mask, or an elementwise consumer of them) per padded position.
+    b.inPacked = false;
+    b.padKernel = true;
+    base = root.type.base;
+    outputs = [{ dtype: root.type.dtype, value: b.gen(root, base.map((_, i) => ix.v(i)), true), reduce: null }];
+    segment = { ...segment, maxN: plan.maxN!, left: plan.left! };
   }
   const kernel: Kernel = {
     segment,
@@ -337,19 +349,85 @@ function planRoot(root: Node, materialized: ReadonlySet<Node>): { plan: Plan; ma
   const inline = (n: Node): boolean => !materialized.has(n) && n.op !== "input";
   let plan: Plan = { mode: "plain" };
   let expands: Node[];
-  if (root.op === "segment_reduce" || root.op === "segment_pad") {
+  // Pads inline only on the row side of a pad kernel; anywhere else they get a buffer.
+  const pads = [root, ...region(root, materialized)].filter(isPad);
+  const side = rowSide(root, materialized);
+  if (side.pads.length > 0 && padKernelFits(root, side)) {
+    const p = side.pads[0]!;
+    const offsets = padOffsets(p);
+    const expandsOff = side.pads.flatMap((q) => (q.op === "segment_pad" && inline(q.inputs[0]!) ? expandsIn(q.inputs[0]!) : []));
+    return {
+      plan: { mode: "pad", offsets, maxN: p.attrs.maxN as number, left: p.attrs.left as boolean },
+      materialize: [...pads.filter((q) => !side.pads.includes(q)), ...expandsOff.filter((e) => e.inputs[1] !== offsets)],
+    };
+  }
+  const inner = pads.filter((q) => q !== root);
+  if (inner.length > 0) return { plan, materialize: inner };
+  if (root.op === "segment_reduce") {
     const offsets = root.inputs[1]!;
-    plan = { mode: root.op === "segment_reduce" ? "reduce" : "pad", offsets };
+    plan = { mode: "reduce", offsets };
     const values = root.inputs[0]!;
     expands = inline(values) ? expandsIn(values) : [];
     return { plan, materialize: expands.filter((e) => e.inputs[1] !== offsets) };
   }
-  if (root.op === "segment_mask") return { plan: { mode: "mask", offsets: root.inputs[0]! }, materialize: [] };
   expands = isReduce(root) ? (inline(root.inputs[0]!) ? expandsIn(root.inputs[0]!) : []) : expandsIn(root);
   if (expands.length === 0) return { plan, materialize: [] };
   if (isReduce(root) || root.type.batch.length !== 1) return { plan, materialize: expands.filter((e) => e !== root) };
   const offsets = expands[0]!.inputs[1]!;
   return { plan: { mode: "map", offsets }, materialize: expands.filter((e) => e.inputs[1] !== offsets) };
+}
+
+const isPad = (n: Node): boolean => n.op === "segment_pad" || n.op === "segment_mask";
+const padOffsets = (n: Node): Node => (n.op === "segment_pad" ? n.inputs[1]! : n.inputs[0]!);
+
+/**
+ * The row side of a root's kernel: the pads it reaches without entering one (the
+ * root itself when it is a pad), the buffers read there, and whether a ragged op
+ * that needs the packed positions (segment_expand, segment_unpad) is inlined there.
+ * A pad that has its own buffer (a graph output, say the mask) counts as a pad:
+ * a pad kernel recomputes it rather than read a (B, maxN) buffer by position.
+ */
+function rowSide(root: Node, materialized: ReadonlySet<Node>): { pads: Node[]; leaves: Node[]; packedOps: boolean } {
+  const pads: Node[] = [];
+  const leaves: Node[] = [];
+  let packedOps = false;
+  const seen = new Set<Node>();
+  const visit = (n: Node): void => {
+    if (isPad(n)) {
+      pads.push(n);
+      return;
+    }
+    if (n.op === "segment_expand" || n.op === "segment_unpad") packedOps = true;
+    for (const i of n.inputs) {
+      if (seen.has(i)) continue;
+      seen.add(i);
+      if (!isPad(i) && (materialized.has(i) || i.op === "input")) leaves.push(i);
+      else visit(i);
+    }
+  };
+  visit(root);
+  return { pads, leaves, packedOps };
+}
+
+/**
+ * A root runs as a pad kernel (one element per row and padded position) when its
+ * pads agree (offsets, length, side), it is elementwise over their (B, maxN) batch,
+ * and everything else it reads is unbatched or per row (B, 1).
+ */
+function padKernelFits(root: Node, side: ReturnType<typeof rowSide>): boolean {
+  const p = side.pads[0]!;
+  const [rows] = p.type.batch;
+  const same = (q: Node): boolean => padOffsets(q) === padOffsets(p) && q.attrs.maxN === p.attrs.maxN && q.attrs.left === p.attrs.left;
+  const perRow = (l: Node): boolean => l.type.batch.length === 0 || (l.type.batch.length === 2 && l.type.batch[0] === rows && l.type.batch[1] === 1);
+  return (
+    !isReduce(root) &&
+    !side.packedOps &&
+    root.type.batch.length === 2 &&
+    root.type.batch[0] === rows &&
+    root.type.batch[1] === p.type.batch[1] &&
+    side.pads.every(same) &&
+    side.leaves.every(perRow)
+  );
 }
 
 /** Builds one kernel writing every node of `group` (all share one iteration space). */
@@ -445,7 +523,8 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
   const materialized = new Set<Node>();
   for (const n of order) {
     if (n.op === "input") continue;
-    if (isReduce(n) || n.op === "segment_reduce" || n.op === "segment_pad" || n.op === "segment_mask") materialized.add(n);
+    // Pads are not: they inline into the pad kernel of an elementwise consumer (see `planRoot`).
+    if (isReduce(n) || n.op === "segment_reduce") materialized.add(n);
     else if (VIEW_OPS.has(n.op) || COPY_OPS.has(n.op)) {
       // Views and copies work on whole contiguous buffers: their sources get buffers too.
       materialized.add(n);

@@ -8,7 +8,7 @@ import { BackendError } from "../ir/errors.js";
 import type { Node } from "../ir/graph.js";
 import { kernelKey, type Launch } from "../ir/kernel.js";
 import type { Schedule } from "../ir/schedule.js";
-import { inferConcrete, type ConcreteType } from "../ir/shapes.js";
+import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "../ir/shapes.js";
 import { prod } from "../ir/types.js";
 import type { Backend, CompiledKernel, DeviceBuffer } from "./backend.js";
 import { debugLog, debugOn } from "./debug.js";
@@ -114,10 +114,18 @@ function sameTypes(a: readonly ConcreteType[], b: readonly BoundValue[]): boolea
   return true;
 }
 
+function sameLengths(a: ReadonlyMap<Node, number> | undefined, b: ReadonlyMap<Node, number> | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  for (const [n, v] of a) if (b.get(n) !== v) return false;
+  return true;
+}
+
 export class Program {
   private readonly compiled: (CompiledKernel | undefined)[];
   /** For each step, the nodes whose buffers die after it. */
   private readonly releases: Node[][];
+  /** Pad/mask nodes padding to the longest row, and the input index of their offsets. */
+  private readonly runtimeLengths: readonly (readonly [Node, number])[];
 
   private constructor(
     readonly schedule: Schedule,
@@ -126,6 +134,16 @@ export class Program {
   ) {
     this.compiled = compiled;
     this.releases = Program.planReleases(schedule);
+    const inputs = schedule.graph.inputs;
+    this.runtimeLengths = runtimeLengthNodes(schedule.order).map((n) => [n, inputs.indexOf(runtimeLengthOffsets(n))] as const);
+  }
+
+  /**
+   * Graph inputs whose values the host must read before a run (offsets of a pad to
+   * the longest row). A backend without `readSync` needs them passed to `run`.
+   */
+  get hostInputs(): readonly number[] {
+    return [...new Set(this.runtimeLengths.map(([, i]) => i))];
   }
 
   /** Compiles every kernel of a schedule (cache first). Sync on backends that compile synchronously. */
@@ -160,11 +178,14 @@ export class Program {
     return rel;
   }
 
-  /** Runs on bound inputs (one per graph input); returns the outputs' buffers and concrete types. */
-  run(inputs: readonly BoundValue[]): BoundValue[] {
+  /**
+   * Runs on bound inputs (one per graph input); returns the outputs' buffers and
+   * concrete types. `hostValues` holds the values of `hostInputs` already read.
+   */
+  run(inputs: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): BoundValue[] {
     const g = this.schedule.graph;
     if (inputs.length !== g.inputs.length) throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
-    const plan = this.plan(inputs);
+    const plan = this.plan(inputs, this.lengths(inputs, hostValues));
     const buffers = new Map<Node, DeviceBuffer>();
     for (let i = 0; i < inputs.length; i++) buffers.set(g.inputs[i]!, inputs[i]!.buffer);
     const b = this.backend;
@@ -214,18 +235,38 @@ export class Program {
     return out;
   }
 
+  /** This call's padded lengths (the longest row of each run-time-length pad's offsets). */
+  private lengths(inputs: readonly BoundValue[], hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Map<Node, number> | undefined {
+    if (this.runtimeLengths.length === 0) return undefined;
+    const out = new Map<Node, number>();
+    const read = new Map<number, ArrayLike<number>>();
+    for (const [n, i] of this.runtimeLengths) {
+      let values = hostValues?.get(i) ?? read.get(i);
+      if (values === undefined) {
+        if (this.backend.readSync === undefined) {
+          throw new BackendError(`${n.op}: padding to the longest row reads the offsets (input ${i}) on the host; the ${this.backend.name} backend reads asynchronously: use callAsync, or give maxLength`);
+        }
+        values = this.backend.readSync(inputs[i]!.buffer);
+        read.set(i, values);
+      }
+      out.set(n, longestRow(values));
+    }
+    return out;
+  }
+
   private lastInputs: ConcreteType[] | undefined;
+  private lastLengths: Map<Node, number> | undefined;
   private lastPlan: LaunchPlan | undefined;
 
   /**
    * Shapes, output sizes and launch arguments for one call. Shape inference runs only
-   * when the input shapes differ from the previous call's (the per-call overhead).
+   * when the input shapes (and run-time padded lengths) differ from the previous call's.
    */
-  private plan(inputs: readonly BoundValue[]): LaunchPlan {
-    if (this.lastPlan !== undefined && this.lastInputs !== undefined && sameTypes(this.lastInputs, inputs)) return this.lastPlan;
+  private plan(inputs: readonly BoundValue[], lengths: Map<Node, number> | undefined): LaunchPlan {
+    if (this.lastPlan !== undefined && this.lastInputs !== undefined && sameTypes(this.lastInputs, inputs) && sameLengths(this.lastLengths, lengths)) return this.lastPlan;
     const bound = new Map<Node, ConcreteType>();
     this.schedule.graph.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
-    const types = inferConcrete(this.schedule.order, bound);
+    const types = inferConcrete(this.schedule.order, bound, lengths);
     const plan: LaunchPlan = {
       outputs: this.schedule.steps.map((st) => {
         const outs = st.kind === "kernel" ? st.outputs : st.kind === "copy" ? [st.node] : [];
@@ -235,7 +276,8 @@ export class Program {
       launches: this.schedule.steps.map((st) =>
         st.kind === "kernel"
           ? {
-              batchSizes: types.get(st.space)!.batch,
+              // A pad to the longest row passes that length as a second size (see `launchRank`).
+              batchSizes: st.kernel.segment?.maxN === -1 ? [...types.get(st.space)!.batch, types.get(st.outputs[0]!)!.batch[1]!] : types.get(st.space)!.batch,
               // Padded inputs of segmented kernels get their plain row-major strides: M = s0 / s1.
               inputBatchStrides: st.inputs.map((n, j) => batchStrides(types.get(n)!, st.kernel.inputs[j]!.padded === true)),
             }
@@ -244,6 +286,7 @@ export class Program {
       outputTypes: this.schedule.graph.outputs.map((o) => types.get(o)!),
     };
     this.lastInputs = inputs.map((v) => v.type);
+    this.lastLengths = lengths;
     this.lastPlan = plan;
     return plan;
   }

@@ -188,7 +188,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     return entry;
   };
 
-  const runEntry = (e: Entry, program: Program, args: readonly Tensor[]): R => {
+  const bind = (e: Entry, args: readonly Tensor[]): BoundValue[] => {
     const bound: BoundValue[] = [];
     for (const list of [args, e.captured]) {
       for (const t of list) {
@@ -197,7 +197,10 @@ export function jit<A extends JitArg[], R extends JitOutput>(
         bound.push({ buffer: s.buffer, type: concreteType(t) });
       }
     }
-    const flat = program.run(bound).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
+    return bound;
+  };
+  const runEntry = (e: Entry, program: Program, bound: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): R => {
+    const flat = program.run(bound, hostValues).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
     const outs = e.outKinds.includes("j") ? unflatten(flat, e.outKinds) : flat;
     return (e.multi ? outs : outs[0]!) as unknown as R;
   };
@@ -218,7 +221,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     const e = entryFor(tensors, kinds);
     last = e;
     if (e.program instanceof Promise) throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
-    return runEntry(e, e.program, tensors);
+    return runEntry(e, e.program, bind(e, tensors));
   }) as JitFunction<A, R>;
 
   f.callAsync = async (...args: A): Promise<R> => {
@@ -227,7 +230,12 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     for (const a of tensors) await realize(a);
     const e = entryFor(tensors, kinds);
     last = e;
-    return runEntry(e, await e.program, tensors);
+    const program = await e.program;
+    const bound = bind(e, tensors);
+    // Values the host needs before the launch (offsets of a pad to the longest row), read back now.
+    const hostValues = new Map<number, ArrayLike<number>>();
+    for (const i of program.hostInputs) hostValues.set(i, await program.backend.read(bound[i]!.buffer));
+    return runEntry(e, program, bound, hostValues);
   };
 
   Object.defineProperty(f, "stats", { get: () => ({ ...stats }) });

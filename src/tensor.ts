@@ -224,6 +224,12 @@ export class Tensor {
   tan(): Tensor { return this.unary("tan"); }
   tanh(): Tensor { return this.unary("tanh"); }
   sigmoid(): Tensor { return this.unary("sigmoid"); }
+  /** Inverse sine in [-π/2, π/2]; NaN outside [-1, 1] (NumPy `arcsin`). */
+  asin(): Tensor { return this.unary("asin"); }
+  /** Inverse cosine in [0, π]; NaN outside [-1, 1] (NumPy `arccos`). */
+  acos(): Tensor { return this.unary("acos"); }
+  /** Inverse tangent in [-π/2, π/2]. */
+  atan(): Tensor { return this.unary("atan"); }
   floor(): Tensor { return this.unary("floor"); }
   ceil(): Tensor { return this.unary("ceil"); }
   /** Rounds half to even, as NumPy and PyTorch do. */
@@ -242,6 +248,7 @@ export class Tensor {
     if (kind === "logical") dtype = "bool";
     else if (kind === "arith" && dtype === "bool") dtype = "int32";
     if ((op === "div" || op === "pow") && !isFloat(dtype)) dtype = op === "div" ? "float32" : dtype;
+    if (op === "atan2" && !isFloat(dtype)) dtype = "float32";
     const y = typeof other === "number" ? Tensor._const(other, dtype) : other.cast(dtype);
     return Tensor._op(op, [this.cast(dtype), y]);
   }
@@ -256,6 +263,12 @@ export class Tensor {
   minimum(y: Tensor | number): Tensor { return this.binary("minimum", y); }
   /** Floor modulo: the result has the sign of the divisor (NumPy `%`). */
   mod(y: Tensor | number): Tensor { return this.binary("mod", y); }
+  /**
+   * The angle of the point (x, y) with `this` as y, in [-π, π], as `Math.atan2`
+   * (signed zeros and infinities included); integers give float32.
+   * @example tensor([1, 0, -0]).atan2(tensor([0, -1, -1])) // [π/2, π, -π]
+   */
+  atan2(x: Tensor | number): Tensor { return this.binary("atan2", x); }
   eq(y: Tensor | number): Tensor { return this.binary("eq", y); }
   ne(y: Tensor | number): Tensor { return this.binary("ne", y); }
   lt(y: Tensor | number): Tensor { return this.binary("lt", y); }

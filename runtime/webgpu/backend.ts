@@ -9,7 +9,7 @@
  * made after that work (buffers of the lost device are gone and say so).
  */
 import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
-import { numel, type Kernel, type Launch } from "../../ir/kernel.js";
+import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, wgslLoopTrips, wgslParamLayout, wgslWorkgroups } from "../../codegen/wgsl.js";
 
 /** Mesa's llvmpipe ends any shader loop after this many iterations, without an error. */
@@ -326,8 +326,8 @@ export class WebGPUBackend implements Backend {
       );
     }
     const { batchSizes, inputBatchStrides } = launch;
-    if (batchSizes.length !== kernel.batchRank) {
-      throw new BackendError(`webgpu: dispatch: ${batchSizes.length} batch sizes for a kernel of batch rank ${kernel.batchRank}`);
+    if (batchSizes.length !== launchRank(kernel)) {
+      throw new BackendError(`webgpu: dispatch: ${batchSizes.length} batch sizes for a kernel of batch rank ${kernel.batchRank} (launch rank ${launchRank(kernel)})`);
     }
     const ins = inputs.map((b, i) => this.own(b, `input ${i}`));
     const outs = outputs.map((b, j) => this.own(b, `output ${j}`));
@@ -355,7 +355,7 @@ export class WebGPUBackend implements Backend {
         // Segmented kernels: rows are the offsets' length minus one; packed inputs are read
         // at positions the offsets give (data), so only the offsets bound them.
         let size = batchSizes[kernel.batchRank - spec.batchRank + j]!;
-        if (kernel.segment !== undefined && i !== kernel.segment.offsets) size = spec.packed || spec.padded ? 0 : (size ?? 1) - 1;
+        if (kernel.segment !== undefined && i !== kernel.segment.offsets) size = spec.packed || spec.padded ? 0 : j === 0 ? batchSizes[0]! - 1 : 1;
         params[layout.inputStrides[i]! + j] = u32(st, `input ${i} batch stride ${j}`);
         if (size > 0) need += (size - 1) * st;
       });

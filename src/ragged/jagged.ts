@@ -8,7 +8,8 @@
  * jagged inputs once and runs it on any number of rows and any row lengths.
  */
 import { castScalar, type DType } from "../../ir/dtype.js";
-import { ShapeError, TraceError } from "../../ir/errors.js";
+import { BackendError, ShapeError } from "../../ir/errors.js";
+import { longestRow } from "../../ir/shapes.js";
 import type { SegmentReduceOp } from "../../ir/ops.js";
 import { fmtShape } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
@@ -17,8 +18,13 @@ import { Tensor } from "../tensor.js";
 export interface ToPaddedOptions {
   /** Value written outside each row (default 0). */
   readonly paddingValue?: number;
-  /** Padded length; default: the longest row (read on the host, so not inside `jit`). */
+  /**
+   * Padded length; default: the longest row, read from the offsets on the host (eagerly
+   * now; inside `jit` at every call, so a traced function pads each call to its own longest row).
+   */
   readonly maxLength?: number;
+  /** Kaolin's spelling of the same: `[maxLength]`, where `-1` means the longest row. */
+  readonly maxShape?: readonly number[];
   readonly paddingSide?: "right" | "left";
 }
 
@@ -134,17 +140,27 @@ export class JaggedTensor {
   toPadded(opts: ToPaddedOptions = {}): { padded: Tensor; mask: Tensor } {
     const left = (opts.paddingSide ?? "right") === "left";
     let maxN = opts.maxLength;
-    const longest = (): number => {
-      if (this.offsets._src.kind === "param" || this.offsets.batchShape[0]! < 0) {
-        throw new TraceError("jagged.toPadded: inside jit the padded length must be given (maxLength)");
+    if (opts.maxShape !== undefined) {
+      const ms = opts.maxShape;
+      if (ms.length !== 1 || !Number.isInteger(ms[0]) || ms[0]! < -1) {
+        throw new ShapeError(`jagged.toPadded: maxShape must be [n] (n >= 0, or -1 for the longest row) for the one ragged dim of ${this.toString()}, got [${ms.join(",")}]`);
       }
-      const o = this.offsets.dataSync({ copy: false });
-      let m = 0;
-      for (let i = 1; i < o.length; i++) m = Math.max(m, o[i]! - o[i - 1]!);
-      return m;
-    };
-    if (maxN === undefined) maxN = longest();
-    else if (hostReadable(this.offsets)) {
+      if (maxN !== undefined && ms[0] !== -1 && ms[0] !== maxN) throw new ShapeError(`jagged.toPadded: maxShape [${ms[0]}] and maxLength ${maxN} disagree`);
+      if (ms[0] !== -1) maxN = ms[0]!;
+    }
+    const longest = (): number => longestRow(this.offsets.dataSync({ copy: false }));
+    if (maxN === undefined) {
+      if (this.offsets._src.kind === "param") {
+        // Inside jit: -1 pads to the longest row, read from the offsets at each call.
+        maxN = -1;
+      } else if (hostReadable(this.offsets)) {
+        maxN = longest();
+      } else {
+        throw new BackendError(`jagged.toPadded: the longest row of ${this.toString()} is read from its offsets on the host, which the ${this.offsets._src.kind === "buffer" ? this.offsets._src.backend.name : "lazy"} offsets cannot give synchronously; give maxLength, or call toPadded inside jit`);
+      }
+    } else if (!Number.isInteger(maxN) || maxN < 0) {
+      throw new ShapeError(`jagged.toPadded: maxLength must be a non-negative integer, got ${maxN} for ${this.toString()}`);
+    } else if (hostReadable(this.offsets)) {
       const m = longest();
       if (maxN < m) throw new ShapeError(`jagged.toPadded: maxLength ${maxN} is smaller than the longest row (${m})`);
     }

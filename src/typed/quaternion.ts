@@ -4,7 +4,6 @@ import { where, type Tensor } from "../tensor.js";
 import { PrimitiveTensor, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, at, dotOf, mat3, negate, vecOf } from "./components.js";
 import { fillFrom } from "./fill.js";
-import { acos } from "./math.js";
 import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
@@ -89,7 +88,7 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
 
   /** `2·acos(min(|q·p|, 1))`. */
   dist(q: Quaternion): Scalar {
-    return new Scalar(acos(this.dot(q).t.abs().minimum(1)).mul(2));
+    return new Scalar(this.dot(q).t.abs().minimum(1).acos().mul(2));
   }
 
   /** The scalar part. */

@@ -8,7 +8,6 @@ import type { Tensor } from "../tensor.js";
 import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, cross3, cst, dotOf, negate, vecOf, zerosOf } from "./components.js";
 import { fillFrom } from "./fill.js";
-import { asin } from "./math.js";
 import { Quaternion } from "./quaternion.js";
 import { R2 } from "./r2.js";
 import { Scalar } from "./scalar.js";
@@ -151,7 +150,7 @@ export class Rot extends PrimitiveTensor<Rot> {
   gdist(r: Rot): Scalar {
     const d = this.sub(r).norm().t;
     const den = this.normSq().t.add(1).mul(r.normSq().t.add(1)).sqrt();
-    return new Scalar(asin(d.div(den).clip(-1, 1)).mul(4));
+    return new Scalar(d.div(den).clip(-1, 1).asin().mul(4));
   }
 
   /** The smallest `gdist` over both MRPs of each orientation (the shadows). */

@@ -52,6 +52,11 @@ export class Scalar extends PrimitiveTensor<Scalar> {
   cos(): Scalar { return new Scalar(this.t.cos()); }
   tan(): Scalar { return new Scalar(this.t.tan()); }
   tanh(): Scalar { return new Scalar(this.t.tanh()); }
+  asin(): Scalar { return new Scalar(this.t.asin()); }
+  acos(): Scalar { return new Scalar(this.t.acos()); }
+  atan(): Scalar { return new Scalar(this.t.atan()); }
+  /** `atan2(this, x)`: the angle of the point (x, this). */
+  atan2(x: ScalarLike): Scalar { return new Scalar(this.t.atan2(raw(x))); }
   /** `⟨x⟩ = max(x, 0)` (NEML2's `macaulay`). */
   macaulay(): Scalar { return new Scalar(this.t.maximum(0)); }
 

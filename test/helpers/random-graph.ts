@@ -13,9 +13,9 @@ import { OPS } from "../../ir/ops.js";
 
 export type Family = "float64" | "float32" | "int32";
 
-const FLOAT_UNARY: KUnaryOp[] = ["neg", "abs", "sqrt", "exp", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "sign", "rsqrt", "log", "tan"];
+const FLOAT_UNARY: KUnaryOp[] = ["neg", "abs", "sqrt", "exp", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "sign", "rsqrt", "log", "tan", "asin", "acos", "atan"];
 const INT_UNARY: KUnaryOp[] = ["neg", "abs", "sign"];
-const FLOAT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod", "pow"];
+const FLOAT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod", "pow", "atan2"];
 const INT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod"];
 const COMPARE: KBinaryOp[] = ["eq", "ne", "lt", "le", "gt", "ge"];
 const REDUCE: KReduceOp[] = ["sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any"];
@@ -85,7 +85,8 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
   }
   const pool: Node[] = [...inputs];
   const steps = opts.steps ?? 2 + Math.floor(r() * 6);
-  const JUMPY = new Set<string>(["floor", "ceil", "round", "trunc", "sign", "mod", "tan", "pow", "div"]);
+  // asin/acos: NaN just past ±1 and an infinite slope at ±1; atan2: the branch cut at y = ±0, x < 0.
+  const JUMPY = new Set<string>(["floor", "ceil", "round", "trunc", "sign", "mod", "tan", "pow", "div", "asin", "acos", "atan2"]);
   const smooth = opts.smooth === true && family !== "int32";
   const unary = (family === "int32" ? INT_UNARY : FLOAT_UNARY).filter((o) => !smooth || !JUMPY.has(o));
   const binary = (family === "int32" ? INT_BINARY : FLOAT_BINARY).filter((o) => !smooth || !JUMPY.has(o));

@@ -1,7 +1,7 @@
 /** Jagged tensors from the public API: values against hand-computed rows, and jit over any lengths. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fromPadded, fromTypedArray, jagged, JaggedTensor, jit, ShapeError, tensor, Tensor, TraceError } from "../../src/index.js";
+import { fromPadded, fromTypedArray, jagged, JaggedTensor, jit, ShapeError, tensor, Tensor } from "../../src/index.js";
 import { closeEnough, rng } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 
@@ -30,6 +30,13 @@ describe("jagged tensors", () => {
     expect(j.min().toArraySync()).toEqual([[1, 2, 1], [Infinity, Infinity, Infinity], [0, 0, 4]]);
     expect(j.argmax().toArraySync()).toEqual([[1, 0, 0], [0, 0, 0], [0, 0, 0]]);
     expect(j.count().toArraySync()).toEqual([[2, 2, 2], [0, 0, 0], [1, 1, 1]]);
+  });
+
+  it("takes Kaolin's maxShape spelling, -1 meaning the longest row", () => {
+    expect(j.toPadded({ maxShape: [-1] }).padded.toString()).toBe("(3,2; 3)");
+    expect(j.toPadded({ maxShape: [4] }).padded.toString()).toBe("(3,4; 3)");
+    expect(() => j.toPadded({ maxShape: [4, 3] })).toThrow(/maxShape must be \[n\]/);
+    expect(() => j.toPadded({ maxShape: [1] })).toThrow(/maxLength 1 is smaller than the longest row \(2\)/);
   });
 
   it("pads right and left with a mask, and comes back", () => {
@@ -107,8 +114,66 @@ describe("jit over jagged inputs", () => {
     expect(schedule).toMatch(/segment reduce.*\n.*segment pad/);
   });
 
-  it("needs maxLength to pad inside jit", () => {
-    const f = jit((x: JaggedTensor) => x.toPadded().padded);
-    expect(() => f(toJagged(rowsOf([2, 3], 2)))).toThrow(TraceError);
+  it("pads to each call's longest row inside jit (no maxLength), tracing once", () => {
+    // Left padding with -1, then an elementwise epilogue that also reads the mask.
+    const f = jit((x: JaggedTensor) => {
+      const { padded, mask } = x.toPadded({ paddingSide: "left", paddingValue: -1 });
+      return [padded.mul(2).add(mask.cast("float32")), mask];
+    });
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 5 }), fc.integer(), (lengths, seed) => {
+        const rows = rowsOf(lengths, seed);
+        const [out, mask] = f(toJagged(rows));
+        const maxN = Math.max(...lengths);
+        expect(out!.toString()).toBe(`(${lengths.length},${maxN}; 3)`);
+        const want: number[] = [];
+        const wantMask: boolean[] = [];
+        for (const rw of rows) {
+          for (let i = 0; i < maxN; i++) {
+            const k = i - (maxN - rw.length);
+            wantMask.push(k >= 0);
+            want.push(...(k >= 0 ? rw[k]!.map((v) => Math.fround(v) * 2 + 1) : [-2, -2, -2]));
+          }
+        }
+        expect(closeEnough(out!.dataSync(), want, 1e-6)).toBeUndefined();
+        expect(Array.from(mask!.dataSync(), (v) => v === 1)).toEqual(wantMask);
+      }),
+      { numRuns: 20, seed: FC_SEED },
+    );
+    expect(f.stats.traces).toBe(1);
+    expect(f.stats.cacheHits).toBe(19);
+    // The epilogue (mul, add, cast of the mask) runs inside the pad kernel: one kernel per output.
+    expect(f.dump({ after: "fuse" })).toMatch(/: 2 kernels/);
+    expect(f.dump({ after: "fuse" })).not.toMatch(/segment pad.*reads %t/);
+  });
+
+  it("fuses the elementwise consumers of a padded tensor into the pad kernel, per-row and unbatched operands included", () => {
+    // Per-row operands of the pad kernel must be rows of the same jagged tensor (here its row
+    // lengths): a separate per-row tensor could broadcast against a single row.
+    const f = jit((x: JaggedTensor) => {
+      const c = x.sub(x.mean());
+      const scale = x.lengths.cast("float32").batchUnsqueeze(1);
+      return c.toPadded({ maxLength: 5 }).padded.mul(scale).add(tensor([1, 2, 3]));
+    });
+    const rows = rowsOf([3, 1, 4], 3);
+    const out = f(toJagged(rows));
+    const schedule = f.dump({ after: "fuse" });
+    // Means, lengths, their cast (the source of the (B, 1) view), then one pad kernel that
+    // reads the per-row view and the unbatched constant and writes the result.
+    expect(schedule).toMatch(/: 4 kernels/);
+    expect(schedule).toMatch(/= view %t\d+ : f32\[r0-1,1; \]\n.*segment pad.* -> %t\d+: f32\[r0-1,5; 3\]$/);
+    expect(schedule.match(/f32\[r0-1,5; 3\]/g)).toHaveLength(1);
+    const want: number[] = [];
+    rows.forEach((rw, b) => {
+      const m = [0, 1, 2].map((k) => rw.reduce((s, p) => s + Math.fround(p[k]!), 0) / rw.length);
+      for (let i = 0; i < 5; i++) want.push(...[0, 1, 2].map((k) => (i < rw.length ? Math.fround(rw[i]![k]!) - m[k]! : 0) * rows[b]!.length + k + 1));
+    });
+    expect(closeEnough(out.dataSync(), want, 1e-6)).toBeUndefined();
+  });
+
+  it("gives a padded tensor read by a non-elementwise consumer its own buffer", () => {
+    const f = jit((x: JaggedTensor) => x.toPadded({ maxLength: 3 }).padded.sum([0]));
+    const out = f(toJagged([[[1, 2, 3]], [[1, 1, 1], [2, 2, 2]]]));
+    expect(out.toArraySync()).toEqual([[[1, 2, 3], [0, 0, 0], [0, 0, 0]], [[1, 1, 1], [2, 2, 2], [0, 0, 0]]].map((r) => r.map((p) => p[0]! + p[1]! + p[2]!)));
   });
 });

@@ -101,7 +101,7 @@ function handCases(): Case[] {
     });
   }
   // Every float binary op, with broadcasting over a batch dim and a base dim.
-  const fbin: KBinaryOp[] = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "eq", "ne", "lt", "le", "gt", "ge"];
+  const fbin: KBinaryOp[] = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2", "eq", "ne", "lt", "le", "gt", "ge"];
   {
     const a = floats(5 * 4 * 3, 0.1, 3);
     a[3] = NaN;
@@ -119,6 +119,29 @@ function handCases(): Case[] {
       },
       launch: { batchSizes: [5, 4], inputBatchStrides: [[12, 3], [0, 1]] },
       inputs: [a, b],
+    });
+  }
+  // Inverse trig around the edges of asin/acos's domain, and atan2 over every quadrant,
+  // the axes, signed zeros and infinities (the WGSL builtins leave all of these open).
+  {
+    const u = floats(128, -1.2, 1.2);
+    u.set([NaN, Infinity, -Infinity, 1, -1, 0, -0, 1.0000001, -1.0000001, 0.99999994, -0.99999994, 1e-30, 3e5, -3e5], 0);
+    // Every (y, x) pair of the specials, then 64 random points.
+    const special = [0, -0, 1, -1, Infinity, -Infinity, NaN, 1e-3];
+    const y = floats(128);
+    const x = floats(128);
+    for (let i = 0; i < 64; i++) [y[i], x[i]] = [special[i % 8]!, special[Math.floor(i / 8)]!];
+    const exprs: KExpr[] = [L(0, [0]), L(1, [0]), L(2, [0]), U("asin", 0), U("acos", 0), U("atan", 0), Bi("atan2", 1, 2), U("atan", 1)];
+    cases.push({
+      name: "inverse trig",
+      kernel: {
+        batchRank: 1, baseShape: [8], reduce: null, unroll: false,
+        inputs: [0, 1, 2].map(() => ({ dtype: "float32" as const, batchRank: 1, baseShape: [8] })),
+        exprs,
+        outputs: exprs.slice(3).map((e, i) => ({ dtype: e.dtype, value: 3 + i, reduce: null })),
+      },
+      launch: { batchSizes: [16], inputBatchStrides: [[8], [8], [8]] },
+      inputs: [u, y, x],
     });
   }
   // int32 and uint32 arithmetic, comparisons, casts.
@@ -231,7 +254,7 @@ function splitOutputs(c: Case, max: number): Case[] {
 
 // ---- random kernels ----
 
-const SAFE_UNARY: KUnaryOp[] = ["neg", "abs", "tanh", "sigmoid", "sin", "cos", "floor"];
+const SAFE_UNARY: KUnaryOp[] = ["neg", "abs", "tanh", "sigmoid", "sin", "cos", "floor", "atan"];
 const SAFE_BINARY: KBinaryOp[] = ["add", "sub", "mul", "maximum", "minimum"];
 const RANDOM_REDUCE: KReduceOp[] = ["sum", "mean", "max", "min", "argmax"];
 

@@ -47,4 +47,35 @@ describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
       setBackend("js");
     }
   });
+
+  it("pads to each call's longest row (read back by callAsync) with a fused epilogue, as on JS", async () => {
+    registerBackend(gpu);
+    const fn = (x: JaggedTensor): [Tensor, Tensor] => {
+      const { padded, mask } = x.toPadded({ paddingSide: "left", paddingValue: -1 });
+      return [padded.mul(2).add(mask.cast("float32")), mask];
+    };
+    const fg = jit(fn);
+    const fj = jit(fn);
+    try {
+      for (const lengths of [[2, 0, 3], [7, 1, 1, 4], [1]]) {
+        const offsets = Int32Array.from([0, ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((a, b) => a + b, 0))]);
+        const T = offsets[offsets.length - 1]!;
+        const values = Float32Array.from({ length: T * 3 }, (_, i) => ((i * 5) % 7) - 3);
+        const make = () => new JaggedTensor(fromTypedArray(values, [T, 3], { batchDim: 1 }), fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }));
+        const [wantPadded, wantMask] = fj(make());
+        setBackend("webgpu");
+        const x = make();
+        const before = gpu.stats.dispatches;
+        const [padded, mask] = await fg.callAsync(x);
+        expect(gpu.stats.dispatches - before).toBe(2);
+        expect(padded.toString()).toBe(`(${lengths.length},${Math.max(...lengths)}; 3)`);
+        expect(closeEnough(await padded.data(), wantPadded.dataSync(), 1e-6)).toBeUndefined();
+        expect(Array.from(await mask.data())).toEqual(Array.from(wantMask.dataSync()));
+        setBackend("js");
+      }
+      expect(fg.stats.traces).toBe(1);
+    } finally {
+      setBackend("js");
+    }
+  });
 });
