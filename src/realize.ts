@@ -38,6 +38,13 @@ export function programFor(text: string, build: () => ReturnType<typeof runPipel
   const { schedule } = build();
   const p = Program.create(schedule, backend);
   programCache.set(key, p);
+  // Once compiled, the cache holds the program itself, so later synchronous reads can run it.
+  if (p instanceof Promise) {
+    p.then(
+      (v) => programCache.get(key) === p && programCache.set(key, v),
+      () => programCache.get(key) === p && programCache.delete(key),
+    );
+  }
   if (programCache.size > PROGRAM_CACHE_LIMIT) programCache.delete(programCache.keys().next().value!);
   return p;
 }

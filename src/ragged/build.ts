@@ -1,10 +1,15 @@
 /**
- * Building jagged tensors from host data: `jagged(list)` and `fromPadded`.
+ * Building jagged tensors from a list or a padded batch: `jagged(list)` and
+ * `fromPadded`. On the JS backend the values are copied on the host; when the
+ * data lives where the host cannot read it synchronously (WebGPU) the values
+ * are IR ops (`batch_concat`, `segment_unpad`) and only the offsets, computed
+ * from shapes and lengths the host knows, are uploaded.
  */
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { ARRAY_CTOR } from "../../ir/dtype.js";
 import { fromTypedArray } from "../creation.js";
-import type { Tensor } from "../tensor.js";
+import { Tensor } from "../tensor.js";
+import { allOnHost, concatRows, hostTensor, hostValues, resplit } from "./device.js";
 import { JaggedTensor } from "./jagged.js";
 
 /**
@@ -27,25 +32,43 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
     }
     offsets[i + 1] = offsets[i]! + s[0]!;
   });
-  const values = new ARRAY_CTOR[first.dtype](offsets[list.length]! * per);
+  const T = offsets[list.length]!;
+  if (!allOnHost(list)) {
+    const rows = list.map((t, i) => resplit("jagged", `item ${i}`, t, [t.shape[0]!], base));
+    const values = concatRows(rows, () => hostTensor(new ARRAY_CTOR[first.dtype](0), [0, ...base], 1, first.dtype));
+    return new JaggedTensor(values, hostTensor(offsets, [list.length + 1], 1, "int32"));
+  }
+  const values = new ARRAY_CTOR[first.dtype](T * per);
   list.forEach((t, i) => values.set(t.dataSync({ copy: false }), offsets[i]! * per));
-  return new JaggedTensor(fromTypedArray(values, [offsets[list.length]!, ...base], { batchDim: 1 }), fromTypedArray(offsets, [list.length + 1], { batchDim: 1 }));
+  return new JaggedTensor(fromTypedArray(values, [T, ...base], { batchDim: 1 }), fromTypedArray(offsets, [list.length + 1], { batchDim: 1 }));
 }
 
-/** The inverse of `toPadded`: keeps the first `lengths[b]` entries of each row (right padding). */
+/**
+ * The inverse of `toPadded`: keeps the first `lengths[b]` entries of each row
+ * (right padding). `lengths` are numbers or an integer tensor the host can read
+ * (on WebGPU: numbers, or a tensor made on the js backend).
+ */
 export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor): JaggedTensor {
   if (padded.batchDim !== 2) throw new ShapeError(`fromPadded: padded must be (B, maxN; base), got padded ${padded.toString()}`);
   const [B, maxN] = padded.batchShape as [number, number];
-  const lens = Array.from(Array.isArray(lengths) ? lengths : (lengths as Tensor).dataSync());
+  const lens = Array.from(Array.isArray(lengths) ? lengths : hostValues("fromPadded", lengths as Tensor, "lengths"));
   if (lens.length !== B) throw new ShapeError(`fromPadded: ${lens.length} lengths for padded ${padded.toString()}`);
   const per = padded.baseShape.reduce((a, b) => a * b, 1);
-  const src = padded.dataSync({ copy: false });
   const offsets = new Int32Array(B + 1);
   lens.forEach((l, b) => {
     if (!Number.isInteger(l) || l < 0 || l > maxN) throw new ShapeError(`fromPadded: length ${l} of row ${b} does not fit padded ${padded.toString()}`);
     offsets[b + 1] = offsets[b]! + l;
   });
-  const values = new ARRAY_CTOR[padded.dtype](offsets[B]! * per);
+  const T = offsets[B]!;
+  if (!allOnHost([padded])) {
+    // segment_unpad takes the packed row count from the type of `like`; this one is never read.
+    let like = Tensor._const(0, padded.dtype).batchExpand([T]);
+    if (padded.baseDim > 0) like = like.expand(padded.baseShape);
+    const o = hostTensor(offsets, [B + 1], 1, "int32");
+    return new JaggedTensor(Tensor._op("segment_unpad", [padded, o, like]), o);
+  }
+  const src = padded.dataSync({ copy: false });
+  const values = new ARRAY_CTOR[padded.dtype](T * per);
   lens.forEach((l, b) => values.set(src.subarray(b * maxN * per, (b * maxN + l) * per), offsets[b]! * per));
-  return new JaggedTensor(fromTypedArray(values, [offsets[B]!, ...padded.baseShape], { batchDim: 1 }), fromTypedArray(offsets, [B + 1], { batchDim: 1 }));
+  return new JaggedTensor(fromTypedArray(values, [T, ...padded.baseShape], { batchDim: 1 }), fromTypedArray(offsets, [B + 1], { batchDim: 1 }));
 }

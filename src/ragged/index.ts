@@ -1,7 +1,8 @@
 /**
- * Heterogeneous batches on the host: Kaolin's padded/packed helpers and
- * torch/tensordict-style stacking and padding along batch dims. All eager
- * (they read values with `dataSync`), so not usable inside `jit`.
+ * Heterogeneous batches: Kaolin's padded/packed helpers and torch/tensordict-style
+ * stacking and padding along batch dims. Eager: host copies on the JS backend,
+ * IR ops (block copies, `segment_pad`) on WebGPU (see device.ts). Only `stack`
+ * and `cat` also work inside `jit`.
  */
 export {
   getShapePerTensor,

@@ -14,17 +14,22 @@
  * FULL shape whatever its `batchDim`. Kaolin's index tensors are int64; ours are
  * int32 (batchwise has no int64), so a layout may hold at most 2^31-1 rows.
  *
- * These are data-movement helpers: they read their inputs on the host
- * (`dataSync`, JS backend), copy contiguous runs with `TypedArray.set`, and
- * return realized tensors. They are eager, so they cannot be used inside `jit`
- * (a traced input is a `TraceError`). Where Kaolin returns views (`packedToList`,
- * `paddedToList`), these return copies.
+ * These are data-movement helpers. On the JS backend they read their inputs on
+ * the host (`dataSync`), copy contiguous runs with `TypedArray.set`, and return
+ * realized tensors. When the data lives where the host cannot read it
+ * synchronously (WebGPU), they move it with block copies on the device instead
+ * (`device.ts`, `kaolin-device.ts`); the shapes, `shapePerTensor` and
+ * `firstIdx` are host data either way. They are eager, so they cannot be used inside `jit` (a traced
+ * input is a `TraceError`). Where Kaolin returns views (`packedToList`,
+ * `paddedToList`), these return copies (on WebGPU, possibly the input buffer).
  */
 import { castScalar, isInt, ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
 import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
 import type { Tensor } from "../tensor.js";
+import { allOnHost, concatRows, finish, hostTensor, hostValues, onHost, resplit } from "./device.js";
+import { emptyRows, padOnDevice, slotsOnDevice, tileOnDevice } from "./kaolin-device.js";
 
 /** A padding value; it is cast to the output dtype (`true`/`false` for bool, as Kaolin's `False`). */
 export type PaddingValue = number | boolean;
@@ -67,7 +72,7 @@ function readInts(op: string, x: IntsLike, what: string): number[] {
   const t = x as Tensor;
   if (!isInt(t.dtype)) throw new DTypeError(`${op}: ${what} ${t.toString()} must be int32 or uint32, got ${t.dtype}`);
   concreteShape(op, t, what);
-  return Array.from(hostData(t));
+  return Array.from(hostValues(op, t, what));
 }
 
 /** Reads shapePerTensor `(B, K)` into one flat Int32Array plus its row count and width. */
@@ -75,7 +80,7 @@ function readShapes(op: string, shapePerTensor: Tensor): { shapes: Int32Array; c
   const shape = concreteShape(op, shapePerTensor, "shapePerTensor");
   if (shape.length !== 2) throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must have 2 dims (B, ndim-1)`);
   if (!isInt(shapePerTensor.dtype)) throw new DTypeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must be int32 or uint32, got ${shapePerTensor.dtype}`);
-  const data = hostData(shapePerTensor);
+  const data = hostValues(op, shapePerTensor, "shapePerTensor");
   const shapes = data instanceof Int32Array ? data : Int32Array.from(data);
   for (let i = 0; i < shapes.length; i++) {
     if (shapes[i]! < 0) throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} has a negative size ${shapes[i]}`);
@@ -95,7 +100,9 @@ function checkRows(op: string, rows: number): void {
 
 /** Copies `len` values; short runs in a loop, since a `subarray` per run costs more than it saves. */
 function copyRun(dst: TypedArray, dstOff: number, src: TypedArray, srcOff: number, len: number): void {
-  if (len >= 32) dst.set(src.subarray(srcOff, srcOff + len), dstOff);
+  // A whole source needs no subarray (about a microsecond each: B4 copies a thousand clouds).
+  if (srcOff === 0 && len === src.length) dst.set(src, dstOff);
+  else if (len >= 32) dst.set(src.subarray(srcOff, srcOff + len), dstOff);
   else for (let k = 0; k < len; k++) dst[dstOff + k] = src[srcOff + k]!;
 }
 
@@ -219,7 +226,7 @@ function shapeArray(shapes: readonly (readonly number[])[], width: number): Int3
 }
 
 function shapeTensor(shapes: readonly (readonly number[])[], width: number): Tensor {
-  return output(shapeArray(shapes, width), [shapes.length, width], 0, "int32");
+  return hostTensor(shapeArray(shapes, width), [shapes.length, width], 0, "int32");
 }
 
 // ------------------------------------------------------------------ public API
@@ -259,7 +266,7 @@ export function getFirstIdx(numelPerTensor: IntsLike): Tensor {
     checkRows("getFirstIdx", acc);
     out[i + 1] = acc;
   });
-  return output(out, [numel.length + 1], 0, "int32");
+  return hostTensor(out, [numel.length + 1], 0, "int32");
 }
 
 /**
@@ -280,7 +287,7 @@ export function getFirstIdx(numelPerTensor: IntsLike): Tensor {
 export function fillMaxShape(shapePerTensor: Tensor, partialMaxShape?: IntsLike): Tensor {
   const { shapes, count, width } = readShapes("fillMaxShape", shapePerTensor);
   const max = completeMaxShape("fillMaxShape", shapes, count, width, partialMaxShape);
-  return output(Int32Array.from(max), [width], 0, "int32");
+  return hostTensor(Int32Array.from(max), [width], 0, "int32");
 }
 
 function completeMaxShape(op: string, shapes: Int32Array, count: number, width: number, partial: IntsLike | undefined): number[] {
@@ -321,11 +328,16 @@ export function listToPadded(list: readonly Tensor[], paddingValue: PaddingValue
   const width = shapes[0]!.length - 1;
   const spt = shapeArray(shapes, width);
   const max = completeMaxShape(op, spt, list.length, width, maxShape);
+  const sptTensor = hostTensor(spt, [list.length, width], 0, "int32");
+  if (!allOnHost(list)) {
+    const rows = list.map((t, i) => resplit(op, `list[${i}]`, t, [prod(shapes[i]!.slice(0, width))], [lastDim]));
+    return [padOnDevice(op, rows, spt, max, lastDim, dtype, paddingValue), sptTensor];
+  }
   const slotSize = prod(max) * lastDim;
   const out = new ARRAY_CTOR[dtype](list.length * slotSize);
   const fill = fillValue(paddingValue, dtype);
   for (let i = 0; i < list.length; i++) copySlot(true, out, i * slotSize, hostData(list[i]!), 0, spt, i * width, max, lastDim, slotSize, fill);
-  return [output(out, [list.length, ...max, lastDim], 1, dtype), output(spt, [list.length, width], 0, "int32")];
+  return [output(out, [list.length, ...max, lastDim], 1, dtype), sptTensor];
 }
 
 /**
@@ -341,6 +353,10 @@ export function listToPadded(list: readonly Tensor[], paddingValue: PaddingValue
 export function paddedToList(padded: Tensor, shapePerTensor: Tensor): Tensor[] {
   const op = "paddedToList";
   const { shapes, count, max, c } = checkPadded(op, padded, shapePerTensor);
+  if (!onHost(padded)) {
+    const items = slotsOnDevice(op, padded, shapes, count, max, c);
+    return finish(op, items.map((t, i) => ({ t, batch: [], base: [...shapes.subarray(i * max.length, (i + 1) * max.length), c] })));
+  }
   const src = hostData(padded);
   const slotSize = prod(max) * c;
   const list: Tensor[] = [];
@@ -386,6 +402,13 @@ export function listToPacked(list: readonly Tensor[]): [Tensor, Tensor] {
   const op = "listToPacked";
   const { shapes, dtype, lastDim } = checkList(op, list, true);
   const width = shapes[0]!.length - 1;
+  if (!allOnHost(list)) {
+    const rows = list.map((t, i) => resplit(op, `list[${i}]`, t, [prod(shapes[i]!.slice(0, width))], [lastDim]));
+    const total = rows.reduce((n, r) => n + r.batchShape[0]!, 0);
+    checkRows(op, total);
+    const [packed] = finish(op, [{ t: concatRows(rows, () => emptyRows(dtype, lastDim)), batch: [], base: [total, lastDim] }]);
+    return [packed!, shapeTensor(shapes, width)];
+  }
   const datas = list.map(hostData);
   let size = 0;
   for (const d of datas) size += d.length;
@@ -432,7 +455,14 @@ function checkPacked(op: string, packed: Tensor, shapePerTensor: Tensor, firstId
  * ```
  */
 export function packedToList(packed: Tensor, shapePerTensor: Tensor, firstIdx: IntsLike): Tensor[] {
-  const { shapes, count, width, first, c } = checkPacked("packedToList", packed, shapePerTensor, firstIdx);
+  const op = "packedToList";
+  const { shapes, count, width, first, c } = checkPacked(op, packed, shapePerTensor, firstIdx);
+  if (!onHost(packed)) {
+    const rows = resplit(op, "packed", packed, [packed.shape[0]!], [c]);
+    const outs = [];
+    for (let i = 0; i < count; i++) outs.push({ t: rows.batchSlice(0, first[i]!, first[i + 1]!), batch: [], base: [...shapes.subarray(i * width, (i + 1) * width), c] });
+    return finish(op, outs);
+  }
   const src = hostData(packed);
   const list: Tensor[] = [];
   for (let i = 0; i < count; i++) {
@@ -455,6 +485,11 @@ export function packedToPadded(packed: Tensor, shapePerTensor: Tensor, firstIdx:
   const op = "packedToPadded";
   const { shapes, count, width, first, c } = checkPacked(op, packed, shapePerTensor, firstIdx);
   const max = completeMaxShape(op, shapes, count, width, maxShape);
+  if (!onHost(packed)) {
+    const all = resplit(op, "packed", packed, [packed.shape[0]!], [c]);
+    const rows = Array.from({ length: count }, (_, i) => all.batchSlice(0, first[i]!, first[i + 1]!));
+    return padOnDevice(op, rows, shapes, max, c, packed.dtype, paddingValue);
+  }
   const slotSize = prod(max) * c;
   const out = new ARRAY_CTOR[packed.dtype](count * slotSize);
   const src = hostData(packed);
@@ -477,6 +512,10 @@ export function paddedToPacked(padded: Tensor, shapePerTensor: Tensor): Tensor {
   const width = max.length;
   let rows = 0;
   for (let i = 0; i < count; i++) rows += rowNumel(shapes, i, width);
+  if (!onHost(padded)) {
+    const items = slotsOnDevice(op, padded, shapes, count, max, c).map((y, i) => (width <= 1 ? y : y.batchReshape([rowNumel(shapes, i, width)])));
+    return finish(op, [{ t: concatRows(items, () => emptyRows(padded.dtype, c)), batch: [], base: [rows, c] }])[0]!;
+  }
   const out = new ARRAY_CTOR[padded.dtype](rows * c);
   const src = hostData(padded);
   const slotSize = prod(max) * c;
@@ -497,7 +536,8 @@ export function paddedToPacked(padded: Tensor, shapePerTensor: Tensor): Tensor {
  * tileToPacked(tensor([1, 2]), [2, 3]); // [[1],[1],[2],[2],[2]]
  * ```
  * Kaolin's version is a CUDA kernel (`values_tensor must be a CUDA tensor` on
- * the CPU); this one runs on the host for any backend that reads synchronously.
+ * the CPU); this one fills on the host on the JS backend and repeats by block
+ * copies on WebGPU.
  */
 export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
   const op = "tileToPacked";
@@ -512,6 +552,7 @@ export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
     rows += n;
   });
   checkRows(op, rows);
+  if (!onHost(values)) return tileOnDevice(op, values, numel, rows);
   const src = hostData(values);
   const out = new ARRAY_CTOR[values.dtype](rows);
   let off = 0;
@@ -521,3 +562,4 @@ export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
   });
   return output(out, [rows, 1], 0, values.dtype);
 }
+

@@ -3,9 +3,13 @@
  * with the semantics of torch and tensordict (SEMANTICS.md §(d)): `stack`,
  * `cat`, `padSequence`, `unpadSequence`. The TensorDict versions will reuse these.
  *
- * These are eager data movement: they read their inputs on the host
- * (`dataSync`, JS backend) and return realized tensors, so they cannot be used
- * inside `jit` (a traced input is a `TraceError`). Mixed dtypes are promoted
+ * On the JS backend they copy on the host (`TypedArray.set`) and return
+ * realized tensors. When an input lives where the host cannot read it
+ * synchronously (WebGPU), they record IR ops instead (block copies and
+ * `segment_pad`), which run when the result is read. `stack` and `cat` also
+ * record a `batch_concat` inside `jit`; `padSequence` and `unpadSequence` read
+ * lengths and masks on the host, so they cannot run inside `jit` (a traced input
+ * is a `TraceError`). Mixed dtypes are promoted
  * (`bool < uint32 < int32 < float32 < float64`), as torch's `cat` and `stack` do.
  */
 import { ARRAY_CTOR, castScalar, promote, type DType, type TypedArray } from "../../ir/dtype.js";
@@ -13,13 +17,15 @@ import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
+import { allOnHost, concatRows, hostTensor, hostValues } from "./device.js";
 
 /**
- * Inside `jit` (or with lazy inputs) stack and cat record a `batch_concat` IR op
- * (block copies at run time) instead of copying on the host now.
+ * Inside `jit`, with lazy inputs, or with inputs the host cannot read now
+ * (WebGPU), stack and cat record a `batch_concat` IR op (block copies at run
+ * time) instead of copying on the host now.
  */
 function lazy(list: readonly Tensor[]): boolean {
-  return list.some((t) => t._src.kind !== "buffer" || t.batchShape.some((d) => d < 0));
+  return list.some((t) => t._src.kind !== "buffer" || t._src.backend.readSync === undefined || t.batchShape.some((d) => d < 0));
 }
 
 function checkEager(op: string, list: readonly Tensor[]): void {
@@ -192,10 +198,23 @@ export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions = 
   const maskInner = prod(batch.slice(p + 1));
   const inner = maskInner * prod(base);
   const slot = outer * maxLen * inner;
-  const out = new ARRAY_CTOR[dtype](list.length * slot);
   const v = castScalar(typeof opts.paddingValue === "boolean" ? Number(opts.paddingValue) : (opts.paddingValue ?? 0), dtype);
-  if (!Object.is(v, 0)) out.fill(v);
   const left = opts.paddingSide === "left";
+  if (!allOnHost(list)) {
+    const padded = padOnDevice(list, dtype, p, lengths, batch, base, v, left);
+    if (opts.returnMask !== true) return padded;
+    const mask = new Uint8Array(list.length * outer * maxLen * maskInner);
+    lengths.forEach((len, i) => {
+      const shift = left ? maxLen - len : 0;
+      for (let o = 0; o < outer; o++) {
+        const row = i * outer + o;
+        mask.fill(1, (row * maxLen + shift) * maskInner, (row * maxLen + shift + len) * maskInner);
+      }
+    });
+    return { padded, mask: hostTensor(mask, [list.length, ...batch], batch.length + 1, "bool") };
+  }
+  const out = new ARRAY_CTOR[dtype](list.length * slot);
+  if (!Object.is(v, 0)) out.fill(v);
   const mask = opts.returnMask === true ? new Uint8Array(list.length * outer * maxLen * maskInner) : undefined;
   list.forEach((t, i) => {
     const src = hostData(t, dtype);
@@ -210,6 +229,39 @@ export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions = 
   const padded = output(out, [list.length, ...batch], base, dtype);
   if (mask === undefined) return padded;
   return { padded, mask: output(mask, [list.length, ...batch], [], "bool") };
+}
+
+/**
+ * `padSequence` as IR ops, for inputs the host cannot read now. When `padDim` is
+ * the last batch dim, every (tensor, outer position) pair is one row of a packed
+ * tensor and one `segment_pad` pads them all; otherwise each tensor gets a
+ * constant block concatenated on the side of the padding.
+ */
+function padOnDevice(list: readonly Tensor[], dtype: DType, p: number, lengths: readonly number[], batch: readonly number[], base: readonly number[], value: number, left: boolean): Tensor {
+  const items = list.map((t) => t.cast(dtype));
+  const maxLen = batch[p]!;
+  if (p === batch.length - 1) {
+    const outer = prod(batch.slice(0, p));
+    const rows = items.map((t, i) => (t.batchDim === 1 ? t : t.batchReshape([outer * lengths[i]!])));
+    const values = concatRows(rows, () => hostTensor(new ARRAY_CTOR[dtype](0), [0, ...base], 1, dtype));
+    const offsets = new Int32Array(list.length * outer + 1);
+    let row = 0;
+    for (const len of lengths) {
+      for (let o = 0; o < outer; o++, row++) offsets[row + 1] = offsets[row]! + len;
+    }
+    const padded = Tensor._op("segment_pad", [values, hostTensor(offsets, [offsets.length], 1, "int32")], { maxN: maxLen, value, left });
+    return padded.batchReshape([list.length, ...batch]);
+  }
+  const slots = items.map((t, i) => {
+    const padBatch = [...t.batchShape];
+    padBatch[p] = maxLen - lengths[i]!;
+    if (padBatch[p] === 0) return t;
+    let pad = Tensor._const(value, dtype).batchExpand(padBatch);
+    if (base.length > 0) pad = pad.expand(base);
+    if (lengths[i] === 0) return pad;
+    return Tensor._op("batch_concat", left ? [pad, t] : [t, pad], { axis: p });
+  });
+  return Tensor._op("batch_concat", slots.map((t) => t.batchUnsqueeze(0)), { axis: 0 });
 }
 
 /**
@@ -248,10 +300,31 @@ export function unpadSequence(padded: Tensor, mask: Tensor, opts: { readonly pad
   if (fullMask && outer * maskInner === 0 && count * maxLen > 0) {
     throw new ShapeError(`${op}: mask ${mask.toString()} holds no values for the rows (another batch dim is 0); pass a (${count},${maxLen}) mask`);
   }
-  const m = mask.dataSync({ copy: false });
-  const src = padded.dataSync({ copy: false });
+  const m = hostValues(op, mask, "mask");
   const rowBatch = batch.slice(1);
-  const list: Tensor[] = [];
+  const runs = maskRuns(op, m, mask, fullMask, count, outer, maxLen, maskInner, p);
+  if (!allOnHost([padded])) {
+    // Rows of (B * outer, maxL, inner; base): row i is block i along dim 0, cut along dim 1.
+    const rows = padded.batchReshape([count * outer, maxLen, maskInner]);
+    return runs.map(([from, len], i) => {
+      const outBatch = [...rowBatch];
+      outBatch[p] = len;
+      return rows.batchSlice(0, i * outer, (i + 1) * outer).batchSlice(1, from, from + len).batchReshape(outBatch);
+    });
+  }
+  const src = padded.dataSync({ copy: false });
+  return runs.map(([from, len], i) => {
+    const out = new ARRAY_CTOR[padded.dtype](outer * len * inner);
+    for (let o = 0; o < outer; o++) copyRun(out, o * len * inner, src, ((i * outer + o) * maxLen + from) * inner, len * inner);
+    const outBatch = [...rowBatch];
+    outBatch[p] = len;
+    return output(out, outBatch, padded.baseShape, padded.dtype);
+  });
+}
+
+/** Each row's kept positions along padDim as `[from, length]`, checked to be one run (and the same across other dims). */
+function maskRuns(op: string, m: TypedArray, mask: Tensor, fullMask: boolean, count: number, outer: number, maxLen: number, maskInner: number, p: number): [number, number][] {
+  const runs: [number, number][] = [];
   for (let i = 0; i < count; i++) {
     // Row i's mask along padDim; a full mask must agree at every other batch position.
     const keep = new Uint8Array(maxLen);
@@ -272,12 +345,7 @@ export function unpadSequence(padded: Tensor, mask: Tensor, opts: { readonly pad
     for (let j = from; j < end; j++) {
       if (keep[j] !== 1) throw new ShapeError(`${op}: the mask of row ${i} is not one contiguous run along padDim ${p}: positions ${from}..${end - 1} have a gap at ${j}`);
     }
-    const len = end - from;
-    const out = new ARRAY_CTOR[padded.dtype](outer * len * inner);
-    for (let o = 0; o < outer; o++) copyRun(out, o * len * inner, src, ((i * outer + o) * maxLen + from) * inner, len * inner);
-    const outBatch = [...rowBatch];
-    outBatch[p] = len;
-    list.push(output(out, outBatch, padded.baseShape, padded.dtype));
+    runs.push([from, end - from]);
   }
-  return list;
+  return runs;
 }
