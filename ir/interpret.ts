@@ -229,7 +229,7 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       idx.forEach((v, d) => (off += (d === axis ? at : v) * xst[d]!));
       out[flat] = x.data[off]!;
     });
-  } else if (op === "reshape" || op === "batch_reshape" || op === "batch_unsqueeze" || op === "batch_squeeze") {
+  } else if (op === "reshape" || op === "batch_reshape" || op === "batch_unsqueeze" || op === "batch_squeeze" || op === "rebatch") {
     out.set(ins[0]!.data);
   } else if (op === "permute") {
     const x = ins[0]!;

@@ -34,13 +34,16 @@ export const REDUCE_OPS: ReadonlySet<KReduceOp> = new Set<KReduceOp>([
 
 export type MovementOp =
   | "reshape" | "permute" | "expand" | "slice"
-  | "batch_reshape" | "batch_unsqueeze" | "batch_squeeze" | "batch_expand" | "batch_slice" | "batch_concat";
+  | "batch_reshape" | "batch_unsqueeze" | "batch_squeeze" | "batch_expand" | "batch_slice" | "batch_concat" | "rebatch";
 export const MOVEMENT_OPS: ReadonlySet<MovementOp> = new Set<MovementOp>([
   "reshape", "permute", "expand", "slice", "batch_reshape", "batch_unsqueeze", "batch_squeeze", "batch_expand",
-  "batch_slice", "batch_concat",
+  "batch_slice", "batch_concat", "rebatch",
 ]);
-/** Ops that reinterpret a contiguous buffer's batch dims without moving data. */
-export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze", "batch_squeeze"]);
+/**
+ * Ops that reinterpret a contiguous buffer without moving data: batch reshapes, and
+ * `rebatch`, which moves the batch/base boundary (row-major storage is the same under any split).
+ */
+export const VIEW_OPS: ReadonlySet<Op> = new Set<Op>(["batch_reshape", "batch_unsqueeze", "batch_squeeze", "rebatch"]);
 /** Ops that move whole blocks of a contiguous buffer (run as copies, not kernels). */
 export const COPY_OPS: ReadonlySet<Op> = new Set<Op>(["batch_slice", "batch_concat"]);
 
@@ -192,6 +195,21 @@ function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Ten
   const num = x!.batch.filter((d) => d !== 1).join("*") || "1";
   const sym = known === 1 ? num : `${num}/${known}`;
   return { dtype: x!.dtype, batch: shape.map((d) => (d === -1 ? sym : d)), base: x!.base };
+}
+
+/**
+ * The same dims split after `batchDim`. The new base is the attribute `base` (a
+ * static shape): batch dims moving into it are checked against it when their
+ * sizes are known, so a graph built with symbolic batch dims checks them per call.
+ */
+function rebatchType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
+  const k = attrs.batchDim as number;
+  const base = attrs.base as number[];
+  const full = [...x!.batch, ...x!.base];
+  if (k > full.length || full.length - k !== base.length || full.slice(k).some((d, i) => typeof d === "number" && d !== base[i])) {
+    throw new ShapeError(`${op}: x ${fmtTypeShape(x!)} split after ${k} dims does not give the base (${base.join(",")})`);
+  }
+  return { dtype: x!.dtype, batch: full.slice(0, k), base };
 }
 
 function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
@@ -448,6 +466,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     type: sliceType,
   },
   batch_reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchReshapeType },
+  rebatch: { arity: 1, args: ["x"], attrs: z.object({ batchDim: z.number().int().nonnegative(), base: intList }).strict(), type: rebatchType },
   batch_unsqueeze: {
     arity: 1,
     args: ["x"],

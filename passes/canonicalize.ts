@@ -41,6 +41,13 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
     name: "batch-reshape-reshape",
     apply: (n) => (n.op === "batch_reshape" && n.inputs[0]!.op === "batch_reshape" ? Node.make("batch_reshape", [n.inputs[0]!.inputs[0]!], n.attrs) : undefined),
   },
+  // rebatch(rebatch(x)) -> rebatch(x): only the last split counts
+  {
+    name: "rebatch-rebatch",
+    apply: (n) => (n.op === "rebatch" && n.inputs[0]!.op === "rebatch" ? Node.make("rebatch", [n.inputs[0]!.inputs[0]!], n.attrs) : undefined),
+  },
+  // rebatch(x) to x's own split -> x
+  { name: "rebatch-noop", apply: (n) => (n.op === "rebatch" && n.attrs.batchDim === n.inputs[0]!.type.batch.length ? n.inputs[0] : undefined) },
   // op(const, x) -> op(x, const) for commutative ops: constants go right
   {
     name: "const-right",

@@ -472,6 +472,23 @@ export class Tensor {
     return Tensor._op("batch_squeeze", [Tensor._op("batch_slice", [this], { axis: a, start: k, stop: k + 1, step: 1 })], { dim: a });
   }
 
+  /**
+   * The same values (same row-major order) with the first `batchDim` dims as the
+   * batch and the rest as the base: `(2,5; 3).rebatch(1)` is `(2; 5,3)`. A view, no
+   * copy. Dims moving into the base must be static (not symbolic inside `jit`).
+   */
+  rebatch(batchDim: number): Tensor {
+    if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > this.rank) {
+      throw new ShapeError(`rebatch: batchDim ${batchDim} does not fit x ${this.toString()} (rank ${this.rank})`);
+    }
+    if (batchDim === this.batchDim) return this;
+    const base = this.shape.slice(batchDim);
+    if (base.some((d) => d < 0)) {
+      throw new ShapeError(`rebatch: batchDim ${batchDim} would move symbolic batch dims of x ${this.toString()} into the base, which must be static`);
+    }
+    return Tensor._op("rebatch", [this], { batchDim, base });
+  }
+
   /** Merges all batch dims into one. */
   batchFlatten(): Tensor {
     return Tensor._op("batch_reshape", [this], { shape: [-1] });

@@ -1,6 +1,6 @@
 /** The eager tensor API against hand-computed values. */
 import { describe, expect, it } from "vitest";
-import { arange, eye, fromTypedArray, full, ones, tensor, where, zeros, type Tensor } from "../../src/index.js";
+import { arange, eye, fromTypedArray, full, jit, ones, tensor, where, zeros, type Tensor } from "../../src/index.js";
 
 describe("creation and inspection", () => {
   it("splits shapes into (batch; base) and prints NEML2 notation", () => {
@@ -165,5 +165,29 @@ describe("batch slicing and indexing", () => {
     }
     expect(f.stats.traces).toBe(1);
     expect(f.dump({ after: "fuse" })).toMatch(/copy \(batch_slice\)/);
+  });
+});
+
+describe("rebatch: moving the batch/base boundary", () => {
+  it("keeps the values and their order, as a view, eagerly", () => {
+    const x = fromTypedArray(Float32Array.from({ length: 30 }, (_, i) => i), [2, 5, 3], { batchDim: 2 });
+    const y = x.rebatch(1);
+    expect(y.toString()).toBe("(2; 5,3)");
+    expect(Array.from(y.dataSync())).toEqual(Array.from(x.dataSync()));
+    // A base reduction now runs over what were batch dims.
+    expect(y.sum([0, 1]).toArraySync()).toEqual([105, 330]);
+    expect(x.rebatch(0).toString()).toBe("(;2,5,3)");
+    expect(x.rebatch(3).rebatch(2).toString()).toBe("(2,5; 3)");
+    expect(() => x.rebatch(4)).toThrow("rebatch: batchDim 4 does not fit x (2,5; 3) (rank 3)");
+  });
+
+  it("inside jit: fuses with its consumers' kernels as a view, and refuses symbolic dims in the base", () => {
+    const f = jit((x: Tensor) => x.rebatch(2).mul(2));
+    const x = fromTypedArray(Float32Array.from({ length: 12 }, (_, i) => i), [2, 2, 3], { batchDim: 1 });
+    expect(Array.from(f(x).dataSync())).toEqual(Array.from({ length: 12 }, (_, i) => 2 * i));
+    expect(f(x).toString()).toBe("(2,2; 3)");
+    expect(f.dump({ after: "fuse" })).toMatch(/view %x0 : f32\[b0,2; 3\]/);
+    const g = jit((x: Tensor) => x.rebatch(0));
+    expect(() => g(x)).toThrow(/rebatch: batchDim 0 would move symbolic batch dims of x \(b0; 2,3\) into the base/);
   });
 });
