@@ -32,6 +32,15 @@ export interface Backend {
   /** Runs one kernel: `outputs[i]` receives `kernel.outputs[i]`, written contiguously. */
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void;
   free(buf: DeviceBuffer): void;
-  /** Copies element ranges `[srcOffset, dstOffset, length]` from `src` into `dst` (same dtype). */
-  copy(src: DeviceBuffer, dst: DeviceBuffer, regions: readonly (readonly [number, number, number])[]): void;
+  /**
+   * Copies element ranges `[srcOffset, dstOffset, length]` from each source into `dst`
+   * (same dtype): one call per copy step, so a backend can submit it as one batch.
+   */
+  copy(dst: DeviceBuffer, sources: readonly CopySource[]): void;
+}
+
+/** One source of a copy step and its element ranges `[srcOffset, dstOffset, length]`. */
+export interface CopySource {
+  readonly src: DeviceBuffer;
+  readonly regions: readonly (readonly [number, number, number])[];
 }

@@ -3,7 +3,7 @@ import { kernelToJS } from "../codegen/js.js";
 import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import type { Kernel, Launch } from "../ir/kernel.js";
-import type { Backend, CompiledKernel, DeviceBuffer } from "./backend.js";
+import type { Backend, CompiledKernel, CopySource, DeviceBuffer } from "./backend.js";
 
 export class JsBuffer implements DeviceBuffer {
   constructor(
@@ -68,10 +68,17 @@ export class JsBackend implements Backend {
     (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides);
   }
 
-  copy(src: DeviceBuffer, dst: DeviceBuffer, regions: readonly (readonly [number, number, number])[]): void {
-    const s = (src as JsBuffer).data;
+  copy(dst: DeviceBuffer, sources: readonly CopySource[]): void {
     const d = (dst as JsBuffer).data;
-    for (const [so, dO, n] of regions) d.set(s.subarray(so, so + n), dO);
+    for (const { src, regions } of sources) {
+      const s = (src as JsBuffer).data;
+      for (const [so, dO, n] of regions) {
+        // A whole source needs no subarray view; short runs copy in a loop.
+        if (so === 0 && n === s.length) d.set(s, dO);
+        else if (n >= 32) d.set(s.subarray(so, so + n), dO);
+        else for (let k = 0; k < n; k++) d[dO + k] = s[so + k]!;
+      }
+    }
   }
 
   free(_buf: DeviceBuffer): void {

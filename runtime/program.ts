@@ -203,7 +203,7 @@ export class Program {
         if (buf === undefined) buf = b.alloc(dtype, length);
         else counters.buffersReused++;
         buffers.set(step.node, buf);
-        step.sources.forEach((src, k) => b.copy(buffers.get(src)!, buf, plan.copies[si]![k]!));
+        b.copy(buf, step.sources.map((src, k) => ({ src: buffers.get(src)!, regions: plan.copies[si]![k]! })));
       } else {
         const sizes = plan.outputs[si]!;
         const outs: DeviceBuffer[] = [];

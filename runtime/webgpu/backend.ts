@@ -14,7 +14,7 @@ import { kernelToWGSL, outputCount, wgslLoopTrips, wgslParamLayout, wgslWorkgrou
 
 /** Mesa's llvmpipe ends any shader loop after this many iterations, without an error. */
 const LLVMPIPE_LOOP_LIMIT = 65_535;
-import type { Backend, CompiledKernel, DeviceBuffer } from "../backend.js";
+import type { Backend, CompiledKernel, CopySource, DeviceBuffer } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
 import { DTypeError } from "../../ir/errors.js";
@@ -50,6 +50,8 @@ export interface WebGPUStats {
   readonly pipelineCacheHits: number;
   /** Compute dispatches submitted. */
   readonly dispatches: number;
+  /** Copy steps submitted (each one command buffer, whatever its number of sources). */
+  readonly copies: number;
   /** Buffers handed out by `alloc` and not yet freed. */
   readonly liveBuffers: number;
   /** Idle storage buffers in the pool. */
@@ -114,7 +116,7 @@ export class WebGPUBackend implements Backend {
   /** Validation errors reported asynchronously by error scopes, raised on the next call. */
   private pendingErrors: string[] = [];
   private readonly scopes = new Set<Promise<void>>();
-  private counters = { dispatches: 0, liveBuffers: 0, pipelines: 0, hits: 0 };
+  private counters = { dispatches: 0, copies: 0, liveBuffers: 0, pipelines: 0, hits: 0 };
 
   constructor(
     acquired: AcquiredDevice,
@@ -146,6 +148,7 @@ export class WebGPUBackend implements Backend {
       pipelines: this.counters.pipelines + s.pipelines.pipelines,
       pipelineCacheHits: this.counters.hits + s.pipelines.hits,
       dispatches: this.counters.dispatches,
+      copies: this.counters.copies,
       liveBuffers: this.counters.liveBuffers,
       pooledBuffers: s.storage.pooledBuffers,
       bytesAllocated: s.storage.bytesAllocated,
@@ -433,20 +436,30 @@ export class WebGPUBackend implements Backend {
     void p.finally(() => this.scopes.delete(p));
   }
 
-  copy(src: DeviceBuffer, dst: DeviceBuffer, regions: readonly (readonly [number, number, number])[]): void {
+  copy(dst: DeviceBuffer, sources: readonly CopySource[]): void {
     const s = this.live();
-    const a = this.own(src, "copy source");
     const b = this.own(dst, "copy target");
-    if (a.dtype !== b.dtype) throw new BackendError(`webgpu: copy: ${a.dtype} into ${b.dtype}`);
-    for (const [so, dO, n] of regions) {
-      if (so < 0 || dO < 0 || so + n > a.length || dO + n > b.length) {
-        throw new BackendError(`webgpu: copy: range [${so}, ${so + n}) -> [${dO}, ${dO + n}) does not fit buffers of ${a.length} and ${b.length}`);
+    const checked = sources.map(({ src, regions }) => {
+      const a = this.own(src, "copy source");
+      if (a.dtype !== b.dtype) throw new BackendError(`webgpu: copy: ${a.dtype} into ${b.dtype}`);
+      for (const [so, dO, n] of regions) {
+        if (so < 0 || dO < 0 || so + n > a.length || dO + n > b.length) {
+          throw new BackendError(`webgpu: copy: range [${so}, ${so + n}) -> [${dO}, ${dO + n}) does not fit buffers of ${a.length} and ${b.length}`);
+        }
+      }
+      return { a, regions };
+    });
+    // The whole copy step is one command buffer: one submit, whatever the number of sources.
+    let enc: GPUCommandEncoder | undefined;
+    for (const { a, regions } of checked) {
+      for (const [so, dO, n] of regions) {
+        if (n === 0) continue;
+        enc ??= s.acquired.device.createCommandEncoder();
+        enc.copyBufferToBuffer(a.gpu, so * ELEMENT_BYTES, b.gpu, dO * ELEMENT_BYTES, n * ELEMENT_BYTES);
       }
     }
-    if (regions.length === 0) return;
-    const enc = s.acquired.device.createCommandEncoder();
-    for (const [so, dO, n] of regions) if (n > 0) enc.copyBufferToBuffer(a.gpu, so * ELEMENT_BYTES, b.gpu, dO * ELEMENT_BYTES, n * ELEMENT_BYTES);
-    s.acquired.device.queue.submit([enc.finish()]);
+    if (enc !== undefined) s.acquired.device.queue.submit([enc.finish()]);
+    this.counters.copies++;
   }
 
   free(buf: DeviceBuffer): void {

@@ -90,9 +90,9 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
   const readBack = gpu.read.bind(gpu);
   beforeAll(() => {
     registerBackend(gpu);
-    gpu.copy = (src, dst, regions) => {
+    gpu.copy = (dst, sources) => {
       calls.copies++;
-      copy(src, dst, regions);
+      copy(dst, sources);
     };
     gpu.read = (buf) => {
       calls.reads++;
@@ -211,6 +211,20 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
       expect(Array.from(await packed.data())).toEqual(Array.from(values("float32", 15, 1)));
       expect(packed._src.kind === "buffer" && cloud._src.kind === "buffer" && packed._src.buffer === cloud._src.buffer).toBe(true);
       expect(calls.copies).toBe(before);
+    } finally {
+      setBackend("js");
+    }
+  });
+
+  it("a copy step with many sources is one submit", async () => {
+    setBackend("webgpu");
+    try {
+      const parts = Array.from({ length: 40 }, (_, i) => make("float32", [i % 3, 2], 1, i + 1));
+      const joined = cat(parts);
+      const before = gpu.stats.copies;
+      const got = Array.from(await joined.data());
+      expect(gpu.stats.copies - before).toBe(1);
+      expect(got).toEqual(parts.flatMap((_, i) => Array.from(values("float32", (i % 3) * 2, i + 1))));
     } finally {
       setBackend("js");
     }
