@@ -62,6 +62,15 @@ function concrete(t: Tensor): ConcreteType {
 }
 
 /**
+ * The values of a realized tensor the host can read now without computing
+ * anything: a host buffer, or the kept host copy of one these helpers uploaded.
+ */
+export function knownHostValues(t: Tensor): TypedArray | undefined {
+  if (hostReadable(t)) return t.dataSync({ copy: false });
+  return hostCopies.get(t);
+}
+
+/**
  * The values of a small tensor the host needs now (shapes, offsets, lengths, a
  * mask): read directly on the JS backend, from the remembered host copy of a
  * tensor these helpers uploaded, or, for lazy ops on such tensors (say

@@ -10,6 +10,7 @@
 import { castScalar, type DType } from "../../ir/dtype.js";
 import { BackendError, ShapeError } from "../../ir/errors.js";
 import { longestRow } from "../../ir/shapes.js";
+import { knownHostValues, onHost } from "./device.js";
 import type { SegmentReduceOp } from "../../ir/ops.js";
 import { fmtShape } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
@@ -31,16 +32,13 @@ export interface ToPaddedOptions {
 /** Offsets already checked, with the packed lengths they were checked against (tensors are immutable). */
 const checkedOffsets = new WeakMap<Tensor, Set<number>>();
 
-/** A realized tensor whose values the host can read now (JS backend). */
-function hostReadable(t: Tensor): boolean {
-  return t._src.kind === "buffer" && t._src.backend.readSync !== undefined;
-}
-
 export class JaggedTensor {
   /**
-   * From packed values `(T; base)` and int32 offsets `(B+1;)`. Offsets that can be
-   * read synchronously (the JS backend) are checked: start at 0, never decrease,
-   * end at T. On WebGPU they are trusted (reading them back would be asynchronous).
+   * From packed values `(T; base)` and int32 offsets `(B+1;)`. Offsets the host can
+   * read now (the JS backend, or offsets made from host data by `jagged`,
+   * `fromPadded` or the ragged helpers on WebGPU) are checked: start at 0, never
+   * decrease, end at T. Other device offsets are trusted (reading them back would
+   * be asynchronous).
    */
   constructor(
     readonly values: Tensor,
@@ -50,8 +48,8 @@ export class JaggedTensor {
     if (offsets.dtype !== "int32" || offsets.batchDim !== 1 || offsets.baseDim !== 0) {
       throw new ShapeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
     }
-    if (hostReadable(offsets) && values.batchShape[0]! >= 0 && !checkedOffsets.get(offsets)?.has(values.batchShape[0]!)) {
-      const o = offsets.dataSync({ copy: false });
+    const o = values.batchShape[0]! >= 0 && !checkedOffsets.get(offsets)?.has(values.batchShape[0]!) ? knownHostValues(offsets) : undefined;
+    if (o !== undefined) {
       const T = values.batchShape[0]!;
       let ok = o.length >= 1 && o[0] === 0 && o[o.length - 1] === T;
       for (let i = 1; ok && i < o.length; i++) ok = o[i]! >= o[i - 1]!;
@@ -148,20 +146,20 @@ export class JaggedTensor {
       if (maxN !== undefined && ms[0] !== -1 && ms[0] !== maxN) throw new ShapeError(`jagged.toPadded: maxShape [${ms[0]}] and maxLength ${maxN} disagree`);
       if (ms[0] !== -1) maxN = ms[0]!;
     }
-    const longest = (): number => longestRow(this.offsets.dataSync({ copy: false }));
+    const known = knownHostValues(this.offsets);
     if (maxN === undefined) {
       if (this.offsets._src.kind === "param") {
         // Inside jit: -1 pads to the longest row, read from the offsets at each call.
         maxN = -1;
-      } else if (hostReadable(this.offsets)) {
-        maxN = longest();
+      } else if (known !== undefined) {
+        maxN = longestRow(known);
       } else {
         throw new BackendError(`jagged.toPadded: the longest row of ${this.toString()} is read from its offsets on the host, which the ${this.offsets._src.kind === "buffer" ? this.offsets._src.backend.name : "lazy"} offsets cannot give synchronously; give maxLength, or call toPadded inside jit`);
       }
     } else if (!Number.isInteger(maxN) || maxN < 0) {
       throw new ShapeError(`jagged.toPadded: maxLength must be a non-negative integer, got ${maxN} for ${this.toString()}`);
-    } else if (hostReadable(this.offsets)) {
-      const m = longest();
+    } else if (known !== undefined) {
+      const m = longestRow(known);
       if (maxN < m) throw new ShapeError(`jagged.toPadded: maxLength ${maxN} is smaller than the longest row (${m})`);
     }
     const value = castScalar(opts.paddingValue ?? 0, this.dtype);
@@ -179,8 +177,16 @@ export class JaggedTensor {
     return new JaggedTensor(Tensor._op("segment_unpad", [padded, this.offsets, this.values]), this.offsets);
   }
 
-  /** The rows as separate tensors `(N_b; base)` (host side). */
+  /**
+   * The rows as separate tensors `(N_b; base)`: host copies on the JS backend; on
+   * WebGPU lazy batch slices of the values (the offsets must be host-known, see the
+   * constructor).
+   */
   toList(): Tensor[] {
+    const known = knownHostValues(this.offsets);
+    if (known !== undefined && !onHost(this.values)) {
+      return Array.from({ length: known.length - 1 }, (_, b) => this.values.batchSlice(0, known[b]!, known[b + 1]!));
+    }
     const v = this.values.dataSync();
     const o = this.offsets.dataSync();
     const per = this.baseShape.reduce((a, b) => a * b, 1);

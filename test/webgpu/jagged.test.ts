@@ -1,7 +1,7 @@
 /** Jagged tensors on WebGPU: built from typed arrays, traced once, run as WGSL segmented kernels. */
 import { afterAll, expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, jit, JaggedTensor, setBackend, type Tensor } from "../../src/index.js";
+import { fromTypedArray, jagged, jit, JaggedTensor, setBackend, type Tensor } from "../../src/index.js";
 import { closeEnough } from "../helpers/random-graph.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
 
@@ -43,6 +43,27 @@ describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
         expect(Array.from(await mask.data())).toEqual(wantMask);
       }
       expect(f.stats.traces).toBe(1);
+    } finally {
+      setBackend("js");
+    }
+  });
+
+  it("eagerly: jagged(list) keeps its offsets on the host, so toPadded() finds the longest row and toList() slices rows", async () => {
+    registerBackend(gpu);
+    const rows = [[1, 2, 3, 4, 5, 6], [], [7, 8, 9]];
+    try {
+      setBackend("webgpu");
+      const j = jagged(rows.map((r) => fromTypedArray(Float32Array.from(r), [r.length / 3, 3], { batchDim: 1 })));
+      const { padded, mask } = j.toPadded({ paddingValue: -1 });
+      expect(padded.toString()).toBe("(3,2; 3)");
+      expect(Array.from(await padded.data())).toEqual([1, 2, 3, 4, 5, 6, -1, -1, -1, -1, -1, -1, 7, 8, 9, -1, -1, -1]);
+      expect(Array.from(await mask.data())).toEqual([1, 1, 0, 0, 1, 0]);
+      const list = j.toList();
+      expect(list.map((t) => t.toString())).toEqual(["(2; 3)", "(0; 3)", "(1; 3)"]);
+      for (const [i, t] of list.entries()) expect(Array.from(await t.data())).toEqual(rows[i]);
+      // Offsets that live only on the device cannot give the longest row synchronously.
+      const deviceOffsets = new JaggedTensor(j.values, fromTypedArray(Int32Array.from([0, 2, 2, 3]), [4], { batchDim: 1 }).add(0));
+      expect(() => deviceOffsets.toPadded()).toThrow(/toPadded: the longest row .* give maxLength/);
     } finally {
       setBackend("js");
     }
