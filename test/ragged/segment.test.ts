@@ -63,6 +63,26 @@ describe("segmented kernels equal the reference interpreter", () => {
     );
   });
 
+  it("elementwise consumers of segment_pad and segment_mask (per-row and unbatched operands) fuse into one pad kernel, maxN -1 included", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: -1, max: 9 }), fc.boolean(), (seed, maxN, left) => {
+        const c = raggedCase(seed);
+        check(c, (v, o, rows) => {
+          const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], { maxN, value: -7, left });
+          const mask = Node.make("cast", [Node.make("segment_mask", [o], { maxN, left })], { dtype: "float32" });
+          const perRow = Node.make("batch_unsqueeze", [rows], { dim: 1 });
+          const two = Node.make("const", [], { dtype: "float32", value: 2 });
+          return [Node.make("add", [Node.make("mul", [Node.make("mul", [padded, perRow]), two]), mask])];
+        });
+        const [v, o, rows] = raggedInputs(c.S);
+        const padded = Node.make("segment_pad", [v, o], { maxN, value: 0, left });
+        const g = makeGraph("k", [v, o, rows], [Node.make("mul", [padded, Node.make("batch_unsqueeze", [rows], { dim: 1 })])], ["values", "offsets", "rows"]);
+        expect(compileJs(g).schedule.steps.filter((st) => st.kind === "kernel")).toHaveLength(1);
+      }),
+      { numRuns: 80, seed: FC_SEED },
+    );
+  });
+
   it("segment_pad (left and right, maxN larger or smaller than the longest row) and segment_mask", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 0, max: 9 }), fc.boolean(), (seed, maxN, left) =>
