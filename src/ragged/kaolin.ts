@@ -414,13 +414,16 @@ export function listToPacked(list: readonly Tensor[]): [Tensor, Tensor] {
   for (const d of datas) size += d.length;
   const rows = lastDim === 0 ? shapes.reduce((n, s) => n + prod(s.slice(0, width)), 0) : size / lastDim;
   checkRows(op, rows);
+  // Small arrays first: while a large output is live, every new ArrayBuffer can set off
+  // an external-memory garbage collection.
+  const spt = shapeTensor(shapes, width);
   const out = new ARRAY_CTOR[dtype](size);
   let off = 0;
   for (const d of datas) {
     out.set(d, off);
     off += d.length;
   }
-  return [output(out, [rows, lastDim], 0, dtype), shapeTensor(shapes, width)];
+  return [output(out, [rows, lastDim], 0, dtype), spt];
 }
 
 interface PackedInfo {
