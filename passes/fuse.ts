@@ -130,8 +130,8 @@ class KernelBuilder {
   }
 
   private genUncached(n: Node, idx: readonly IndexExpr[], root: boolean): number {
-    // On a pad kernel's row side, pads are recomputed even when they also have a buffer (see `rowSide`).
-    const padHere = this.padKernel && !this.inPacked && isPad(n);
+    // On a pad kernel's row side, a mask is recomputed even when it also has a buffer (see `rowSide`).
+    const padHere = this.padKernel && !this.inPacked && isPad(n) && (n.op === "segment_mask" || !this.materialized.has(n));
     if (!root && !padHere && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
     const op = n.op;
     const t = n.type;
@@ -384,8 +384,9 @@ const padOffsets = (n: Node): Node => (n.op === "segment_pad" ? n.inputs[1]! : n
  * The row side of a root's kernel: the pads it reaches without entering one (the
  * root itself when it is a pad), the buffers read there, and whether a ragged op
  * that needs the packed positions (segment_expand, segment_unpad) is inlined there.
- * A pad that has its own buffer (a graph output, say the mask) counts as a pad:
- * a pad kernel recomputes it rather than read a (B, maxN) buffer by position.
+ * A mask that has its own buffer (a graph output) still counts as a pad: a pad
+ * kernel recomputes it from the offsets rather than read a (B, maxN) buffer. A
+ * padded tensor with a buffer is an ordinary (B, maxN) leaf.
  */
 function rowSide(root: Node, materialized: ReadonlySet<Node>): { pads: Node[]; leaves: Node[]; packedOps: boolean } {
   const pads: Node[] = [];
@@ -401,7 +402,7 @@ function rowSide(root: Node, materialized: ReadonlySet<Node>): { pads: Node[]; l
     for (const i of n.inputs) {
       if (seen.has(i)) continue;
       seen.add(i);
-      if (!isPad(i) && (materialized.has(i) || i.op === "input")) leaves.push(i);
+      if (i.op !== "segment_mask" && (materialized.has(i) || i.op === "input")) leaves.push(i);
       else visit(i);
     }
   };

@@ -171,6 +171,16 @@ describe("jit over jagged inputs", () => {
     expect(closeEnough(out.dataSync(), want, 1e-6)).toBeUndefined();
   });
 
+  it("a padded tensor that is also an output is read from its buffer by its consumers", () => {
+    const f = jit((x: JaggedTensor) => {
+      const { padded, mask } = x.toPadded({ maxLength: 3, paddingValue: 5 });
+      return [padded, padded.mul(2).add(mask.cast("float32"))];
+    });
+    const [p, q] = f(toJagged([[[1, 2, 3]], [[1, 1, 1], [2, 2, 2]]]));
+    expect(p!.toArraySync()).toEqual([[[1, 2, 3], [5, 5, 5], [5, 5, 5]], [[1, 1, 1], [2, 2, 2], [5, 5, 5]]]);
+    expect(q!.toArraySync()).toEqual([[[3, 5, 7], [10, 10, 10], [10, 10, 10]], [[3, 3, 3], [5, 5, 5], [10, 10, 10]]]);
+  });
+
   it("gives a padded tensor read by a non-elementwise consumer its own buffer", () => {
     const f = jit((x: JaggedTensor) => x.toPadded({ maxLength: 3 }).padded.sum([0]));
     const out = f(toJagged([[[1, 2, 3]], [[1, 1, 1], [2, 2, 2]]]));
