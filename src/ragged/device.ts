@@ -21,7 +21,7 @@ import { buildGraph } from "../graph.js";
 import { Tensor } from "../tensor.js";
 
 /** A realized tensor whose values the host can read now (JS backend). */
-export function hostReadable(t: Tensor): boolean {
+function hostReadable(t: Tensor): boolean {
   return t._src.kind === "buffer" && t._src.backend.readSync !== undefined;
 }
 
