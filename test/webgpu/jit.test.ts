@@ -55,6 +55,29 @@ describeWebGPU(probe, "jit on WebGPU", (gpu) => {
   });
 });
 
+describeWebGPU(probe, "rebatch views on WebGPU", (gpu) => {
+  it("moves base dims into the batch and back inside jit, as on JS", async () => {
+    registerBackend(gpu);
+    // (B; 4,3) -> (B,4; 3): reduce over the new batch dim 1 and over xyz, then back.
+    const fn = (x: Tensor): Tensor[] => [x.rebatch(2).batchSum(1).mul(2), x.rebatch(2).sum(0).rebatch(1)];
+    const fJs = jit(fn);
+    const fGpu = jit(fn);
+    try {
+      for (const B of [3, 50]) {
+        setBackend("js");
+        const want = fJs(fromTypedArray(data(B * 12, B), [B, 4, 3], { batchDim: 1 })).map((t) => t.dataSync());
+        setBackend("webgpu");
+        const got = await fGpu.callAsync(fromTypedArray(data(B * 12, B), [B, 4, 3], { batchDim: 1 }));
+        expect(got.map((t) => t.toString())).toEqual([`(${B}; 3)`, `(${B}; 4)`]);
+        for (const [i, t] of got.entries()) expect([i, closeTo((await t.data()) as Float32Array, want[i] as Float32Array, 1e-5, 1e-6)]).toEqual([i, null]);
+      }
+      expect(fGpu.stats.traces).toBe(1);
+    } finally {
+      setBackend("js");
+    }
+  });
+});
+
 describeWebGPU(probe, "float64 on WebGPU", (gpu) => {
   it("is a DTypeError naming the tensor, never a silent downcast", async () => {
     const { DTypeError } = await import("../../ir/errors.js");
