@@ -46,6 +46,14 @@ const LIBS: LibSpec[] = [
     needsPeers: false,
     env: { EGL_PLATFORM: "surfaceless", MESA_SHADER_CACHE_DISABLE: "true" },
   },
+  // The same B1 code with fusion off on WebGPU: what fusion buys on the WGSL path.
+  {
+    id: "batchwise-webgpu-unfused",
+    adapter: "libs/batchwise.ts",
+    backend: "webgpu-unfused",
+    needsPeers: false,
+    env: { EGL_PLATFORM: "surfaceless", MESA_SHADER_CACHE_DISABLE: "true" },
+  },
   { id: "tfjs-cpu", adapter: "peers/adapters/tfjs.ts", backend: "cpu", needsPeers: true },
   { id: "tfjs-wasm", adapter: "peers/adapters/tfjs.ts", backend: "wasm", needsPeers: true },
   { id: "jax", adapter: "peers/adapters/jax.ts", backend: "wasm", needsPeers: true },

@@ -84,7 +84,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       return adapter;
     }
   }
-  if (backend === "webgpu") {
+  if (backend === "webgpu" || backend === "webgpu-unfused") {
     // Needs a WebGPU adapter (a GPU, or Dawn on Mesa's software rasterizer: DESIGN.md §7).
     if (typeof bw.initWebGPU !== "function" || typeof bw.setBackend !== "function") {
       const why = "src/index.ts does not export initWebGPU()/setBackend() yet";
@@ -103,6 +103,16 @@ export default async function load(backend: string): Promise<LibAdapter> {
     const described = describeAdapter(info);
     adapter.notes!.push(described);
     if (described.includes("SOFTWARE")) adapter.backend = "webgpu (software)";
+    if (backend === "webgpu-unfused") {
+      // B1 only, as js-unfused: what fusion buys on the WGSL path.
+      adapter.backend += " unfused";
+      const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), { fusion: false });
+      adapter.kernels.B1 = () => ({ run: ({ x }) => f.callAsync(bw.fromTypedArray(x, [x.length], { batchDim: 1 })).then(f32Async), stats: counters(f) });
+      const why = "the unfused row measures B1 only";
+      adapter.skipped = { B2: why, B3: why, B4: why };
+      adapter.notes!.push("webgpu-unfused: jit(fn, { fusion: false }) on WebGPU, every op its own dispatch and buffer");
+      return adapter;
+    }
   } else if (backend === "js-unfused") {
     // B1 only: the same code with fusion off, one kernel and one buffer per op.
     const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), { fusion: false });
