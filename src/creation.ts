@@ -4,7 +4,7 @@ import { DTypeError, ShapeError } from "../ir/errors.js";
 import { fmtShape, prod } from "../ir/types.js";
 import { JsBackend } from "../runtime/js.js";
 import { getBackend } from "./backend.js";
-import { Tensor, type NestedArray } from "./tensor.js";
+import { Tensor, where, type NestedArray } from "./tensor.js";
 
 export interface CreateOptions {
   readonly dtype?: DType;
@@ -158,3 +158,25 @@ export function scalar(value: number, opts: CreateOptions = {}): Tensor {
   return full([], [], value, opts);
 }
 
+/**
+ * NumPy's `diag` on the base: a vector base `(n)` gives the diagonal matrix
+ * `(n, n)` (zeros elsewhere, whatever the values: NaN stays on the diagonal), a
+ * matrix base `(m, n)` gives its diagonal `(min(m, n))`. Batch dims pass through.
+ * ```ts
+ * diag(tensor([[1, 2], [3, 4]], { batchDim: 1 })); // (2; 2,2): [[1,0],[0,2]] and [[3,0],[0,4]]
+ * ```
+ */
+export function diag(x: Tensor): Tensor {
+  const base = x.baseShape;
+  if (base.length === 1) {
+    const n = base[0]!;
+    return where(eye(n, { dtype: "bool" }), x.reshape([n, 1]), 0);
+  }
+  if (base.length === 2) {
+    const [m, n] = base as [number, number];
+    const k = Math.min(m, n);
+    if (k === 0) return x.reshape([m * n]).slice(0, 0, 0);
+    return x.reshape([m * n]).slice(0, 0, (k - 1) * (n + 1) + 1, n + 1);
+  }
+  throw new ShapeError(`diag: x ${x.toString()} must have a base of rank 1 or 2`);
+}

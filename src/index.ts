@@ -3,8 +3,8 @@
  * compiler that emits batch-generic kernels.
  */
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
-export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
-export { jit, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
+export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, diag, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
+export { jit, trace, spec, jaggedSpec, type ArgSpec, type JitOptions, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
 export { BatchwiseError, ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError } from "../ir/errors.js";
 export { promote, type DType, type TypedArray } from "../ir/dtype.js";

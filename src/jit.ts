@@ -2,6 +2,7 @@
  * `jit(fn)`: trace once per (batch rank, base shape, dtype) of each argument,
  * with symbolic batch dims; compile the graph once; run it at any batch size.
  */
+import { isDType, type DType } from "../ir/dtype.js";
 import { TraceError } from "../ir/errors.js";
 import { graphToDot, scheduleToDot } from "../ir/dot.js";
 import { printGraph } from "../ir/print.js";
@@ -74,6 +75,76 @@ export interface JitFunction<A extends JitArg[], R extends JitOutput> {
   dot(opts?: { readonly after?: string }): string;
 }
 
+/**
+ * The signature of one argument for `trace`: a tensor's dtype, batch dims (labels:
+ * only their number matters, sizes stay run-time) and static base shape, or a
+ * jagged tensor's (`jagged: true`; values `(T; base)`, int32 offsets).
+ */
+export interface ArgSpec {
+  readonly dtype: DType;
+  readonly batch: readonly string[];
+  readonly base: readonly number[];
+  readonly jagged?: boolean;
+}
+
+/** `spec("float32", ["B"], [3, 3])`: a `(B; 3,3)` float32 argument for `trace`. */
+export function spec(dtype: DType, batch: readonly string[], base: readonly number[]): ArgSpec {
+  return { dtype, batch: [...batch], base: [...base] };
+}
+
+/** A jagged `(B, ~N; base)` argument for `trace`. */
+export function jaggedSpec(dtype: DType, base: readonly number[]): ArgSpec {
+  return { dtype, batch: ["B", "~N"], base: [...base], jagged: true };
+}
+
+/**
+ * Traces and compiles `fn` ahead of time from argument specs, with no data: the
+ * result is the `jit` function, already traced (`dump`, `dot`, `stats` work now)
+ * and with its kernels compiled, so its first call at any batch size is a cache hit.
+ * ```ts
+ * const f = trace((m: Tensor) => new R2(m).det().t, [spec("float32", ["B"], [3, 3])]);
+ * f.dump({ after: "fuse" }); // before any data exists
+ * ```
+ */
+export function trace<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, specs: readonly ArgSpec[], opts: JitOptions = {}): JitFunction<A, R> {
+  const f = jit(fn, opts);
+  const placeholders: Tensor[] = [];
+  let kinds = "";
+  specs.forEach((s, i) => {
+    if (!isDType(s.dtype)) throw new TraceError(`trace: spec ${i} has an unknown dtype ${String(s.dtype)}`);
+    if (s.base.some((d) => !Number.isInteger(d) || d < 0)) throw new TraceError(`trace: spec ${i} base (${s.base.join(",")}) must be static non-negative sizes`);
+    // Placeholders carry only a type: tracing reads dtype, batch rank and base shape.
+    const of = (dtype: DType, batchRank: number, base: readonly number[]) =>
+      new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
+    if (s.jagged) {
+      placeholders.push(of(s.dtype, 1, s.base), of("int32", 1, []));
+      kinds += "j";
+    } else {
+      placeholders.push(of(s.dtype, s.batch.length, s.base));
+      kinds += "t";
+    }
+  });
+  (f as unknown as { [TRACE_FOR]: (args: readonly Tensor[], kinds: string) => void })[TRACE_FOR](placeholders, kinds);
+  return f;
+}
+
+const TRACE_FOR = Symbol("traceFor");
+
+export interface JitOptions {
+  readonly name?: string;
+  readonly backend?: Backend;
+  /** false: one kernel per op (for comparison). */
+  readonly fusion?: boolean;
+  /**
+   * Default "relaxed": on the JS backend, float32 intermediates stay in float64 inside a
+   * kernel and round only when stored (as a hand-written JS loop over Float32Arrays
+   * does: faster, at least as accurate, not bit-identical to op-by-op evaluation).
+   * "exact": every float32 op rounds, so fused JS kernels give the bits of op-by-op
+   * evaluation and of the reference interpreter. WGSL is float32 per op either way.
+   */
+  readonly float32?: "exact" | "relaxed";
+}
+
 interface Entry {
   readonly key: string;
   readonly pipeline: PipelineResult;
@@ -95,23 +166,7 @@ let nextTraceId = 1;
  * f.stats; // { traces: 1, compiles: …, cacheHits: 1, … }
  * ```
  */
-export function jit<A extends JitArg[], R extends JitOutput>(
-  fn: (...args: A) => R,
-  opts: {
-    name?: string;
-    backend?: Backend;
-    /** false: one kernel per op (for comparison). */
-    fusion?: boolean;
-    /**
-     * Default "relaxed": on the JS backend, float32 intermediates stay in float64 inside a
-     * kernel and round only when stored (as a hand-written JS loop over Float32Arrays
-     * does: faster, at least as accurate, not bit-identical to op-by-op evaluation).
-     * "exact": every float32 op rounds, so fused JS kernels give the bits of op-by-op
-     * evaluation and of the reference interpreter. WGSL is float32 per op either way.
-     */
-    float32?: "exact" | "relaxed";
-  } = {},
-): JitFunction<A, R> {
+export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, opts: JitOptions = {}): JitFunction<A, R> {
   const entries = new Map<string, Entry>();
   let last: Entry | undefined;
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
@@ -239,6 +294,12 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   };
 
   Object.defineProperty(f, "stats", { get: () => ({ ...stats }) });
+  // `trace`: trace and compile for placeholder arguments (types only); not a call.
+  Object.defineProperty(f, TRACE_FOR, {
+    value: (args: readonly Tensor[], kinds: string): void => {
+      last = entryFor(args, kinds);
+    },
+  });
 
   f.dot = (o: { after?: string } = {}): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);

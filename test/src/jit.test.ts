@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { interpret } from "../../ir/interpret.js";
 import { parseGraph } from "../../ir/parse.js";
-import { counters, fromTypedArray, jit, tensor, Tensor } from "../../src/index.js";
+import { counters, fromTypedArray, JaggedTensor, jaggedSpec, jit, spec, tensor, Tensor, trace } from "../../src/index.js";
 import { closeEnough, rng } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 
@@ -130,5 +130,35 @@ describe("inspection and memory", () => {
     x.dispose();
     expect(x.isDisposed).toBe(true);
     expect(() => y.dataSync()).toThrow("a disposed tensor (;3) was used");
+  });
+});
+
+describe("trace: ahead of time, from specs", () => {
+  it("traces and compiles before any data, then serves every batch size from the cache", () => {
+    const f = trace((m: Tensor, v: Tensor) => [m.matmul(v.reshape([3, 1])).reshape([3]), m.sum()], [spec("float32", ["B"], [3, 3]), spec("float32", [], [3])]);
+    expect(f.stats).toMatchObject({ traces: 1, calls: 0 });
+    expect(f.stats.compiles).toBeGreaterThan(0);
+    expect(f.dump()).toMatch(/^func @\w+\(%x0: f32\[b0; 3,3\], %x1: f32\[; 3\]\)/);
+    const compiles = f.stats.compiles;
+    for (const B of [1, 4, 9]) {
+      const m = fromTypedArray(Float32Array.from({ length: B * 9 }, (_, i) => i % 5), [B, 3, 3], { batchDim: 1 });
+      const v = fromTypedArray(Float32Array.from([1, -1, 2]), [3]);
+      const [mv, s] = f(m, v);
+      const md = m.dataSync();
+      for (let b = 0; b < B; b++) {
+        for (let r = 0; r < 3; r++) expect(mv!.dataSync()[b * 3 + r]).toBe(md[b * 9 + r * 3]! - md[b * 9 + r * 3 + 1]! + 2 * md[b * 9 + r * 3 + 2]!);
+        expect(s!.dataSync()[b]).toBe(Array.from(md.subarray(b * 9, b * 9 + 9)).reduce((a, c) => a + c, 0));
+      }
+    }
+    expect(f.stats).toMatchObject({ traces: 1, compiles, cacheHits: 3, calls: 3 });
+  });
+
+  it("takes jagged specs, and a call with another signature traces again", () => {
+    const f = trace((x: JaggedTensor) => x.sum(), [jaggedSpec("float32", [2])]);
+    expect(f.dump()).toMatch(/%x0: f32\[t0; 2\], %x1: i32\[r0; \]/);
+    const out = f(new JaggedTensor(fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2], { batchDim: 1 }), fromTypedArray(Int32Array.from([0, 1, 3]), [3], { batchDim: 1 })));
+    expect(out.toArraySync()).toEqual([[1, 2], [8, 10]]);
+    expect(f.stats).toMatchObject({ traces: 1, cacheHits: 1 });
+    expect(() => trace((x: Tensor) => x, [spec("float16" as never, ["B"], [])])).toThrow(/trace: spec 0 has an unknown dtype float16/);
   });
 });

@@ -1,6 +1,6 @@
 /** The eager tensor API against hand-computed values. */
 import { describe, expect, it } from "vitest";
-import { arange, eye, fromTypedArray, full, jit, ones, tensor, where, zeros, type Tensor } from "../../src/index.js";
+import { arange, diag, eye, fromTypedArray, full, jit, ones, tensor, where, zeros, type Tensor } from "../../src/index.js";
 
 describe("creation and inspection", () => {
   it("splits shapes into (batch; base) and prints NEML2 notation", () => {
@@ -189,5 +189,19 @@ describe("rebatch: moving the batch/base boundary", () => {
     expect(f.dump({ after: "fuse" })).toMatch(/view %x0 : f32\[b0,2; 3\]/);
     const g = jit((x: Tensor) => x.rebatch(0));
     expect(() => g(x)).toThrow(/rebatch: batchDim 0 would move symbolic batch dims of x \(b0; 2,3\) into the base/);
+  });
+});
+
+describe("diag", () => {
+  it("builds diagonal matrices from vector bases and reads the diagonal of matrix bases (NumPy), batch dims passing through", () => {
+    const v = tensor([[1, NaN], [3, 4]], { batchDim: 1 });
+    const d = diag(v);
+    expect(d.toString()).toBe("(2; 2,2)");
+    expect(d.toArraySync()).toEqual([[[1, 0], [0, NaN]], [[3, 0], [0, 4]]]);
+    expect(diag(tensor([[1, 2, 3], [4, 5, 6]])).toArraySync()).toEqual([1, 5]);
+    expect(diag(tensor([[1, 2], [3, 4], [5, 6]])).toArraySync()).toEqual([1, 4]);
+    expect(diag(d).toArraySync()).toEqual([[1, NaN], [3, 4]]);
+    expect(diag(tensor([[1, 2]], { dtype: "int32" })).dtype).toBe("int32");
+    expect(() => diag(tensor(1))).toThrow("diag: x (;) must have a base of rank 1 or 2");
   });
 });
