@@ -26,3 +26,6 @@ export class TraceError extends BatchwiseError {}
 
 /** A backend failure: no adapter, device lost, a limit exceeded, a WGSL compile error. */
 export class BackendError extends BatchwiseError {}
+
+/** A bundle that is not one, is from another format version, or does not match its own graph. */
+export class BundleError extends BatchwiseError {}

@@ -29,6 +29,11 @@ export interface Backend {
   readSync?(buf: DeviceBuffer): TypedArray;
   /** Compiles a kernel; callers cache by `kernelKey`, so this is called once per distinct kernel. */
   compile(kernel: Kernel): CompiledKernel | Promise<CompiledKernel>;
+  /**
+   * A kernel from a bundle, with no code generation: the JS backend takes the shipped
+   * function, WebGPU the shipped WGSL (which its driver compiles).
+   */
+  load(kernel: Kernel, shipped: ShippedKernel): CompiledKernel | Promise<CompiledKernel>;
   /** Runs one kernel: `outputs[i]` receives `kernel.outputs[i]`, written contiguously. */
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void;
   free(buf: DeviceBuffer): void;
@@ -43,4 +48,12 @@ export interface Backend {
 export interface CopySource {
   readonly src: DeviceBuffer;
   readonly regions: readonly (readonly [number, number, number])[];
+}
+
+/** The code a bundle ships for one kernel. */
+export interface ShippedKernel {
+  /** `function (ins, outs, sizes, strides)`, as the JS code generator writes it. */
+  readonly js?: (ins: unknown[], outs: unknown[], sizes: readonly number[], strides: readonly number[]) => void;
+  /** The WGSL module text. */
+  readonly wgsl?: string;
 }

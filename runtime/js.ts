@@ -3,7 +3,7 @@ import { kernelToJS } from "../codegen/js.js";
 import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import type { Kernel, Launch } from "../ir/kernel.js";
-import type { Backend, CompiledKernel, CopySource, DeviceBuffer } from "./backend.js";
+import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "./backend.js";
 
 export class JsBuffer implements DeviceBuffer {
   constructor(
@@ -55,6 +55,12 @@ export class JsBackend implements Backend {
       throw new BackendError(`js: generated kernel does not compile (${(e as Error).message}):\n${source}`);
     }
     const compiled: JsCompiled = { kernel, source, fn };
+    return compiled;
+  }
+
+  load(kernel: Kernel, shipped: ShippedKernel): CompiledKernel {
+    if (typeof shipped.js !== "function") throw new BackendError("js: a bundled kernel has no JS function");
+    const compiled: JsCompiled = { kernel, source: String(shipped.js), fn: shipped.js as unknown as KernelFn };
     return compiled;
   }
 

@@ -10,7 +10,7 @@ import { kernelKey, type Launch } from "../ir/kernel.js";
 import type { Schedule } from "../ir/schedule.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "../ir/shapes.js";
 import { prod } from "../ir/types.js";
-import type { Backend, CompiledKernel, DeviceBuffer } from "./backend.js";
+import type { Backend, CompiledKernel, DeviceBuffer, ShippedKernel } from "./backend.js";
 import { debugLog, debugOn } from "./debug.js";
 import { counters } from "./stats.js";
 
@@ -152,6 +152,18 @@ export class Program {
     if (parts.some((p) => p instanceof Promise)) {
       return Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
     }
+    return new Program(schedule, backend, parts as (CompiledKernel | undefined)[]);
+  }
+
+  /** A program over kernels a bundle ships (no code generation; see `Backend.load`). */
+  static fromShipped(schedule: Schedule, backend: Backend, shipped: readonly (ShippedKernel | undefined)[]): Program | Promise<Program> {
+    const parts = schedule.steps.map((s, i) => {
+      if (s.kind !== "kernel") return undefined;
+      const code = shipped[i];
+      if (code === undefined) throw new BackendError(`program @${schedule.graph.name}: step ${i} has no shipped kernel`);
+      return backend.load(s.kernel, code);
+    });
+    if (parts.some((p) => p instanceof Promise)) return Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
     return new Program(schedule, backend, parts as (CompiledKernel | undefined)[]);
   }
 

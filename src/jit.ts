@@ -13,6 +13,7 @@ import { Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
 import { debugLog, debugOn } from "../runtime/debug.js";
+import { bundleSource } from "./bundle.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
@@ -73,6 +74,11 @@ export interface JitFunction<A extends JitArg[], R extends JitOutput> {
   dump(opts?: DumpOptions): string;
   /** Graphviz DOT of the most recent trace after a pass; `after: "fuse"` draws one cluster per kernel. */
   dot(opts?: { readonly after?: string }): string;
+  /**
+   * The most recent trace as a bundle: ES module text with the fused graph and its
+   * kernels (JS functions and WGSL), to load with `loadBundle` and no compiler.
+   */
+  bundle(): string;
 }
 
 /**
@@ -153,6 +159,10 @@ interface Entry {
   readonly multi: boolean;
   /** How the flat outputs rebuild into tensors and jagged tensors. */
   readonly outKinds: string;
+  /** The same for the arguments. */
+  readonly kinds: string;
+  /** The backend the trace was fused and compiled for. */
+  readonly backend: string;
 }
 
 let nextTraceId = 1;
@@ -238,7 +248,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
-    const entry: Entry = { key, pipeline, captured: built.captured, program, multi, outKinds };
+    const entry: Entry = { key, pipeline, captured: built.captured, program, multi, outKinds, kinds, backend: backend.name };
     entries.set(key, entry);
     return entry;
   };
@@ -308,6 +318,11 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const g = last.pipeline.stages.get(after);
     if (g === undefined) throw new TraceError(`dot: unknown pass "${after}"; passes are ${PASS_NAMES.join(", ")}`);
     return graphToDot(g);
+  };
+
+  f.bundle = (): string => {
+    if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first (or use trace)`);
+    return bundleSource({ backend: last.backend, schedule: last.pipeline.schedule, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi });
   };
 
   f.dump = (o: DumpOptions = {}): string => {

@@ -14,7 +14,7 @@ import { kernelToWGSL, outputCount, wgslLoopTrips, wgslParamLayout, wgslWorkgrou
 
 /** Mesa's llvmpipe ends any shader loop after this many iterations, without an error. */
 const LLVMPIPE_LOOP_LIMIT = 65_535;
-import type { Backend, CompiledKernel, CopySource, DeviceBuffer } from "../backend.js";
+import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
 import { DTypeError } from "../../ir/errors.js";
@@ -305,6 +305,16 @@ export class WebGPUBackend implements Backend {
 
   async compile(kernel: Kernel): Promise<CompiledKernel> {
     await this.ready();
+    return this.pipelineFor(kernel, kernelToWGSL(kernel));
+  }
+
+  async load(kernel: Kernel, shipped: ShippedKernel): Promise<CompiledKernel> {
+    if (typeof shipped.wgsl !== "string") throw new BackendError("webgpu: a bundled kernel has no WGSL source");
+    await this.ready();
+    return this.pipelineFor(kernel, shipped.wgsl);
+  }
+
+  private async pipelineFor(kernel: Kernel, source: string): Promise<CompiledKernel> {
     const s = this.live();
     const nBuffers = kernel.inputs.length + kernel.outputs.length;
     if (nBuffers > this.maxKernelBuffers) {
@@ -313,7 +323,6 @@ export class WebGPUBackend implements Backend {
           `storage buffers, over the device's maxStorageBuffersPerShaderStage of ${this.maxKernelBuffers}`,
       );
     }
-    const source = kernelToWGSL(kernel);
     const entry = await s.pipelines.get(source, kernel.inputs.length, kernel.outputs.length);
     return new WebGPUKernel(kernel, source, entry, s.gen, this);
   }

@@ -1,0 +1,90 @@
+/**
+ * Bundles: a jit trace exported as an ES module, imported from a file and run with
+ * no trace and no compile, equal to the jit function itself; bad bundles give typed errors.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  BundleError,
+  counters,
+  diag,
+  fromTypedArray,
+  JaggedTensor,
+  jit,
+  loadBundle,
+  R2,
+  ShapeError,
+  type BundleModule,
+  type Tensor,
+} from "../../src/index.js";
+import { importBundle } from "../helpers/bundle.js";
+
+
+const mats = (B: number) => fromTypedArray(Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 2 + (i % 7) / 10 : ((i * 37) % 11) / 10 - 0.5)), [B, 3, 3], { batchDim: 1 });
+const jag = (lengths: number[]) => {
+  const off = [0];
+  for (const l of lengths) off.push(off[off.length - 1]! + l);
+  const T = off[off.length - 1]!;
+  return new JaggedTensor(fromTypedArray(Float32Array.from({ length: T * 3 }, (_, i) => ((i * 13) % 17) - 8), [T, 3], { batchDim: 1 }), fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }));
+};
+const same = (a: Tensor, b: Tensor) => {
+  expect(a.toString()).toBe(b.toString());
+  expect(Array.from(a.dataSync())).toEqual(Array.from(b.dataSync()));
+};
+
+describe("bundles", () => {
+  it("run a multi-output trace with a captured constant at any batch size, with no trace and no compile", async () => {
+    const f = jit((m: Tensor) => {
+      const a = new R2(m);
+      return [a.inverse().t, a.det().t, diag(m.sum(1)).mul(2)];
+    });
+    f(mats(2));
+    const mod = await importBundle(f.bundle());
+    const before = { traces: counters.traces, compiles: counters.compiles, dispatches: counters.dispatches };
+    const g = await loadBundle(mod);
+    for (const B of [1, 5, 40]) {
+      const want = f(mats(B)) as Tensor[];
+      const got = g(mats(B)) as Tensor[];
+      want.forEach((w, i) => same(got[i]!, w));
+    }
+    expect(counters.traces).toBe(before.traces);
+    expect(counters.compiles).toBe(before.compiles);
+    expect(counters.dispatches).toBeGreaterThan(before.dispatches);
+    expect(g.dump()).toBe(mod.graph);
+    expect(mod.captured.length).toBeGreaterThan(0);
+  });
+
+  it("run jagged arguments and results, padding each call to its longest row", async () => {
+    const f = jit((x: JaggedTensor) => {
+      const c = x.sub(x.mean());
+      return [c.toPadded({ paddingValue: -1 }).padded.mul(3), c];
+    });
+    f(jag([2, 1]));
+    const g = await loadBundle(await importBundle(f.bundle()));
+    for (const lengths of [[3, 0, 4], [1], [5, 2]]) {
+      const [wp, wc] = f(jag(lengths)) as [Tensor, JaggedTensor];
+      const [gp, gc] = g(jag(lengths)) as [Tensor, JaggedTensor];
+      same(gp, wp);
+      expect(gc).toBeInstanceOf(JaggedTensor);
+      same(gc.values, wc.values);
+    }
+  });
+
+  it("refuse what is not a bundle, another version, a tampered graph or step, and arguments that do not match", async () => {
+    const f = jit((m: Tensor) => new R2(m).det().t);
+    f(mats(2));
+    const text = f.bundle();
+    const mod = await importBundle(text);
+    await expect(loadBundle({ ...mod, format: "other" })).rejects.toThrow(BundleError);
+    await expect(loadBundle({ ...mod, version: 99 })).rejects.toThrow("loadBundle: bundle version 99, this batchwise reads version 1");
+    await expect(loadBundle({ ...mod, graph: mod.graph.replace("f32[b0; 3,3]", "f32[b0; 3,4]") })).rejects.toThrow(BundleError);
+    await expect(loadBundle({ ...mod, graph: "func @x(" })).rejects.toThrow(/the bundle's graph does not parse/);
+    const badStep = { ...mod.steps[0]!, inputs: [999] } as BundleModule["steps"][number];
+    await expect(loadBundle({ ...mod, steps: [badStep] })).rejects.toThrow(/a step names node 999/);
+    await expect(loadBundle({ ...mod, kernels: [] })).rejects.toThrow(/steps and kernels do not match/);
+    await expect(loadBundle({ ...mod, kernels: [{ wgsl: "" }] })).rejects.toThrow(/step 0 ships no JS function kernel \(the bundle was traced on js;/);
+    const g = await loadBundle(mod);
+    expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow(ShapeError);
+    expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow("bundle @jit: argument 0 (2; 2,2) float32 does not match the traced (b0; 3,3) float32");
+    expect(() => g(jag([1]))).toThrow('bundle @jit: takes arguments "t" (t tensor, j jagged), got "j"');
+  });
+});

@@ -1,0 +1,50 @@
+/** A bundle exported on JS and loaded on WebGPU: its shipped WGSL runs, with no code generation. */
+import { afterAll, expect, it } from "vitest";
+import { registerBackend } from "../../src/backend.js";
+import { counters, fromTypedArray, JaggedTensor, jit, loadBundle, R2, setBackend, type Tensor } from "../../src/index.js";
+import { importBundle } from "../helpers/bundle.js";
+import { closeEnough } from "../helpers/random-graph.js";
+import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+
+const probe = await probeWebGPU();
+afterAll(() => {
+  setBackend("js");
+  probe.backend?.destroy();
+});
+
+describeWebGPU(probe, "bundles on WebGPU", (gpu) => {
+  it("load the shipped WGSL and match the JS trace, jagged results included", async () => {
+    registerBackend(gpu);
+    const f = jit((m: Tensor, x: JaggedTensor) => [new R2(m).inverse().t, x.sub(x.mean()).toPadded().padded]);
+    const mats = (B: number) => fromTypedArray(Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 3 : ((i * 7) % 5) / 10)), [B, 3, 3], { batchDim: 1 });
+    const jag = (lengths: number[]) => {
+      const off = [0];
+      for (const l of lengths) off.push(off[off.length - 1]! + l);
+      const T = off[off.length - 1]!;
+      return new JaggedTensor(fromTypedArray(Float32Array.from({ length: T * 3 }, (_, i) => (i * 5) % 9), [T, 3], { batchDim: 1 }), fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }));
+    };
+    f(mats(2), jag([1, 2]));
+    const mod = await importBundle(f.bundle());
+    try {
+      setBackend("webgpu");
+      const compiles = counters.compiles;
+      const pipelines = gpu.stats.pipelines;
+      const g = await loadBundle(mod);
+      expect(counters.compiles).toBe(compiles);
+      expect(gpu.stats.pipelines).toBeGreaterThan(pipelines);
+      for (const [B, lengths] of [[3, [2, 0, 4]], [17, [1]]] as const) {
+        setBackend("js");
+        const want = f(mats(B), jag([...lengths])) as Tensor[];
+        setBackend("webgpu");
+        const got = (await g.callAsync(mats(B), jag([...lengths]))) as Tensor[];
+        for (const [i, t] of got.entries()) {
+          expect(t.toString()).toBe(want[i]!.toString());
+          expect(closeEnough(await t.data(), want[i]!.dataSync(), 1e-5)).toBeUndefined();
+        }
+      }
+      expect(counters.compiles).toBe(compiles);
+    } finally {
+      setBackend("js");
+    }
+  });
+});
