@@ -22,6 +22,7 @@ import { kernelToJS } from "../codegen/js.js";
 import { kernelToWGSL } from "../codegen/wgsl.js";
 import type { Backend, ShippedKernel } from "../runtime/backend.js";
 import { Program, type BoundValue } from "../runtime/program.js";
+import { flatten, unflatten } from "./args.js";
 import { getBackend } from "./backend.js";
 import { fromTypedArray } from "./creation.js";
 import { JaggedTensor } from "./ragged/jagged.js";
@@ -134,28 +135,6 @@ export interface BundleFunction {
   readonly backend: Backend;
 }
 
-function flatten(items: readonly unknown[]): { tensors: Tensor[]; kinds: string } {
-  const tensors: Tensor[] = [];
-  let kinds = "";
-  for (const a of items) {
-    if (a instanceof JaggedTensor) {
-      tensors.push(a.values, a.offsets);
-      kinds += "j";
-    } else if (a instanceof Tensor) {
-      tensors.push(a);
-      kinds += "t";
-    } else throw new BundleError("bundle: arguments must be Tensors or JaggedTensors");
-  }
-  return { tensors, kinds };
-}
-
-function rebuild(tensors: readonly Tensor[], kinds: string): (Tensor | JaggedTensor)[] {
-  const out: (Tensor | JaggedTensor)[] = [];
-  let k = 0;
-  for (const c of kinds) out.push(c === "j" ? new JaggedTensor(tensors[k++]!, tensors[k++]!) : tensors[k++]!);
-  return out;
-}
-
 function check(ok: boolean, why: string): asserts ok {
   if (!ok) throw new BundleError(`loadBundle: ${why}`);
 }
@@ -203,7 +182,7 @@ export async function loadBundle(mod: BundleModule, opts: { readonly backend?: B
   });
 
   const bind = (args: readonly (Tensor | JaggedTensor)[]): BoundValue[] => {
-    const { tensors, kinds } = flatten(args);
+    const { tensors, kinds } = flatten(args, "bundle");
     if (kinds !== mod.args) throw new BundleError(`bundle @${graph.name}: takes arguments "${mod.args}" (t tensor, j jagged), got "${kinds}"`);
     return [...tensors, ...captured].map((t, i) => {
       const want = graph.inputs[i]!.type;
@@ -218,15 +197,15 @@ export async function loadBundle(mod: BundleModule, opts: { readonly backend?: B
   };
   const finish = (out: readonly BoundValue[]) => {
     const flat = out.map((o) => Tensor._fromBuffer(o.type, o.buffer, backend));
-    const results = mod.results.includes("j") ? rebuild(flat, mod.results) : flat;
+    const results = mod.results.includes("j") ? unflatten(flat, mod.results) : flat;
     return mod.multi ? results : results[0]!;
   };
   const f = ((...args: (Tensor | JaggedTensor)[]) => {
-    for (const t of flatten(args).tensors) realizeSync(t);
+    for (const t of flatten(args, "bundle").tensors) realizeSync(t);
     return finish(program.run(bind(args)));
   }) as BundleFunction;
   f.callAsync = async (...args) => {
-    for (const t of flatten(args).tensors) await realize(t);
+    for (const t of flatten(args, "bundle").tensors) await realize(t);
     const bound = bind(args);
     const hostValues = new Map<number, ArrayLike<number>>();
     for (const i of program.hostInputs) hostValues.set(i, await backend.read(bound[i]!.buffer));

@@ -18,6 +18,7 @@ import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
+import { flatten, unflatten, type JitArg } from "./args.js";
 
 export interface JitStats {
   /** Times the function was traced. */
@@ -38,32 +39,8 @@ export interface DumpOptions {
   readonly kernels?: boolean;
 }
 
-/** What a jit function takes and returns: tensors and jagged tensors (values + offsets). */
-export type JitArg = Tensor | JaggedTensor;
+export type { JitArg };
 type JitOutput = JitArg | readonly JitArg[];
-
-/** Flattens jagged tensors into their two tensors; `kinds` says how to rebuild ("t" or "j" per item). */
-function flatten(items: readonly JitArg[]): { tensors: Tensor[]; kinds: string } {
-  let kinds = "";
-  const tensors: Tensor[] = [];
-  for (const a of items) {
-    if (a instanceof JaggedTensor) {
-      tensors.push(a.values, a.offsets);
-      kinds += "j";
-    } else if (a instanceof Tensor) {
-      tensors.push(a);
-      kinds += "t";
-    } else throw new TraceError("jit: arguments and results must be Tensors or JaggedTensors");
-  }
-  return { tensors, kinds };
-}
-
-function unflatten(tensors: readonly Tensor[], kinds: string): JitArg[] {
-  const out: JitArg[] = [];
-  let k = 0;
-  for (const c of kinds) out.push(c === "j" ? new JaggedTensor(tensors[k++]!, tensors[k++]!) : tensors[k++]!);
-  return out;
-}
 
 export interface JitFunction<A extends JitArg[], R extends JitOutput> {
   (...args: A): R;
