@@ -13,10 +13,9 @@
 import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
 import { BundleError, ShapeError } from "../ir/errors.js";
 import { topoOrder, type Node } from "../ir/graph.js";
-import type { Kernel } from "../ir/kernel.js";
 import { parseGraph } from "../ir/parse.js";
 import { printGraph } from "../ir/print.js";
-import type { Schedule, Step } from "../ir/schedule.js";
+import { mapStep, type Schedule, type Step, type StepOf } from "../ir/schedule.js";
 import { fmtShape } from "../ir/types.js";
 import { kernelToJS } from "../codegen/js.js";
 import { kernelToWGSL } from "../codegen/wgsl.js";
@@ -32,10 +31,8 @@ import { Tensor } from "./tensor.js";
 export const BUNDLE_FORMAT = "batchwise-bundle";
 export const BUNDLE_VERSION = 1;
 
-type BundleStep =
-  | { readonly kind: "kernel"; readonly kernel: Kernel; readonly inputs: readonly number[]; readonly outputs: readonly number[]; readonly space: number }
-  | { readonly kind: "view"; readonly node: number; readonly source: number }
-  | { readonly kind: "copy"; readonly node: number; readonly sources: readonly number[] };
+/** A schedule step with nodes named by their index in the graph's topological order. */
+type BundleStep = StepOf<number>;
 
 /** What a bundle module exports (`import * as mod from "./f.bundle.js"`). */
 export interface BundleModule {
@@ -86,13 +83,7 @@ export function bundleSource(t: Traced): string {
   const text = printGraph(s.graph);
   const index = new Map<Node, number>(s.order.map((n, i) => [n, i]));
   const at = (n: Node): number => index.get(n)!;
-  const steps: BundleStep[] = s.steps.map((st) =>
-    st.kind === "kernel"
-      ? { kind: "kernel", kernel: st.kernel, inputs: st.inputs.map(at), outputs: st.outputs.map(at), space: at(st.space) }
-      : st.kind === "view"
-        ? { kind: "view", node: at(st.node), source: at(st.source) }
-        : { kind: "copy", node: at(st.node), sources: st.sources.map(at) },
-  );
+  const steps: BundleStep[] = s.steps.map((st) => mapStep(st, at));
   const kernels = s.steps.map((st) => {
     if (st.kind !== "kernel") return "null";
     let wgsl: string | undefined;
@@ -160,13 +151,7 @@ export async function loadBundle(mod: BundleModule, opts: { readonly backend?: B
     check(typeof i === "number" && Number.isInteger(i) && i >= 0 && i < order.length, `a step names node ${String(i)}, the graph has ${order.length}`);
     return order[i]!;
   };
-  const steps: Step[] = mod.steps.map((st) =>
-    st.kind === "kernel"
-      ? { kind: "kernel", kernel: st.kernel, inputs: st.inputs.map(node), outputs: st.outputs.map(node), space: node(st.space) }
-      : st.kind === "view"
-        ? { kind: "view", node: node(st.node), source: node(st.source) }
-        : { kind: "copy", node: node(st.node), sources: st.sources.map(node) },
-  );
+  const steps: Step[] = mod.steps.map((st) => mapStep(st, node));
   const nArgs = [...mod.args].reduce((n, c) => n + (c === "j" ? 2 : 1), 0);
   check(nArgs + mod.captured.length === graph.inputs.length, `${nArgs} arguments and ${mod.captured.length} captured tensors for a graph of ${graph.inputs.length} inputs`);
   const backend = opts.backend ?? getBackend();
