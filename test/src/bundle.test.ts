@@ -2,7 +2,10 @@
  * Bundles: a jit trace exported as an ES module, imported from a file and run with
  * no trace and no compile, equal to the jit function itself; bad bundles give typed errors.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { makeGraph, Node } from "../../ir/graph.js";
+import { bundleSource } from "../../src/bundle.js";
 import {
   BundleError,
   counters,
@@ -13,10 +16,13 @@ import {
   loadBundle,
   R2,
   ShapeError,
+  tensor,
   type BundleModule,
   type Tensor,
 } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
+import { compileJs, FC_SEED, runJs } from "../helpers/run.js";
 
 
 const mats = (B: number) => fromTypedArray(Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 2 + (i % 7) / 10 : ((i * 37) % 11) / 10 - 0.5)), [B, 3, 3], { batchDim: 1 });
@@ -86,5 +92,44 @@ describe("bundles", () => {
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow(ShapeError);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow("bundle @jit: argument 0 (2; 2,2) float32 does not match the traced (b0; 3,3) float32");
     expect(() => g(jag([1]))).toThrow('bundle @jit: takes arguments "t" (t tensor, j jagged), got "j"');
+  });
+});
+
+describe("bundle constants", () => {
+  it("keep NaN, ±Infinity and -0 in captured tensors (JSON would not)", async () => {
+    const k = tensor([NaN, -0, Infinity, -Infinity, 1.5, 0]);
+    const f = jit((x: Tensor) => [x.add(k), k.mul(-1)]);
+    const x = tensor([1, 2, 3, 4, 5, 6]);
+    const want = f(x) as Tensor[];
+    const g = await loadBundle(await importBundle(f.bundle()));
+    const got = g(x) as Tensor[];
+    const bits = (t: Tensor) => Array.from(t.dataSync(), (v) => (Object.is(v, -0) ? "-0" : String(v)));
+    expect(bits(got[1]!)).toEqual(["NaN", "0", "-Infinity", "Infinity", "-1.5", "-0"]);
+    got.forEach((t, i) => expect(bits(t)).toEqual(bits(want[i]!)));
+  });
+});
+
+describe("bundles of random graphs", () => {
+  it("give the bits of the program they were written from (constants with -0, NaN and Inf included)", async () => {
+    const seeds = fc.sample(seedArb, { numRuns: 25, seed: FC_SEED });
+    for (const [k, seed] of seeds.entries()) {
+      const family = (["float32", "float64", "int32"] as const)[k % 3]!;
+      const c = randomCase(seed, family, {});
+      // Special constants that JSON would lose, folded into the graph's outputs.
+      const specials = [NaN, Infinity, -0].map((value) => Node.make("const", [], { dtype: family === "int32" ? "float32" : family, value }));
+      const outs = [...c.graph.outputs, ...(family === "int32" ? [] : specials.map((s) => Node.make("add", [c.graph.outputs[0]!, s])))];
+      const g = makeGraph(c.graph.name, c.graph.inputs, outs, c.graph.inputNames);
+      const inputs = randomInputs(c);
+      const program = compileJs(g);
+      const want = runJs(program, inputs);
+      const mod = await importBundle(bundleSource({ backend: "js", schedule: program.schedule, captured: [], args: "t".repeat(g.inputs.length), results: "t".repeat(outs.length), multi: true }));
+      const f = await loadBundle(mod);
+      const got = f(...inputs.map((v) => fromTypedArray(v.data.slice(), [...v.type.batch, ...v.type.base], { batchDim: v.type.batch.length, dtype: v.type.dtype }))) as Tensor[];
+      got.forEach((t, i) => {
+        const a = Array.from(t.dataSync()).map((x) => (Object.is(x, -0) ? "-0" : String(x)));
+        const b = Array.from(want[i]!.data).map((x) => (Object.is(x, -0) ? "-0" : String(x)));
+        expect(a, `seed ${seed} (${family}) output ${i}`).toEqual(b);
+      });
+    }
   });
 });
