@@ -48,6 +48,16 @@ export function kernelToWGSL(kernel: Kernel): string {
   const use = (h: Helper): void => {
     used.add(h);
   };
+  /**
+   * Whether `cv` replaces the running `best` of an argmin/argmax: strictly better keeps the
+   * first occurrence on ties; a NaN wins once and then sticks (min/max propagate NaN).
+   */
+  const argBetter = (op: KReduceOp, cv: string, cd: DType, best: string): string => {
+    const cond = `${cv} ${op === "argmax" ? ">" : "<"} ${best}`;
+    if (cd !== "float32") return cond;
+    use("isnan");
+    return `(${cond} || (bw_isnan(${cv}) && !bw_isnan(${best})))`;
+  };
   const layout = wgslParamLayout(kernel);
   const param = (slot: number): string => `P.v[${slot >> 2}].${"xyzw"[slot & 3]}`;
 
@@ -289,13 +299,7 @@ export function kernelToWGSL(kernel: Kernel): string {
       if (isArg(out.reduce)) {
         const cd = cmpDType(j);
         const cv = castTo(v, vd, cd, use);
-        const better = out.reduce === "argmax" ? ">" : "<";
-        let cond = `${cv} ${better} best${j}`;
-        if (cd === "float32") {
-          use("isnan");
-          cond = `(${cond} || (bw_isnan(${cv}) && !bw_isnan(best${j})))`;
-        }
-        B.open(`if (${cond}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${reduced[0]!.name});`).close();
+        B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${reduced[0]!.name});`).close();
       } else {
         const ad = accDType(out.reduce!, out.dtype);
         B.line(`acc${j} = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step(`acc${j}`, castTo(v, vd, ad, use), ad, use)};`);
@@ -387,12 +391,7 @@ export function kernelToWGSL(kernel: Kernel): string {
       B.open("for (var t = lo; t < hi; t = t + 1u) {");
       emitBody();
       if (isArg) {
-        let cond = `v${out.value} > best`;
-        if (vd === "float32") {
-          use("isnan");
-          cond = `(${cond} || (bw_isnan(v${out.value}) && !bw_isnan(best)))`;
-        }
-        B.open(`if (${cond}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
+        B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
       } else {
         B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
       }
@@ -458,15 +457,8 @@ export function kernelToWGSL(kernel: Kernel): string {
       if (out.reduce === "argmin" || out.reduce === "argmax") {
         const cd = vd === "bool" ? "uint32" : vd;
         const cv = castTo(v, vd, cd, use);
-        const better = out.reduce === "argmax" ? ">" : "<";
-        // Strictly better keeps the first occurrence on ties; a NaN wins once, as in NumPy.
-        let cond = `${cv} ${better} best${j}`;
-        if (cd === "float32") {
-          use("isnan");
-          cond = `(${cond} || (bw_isnan(${cv}) && !bw_isnan(best${j})))`;
-        }
         const pos = loops[0]!;
-        B.open(`if (${cond}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${pos});`).close();
+        B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${pos});`).close();
       } else {
         const ad = accDType(out.reduce!, out.dtype);
         B.line(`acc${j} = ${REDUCE[out.reduce!].step(`acc${j}`, castTo(v, vd, ad, use), ad, use)};`);
