@@ -10,6 +10,7 @@ import type { KBinaryOp, KReduceOp, KUnaryOp } from "../../ir/kernel.js";
 import type { Value } from "../../ir/interpret.js";
 import type { ConcreteType } from "../../ir/shapes.js";
 import { OPS } from "../../ir/ops.js";
+import { rng } from "../../bench/cases.js";
 
 export type Family = "float64" | "float32" | "int32";
 
@@ -27,17 +28,8 @@ export interface RandomCase {
   readonly seed: number;
 }
 
-/** A tiny deterministic PRNG (mulberry32) so a failing case can be replayed from its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A tiny deterministic PRNG (mulberry32, shared with the benchmarks) so a failing case can be replayed from its seed. */
+export { rng };
 
 function pick<T>(r: () => number, xs: readonly T[]): T {
   return xs[Math.floor(r() * xs.length)]!;
