@@ -28,7 +28,12 @@ const RANK: { readonly [D in DType]: number } = { bool: 0, uint32: 1, int32: 2, 
 export type TypedArray = Float32Array | Float64Array | Int32Array | Uint32Array | Uint8Array;
 
 export const ARRAY_CTOR: {
-  readonly [D in DType]: { new (n: number): TypedArray; new (a: ArrayLike<number>): TypedArray };
+  readonly [D in DType]: {
+    new (n: number): TypedArray;
+    new (a: ArrayLike<number>): TypedArray;
+    new (buffer: ArrayBufferLike, byteOffset: number, length: number): TypedArray;
+    readonly BYTES_PER_ELEMENT: number;
+  };
 } = {
   float32: Float32Array,
   float64: Float64Array,

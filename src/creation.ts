@@ -37,12 +37,19 @@ function fromData(dtype: DType, batch: readonly number[], base: readonly number[
   return Tensor._fromBuffer({ dtype, batch: [...batch], base: [...base] }, buf, backend);
 }
 
-function splitShape(op: string, shape: readonly number[], batchDim: number): [number[], number[]] {
+function checkBatchDim(op: string, shape: readonly number[], batchDim: number): void {
   if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > shape.length) {
     throw new ShapeError(`${op}: batchDim ${batchDim} does not fit shape (${shape.join(",")})`);
   }
+}
+
+function splitShape(op: string, shape: readonly number[], batchDim: number): [number[], number[]] {
+  checkBatchDim(op, shape, batchDim);
   return [shape.slice(0, batchDim), shape.slice(batchDim)];
 }
+
+/** The batch shape of tensors without batch dims; shared, never written. */
+const NO_DIMS: readonly number[] = Object.freeze([]);
 
 /**
  * A tensor from nested arrays: `tensor([[1, 2, 3], [4, 5, 6]], { batchDim: 1 })`
@@ -95,13 +102,16 @@ export function fromTypedArray(data: TypedArray, shape: readonly number[], opts:
   if (prod(shape) !== data.length) {
     throw new ShapeError(`fromTypedArray: ${data.length} values do not fill shape (${shape.join(",")})`);
   }
-  const [batch, base] = splitShape("fromTypedArray", shape, opts.batchDim ?? 0);
+  const batchDim = opts.batchDim ?? 0;
+  checkBatchDim("fromTypedArray", shape, batchDim);
   const same = data instanceof ARRAY_CTOR[dtype];
   const backend = getBackend();
   if (opts.copy === false && same && backend instanceof JsBackend) {
-    return Tensor._fromBuffer({ dtype, batch, base }, backend.wrap(dtype, data), backend);
+    // Lean on purpose: wrapping a list of a thousand arrays should make little garbage.
+    const batch = batchDim === 0 ? NO_DIMS : shape.slice(0, batchDim);
+    return Tensor._fromBuffer({ dtype, batch, base: shape.slice(batchDim) }, backend.wrap(dtype, data), backend);
   }
-  return fromData(dtype, batch, base, same ? data : new ARRAY_CTOR[dtype](data));
+  return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), same ? data : new ARRAY_CTOR[dtype](data));
 }
 
 /** A tensor of `value` with the given batch and base shapes: `full([B], [3, 3], 0.5)` is `(B; 3,3)`. */

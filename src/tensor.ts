@@ -99,7 +99,8 @@ export class Tensor {
   /** @internal A tensor owning (a reference to) a device buffer. */
   static _fromBuffer(type: TensorType, buffer: DeviceBuffer, backend: Backend): Tensor {
     const t = new Tensor(type, { kind: "buffer", buffer, backend });
-    t._adopt(buffer, backend);
+    // Host buffers are the garbage collector's: nothing to count (this runs per list element in the ragged helpers).
+    if (backend.name !== "js") t._track(buffer, backend);
     return t;
   }
 
@@ -107,7 +108,10 @@ export class Tensor {
   _adopt(buffer: DeviceBuffer, backend: Backend): void {
     this._src = { kind: "buffer", buffer, backend };
     // Host memory is the garbage collector's; device memory is counted and freed by us.
-    if (backend.name === "js") return;
+    if (backend.name !== "js") this._track(buffer, backend);
+  }
+
+  private _track(buffer: DeviceBuffer, backend: Backend): void {
     retainBuffer(buffer);
     collected.register(this, { buffer, backend }, this);
   }

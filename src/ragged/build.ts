@@ -9,7 +9,7 @@ import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { ARRAY_CTOR } from "../../ir/dtype.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
-import { allOnHost, concatRows, hostTensor, hostValues, resplit } from "./device.js";
+import { allOnHost, concatRows, hostInts, hostTensor, hostValues, resplit } from "./device.js";
 import { JaggedTensor } from "./jagged.js";
 
 /**
@@ -23,7 +23,7 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
   if (first.rank === 0) throw new ShapeError(`jagged: item 0 ${first.toString()} has no dim to be ragged`);
   const base = first.shape.slice(1);
   const per = base.reduce((a, b) => a * b, 1);
-  const offsets = new Int32Array(list.length + 1);
+  const offsets = hostInts(list.length + 1);
   list.forEach((t, i) => {
     if (t.dtype !== first.dtype) throw new DTypeError(`jagged: item ${i} ${t.toString()} is ${t.dtype} but item 0 ${first.toString()} is ${first.dtype}`);
     const s = t.shape;
@@ -54,7 +54,7 @@ export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor):
   const lens = Array.from(Array.isArray(lengths) ? lengths : hostValues("fromPadded", lengths as Tensor, "lengths"));
   if (lens.length !== B) throw new ShapeError(`fromPadded: ${lens.length} lengths for padded ${padded.toString()}`);
   const per = padded.baseShape.reduce((a, b) => a * b, 1);
-  const offsets = new Int32Array(B + 1);
+  const offsets = hostInts(B + 1);
   lens.forEach((l, b) => {
     if (!Number.isInteger(l) || l < 0 || l > maxN) throw new ShapeError(`fromPadded: length ${l} of row ${b} does not fit padded ${padded.toString()}`);
     offsets[b + 1] = offsets[b]! + l;

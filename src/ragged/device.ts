@@ -20,6 +20,69 @@ import { fromTypedArray } from "../creation.js";
 import { buildGraph } from "../graph.js";
 import { Tensor } from "../tensor.js";
 
+// ------------------------------------------------------------------ small int arrays
+
+/** Bytes per slab, and the largest array (in elements) carved from one. */
+const SLAB_BYTES = 64 * 1024;
+const SLAB_MAX_INTS = 4096;
+let slab: ArrayBuffer | undefined;
+let slabUsed = 0;
+
+/**
+ * A zeroed Int32Array for shapes, offsets and lengths. Small ones are views into
+ * a shared 64 KiB slab (as Node's Buffer pool does): every fresh ArrayBuffer
+ * makes V8 check its external-memory budget, and a check that fires while a
+ * large padded or packed output is still live starts a scavenge that promotes
+ * it. A few-KiB offsets array made after a 24 MB output cost the B4 benchmark
+ * about half its time that way. The views are never reused, so each starts at
+ * zero; one keeps its slab alive, which bounds the waste at 64 KiB per array.
+ */
+export function hostInts(n: number): Int32Array {
+  if (n > SLAB_MAX_INTS) return new Int32Array(n);
+  if (slab === undefined || slabUsed + 4 * n > SLAB_BYTES) {
+    slab = new ArrayBuffer(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const out = new Int32Array(slab, slabUsed, n);
+  slabUsed += 4 * n;
+  return out;
+}
+
+let poisonByte: number | undefined;
+
+/**
+ * @internal For tests: every `uninitialized` array, whatever its size, starts
+ * with each byte set to `byte` (undefined turns this off), so a value a helper
+ * forgets to write shows up instead of hiding behind a zero.
+ */
+export function _poisonUninitialized(byte: number | undefined): void {
+  poisonByte = byte;
+}
+
+/** Below this size an output comes from a plain (zeroed) typed array. */
+const UNINITIALIZED_MIN_BYTES = 64 * 1024;
+
+/**
+ * A host array of `n` values whose contents are unspecified: the caller must
+ * write every element before anyone reads it. Where Node's `Buffer` exists,
+ * large arrays skip the zero fill a typed array constructor does (the layout
+ * helpers write each value once, padding included, so zeroing first would
+ * write every byte of a padded batch twice).
+ */
+export function uninitialized(dtype: DType, n: number): TypedArray {
+  const Ctor = ARRAY_CTOR[dtype];
+  if (poisonByte !== undefined) {
+    const dirty = new Ctor(n);
+    new Uint8Array(dirty.buffer, dirty.byteOffset, dirty.byteLength).fill(poisonByte);
+    return dirty;
+  }
+  const bytes = n * Ctor.BYTES_PER_ELEMENT;
+  const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Uint8Array } }).Buffer;
+  if (bytes < UNINITIALIZED_MIN_BYTES || NodeBuffer === undefined) return new Ctor(n);
+  // allocUnsafeSlow never hands out a shared pool slice, so the view starts at byte 0 of its own buffer.
+  return new Ctor(NodeBuffer.allocUnsafeSlow(bytes).buffer, 0, n);
+}
+
 /** A realized tensor whose values the host can read now (JS backend). */
 function hostReadable(t: Tensor): boolean {
   return t._src.kind === "buffer" && t._src.backend.readSync !== undefined;

@@ -28,7 +28,7 @@ import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
 import type { Tensor } from "../tensor.js";
-import { allOnHost, concatRows, finish, hostTensor, hostValues, onHost, resplit } from "./device.js";
+import { allOnHost, concatRows, finish, hostInts, hostTensor, hostValues, onHost, resplit, uninitialized } from "./device.js";
 import { emptyRows, padOnDevice, slotsOnDevice, tileOnDevice } from "./kaolin-device.js";
 
 /** A padding value; it is cast to the output dtype (`true`/`false` for bool, as Kaolin's `False`). */
@@ -180,10 +180,9 @@ function copySlot(
   if (toPadded && fill !== undefined && pos < slotEnd) padded.fill(fill, pos, slotEnd);
 }
 
-/** The fill to write, or undefined when a fresh (zeroed) typed array already holds it. */
-function fillValue(paddingValue: PaddingValue, dtype: DType): number | undefined {
-  const v = castScalar(typeof paddingValue === "boolean" ? (paddingValue ? 1 : 0) : paddingValue, dtype);
-  return Object.is(v, 0) ? undefined : v;
+/** The padding value cast to the output dtype (outputs are uninitialized, so padding is always written). */
+function fillValue(paddingValue: PaddingValue, dtype: DType): number {
+  return castScalar(typeof paddingValue === "boolean" ? (paddingValue ? 1 : 0) : paddingValue, dtype);
 }
 
 // ------------------------------------------------------------------ list checks
@@ -217,7 +216,7 @@ function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo
 
 /** The first `width` dims of each shape, row after row. */
 function shapeArray(shapes: readonly (readonly number[])[], width: number): Int32Array {
-  const out = new Int32Array(shapes.length * width);
+  const out = hostInts(shapes.length * width);
   for (let i = 0; i < shapes.length; i++) {
     const s = shapes[i]!;
     for (let j = 0; j < width; j++) out[i * width + j] = s[j]!;
@@ -258,7 +257,7 @@ export function getShapePerTensor(list: readonly Tensor[]): Tensor {
  */
 export function getFirstIdx(numelPerTensor: IntsLike): Tensor {
   const numel = readInts("getFirstIdx", numelPerTensor, "numelPerTensor");
-  const out = new Int32Array(numel.length + 1);
+  const out = hostInts(numel.length + 1);
   let acc = 0;
   numel.forEach((n, i) => {
     if (n < 0) throw new ShapeError(`getFirstIdx: numelPerTensor has a negative count ${n} at index ${i}`);
@@ -287,7 +286,9 @@ export function getFirstIdx(numelPerTensor: IntsLike): Tensor {
 export function fillMaxShape(shapePerTensor: Tensor, partialMaxShape?: IntsLike): Tensor {
   const { shapes, count, width } = readShapes("fillMaxShape", shapePerTensor);
   const max = completeMaxShape("fillMaxShape", shapes, count, width, partialMaxShape);
-  return hostTensor(Int32Array.from(max), [width], 0, "int32");
+  const out = hostInts(width);
+  out.set(max);
+  return hostTensor(out, [width], 0, "int32");
 }
 
 function completeMaxShape(op: string, shapes: Int32Array, count: number, width: number, partial: IntsLike | undefined): number[] {
@@ -334,7 +335,7 @@ export function listToPadded(list: readonly Tensor[], paddingValue: PaddingValue
     return [padOnDevice(op, rows, spt, max, lastDim, dtype, paddingValue), sptTensor];
   }
   const slotSize = prod(max) * lastDim;
-  const out = new ARRAY_CTOR[dtype](list.length * slotSize);
+  const out = uninitialized(dtype, list.length * slotSize);
   const fill = fillValue(paddingValue, dtype);
   for (let i = 0; i < list.length; i++) copySlot(true, out, i * slotSize, hostData(list[i]!), 0, spt, i * width, max, lastDim, slotSize, fill);
   return [output(out, [list.length, ...max, lastDim], 1, dtype), sptTensor];
@@ -417,7 +418,7 @@ export function listToPacked(list: readonly Tensor[]): [Tensor, Tensor] {
   // Small arrays first: while a large output is live, every new ArrayBuffer can set off
   // an external-memory garbage collection.
   const spt = shapeTensor(shapes, width);
-  const out = new ARRAY_CTOR[dtype](size);
+  const out = uninitialized(dtype, size);
   let off = 0;
   for (const d of datas) {
     out.set(d, off);
@@ -494,7 +495,7 @@ export function packedToPadded(packed: Tensor, shapePerTensor: Tensor, firstIdx:
     return padOnDevice(op, rows, shapes, max, c, packed.dtype, paddingValue);
   }
   const slotSize = prod(max) * c;
-  const out = new ARRAY_CTOR[packed.dtype](count * slotSize);
+  const out = uninitialized(packed.dtype, count * slotSize);
   const src = hostData(packed);
   const fill = fillValue(paddingValue, packed.dtype);
   for (let i = 0; i < count; i++) copySlot(true, out, i * slotSize, src, first[i]! * c, shapes, i * width, max, c, slotSize, fill);
@@ -519,7 +520,7 @@ export function paddedToPacked(padded: Tensor, shapePerTensor: Tensor): Tensor {
     const items = slotsOnDevice(op, padded, shapes, count, max, c).map((y, i) => (width <= 1 ? y : y.batchReshape([rowNumel(shapes, i, width)])));
     return finish(op, [{ t: concatRows(items, () => emptyRows(padded.dtype, c)), batch: [], base: [rows, c] }])[0]!;
   }
-  const out = new ARRAY_CTOR[padded.dtype](rows * c);
+  const out = uninitialized(padded.dtype, rows * c);
   const src = hostData(padded);
   const slotSize = prod(max) * c;
   let off = 0;
@@ -557,7 +558,7 @@ export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
   checkRows(op, rows);
   if (!onHost(values)) return tileOnDevice(op, values, numel, rows);
   const src = hostData(values);
-  const out = new ARRAY_CTOR[values.dtype](rows);
+  const out = uninitialized(values.dtype, rows);
   let off = 0;
   numel.forEach((n, i) => {
     out.fill(src[i]!, off, off + n);

@@ -17,7 +17,7 @@ import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
-import { allOnHost, concatRows, hostTensor, hostValues } from "./device.js";
+import { allOnHost, concatRows, hostInts, hostTensor, hostValues } from "./device.js";
 
 /**
  * Inside `jit`, with lazy inputs, or with inputs the host cannot read now
@@ -244,7 +244,7 @@ function padOnDevice(list: readonly Tensor[], dtype: DType, p: number, lengths: 
     const outer = prod(batch.slice(0, p));
     const rows = items.map((t, i) => (t.batchDim === 1 ? t : t.batchReshape([outer * lengths[i]!])));
     const values = concatRows(rows, () => hostTensor(new ARRAY_CTOR[dtype](0), [0, ...base], 1, dtype));
-    const offsets = new Int32Array(list.length * outer + 1);
+    const offsets = hostInts(list.length * outer + 1);
     let row = 0;
     for (const len of lengths) {
       for (let o = 0; o < outer; o++, row++) offsets[row + 1] = offsets[row]! + len;

@@ -4,7 +4,7 @@
  * position outside each tensor, and the exact error texts.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { castScalar, type DType, type TypedArray } from "../../ir/dtype.js";
 import { DTypeError, fromTypedArray, jit, ShapeError, tensor, Tensor, TraceError, zeros } from "../../src/index.js";
 import {
@@ -19,6 +19,7 @@ import {
   paddedToPacked,
   tileToPacked,
 } from "../../src/ragged/index.js";
+import { _poisonUninitialized } from "../../src/ragged/device.js";
 
 const DTYPES: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
 const CTOR = { float32: Float32Array, float64: Float64Array, int32: Int32Array, uint32: Uint32Array, bool: Uint8Array } as const;
@@ -125,6 +126,10 @@ function expectList(list: readonly Tensor[], c: Case): void {
 const colMax = (shapes: readonly number[][]) => shapes[0]!.map((_, j) => Math.max(...shapes.map((s) => s[j]!)));
 
 describe("round trips (fast-check)", () => {
+  // Outputs are uninitialized memory: poisoned here, so every value a helper leaves unwritten fails a check.
+  beforeAll(() => _poisonUninitialized(0xa5));
+  afterAll(() => _poisonUninitialized(undefined));
+
   it("list -> padded -> list, padding everywhere outside each tensor", () => {
     fc.assert(
       fc.property(caseArb, (c) => {
@@ -250,6 +255,24 @@ describe("Kaolin's examples and details", () => {
     expect(Array.from(q.dataSync())).toEqual([1, 9, 2, 3]);
     const [r] = listToPadded([tensor([[true]]), tensor([[false], [true]])], true);
     expect(r.toArraySync()).toEqual([[[true], [true]], [[false], [true]]]);
+  });
+
+  it("outputs of 64 KiB and more (Node's uninitialized memory): every value written, padding included", () => {
+    // Clouds of 5000 and 3 points: padded is (2; 5000, 3) float32, 120 KB, and packed 60 KB.
+    const a = Float32Array.from({ length: 15000 }, (_, i) => i + 1);
+    const b = Float32Array.from([-1, -2, -3, -4, -5, -6, -7, -8, -9]);
+    for (let round = 0; round < 3; round++) {
+      const list = [fromTypedArray(b, [3, 3]), fromTypedArray(a, [5000, 3])];
+      const [padded] = listToPadded(list, 0.5);
+      const got = padded.dataSync();
+      expect(Array.from(got.subarray(0, 9))).toEqual(Array.from(b));
+      expect(got.subarray(9, 15000).every((v) => v === 0.5)).toBe(true);
+      expect(same(got.subarray(15000), a)).toBe(true);
+      const [packed] = listToPacked(list);
+      expect(same(packed.dataSync(), Float32Array.from([...b, ...a]))).toBe(true);
+      // Garbage for the next round's allocations to find, should they skip a value.
+      padded.dataSync({ copy: false }).fill(Number.NaN);
+    }
   });
 
   it("rank-1 tensors: shapePerTensor has no columns and nothing is padded", () => {
