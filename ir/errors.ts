@@ -29,3 +29,6 @@ export class BackendError extends BatchwiseError {}
 
 /** A bundle that is not one, is from another format version, or does not match its own graph. */
 export class BundleError extends BatchwiseError {}
+
+/** A key a TensorDict does not have, or key sets that do not match (Python's KeyError). */
+export class KeyError extends BatchwiseError {}

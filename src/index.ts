@@ -7,7 +7,7 @@ export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, diag, sc
 export { jit, trace, spec, jaggedSpec, type ArgSpec, type JitOptions, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
 export { loadBundle, BUNDLE_FORMAT, BUNDLE_VERSION, type BundleModule, type BundleFunction } from "./bundle.js";
-export { BatchwiseError, ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError, BundleError } from "../ir/errors.js";
+export { BatchwiseError, ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError, BundleError, KeyError } from "../ir/errors.js";
 export { promote, type DType, type TypedArray } from "../ir/dtype.js";
 export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
 export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
@@ -18,3 +18,20 @@ export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
 export { jagged, fromPadded } from "./ragged/build.js";
 export * from "./typed/index.js";
 export * from "./ragged/index.js";
+// These take TensorDicts as well as tensors; explicit exports shadow ragged/index.js's plain versions.
+export {
+  stack,
+  cat,
+  padSequence,
+  unpadSequence,
+  maybeDenseStack,
+  lazyStack,
+  TensorDict,
+  LazyStackedTensorDict,
+  type NestedKey,
+  type TensorDictSource,
+  type TensorDictValue,
+  type LazyGetOptions,
+  type PadDictsOptions,
+  type UnpadOptions,
+} from "./tensordict/index.js";

@@ -1,0 +1,73 @@
+/**
+ * TensorDict and the container functions. `stack`, `cat`, `padSequence` and
+ * `unpadSequence` take plain tensors or TensorDicts (lazy stacks too, where
+ * tensordict allows them), as torch's functions do.
+ */
+import { ShapeError } from "../../ir/errors.js";
+import { Tensor } from "../tensor.js";
+import { cat as catTensors, padSequence as padTensors, stack as stackTensors, unpadSequence as unpadTensors, type PadSequenceOptions } from "../ragged/sequence.js";
+import { LazyStackedTensorDict } from "./lazy.js";
+import { catDicts, padDicts, stackDicts, unpadDicts, type PadDictsOptions } from "./ops.js";
+import { TensorDict } from "./tensordict.js";
+
+export { TensorDict, type NestedKey, type TensorDictSource, type TensorDictValue } from "./tensordict.js";
+export { LazyStackedTensorDict, lazyStack, type LazyGetOptions } from "./lazy.js";
+export { maybeDenseStack, type PadDictsOptions } from "./ops.js";
+
+const isDictList = (list: readonly unknown[]): boolean => list.length > 0 && (list[0] instanceof TensorDict || list[0] instanceof LazyStackedTensorDict);
+
+/**
+ * Stacks on a new batch dim `dim` (default 0): tensors (`(5; 3)` ×2 give
+ * `(2,5; 3)`) or TensorDicts, entry by entry (tensordict's dense `torch.stack`).
+ */
+export function stack(list: readonly Tensor[], dim?: number): Tensor;
+export function stack(list: readonly TensorDict[], dim?: number): TensorDict;
+export function stack(list: readonly LazyStackedTensorDict[], dim?: number): LazyStackedTensorDict;
+export function stack(list: readonly (Tensor | TensorDict | LazyStackedTensorDict)[], dim = 0): Tensor | TensorDict | LazyStackedTensorDict {
+  return isDictList(list) ? stackDicts(list as readonly (TensorDict | LazyStackedTensorDict)[], dim) : stackTensors(list as readonly Tensor[], dim);
+}
+
+/** Concatenates along the existing batch dim `dim` (default 0): tensors or TensorDicts. */
+export function cat(list: readonly Tensor[], dim?: number): Tensor;
+export function cat(list: readonly TensorDict[], dim?: number): TensorDict;
+export function cat(list: readonly LazyStackedTensorDict[], dim?: number): LazyStackedTensorDict;
+export function cat(list: readonly (Tensor | TensorDict | LazyStackedTensorDict)[], dim = 0): Tensor | TensorDict | LazyStackedTensorDict {
+  return isDictList(list) ? catDicts(list as readonly (TensorDict | LazyStackedTensorDict)[], dim) : catTensors(list as readonly Tensor[], dim);
+}
+
+/**
+ * Pads batch dim `padDim` of every tensor (or of every entry of every
+ * TensorDict) to the longest and stacks on a new dim 0 (tensordict's
+ * `pad_sequence`). For TensorDicts the masks, when asked for, are an entry of the result.
+ */
+export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions & { readonly returnMask?: false }): Tensor;
+export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions & { readonly returnMask: true }): { padded: Tensor; mask: Tensor };
+export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions): Tensor | { padded: Tensor; mask: Tensor };
+export function padSequence(list: readonly TensorDict[], opts?: PadDictsOptions): TensorDict;
+export function padSequence(list: readonly (Tensor | TensorDict)[], opts: PadSequenceOptions | PadDictsOptions = {}): Tensor | { padded: Tensor; mask: Tensor } | TensorDict {
+  // An empty list gets tensordict's text (which also says the list cannot be empty).
+  if (list.length === 0 || isDictList(list)) return padDicts(list as readonly TensorDict[], opts as PadDictsOptions);
+  return padTensors(list as readonly Tensor[], opts as PadSequenceOptions);
+}
+
+/** Options of `unpadSequence`; `maskKey` (TensorDicts only) names the masks entry (default "masks"). */
+export interface UnpadOptions {
+  readonly padDim?: number;
+  readonly maskKey?: string | readonly string[];
+}
+
+/**
+ * Splits a padded batch back into its members: tensors (the mask is required),
+ * or for a TensorDict a lazy stack of TensorDicts (the mask defaults to its
+ * `"masks"` entry, so `unpadSequence(padded, { padDim: 1 })` works).
+ */
+export function unpadSequence(padded: Tensor, mask: Tensor, opts?: UnpadOptions): Tensor[];
+export function unpadSequence(padded: TensorDict, opts?: UnpadOptions): LazyStackedTensorDict;
+export function unpadSequence(padded: TensorDict, mask: Tensor | undefined, opts?: UnpadOptions): LazyStackedTensorDict;
+export function unpadSequence(padded: Tensor | TensorDict, maskOrOpts?: Tensor | UnpadOptions, opts: UnpadOptions = {}): Tensor[] | LazyStackedTensorDict {
+  const mask = maskOrOpts instanceof Tensor ? maskOrOpts : undefined;
+  const o = maskOrOpts === undefined || maskOrOpts instanceof Tensor ? opts : maskOrOpts;
+  if (padded instanceof TensorDict) return unpadDicts(padded, mask, o);
+  if (mask === undefined) throw new ShapeError(`unpadSequence: padded ${padded.toString()} needs its mask`);
+  return unpadTensors(padded, mask, o);
+}

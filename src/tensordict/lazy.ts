@@ -1,0 +1,255 @@
+/**
+ * Lazy stacks of TensorDicts (tensordict's `LazyStackedTensorDict`,
+ * `lazy_stack`, `maybe_dense_stack`, `densify`; SEMANTICS.md §(d)).
+ *
+ * A lazy stack copies nothing: it holds its members and the dim they are
+ * stacked on. Members must have the same number of batch dims; where their
+ * sizes differ, the stack's `batchSize` says `-1` (a ragged dim). Its keys are
+ * the keys every member has. `get` stacks one entry on demand, densely when the
+ * members' entries have equal shapes, or as a list, a padded tensor or a jagged
+ * tensor when asked.
+ */
+import { ShapeError, UnsupportedOpError } from "../../ir/errors.js";
+import { jagged } from "../ragged/build.js";
+import { JaggedTensor } from "../ragged/jagged.js";
+import { padSequence, stack as stackTensors } from "../ragged/sequence.js";
+import { Tensor } from "../tensor.js";
+import { describe, entryBatch, fmtBatchSize, fmtKey, keyPath, normDim, TensorDict, type NestedKey, type TensorDictValue } from "./tensordict.js";
+
+/** How `get` returns an entry whose member shapes differ (tensordict's `as_list`, `as_padded_tensor`, `as_nested_tensor`). */
+export interface LazyGetOptions {
+  /** The members' entries as an array. */
+  readonly asList?: boolean;
+  /** `padSequence` of the members' entries along their dim 0, stacked on a new dim 0. */
+  readonly asPaddedTensor?: boolean;
+  /** A `JaggedTensor` whose rows are the members' entries (tensordict's nested tensors; the ragged dim is each entry's dim 0). */
+  readonly asJagged?: boolean;
+  /** For `asPaddedTensor` (default 0). */
+  readonly paddingValue?: number;
+  /** For `asPaddedTensor` (default "right"). */
+  readonly paddingSide?: "right" | "left";
+}
+
+function sameDims(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+/** `[3]` and `[4]` stacked at 0 give `[2, -1]`. */
+function stackedSize(sizes: readonly (readonly number[])[], dim: number): number[] {
+  const first = sizes[0]!;
+  const merged = first.map((d, j) => (sizes.every((s) => s[j] === d) ? d : -1));
+  return [...merged.slice(0, dim), sizes.length, ...merged.slice(dim)];
+}
+
+export class LazyStackedTensorDict {
+  /** The members, in stack order (no copies). */
+  readonly tensordicts: readonly TensorDict[];
+  /** The batch dim the members are stacked on. */
+  readonly stackDim: number;
+  /** The members' batch sizes with the member count inserted at `stackDim`; `-1` where they differ. */
+  readonly batchSize: readonly number[];
+
+  /** Prefer `lazyStack(tds, dim)`, which checks its input. */
+  constructor(tensordicts: readonly TensorDict[], stackDim: number) {
+    this.tensordicts = Object.freeze([...tensordicts]);
+    this.stackDim = stackDim;
+    this.batchSize = Object.freeze(stackedSize(tensordicts.map((t) => t.batchSize), stackDim));
+  }
+
+  get batchDim(): number {
+    return this.batchSize.length;
+  }
+
+  /** Keys every member has (tensordict's intersection); `includeNested` as for `TensorDict.keys`. */
+  keys(opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = {}): NestedKey[] {
+    const all = this.tensordicts.map((t) => new Set(t.keys(opts).map((k) => JSON.stringify(keyPath(k)))));
+    return this.tensordicts[0]!.keys(opts).filter((k) => all.every((s) => s.has(JSON.stringify(keyPath(k)))));
+  }
+
+  /** Keys some member lacks. */
+  exclusiveKeys(): NestedKey[] {
+    const shared = new Set(this.keys({ includeNested: true }).map((k) => JSON.stringify(keyPath(k))));
+    const seen = new Map<string, NestedKey>();
+    for (const t of this.tensordicts) for (const k of t.keys({ includeNested: true })) {
+      const id = JSON.stringify(keyPath(k));
+      if (!shared.has(id) && !seen.has(id)) seen.set(id, k);
+    }
+    return [...seen.values()];
+  }
+
+  /**
+   * One entry across the members:
+   * - nested dicts give a lazy stack of them;
+   * - tensors of equal shapes give their dense stack at `stackDim`;
+   * - otherwise one of `asList`, `asPaddedTensor`, `asJagged` must say what to
+   *   return (with a flag, the members are padded or nested even if their shapes match);
+   * - a key some member lacks gives `undefined`.
+   *
+   * ```ts
+   * const ls = lazyStack([td3, td4]);        // batchSize [2, -1]
+   * ls.get("x", { asPaddedTensor: true });  // (2, 4; …), padded with 0
+   * ```
+   */
+  get(key: NestedKey, opts: LazyGetOptions & { readonly asList: true }): Tensor[] | undefined;
+  get(key: NestedKey, opts: LazyGetOptions & { readonly asPaddedTensor: true }): Tensor | undefined;
+  get(key: NestedKey, opts: LazyGetOptions & { readonly asJagged: true }): JaggedTensor | undefined;
+  get(key: NestedKey, opts?: LazyGetOptions): TensorDictValue | LazyStackedTensorDict | Tensor[] | undefined;
+  get(key: NestedKey, opts: LazyGetOptions = {}): TensorDictValue | LazyStackedTensorDict | Tensor[] | undefined {
+    const flags = [opts.asList, opts.asPaddedTensor, opts.asJagged].filter((f) => f === true).length;
+    if (flags > 1) throw new UnsupportedOpError("LazyStackedTensorDict.get: asList, asPaddedTensor and asJagged are exclusive.");
+    const values = this.tensordicts.map((t) => t.get(key));
+    if (values.some((v) => v === undefined)) return undefined;
+    const present = values as TensorDictValue[];
+    if (present.every((v) => v instanceof TensorDict)) return lazyStack(present as TensorDict[], this.stackDim);
+    const tensors = present.filter((v): v is Tensor => v instanceof Tensor);
+    if (tensors.length !== present.length) {
+      throw new ShapeError(`LazyStackedTensorDict.get: the members' entries ${fmtKey(key)} are not all tensors: ${present.map(describe).join(", ")}`);
+    }
+    if (opts.asList === true) return tensors;
+    if (opts.asPaddedTensor === true) {
+      return padSequence(tensors, { paddingValue: opts.paddingValue ?? 0, paddingSide: opts.paddingSide ?? "right", returnMask: false });
+    }
+    if (opts.asJagged === true) return jagged(tensors);
+    const first = tensors[0]!;
+    if (tensors.some((t) => !sameDims(t.batchShape, first.batchShape) || !sameDims(t.baseShape, first.baseShape))) {
+      throw new ShapeError(
+        `LazyStackedTensorDict.get: Failed to stack tensors within a tensordict. You can use nested tensors, padded tensors or return lists via specialized keyword arguments (asJagged, asPaddedTensor, asList). Entry ${fmtKey(key)} has shapes ${tensors.map((t) => t.toString()).join(", ")}`,
+      );
+    }
+    return stackTensors(tensors, this.stackDim);
+  }
+
+  /** Member `i` (the member itself, not a copy). */
+  member(i: number): TensorDict {
+    const n = this.tensordicts.length;
+    const j = i < 0 ? i + n : i;
+    if (!Number.isInteger(j) || j < 0 || j >= n) throw new ShapeError(`LazyStackedTensorDict.member: index ${i} is out of range for ${n} members`);
+    return this.tensordicts[j]!;
+  }
+
+  /** Index `i` of batch dim `dim`: along `stackDim`, that member; along another dim, a lazy stack of the members indexed there. */
+  batchIndex(dim: number, i: number): TensorDict | LazyStackedTensorDict {
+    const op = "LazyStackedTensorDict.batchIndex";
+    const d = normDim(op, dim, this.batchDim);
+    if (d === this.stackDim) return this.member(i);
+    const inner = d < this.stackDim ? d : d - 1;
+    const members = this.tensordicts.map((t) => t.batchIndex(inner, i));
+    return new LazyStackedTensorDict(members, d < this.stackDim ? this.stackDim - 1 : this.stackDim);
+  }
+
+  /** The members along the stack dim. */
+  unbind(): TensorDict[] {
+    return [...this.tensordicts];
+  }
+
+  /**
+   * A TensorDict with the same entries (tensordict's `densify`). Entries of
+   * equal shapes are stacked densely. Entries whose sizes differ become
+   * `JaggedTensor`s (tensordict's nested tensors): only for `stackDim` 0, and
+   * each member's entry must differ only in its dim 0. A key some member lacks
+   * is filled with a zero-length row there. The result's batch size is the
+   * stack's dims up to the first ragged one.
+   */
+  densify(): TensorDict {
+    return this.densifyLevel(this.tensordicts, []);
+  }
+
+  /** One level of `densify`: `nodes` are the members' dicts at `path` (undefined where a member lacks it). */
+  private densifyLevel(nodes: readonly (TensorDict | undefined)[], path: readonly string[]): TensorDict {
+    const op = "LazyStackedTensorDict.densify";
+    const present = nodes.filter((n): n is TensorDict => n !== undefined);
+    // Nested dicts may have further batch dims: each level has its own stacked size, up to its first ragged dim.
+    const size = stackedSize(present.map((n) => n.batchSize), this.stackDim);
+    if (present.length < nodes.length) size[this.stackDim] = nodes.length;
+    const ragged = size.indexOf(-1);
+    const out = new TensorDict({}, ragged < 0 ? size : size.slice(0, ragged));
+    const keys: string[] = [];
+    for (const n of present) for (const k of n.keys()) if (!keys.includes(k as string)) keys.push(k as string);
+    for (const k of keys) {
+      const at = [...path, k];
+      const values = nodes.map((n) => n?.get(k));
+      const got = values.filter((v): v is TensorDictValue => v !== undefined);
+      if (got.every((v) => v instanceof TensorDict)) {
+        out.set(k, this.densifyLevel(values.map((v) => v as TensorDict | undefined), at));
+        continue;
+      }
+      if (got.some((v) => !(v instanceof Tensor))) {
+        throw new UnsupportedOpError(`${op}: entry ${fmtKey(at)} is ${got.map(describe).join(", ")} across members; densify takes tensor entries (or dicts of them)`);
+      }
+      const tensors = got as Tensor[];
+      const first = tensors[0]!;
+      const full = values.every((v) => v !== undefined);
+      if (full && tensors.every((t) => sameDims(t.batchShape, first.batchShape) && sameDims(t.baseShape, first.baseShape))) {
+        // Equal entries mean equal member batch sizes, so the stack has no ragged dim here.
+        out.set(k, stackTensors(tensors, this.stackDim));
+        continue;
+      }
+      if (this.stackDim !== 0) throw new UnsupportedOpError(`${op}: entry ${fmtKey(at)} differs across members, and only a stack along dim 0 densifies into jagged entries (stackDim is ${this.stackDim})`);
+      if (first.batchDim === 0) {
+        throw new ShapeError(`${op}: Cannot densify a tensordict with values with empty shape and exclusive keys: entry ${fmtKey(at)} ${first.toString()}`);
+      }
+      // A member without the key holds a zero-length row of the others' shape.
+      const rows = values.map((v) => (v instanceof Tensor ? v : emptyLike(first)));
+      const rest = (t: Tensor) => t.shape.slice(1);
+      if (rows.some((t) => !sameDims(rest(t), rest(first)) || t.dtype !== first.dtype)) {
+        throw new ShapeError(`${op}: entry ${fmtKey(at)} differs beyond its dim 0 across members (${rows.map((t) => t.toString()).join(", ")}); a jagged entry has one ragged dim`);
+      }
+      out.set(k, jagged(rows));
+    }
+    return out;
+  }
+
+  /** `LazyStackedTensorDict(batchSize=[2, -1], stackDim=0) [TensorDict(...), ...]`. */
+  toString(): string {
+    return `LazyStackedTensorDict(batchSize=${fmtBatchSize(this.batchSize)}, stackDim=${this.stackDim}) [${this.tensordicts.map((t) => t.toString()).join(", ")}]`;
+  }
+}
+
+function emptyLike(t: Tensor): Tensor {
+  return t.batchSlice(0, 0, 0);
+}
+
+/**
+ * Stacks TensorDicts lazily on batch dim `dim` (tensordict's `lazy_stack`): no
+ * copy, and member batch sizes may differ where they have the same number of
+ * dims (those dims read `-1`). `strictShape` forbids that.
+ *
+ * ```ts
+ * lazyStack([new TensorDict({ x }, [3]), new TensorDict({ x: y }, [4])]).batchSize; // [2, -1]
+ * ```
+ */
+export function lazyStack(tds: readonly TensorDict[], dim = 0, opts: { readonly strictShape?: boolean } = {}): LazyStackedTensorDict {
+  const op = "lazyStack";
+  if (tds.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
+  tds.forEach((t, i) => {
+    if (!(t instanceof TensorDict)) throw new ShapeError(`${op}: item ${i} is not a TensorDict`);
+  });
+  const rank = tds[0]!.batchDim;
+  const d = dim < 0 ? dim + rank + 1 : dim;
+  if (!Number.isInteger(d) || d < 0 || d > rank) throw new ShapeError(`${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(tds[0]!.batchSize)}`);
+  tds.forEach((t, i) => {
+    if (t.batchDim !== rank) {
+      throw new ShapeError(`${op}: Lazy stacking of tensordicts requires them to have congruent batch dimensions, got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`);
+    }
+    if (opts.strictShape === true && !sameDims(t.batchSize, tds[0]!.batchSize)) {
+      throw new ShapeError(`${op}: batch sizes in tensordicts differs, LazyStackedTensorDict cannot be created. Got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`);
+    }
+  });
+  return new LazyStackedTensorDict(tds, d);
+}
+
+/** Whether the TensorDicts can be stacked densely: same batch size, same keys, equal entry shapes and dtypes. */
+export function denselyStackable(tds: readonly TensorDict[]): boolean {
+  const first = tds[0]!;
+  const firstLeaves = first.leaves();
+  return tds.every((t) => {
+    if (!sameDims(t.batchSize, first.batchSize)) return false;
+    const leaves = t.leaves();
+    if (leaves.length !== firstLeaves.length) return false;
+    return firstLeaves.every(([p, v]) => {
+      const w = t.get(p);
+      if (w === undefined || w instanceof TensorDict || w instanceof JaggedTensor || v instanceof JaggedTensor) return false;
+      return sameDims(entryBatch(w), entryBatch(v)) && sameDims(w.baseShape, v.baseShape);
+    });
+  });
+}

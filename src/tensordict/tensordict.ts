@@ -1,0 +1,351 @@
+/**
+ * `TensorDict`: named tensors sharing leading batch dims (PyTorch tensordict,
+ * SEMANTICS.md §(d)).
+ *
+ * A TensorDict has a `batchSize`, and every entry's batch shape starts with it.
+ * An entry may have more batch dims of its own, and any base shape. Batch-dim
+ * operations (`batchIndex`, `batchSlice`, `batchReshape`, `unbind`, …) act on
+ * those shared dims of every entry at once. Entries are tensors, nested
+ * TensorDicts (same leading batch dims) or, as `densify()` makes them, jagged
+ * tensors.
+ *
+ * The dict itself is mutable (`set`, `delete`), as tensordict's is; the tensors
+ * in it are immutable, as every batchwise tensor is. `get` of a missing key
+ * returns `undefined` (tensordict's `get` returns None since v0.7); `getTensor`
+ * and `getDict` throw a `KeyError` instead and narrow the type.
+ */
+import { KeyError, ShapeError } from "../../ir/errors.js";
+import { JaggedTensor } from "../ragged/jagged.js";
+import { Tensor } from "../tensor.js";
+
+/** A key, or the path of keys to a nested entry: `"obs"` or `["agent", "obs"]`. */
+export type NestedKey = string | readonly string[];
+
+/** What a TensorDict holds. */
+export type TensorDictValue = Tensor | JaggedTensor | TensorDict;
+
+/** A nested plain object of entries: inner objects become nested TensorDicts with the same batch size. */
+export interface TensorDictSource {
+  readonly [key: string]: TensorDictValue | TensorDictSource;
+}
+
+/** `[2, 3]` as tensordict prints a batch size. */
+export function fmtBatchSize(size: readonly number[]): string {
+  return `[${size.join(", ")}]`;
+}
+
+/** The path of a key. */
+export function keyPath(key: NestedKey): readonly string[] {
+  if (typeof key === "string") return [key];
+  if (key.length === 0) throw new KeyError("TensorDict: an empty key path names no entry");
+  return key;
+}
+
+/** `"a"`, or a nested path as `("a", "b")`. */
+export function fmtKey(key: NestedKey): string {
+  if (typeof key === "string" || key.length === 1) return JSON.stringify(typeof key === "string" ? key : key[0]);
+  return `(${key.map((k) => JSON.stringify(k)).join(", ")})`;
+}
+
+/** The batch dims of an entry as TensorDict checks see them (a jagged tensor's ragged dim is NaN: it equals no size). */
+export function entryBatch(v: TensorDictValue): readonly number[] {
+  if (v instanceof TensorDict) return v.batchSize;
+  if (v instanceof JaggedTensor) return [v.rows, Number.NaN];
+  return v.batchShape;
+}
+
+/** An entry's shape in `(batch; base)` notation, for error messages. */
+export function describe(v: TensorDictValue): string {
+  if (v instanceof TensorDict) return `TensorDict(batchSize=${fmtBatchSize(v.batchSize)})`;
+  return v.toString();
+}
+
+function checkBatchSize(op: string, size: readonly number[]): void {
+  for (const d of size) {
+    if (!Number.isInteger(d) || d < 0) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(size)} must hold sizes >= 0`);
+  }
+}
+
+function isSource(v: unknown): v is TensorDictSource {
+  return typeof v === "object" && v !== null && !(v instanceof Tensor) && !(v instanceof JaggedTensor) && !(v instanceof TensorDict) && !Array.isArray(v);
+}
+
+/** Normalizes a batch dim of a TensorDict of rank `rank` (negative counts from the end). */
+export function normDim(op: string, dim: number, rank: number): number {
+  const d = dim < 0 ? dim + rank : dim;
+  if (!Number.isInteger(d) || d < 0 || d >= rank) throw new ShapeError(`${op}: dim ${dim} is out of range for batchSize of ${rank} dims`);
+  return d;
+}
+
+/**
+ * A TensorDict shaped like `template`: each dict (the root and nested ones) gets
+ * the batch size `size(dict, path)`, each tensor or jagged entry `leaf(entry,
+ * path)`; entries whose path `keep` rejects are left out.
+ */
+export function rebuild(
+  template: TensorDict,
+  size: (td: TensorDict, path: readonly string[]) => readonly number[],
+  leaf: (x: Tensor | JaggedTensor, path: readonly string[]) => TensorDictValue,
+  keep: (path: readonly string[]) => boolean = () => true,
+  path: readonly string[] = [],
+): TensorDict {
+  const out = new TensorDict({}, size(template, path));
+  for (const [k, v] of template.entries()) {
+    const p = [...path, k];
+    if (!keep(p)) continue;
+    out.set(k, v instanceof TensorDict ? rebuild(v, size, leaf, keep, p) : leaf(v, p));
+  }
+  return out;
+}
+
+export class TensorDict {
+  /** The leading batch dims every entry shares. */
+  readonly batchSize: readonly number[];
+  private readonly entries_ = new Map<string, TensorDictValue>();
+
+  /**
+   * ```ts
+   * const td = new TensorDict({ obs: zeros([4, 10], [3]), reward: zeros([4], []) }, [4]);
+   * td.toString(); // TensorDict(batchSize=[4]) { obs: (4,10; 3) float32, reward: (4;) float32 }
+   * ```
+   * `batchSize` defaults to `[]`. Throws tensordict's
+   * `batch dimension mismatch` (a `ShapeError`) for an entry whose batch shape
+   * does not start with `batchSize`.
+   */
+  constructor(source: TensorDictSource = {}, batchSize: readonly number[] = []) {
+    checkBatchSize("TensorDict", batchSize);
+    this.batchSize = Object.freeze([...batchSize]);
+    for (const [k, v] of Object.entries(source)) this.set(k, v);
+  }
+
+  /** Number of shared batch dims. */
+  get batchDim(): number {
+    return this.batchSize.length;
+  }
+
+  /** Top-level keys in insertion order; with `includeNested`, the paths of nested entries too (`leavesOnly` drops the dicts). */
+  keys(opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = {}): NestedKey[] {
+    const out: NestedKey[] = [];
+    for (const [k, v] of this.entries_) {
+      const isDict = v instanceof TensorDict;
+      if (!(opts.leavesOnly && isDict)) out.push(k);
+      if (isDict && opts.includeNested) for (const sub of v.keys(opts)) out.push([k, ...keyPath(sub)]);
+    }
+    return out;
+  }
+
+  /** The top-level entries, in insertion order. */
+  entries(): [string, TensorDictValue][] {
+    return [...this.entries_];
+  }
+
+  /** Every tensor and jagged entry with its path, depth first. */
+  leaves(): [readonly string[], Tensor | JaggedTensor][] {
+    const out: [readonly string[], Tensor | JaggedTensor][] = [];
+    for (const [k, v] of this.entries_) {
+      if (v instanceof TensorDict) for (const [p, leaf] of v.leaves()) out.push([[k, ...p], leaf]);
+      else out.push([[k], v]);
+    }
+    return out;
+  }
+
+  has(key: NestedKey): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  /** The entry at `key`, or `undefined`. */
+  get(key: NestedKey): TensorDictValue | undefined {
+    let node: TensorDictValue | undefined = this;
+    for (const k of keyPath(key)) {
+      if (!(node instanceof TensorDict)) return undefined;
+      node = node.entries_.get(k);
+    }
+    return node;
+  }
+
+  /** The tensor at `key`; a `KeyError` when there is none (or the entry is a dict or jagged). */
+  getTensor(key: NestedKey): Tensor {
+    const v = this.get(key);
+    if (v instanceof Tensor) return v;
+    throw new KeyError(v === undefined ? `TensorDict.getTensor: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})` : `TensorDict.getTensor: ${fmtKey(key)} is ${describe(v)}, not a tensor`);
+  }
+
+  /** The nested TensorDict at `key`; a `KeyError` when there is none. */
+  getDict(key: NestedKey): TensorDict {
+    const v = this.get(key);
+    if (v instanceof TensorDict) return v;
+    throw new KeyError(v === undefined ? `TensorDict.getDict: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})` : `TensorDict.getDict: ${fmtKey(key)} is ${describe(v)}, not a TensorDict`);
+  }
+
+  /**
+   * Sets (or replaces) an entry; a nested path creates the dicts on the way,
+   * with this batch size. A plain object becomes a nested TensorDict. Returns `this`.
+   */
+  set(key: NestedKey, value: TensorDictValue | TensorDictSource): this {
+    const path = keyPath(key);
+    let node: TensorDict = this;
+    for (const k of path.slice(0, -1)) {
+      const next = node.entries_.get(k);
+      if (next === undefined) {
+        const made = new TensorDict({}, node.batchSize);
+        node.entries_.set(k, made);
+        node = made;
+      } else if (next instanceof TensorDict) node = next;
+      else throw new KeyError(`TensorDict.set: ${fmtKey(path)} goes through ${JSON.stringify(k)}, which is ${describe(next)}, not a TensorDict`);
+    }
+    const v = isSource(value) ? new TensorDict(value, node.batchSize) : value;
+    node.checkEntry("TensorDict.set", path, v);
+    node.entries_.set(path[path.length - 1]!, v);
+    return this;
+  }
+
+  /** Removes an entry; returns whether it was there. */
+  delete(key: NestedKey): boolean {
+    const path = keyPath(key);
+    const parent = path.length === 1 ? this : this.get(path.slice(0, -1));
+    return parent instanceof TensorDict && parent.entries_.delete(path[path.length - 1]!);
+  }
+
+  private checkEntry(op: string, path: readonly string[], v: TensorDictValue): void {
+    if (!(v instanceof Tensor || v instanceof JaggedTensor || v instanceof TensorDict)) {
+      throw new ShapeError(`${op}: ${fmtKey(path)} must be a Tensor, a JaggedTensor, a TensorDict or a plain object of them, got ${Object.prototype.toString.call(v)}`);
+    }
+    const batch = entryBatch(v);
+    const size = this.batchSize;
+    if (batch.length < size.length || size.some((d, i) => batch[i] !== d)) {
+      throw new ShapeError(`${op}: batch dimension mismatch, got batchSize=${fmtBatchSize(size)} and ${fmtKey(path)} ${describe(v)}`);
+    }
+  }
+
+  /** A new TensorDict with the same entries (tensors are immutable, so they are shared). */
+  clone(): TensorDict {
+    return this.mapEntries(this.batchSize, (v) => (v instanceof TensorDict ? v.clone() : v));
+  }
+
+  /** The entries as a nested plain object. */
+  toObject(): { [key: string]: Tensor | JaggedTensor | ReturnType<TensorDict["toObject"]> } {
+    const out: { [key: string]: Tensor | JaggedTensor | ReturnType<TensorDict["toObject"]> } = {};
+    for (const [k, v] of this.entries_) out[k] = v instanceof TensorDict ? v.toObject() : v;
+    return out;
+  }
+
+  /**
+   * `fn` on every tensor entry (nested ones too), keeping the structure. The
+   * results must keep the batch size, or fit `opts.batchSize` when given.
+   *
+   * ```ts
+   * td.apply((x) => x.mul(2));
+   * ```
+   */
+  apply(fn: (x: Tensor, key: readonly string[]) => Tensor, opts: { readonly batchSize?: readonly number[] } = {}): TensorDict {
+    const size = opts.batchSize ?? this.batchSize;
+    checkBatchSize("TensorDict.apply", size);
+    // A nested dict keeps its batch dims past this one's.
+    return rebuild(
+      this,
+      (td) => [...size, ...td.batchSize.slice(this.batchDim)],
+      (v, path) => {
+        if (v instanceof JaggedTensor) throw new ShapeError(`TensorDict.apply: ${fmtKey(path)} is jagged ${v.toString()}; apply maps tensors only`);
+        return fn(v, path);
+      },
+    );
+  }
+
+  /** Maps every entry with `fn` into a new TensorDict of batch size `size`; `fn` sees nested dicts whole. */
+  private mapEntries(size: readonly number[], fn: (v: TensorDictValue, key: string) => TensorDictValue): TensorDict {
+    const out = new TensorDict({}, size);
+    for (const [k, v] of this.entries_) {
+      const r = fn(v, k);
+      out.checkEntry("TensorDict", [k], r);
+      out.entries_.set(k, r);
+    }
+    return out;
+  }
+
+  /**
+   * Applies a batch-dim op to every entry. `tensorOp` gets each tensor and the
+   * number of its batch dims past the shared ones (so reshapes can keep them).
+   */
+  private batchOp(op: string, size: readonly number[], tensorOp: (t: Tensor, extra: readonly number[]) => Tensor, dictOp: (td: TensorDict) => TensorDict): TensorDict {
+    return this.mapEntries(size, (v, k) => {
+      if (v instanceof TensorDict) return dictOp(v);
+      if (v instanceof JaggedTensor) throw new ShapeError(`${op}: entry ${JSON.stringify(k)} is jagged ${v.toString()}; batch-dim ops on jagged entries are not supported (index its rows with toList())`);
+      return tensorOp(v, v.batchShape.slice(this.batchDim));
+    });
+  }
+
+  /** Selects index `i` of shared batch dim `dim` in every entry: that dim goes away. */
+  batchIndex(dim: number, i: number): TensorDict {
+    const op = "TensorDict.batchIndex";
+    const d = normDim(op, dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    const j = i < 0 ? i + n : i;
+    if (!Number.isInteger(j) || j < 0 || j >= n) throw new ShapeError(`${op}: index ${i} is out of range for dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`);
+    const size = this.batchSize.filter((_, k) => k !== d);
+    return this.batchOp(op, size, (t) => t.batchIndex(d, j), (td) => td.batchIndex(d, j));
+  }
+
+  /** `start:stop:step` of shared batch dim `dim` in every entry (Python slice rules, positive step). */
+  batchSlice(dim: number, start = 0, stop?: number, step = 1): TensorDict {
+    const op = "TensorDict.batchSlice";
+    const d = normDim(op, dim, this.batchDim);
+    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`${op}: step must be a positive integer, got ${step}`);
+    const n = this.batchSize[d]!;
+    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+    const a = clamp(start);
+    const b = clamp(stop ?? n);
+    const len = b > a ? Math.ceil((b - a) / step) : 0;
+    const size = this.batchSize.map((s, k) => (k === d ? len : s));
+    return this.batchOp(op, size, (t) => t.batchSlice(d, a, Math.max(a, b), step), (td) => td.batchSlice(d, a, Math.max(a, b), step));
+  }
+
+  /** Reshapes the shared batch dims (one `-1` allowed); each entry keeps its own further batch dims. */
+  batchReshape(shape: readonly number[]): TensorDict {
+    const op = "TensorDict.batchReshape";
+    const total = this.batchSize.reduce((a, b) => a * b, 1);
+    const known = shape.filter((s) => s !== -1).reduce((a, b) => a * b, 1);
+    const holes = shape.filter((s) => s === -1).length;
+    const bad = shape.some((s) => !Number.isInteger(s) || s < -1) || holes > 1 || (holes === 1 ? known === 0 || total % known !== 0 : known !== total);
+    if (bad) throw new ShapeError(`${op}: cannot reshape batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
+    const size = shape.map((s) => (s === -1 ? total / known : s));
+    return this.batchOp(op, size, (t, extra) => t.batchReshape([...size, ...extra]), (td) => td.batchReshape([...size, ...td.batchSize.slice(this.batchDim)]));
+  }
+
+  /** A new shared batch dim of size 1 at `dim` (0 ≤ dim ≤ batchDim; negative counts from the end). */
+  batchUnsqueeze(dim: number): TensorDict {
+    const d = dim < 0 ? dim + this.batchDim + 1 : dim;
+    if (!Number.isInteger(d) || d < 0 || d > this.batchDim) throw new ShapeError(`TensorDict.batchUnsqueeze: dim ${dim} is out of range for batchSize ${fmtBatchSize(this.batchSize)}`);
+    const size = [...this.batchSize.slice(0, d), 1, ...this.batchSize.slice(d)];
+    return this.batchOp("TensorDict.batchUnsqueeze", size, (t) => t.batchUnsqueeze(d), (td) => td.batchUnsqueeze(d));
+  }
+
+  /** Removes shared batch dim `dim`, which must have size 1. */
+  batchSqueeze(dim: number): TensorDict {
+    const op = "TensorDict.batchSqueeze";
+    const d = normDim(op, dim, this.batchDim);
+    if (this.batchSize[d] !== 1) throw new ShapeError(`${op}: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is not 1`);
+    return this.batchIndex(d, 0);
+  }
+
+  /** Broadcasts size-1 shared batch dims (and adds leading ones) up to `shape`, as `expand` does. */
+  batchExpand(shape: readonly number[]): TensorDict {
+    const op = "TensorDict.batchExpand";
+    const lead = shape.length - this.batchDim;
+    const ok = lead >= 0 && this.batchSize.every((s, k) => s === shape[lead + k] || s === 1);
+    if (!ok) throw new ShapeError(`${op}: cannot expand batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
+    checkBatchSize(op, shape);
+    return this.batchOp(op, shape, (t, extra) => t.batchExpand([...shape, ...extra]), (td) => td.batchExpand([...shape, ...td.batchSize.slice(this.batchDim)]));
+  }
+
+  /** The TensorDicts along shared batch dim `dim` (tensordict's `unbind`). */
+  unbind(dim = 0): TensorDict[] {
+    const d = normDim("TensorDict.unbind", dim, this.batchDim);
+    return Array.from({ length: this.batchSize[d]! }, (_, i) => this.batchIndex(d, i));
+  }
+
+  /** `TensorDict(batchSize=[4]) { obs: (4,10; 3) float32, … }`, nested dicts inline. */
+  toString(): string {
+    const parts = [...this.entries_].map(([k, v]) => `${k}: ${v instanceof TensorDict ? v.toString() : `${v.toString()} ${v.dtype}${v instanceof JaggedTensor ? " jagged" : ""}`}`);
+    return `TensorDict(batchSize=${fmtBatchSize(this.batchSize)}) { ${parts.join(", ")} }`;
+  }
+}
