@@ -21,10 +21,9 @@ import { kernelToJS } from "../codegen/js.js";
 import { kernelToWGSL } from "../codegen/wgsl.js";
 import type { Backend, ShippedKernel } from "../runtime/backend.js";
 import { Program, type BoundValue } from "../runtime/program.js";
-import { flatten, unflatten } from "./args.js";
+import { flatten, leafKinds, unflatten, type JitArg } from "./args.js";
 import { getBackend } from "./backend.js";
 import { fromTypedArray } from "./creation.js";
-import { JaggedTensor } from "./ragged/jagged.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { Tensor } from "./tensor.js";
 
@@ -118,9 +117,9 @@ export function bundleSource(t: Traced): string {
 
 /** A loaded bundle: call it like the jit function it came from. */
 export interface BundleFunction {
-  (...args: (Tensor | JaggedTensor)[]): Tensor | JaggedTensor | (Tensor | JaggedTensor)[];
+  (...args: JitArg[]): JitArg | JitArg[];
   /** Async variant, needed on WebGPU. */
-  callAsync(...args: (Tensor | JaggedTensor)[]): Promise<Tensor | JaggedTensor | (Tensor | JaggedTensor)[]>;
+  callAsync(...args: JitArg[]): Promise<JitArg | JitArg[]>;
   /** The fused graph's IR text. */
   dump(): string;
   readonly backend: Backend;
@@ -152,7 +151,7 @@ export async function loadBundle(mod: BundleModule, opts: { readonly backend?: B
     return order[i]!;
   };
   const steps: Step[] = mod.steps.map((st) => mapStep(st, node));
-  const nArgs = [...mod.args].reduce((n, c) => n + (c === "j" ? 2 : 1), 0);
+  const nArgs = [...leafKinds(mod.args)].reduce((n, c) => n + (c === "j" ? 2 : 1), 0);
   check(nArgs + mod.captured.length === graph.inputs.length, `${nArgs} arguments and ${mod.captured.length} captured tensors for a graph of ${graph.inputs.length} inputs`);
   const backend = opts.backend ?? getBackend();
   mod.kernels.forEach((k, i) => {
@@ -166,9 +165,9 @@ export async function loadBundle(mod: BundleModule, opts: { readonly backend?: B
     return fromTypedArray(data, [...c.batch, ...c.base], { batchDim: c.batch.length, dtype: c.dtype });
   });
 
-  const bind = (args: readonly (Tensor | JaggedTensor)[]): BoundValue[] => {
+  const bind = (args: readonly JitArg[]): BoundValue[] => {
     const { tensors, kinds } = flatten(args, "bundle");
-    if (kinds !== mod.args) throw new BundleError(`bundle @${graph.name}: takes arguments "${mod.args}" (t tensor, j jagged), got "${kinds}"`);
+    if (kinds !== mod.args) throw new BundleError(`bundle @${graph.name}: takes arguments "${mod.args}" (t tensor, j jagged, d TensorDict), got "${kinds}"`);
     return [...tensors, ...captured].map((t, i) => {
       const want = graph.inputs[i]!.type;
       const s = t._src;
@@ -182,10 +181,10 @@ export async function loadBundle(mod: BundleModule, opts: { readonly backend?: B
   };
   const finish = (out: readonly BoundValue[]) => {
     const flat = out.map((o) => Tensor._fromBuffer(o.type, o.buffer, backend));
-    const results = mod.results.includes("j") ? unflatten(flat, mod.results) : flat;
+    const results = /^t*$/.test(mod.results) ? flat : unflatten(flat, mod.results);
     return mod.multi ? results : results[0]!;
   };
-  const f = ((...args: (Tensor | JaggedTensor)[]) => {
+  const f = ((...args: JitArg[]) => {
     for (const t of flatten(args, "bundle").tensors) realizeSync(t);
     return finish(program.run(bind(args)));
   }) as BundleFunction;

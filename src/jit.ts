@@ -18,7 +18,8 @@ import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
-import { flatten, unflatten, type JitArg } from "./args.js";
+import { TensorDict } from "./tensordict/tensordict.js";
+import { flatten, leafKinds, unflatten, type JitArg } from "./args.js";
 
 export interface JitStats {
   /** Times the function was traced. */
@@ -136,6 +137,8 @@ interface Entry {
   readonly multi: boolean;
   /** How the flat outputs rebuild into tensors and jagged tensors. */
   readonly outKinds: string;
+  /** The results are plain tensors (no unflattening). */
+  readonly plainOut: boolean;
   /** The same for the arguments. */
   readonly kinds: string;
   /** The backend the trace was fused and compiled for. */
@@ -172,15 +175,17 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     return true;
   };
   const entryFor = (args: readonly Tensor[], kinds: string): Entry => {
+    // A trace is compiled for one backend: after setBackend, the same signature is another entry.
+    const backendName = (opts.backend ?? getBackend()).name;
     // Fast path: same signature as the previous call.
-    if (last !== undefined && lastArgs !== undefined && kinds === lastKinds && sameSignature(args, lastArgs)) {
+    if (last !== undefined && lastArgs !== undefined && kinds === lastKinds && last.backend === backendName && sameSignature(args, lastArgs)) {
       stats.cacheHits++;
       lastArgs = args;
       return last;
     }
     lastArgs = args;
     lastKinds = kinds;
-    const key = `${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
+    const key = `${backendName}:${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
     const hit = entries.get(key);
     if (hit !== undefined) {
       stats.cacheHits++;
@@ -194,8 +199,9 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     // Symbolic batch dims: b0, b1, … aligned from the right; a jagged argument's packed
     // length is t<k> and its offsets' length r<k> (so its rows are r<k>-1).
     const jaggedIndex = new Map<number, number>();
-    for (let i = 0, k = 0, jn = 0; i < kinds.length; i++) {
-      if (kinds[i] === "j") {
+    const leaves = leafKinds(kinds);
+    for (let i = 0, k = 0, jn = 0; i < leaves.length; i++) {
+      if (leaves[i] === "j") {
         jaggedIndex.set(k, jn);
         jaggedIndex.set(k + 1, jn++);
         k += 2;
@@ -210,8 +216,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const result = fn(...(unflatten(params, kinds) as A));
     const multi = Array.isArray(result);
     const results: JitArg[] = multi ? [...(result as readonly JitArg[])] : [result as JitArg];
-    if (!results.every((o) => o instanceof Tensor || o instanceof JaggedTensor)) {
-      throw new TraceError(`jit @${name}: the function must return Tensors or JaggedTensors (or an array of them)`);
+    if (!results.every((o) => o instanceof Tensor || o instanceof JaggedTensor || o instanceof TensorDict)) {
+      throw new TraceError(`jit @${name}: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them)`);
     }
     const { tensors: outs, kinds: outKinds } = flatten(results);
     // Lazy tensors created outside the trace are realized now and captured as constants.
@@ -225,7 +231,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
-    const entry: Entry = { key, pipeline, captured: built.captured, program, multi, outKinds, kinds, backend: backend.name };
+    const entry: Entry = { key, pipeline, captured: built.captured, program, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
     entries.set(key, entry);
     return entry;
   };
@@ -243,7 +249,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   };
   const runEntry = (e: Entry, program: Program, bound: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): R => {
     const flat = program.run(bound, hostValues).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
-    const outs = e.outKinds.includes("j") ? unflatten(flat, e.outKinds) : flat;
+    const outs = e.plainOut ? flat : unflatten(flat, e.outKinds);
     return (e.multi ? outs : outs[0]!) as unknown as R;
   };
 

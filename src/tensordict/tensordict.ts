@@ -60,9 +60,10 @@ export function describe(v: TensorDictValue): string {
   return v.toString();
 }
 
+/** Sizes are >= 0, or -1 for a symbolic size inside `jit` (as `Tensor.batchShape` shows them there). */
 function checkBatchSize(op: string, size: readonly number[]): void {
   for (const d of size) {
-    if (!Number.isInteger(d) || d < 0) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(size)} must hold sizes >= 0`);
+    if (!Number.isInteger(d) || d < -1) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(size)} must hold sizes >= 0 (or -1 for a symbolic size inside jit)`);
   }
 }
 
@@ -279,8 +280,9 @@ export class TensorDict {
     const op = "TensorDict.batchIndex";
     const d = normDim(op, dim, this.batchDim);
     const n = this.batchSize[d]!;
-    const j = i < 0 ? i + n : i;
-    if (!Number.isInteger(j) || j < 0 || j >= n) throw new ShapeError(`${op}: index ${i} is out of range for dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`);
+    // A symbolic size (inside jit) is checked by the tensors' own op at run time.
+    const j = i < 0 && n >= 0 ? i + n : i;
+    if (!Number.isInteger(j) || (n >= 0 && (j < 0 || j >= n))) throw new ShapeError(`${op}: index ${i} is out of range for dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`);
     const size = this.batchSize.filter((_, k) => k !== d);
     return this.batchOp(op, size, (t) => t.batchIndex(d, j), (td) => td.batchIndex(d, j));
   }
@@ -291,6 +293,11 @@ export class TensorDict {
     const d = normDim(op, dim, this.batchDim);
     if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`${op}: step must be a positive integer, got ${step}`);
     const n = this.batchSize[d]!;
+    if (n < 0) {
+      // Symbolic inside jit: the tensors slice (and check) at run time; the size stays symbolic.
+      const size = this.batchSize.map((s, k) => (k === d ? -1 : s));
+      return this.batchOp(op, size, (t) => t.batchSlice(d, start, stop, step), (td) => td.batchSlice(d, start, stop, step));
+    }
     const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
     const a = clamp(start);
     const b = clamp(stop ?? n);
@@ -302,6 +309,7 @@ export class TensorDict {
   /** Reshapes the shared batch dims (one `-1` allowed); each entry keeps its own further batch dims. */
   batchReshape(shape: readonly number[]): TensorDict {
     const op = "TensorDict.batchReshape";
+    if (this.batchSize.some((d) => d < 0)) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(this.batchSize)} has symbolic sizes (inside jit); reshape the tensors themselves`);
     const total = this.batchSize.reduce((a, b) => a * b, 1);
     const known = shape.filter((s) => s !== -1).reduce((a, b) => a * b, 1);
     const holes = shape.filter((s) => s === -1).length;
@@ -340,6 +348,7 @@ export class TensorDict {
   /** The TensorDicts along shared batch dim `dim` (tensordict's `unbind`). */
   unbind(dim = 0): TensorDict[] {
     const d = normDim("TensorDict.unbind", dim, this.batchDim);
+    if (this.batchSize[d]! < 0) throw new ShapeError(`TensorDict.unbind: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is symbolic (inside jit), so the number of parts is unknown`);
     return Array.from({ length: this.batchSize[d]! }, (_, i) => this.batchIndex(d, i));
   }
 

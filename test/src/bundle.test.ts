@@ -91,7 +91,7 @@ describe("bundles", () => {
     const g = await loadBundle(mod);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow(ShapeError);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow("bundle @jit: argument 0 (2; 2,2) float32 does not match the traced (b0; 3,3) float32");
-    expect(() => g(jag([1]))).toThrow('bundle @jit: takes arguments "t" (t tensor, j jagged), got "j"');
+    expect(() => g(jag([1]))).toThrow('bundle @jit: takes arguments "t" (t tensor, j jagged, d TensorDict), got "j"');
   });
 });
 

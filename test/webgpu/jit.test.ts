@@ -53,6 +53,26 @@ describeWebGPU(probe, "jit on WebGPU", (gpu) => {
       g.forEach((arr, i) => expect([i, closeTo(arr, a[i]!, 1e-5, 1e-6)]).toEqual([i, null]));
     }
   });
+
+  it("one function called on JS, then on WebGPU after setBackend, traces for each backend (it used to run the JS kernels on GPU buffers)", async () => {
+    registerBackend(gpu);
+    const f = jit(centred, { name: "centred_both" });
+    const call = async (backend: "js" | "webgpu") => {
+      setBackend(backend);
+      try {
+        const outs = await f.callAsync(fromTypedArray(data(5 * 4 * 3, 5), [5, 4, 3], { batchDim: 1 }), fromTypedArray(data(3, 1), [3]));
+        return (await Promise.all(outs.map((o) => o.data()))) as Float32Array[];
+      } finally {
+        setBackend("js");
+      }
+    };
+    const a = await call("js");
+    const g = await call("webgpu");
+    const again = await call("js");
+    expect(f.stats.traces).toBe(2);
+    g.forEach((arr, i) => expect([i, closeTo(arr, a[i]!, 1e-5, 1e-6)]).toEqual([i, null]));
+    again.forEach((arr, i) => expect(Array.from(arr)).toEqual(Array.from(a[i]!)));
+  });
 });
 
 describeWebGPU(probe, "rebatch views on WebGPU", (gpu) => {

@@ -5,7 +5,7 @@
  * that unpadSequence reads the masks padSequence made there (they keep a host copy).
  */
 import { afterAll, expect, it } from "vitest";
-import { getBackend, lazyStack, padSequence, setBackend, stack, cat, tensor, TensorDict, unpadSequence, type Tensor } from "../../src/index.js";
+import { arange, getBackend, jit, lazyStack, padSequence, setBackend, stack, cat, tensor, TensorDict, unpadSequence, type Tensor } from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
 
@@ -64,5 +64,25 @@ describeWebGPU(probe, "TensorDict on WebGPU against the JS backend", (gpu) => {
       const ls = lazyStack(members());
       return [new TensorDict({ p: ls.get("x", { asPaddedTensor: true, paddingValue: 5 }) as Tensor }, [2]), ls.batchIndex(0, 1) as TensorDict];
     });
+  });
+
+  it("a jit function of TensorDicts runs on WebGPU (callAsync) at two batch sizes with one trace", async () => {
+    const f = jit((td: TensorDict) => new TensorDict({ z: td.getTensor("x").mul(2).add(td.getTensor(["n", "y"])) }, td.batchSize));
+    const input = (B: number) => new TensorDict({ x: arange(B * 3).reshape([B, 3]).rebatch(1), n: { y: arange(B).reshape([B, 1]).rebatch(1) } }, [B]);
+    for (const B of [3, 70]) {
+      setBackend("js");
+      const want = Array.from(await f(input(B)).getTensor("z").data());
+      registerBackend(gpu);
+      setBackend("webgpu");
+      try {
+        const got = await f.callAsync(input(B));
+        expect(got.getTensor("z").toString()).toBe(`(${B}; 3)`);
+        expect(Array.from(await got.getTensor("z").data())).toEqual(want);
+      } finally {
+        setBackend("js");
+      }
+    }
+    // One trace per backend (the trace key holds the backend), none per batch size.
+    expect(f.stats.traces).toBe(2);
   });
 });
