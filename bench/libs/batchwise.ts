@@ -180,7 +180,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
   // Ragged clouds -> padded (B, maxN, 3) and packed (sum N, 3) with first_idx (Kaolin's helpers).
   type ListToPadded = (list: Tensor[], padValue: number) => [Tensor, Tensor];
   type ListToPacked = (list: Tensor[]) => [Tensor, Tensor];
-  type GetFirstIdx = (numelPerTensor: readonly number[]) => Tensor;
+  type GetFirstIdx = (numelPerTensor: Int32Array) => Tensor;
   const getFirstIdx = bw.getFirstIdx as GetFirstIdx | undefined;
   const listToPadded = bw.listToPadded as ListToPadded | undefined;
   const listToPacked = bw.listToPacked as ListToPacked | undefined;
@@ -196,7 +196,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
         const [packed] = listToPacked(list);
         let maxN = 0;
         for (let b = 0; b < clouds.length; b++) maxN = Math.max(maxN, sizes[b]!);
-        const firstIdx = getFirstIdx(Array.from(sizes)).dataSync({ copy: false }) as Int32Array;
+        const firstIdx = getFirstIdx(sizes).dataSync({ copy: false }) as Int32Array;
         return { padded: f32(padded), maxN, packed: f32(packed), firstIdx };
       },
     });

@@ -34,8 +34,8 @@ import { emptyRows, padOnDevice, slotsOnDevice, tileOnDevice } from "./kaolin-de
 /** A padding value; it is cast to the output dtype (`true`/`false` for bool, as Kaolin's `False`). */
 export type PaddingValue = number | boolean;
 
-/** A list of integers: an integer tensor (read by its full shape) or a plain array. */
-export type IntsLike = Tensor | readonly number[];
+/** A list of integers: an integer tensor (read by its full shape), a plain array or an Int32Array/Uint32Array. */
+export type IntsLike = Tensor | readonly number[] | Int32Array | Uint32Array;
 
 const INT32_MAX = 2 ** 31 - 1;
 
@@ -53,21 +53,26 @@ function concreteShape(op: string, t: Tensor, what: string): readonly number[] {
 }
 
 /** The tensor's storage, read without a copy (callers never write to it). */
+const NO_COPY = { copy: false } as const;
+
 function hostData(t: Tensor): TypedArray {
-  return t.dataSync({ copy: false });
+  return t.dataSync(NO_COPY);
 }
 
 function output(data: TypedArray, shape: readonly number[], batchDim: number, dtype: DType): Tensor {
   return fromTypedArray(data, shape, { batchDim, dtype, copy: false });
 }
 
-function readInts(op: string, x: IntsLike, what: string): number[] {
+/** The integers of `x`, read-only (a plain array is returned as it is, after its check). */
+function readInts(op: string, x: IntsLike, what: string): ArrayLike<number> {
+  if (x instanceof Int32Array || x instanceof Uint32Array) return x;
   if (Array.isArray(x)) {
     const list = x as readonly unknown[];
-    list.forEach((v, i) => {
+    for (let i = 0; i < list.length; i++) {
+      const v = list[i];
       if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${what} must hold integers, got ${String(v)} at index ${i}`);
-    });
-    return [...(x as readonly number[])];
+    }
+    return x as readonly number[];
   }
   const t = x as Tensor;
   if (!isInt(t.dtype)) throw new DTypeError(`${op}: ${what} ${t.toString()} must be int32 or uint32, got ${t.dtype}`);
@@ -196,7 +201,8 @@ interface ListInfo {
 /** Rank check of `get_shape_per_tensor`, then (with `full`) the last-dim and type checks of `list_to_packed`. */
 function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo {
   if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty (the rank and last dim come from list[0])`);
-  const shapes = list.map((t, i) => concreteShape(op, t, `list[${i}]`));
+  // The label is built only for the error: B4 checks a thousand tensors per call.
+  const shapes = list.map((t, i) => (t.batchDim === 0 ? t.baseShape : concreteShape(op, t, `list[${i}]`)));
   const ndim = shapes[0]!.length;
   shapes.forEach((s, i) => {
     if (s.length !== ndim) throw new ShapeError(`Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
@@ -259,12 +265,13 @@ export function getFirstIdx(numelPerTensor: IntsLike): Tensor {
   const numel = readInts("getFirstIdx", numelPerTensor, "numelPerTensor");
   const out = hostInts(numel.length + 1);
   let acc = 0;
-  numel.forEach((n, i) => {
+  for (let i = 0; i < numel.length; i++) {
+    const n = numel[i]!;
     if (n < 0) throw new ShapeError(`getFirstIdx: numelPerTensor has a negative count ${n} at index ${i}`);
     acc += n;
     checkRows("getFirstIdx", acc);
     out[i + 1] = acc;
-  });
+  }
   return hostTensor(out, [numel.length + 1], 0, "int32");
 }
 
@@ -302,7 +309,7 @@ function completeMaxShape(op: string, shapes: Int32Array, count: number, width: 
     }
   }
   if (partial === undefined) return max;
-  const want = readInts(op, partial, "max_shape");
+  const want = Array.from(readInts(op, partial, "max_shape"));
   if (want.length !== width) throw new ShapeError(`${op}: max_shape (${want.join(",")}) has ${want.length} dims, but the tensors have ${width} dims before the last`);
   return want.map((m, j) => {
     if (m === -1) return max[j]!;
@@ -410,17 +417,16 @@ export function listToPacked(list: readonly Tensor[]): [Tensor, Tensor] {
     const [packed] = finish(op, [{ t: concatRows(rows, () => emptyRows(dtype, lastDim)), batch: [], base: [total, lastDim] }]);
     return [packed!, shapeTensor(shapes, width)];
   }
-  const datas = list.map(hostData);
   let size = 0;
-  for (const d of datas) size += d.length;
+  for (let i = 0; i < list.length; i++) size += hostData(list[i]!).length;
   const rows = lastDim === 0 ? shapes.reduce((n, s) => n + prod(s.slice(0, width)), 0) : size / lastDim;
   checkRows(op, rows);
   // Small arrays first: while a large output is live, every new ArrayBuffer can set off
   // an external-memory garbage collection.
   const spt = shapeTensor(shapes, width);
   const out = uninitialized(dtype, size);
-  let off = 0;
-  for (const d of datas) {
+  for (let i = 0, off = 0; i < list.length; i++) {
+    const d = hostData(list[i]!);
     out.set(d, off);
     off += d.length;
   }
@@ -431,7 +437,7 @@ interface PackedInfo {
   readonly shapes: Int32Array;
   readonly count: number;
   readonly width: number;
-  readonly first: number[];
+  readonly first: ArrayLike<number>;
   readonly c: number;
 }
 
@@ -546,7 +552,7 @@ export function paddedToPacked(padded: Tensor, shapePerTensor: Tensor): Tensor {
 export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
   const op = "tileToPacked";
   const shape = concreteShape(op, values, "values");
-  const numel = readInts(op, numelPerTensor, "numelPerTensor");
+  const numel = Array.from(readInts(op, numelPerTensor, "numelPerTensor"));
   if (shape.length !== 1 || shape[0] !== numel.length) {
     throw new ShapeError(`${op}: values ${values.toString()} must have shape (B) with B = ${numel.length}, the length of numelPerTensor`);
   }

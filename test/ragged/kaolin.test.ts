@@ -257,6 +257,16 @@ describe("Kaolin's examples and details", () => {
     expect(r.toArraySync()).toEqual([[[true], [true]], [[false], [true]]]);
   });
 
+  it("counts and offsets may be Int32Array/Uint32Array as well as arrays and tensors", () => {
+    expect(Array.from(getFirstIdx(Int32Array.from([2, 0, 3])).dataSync())).toEqual([0, 2, 2, 5]);
+    expect(Array.from(getFirstIdx(Uint32Array.from([4])).dataSync())).toEqual([0, 4]);
+    expect(() => getFirstIdx(Int32Array.from([1, -1]))).toThrowError("getFirstIdx: numelPerTensor has a negative count -1 at index 1");
+    const list = [tensor([[1], [2]]), tensor([[3]])];
+    const [packed, spt] = listToPacked(list);
+    const padded = packedToPadded(packed, spt, Int32Array.from([0, 2, 3]), -1);
+    expect(padded.toArraySync()).toEqual([[[1], [2]], [[3], [-1]]]);
+  });
+
   it("outputs of 64 KiB and more (Node's uninitialized memory): every value written, padding included", () => {
     // Clouds of 5000 and 3 points: padded is (2; 5000, 3) float32, 120 KB, and packed 60 KB.
     const a = Float32Array.from({ length: 15000 }, (_, i) => i + 1);
