@@ -15,7 +15,9 @@
  * and `getDict` throw a `KeyError` instead and narrow the type.
  */
 import { KeyError, ShapeError } from "../../ir/errors.js";
+import { full } from "../creation.js";
 import { JaggedTensor } from "../ragged/jagged.js";
+import { cat } from "../ragged/sequence.js";
 import { Tensor } from "../tensor.js";
 
 /** A key, or the path of keys to a nested entry: `"obs"` or `["agent", "obs"]`. */
@@ -343,6 +345,44 @@ export class TensorDict {
     if (!ok) throw new ShapeError(`${op}: cannot expand batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
     checkBatchSize(op, shape);
     return this.batchOp(op, shape, (t, extra) => t.batchExpand([...shape, ...extra]), (td) => td.batchExpand([...shape, ...td.batchSize.slice(this.batchDim)]));
+  }
+
+  /**
+   * Pads the shared batch dims with `value` (tensordict's `pad`): `padSize` is
+   * `[dim0 before, dim0 after, dim1 before, …]` from the first batch dim, and a
+   * negative amount crops. A `(3,4)` batch padded with `[0, 1, 0, 2]` is `(4,6)`.
+   * The value is cast to each entry's dtype.
+   */
+  pad(padSize: readonly number[], value = 0): TensorDict {
+    const op = "TensorDict.pad";
+    if (padSize.length % 2 !== 0) throw new ShapeError(`${op}: pad_size must have an even number of dimensions, got ${padSize.length} entries`);
+    if (padSize.length > 2 * this.batchDim) {
+      throw new ShapeError(`${op}: The length of pad_size must be <= 2 * the number of batch dimensions, got ${padSize.length} for batchSize ${fmtBatchSize(this.batchSize)}`);
+    }
+    if (padSize.some((p) => !Number.isInteger(p))) throw new ShapeError(`${op}: pad_size must hold integers, got [${padSize.join(", ")}]`);
+    const size = this.batchSize.map((s, k) => (2 * k < padSize.length ? s + padSize[2 * k]! + padSize[2 * k + 1]! : s));
+    if (this.batchSize.some((s) => s < 0)) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(this.batchSize)} has symbolic sizes (inside jit); pad needs known sizes`);
+    if (size.some((s) => s < 0)) throw new ShapeError(`${op}: pad_size [${padSize.join(", ")}] crops batchSize ${fmtBatchSize(this.batchSize)} below zero`);
+    const padOne = (x: Tensor): Tensor => {
+      let y = x;
+      for (let k = 0; 2 * k < padSize.length; k++) {
+        const before = padSize[2 * k]!;
+        const after = padSize[2 * k + 1]!;
+        if (before < 0 || after < 0) y = y.batchSlice(k, Math.max(0, -before), y.batchShape[k]! - Math.max(0, -after));
+        const block = (n: number) => full(y.batchShape.map((s, j) => (j === k ? n : s)), y.baseShape, value, { dtype: y.dtype });
+        const parts = [...(before > 0 ? [block(before)] : []), y, ...(after > 0 ? [block(after)] : [])];
+        if (parts.length > 1) y = cat(parts, k);
+      }
+      return y;
+    };
+    return rebuild(
+      this,
+      (td) => [...size, ...td.batchSize.slice(this.batchDim)],
+      (x, path) => {
+        if (x instanceof JaggedTensor) throw new ShapeError(`${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; pad takes tensor entries`);
+        return padOne(x);
+      },
+    );
   }
 
   /** The TensorDicts along shared batch dim `dim` (tensordict's `unbind`). */

@@ -134,3 +134,35 @@ describe("padSequence and unpadSequence on TensorDicts", () => {
     expect(() => unpadSequence(p)).toThrowError(KeyError);
   });
 });
+
+describe("TensorDict.pad (tensordict's pad)", () => {
+  it("pads a (3,4) batch with [0, 1, 0, 2] to (4,6), as tensordict's own test; crops with negative amounts", () => {
+    // a[i][j] = 4i + j + 1, and a nested b (3,4,2;) whose own last batch dim is left alone.
+    const a = tensor(Array.from({ length: 12 }, (_, i) => i + 1), { batchDim: 1 }).batchReshape([3, 4]);
+    const b = tensor(Array.from({ length: 24 }, (_, i) => i), { batchDim: 1, dtype: "int32" }).batchReshape([3, 4, 2]);
+    const td = new TensorDict({ a, n: new TensorDict({ b }, [3, 4, 2]) }, [3, 4]);
+    const p = td.pad([0, 1, 0, 2], -1);
+    expect(p.batchSize).toEqual([4, 6]);
+    expect(p.getDict("n").batchSize).toEqual([4, 6, 2]);
+    expect(p.getTensor("a").toArraySync()).toEqual([
+      [1, 2, 3, 4, -1, -1],
+      [5, 6, 7, 8, -1, -1],
+      [9, 10, 11, 12, -1, -1],
+      [-1, -1, -1, -1, -1, -1],
+    ]);
+    expect(p.getTensor(["n", "b"]).dtype).toBe("int32");
+    expect((p.getTensor(["n", "b"]).toArraySync() as number[][][])[0]![5]).toEqual([-1, -1]);
+    // Crop the first row and the last two columns, pad one column on the left.
+    expect(td.pad([-1, 0, 1, -2], 0).getTensor("a").toArraySync()).toEqual([
+      [0, 5, 6],
+      [0, 9, 10],
+    ]);
+  });
+
+  it("tensordict's errors", () => {
+    const td = new TensorDict({ a: seq(3) }, [3]);
+    expect(() => td.pad([1])).toThrowError("TensorDict.pad: pad_size must have an even number of dimensions, got 1 entries");
+    expect(() => td.pad([1, 1, 1, 1])).toThrowError(/The length of pad_size must be <= 2 \* the number of batch dimensions, got 4 for batchSize \[3\]/);
+    expect(() => td.pad([-2, -2])).toThrowError(/crops batchSize \[3\] below zero/);
+  });
+});
