@@ -81,6 +81,17 @@ export function jaggedSpec(dtype: DType, base: readonly number[]): ArgSpec {
   return { dtype, batch: ["B", "~N"], base: [...base], jagged: true };
 }
 
+/** A TensorDict argument for `trace`: its shared batch labels and its entries' specs. */
+export interface DictSpec {
+  readonly batch: readonly string[];
+  readonly entries: { readonly [key: string]: ArgSpec | DictSpec };
+}
+
+/** `dictSpec(["B"], { obs: spec("float32", ["B"], [3]) })`: a TensorDict with batch size `[B]`. */
+export function dictSpec(batch: readonly string[], entries: { readonly [key: string]: ArgSpec | DictSpec }): DictSpec {
+  return { batch: [...batch], entries: { ...entries } };
+}
+
 /**
  * Traces and compiles `fn` ahead of time from argument specs, with no data: the
  * result is the `jit` function, already traced (`dump`, `dot`, `stats` work now)
@@ -90,25 +101,27 @@ export function jaggedSpec(dtype: DType, base: readonly number[]): ArgSpec {
  * f.dump({ after: "fuse" }); // before any data exists
  * ```
  */
-export function trace<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, specs: readonly ArgSpec[], opts: JitOptions = {}): JitFunction<A, R> {
+export function trace<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, specs: readonly (ArgSpec | DictSpec)[], opts: JitOptions = {}): JitFunction<A, R> {
   const f = jit(fn, opts);
-  const placeholders: Tensor[] = [];
-  let kinds = "";
-  specs.forEach((s, i) => {
-    if (!isDType(s.dtype)) throw new TraceError(`trace: spec ${i} has an unknown dtype ${String(s.dtype)}`);
-    if (s.base.some((d) => !Number.isInteger(d) || d < 0)) throw new TraceError(`trace: spec ${i} base (${s.base.join(",")}) must be static non-negative sizes`);
-    // Placeholders carry only a type: tracing reads dtype, batch rank and base shape.
-    const of = (dtype: DType, batchRank: number, base: readonly number[]) =>
-      new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
-    if (s.jagged) {
-      placeholders.push(of(s.dtype, 1, s.base), of("int32", 1, []));
-      kinds += "j";
-    } else {
-      placeholders.push(of(s.dtype, s.batch.length, s.base));
-      kinds += "t";
+  // Placeholders carry only a type: tracing reads dtype, batch rank and base shape (and a dict's keys).
+  const of = (dtype: DType, batchRank: number, base: readonly number[]) => new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
+  const placeholder = (s: ArgSpec | DictSpec, where: string): JitArg => {
+    if ("entries" in s) {
+      const td = new TensorDict({}, new Array<number>(s.batch.length).fill(1));
+      for (const [k, v] of Object.entries(s.entries)) {
+        const x = placeholder(v, `${where}.${k}`);
+        const rank = x instanceof TensorDict ? x.batchDim : x instanceof JaggedTensor ? 2 : x.batchDim;
+        if (rank < s.batch.length) throw new TraceError(`trace: ${where}.${k} has ${rank} batch dims, fewer than its dict's [${s.batch.join(", ")}]`);
+        td.set(k, x);
+      }
+      return td;
     }
-  });
-  (f as unknown as { [TRACE_FOR]: (args: readonly Tensor[], kinds: string) => void })[TRACE_FOR](placeholders, kinds);
+    if (!isDType(s.dtype)) throw new TraceError(`trace: ${where} has an unknown dtype ${String(s.dtype)}`);
+    if (s.base.some((d) => !Number.isInteger(d) || d < 0)) throw new TraceError(`trace: ${where} base (${s.base.join(",")}) must be static non-negative sizes`);
+    return s.jagged ? new JaggedTensor(of(s.dtype, 1, s.base), of("int32", 1, [])) : of(s.dtype, s.batch.length, s.base);
+  };
+  const { tensors, kinds } = flatten(specs.map((s, i) => placeholder(s, `spec ${i}`)), "trace");
+  (f as unknown as { [TRACE_FOR]: (args: readonly Tensor[], kinds: string) => void })[TRACE_FOR](tensors, kinds);
   return f;
 }
 

@@ -5,7 +5,7 @@
  * are computed by hand from arange inputs.
  */
 import { describe, expect, it } from "vitest";
-import { arange, jagged, JaggedTensor, jit, loadBundle, TensorDict, TraceError, type Tensor } from "../../src/index.js";
+import { arange, dictSpec, jagged, JaggedTensor, jit, loadBundle, spec, TensorDict, trace, TraceError, type Tensor } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
 
 /** x (B; 3) = 0..3B-1 row-major, n.y (B;) = 10, 11, …. */
@@ -74,6 +74,16 @@ describe("TensorDict through jit", () => {
     expect(got.toString()).toBe(want.toString());
     expect(got.getTensor("z").toArraySync()).toEqual(want.getTensor("z").toArraySync());
     expect(() => g(input(2).batchIndex(0, 0))).toThrowError();
+  });
+
+  it("trace(fn, specs) with a dictSpec: traced before any data; the first call is a cache hit", () => {
+    const f = trace(step, [dictSpec(["B"], { x: spec("float32", ["B"], [3]), n: dictSpec(["B"], { y: spec("float32", ["B"], []) }) })]);
+    expect(f.stats.traces).toBe(1);
+    expect(f.dump()).toContain("f32[b0; 3]");
+    const out = f(input(3));
+    expect(f.stats).toMatchObject({ traces: 1, cacheHits: 1 });
+    expect((out.getTensor("z").toArraySync() as number[][])[2]).toEqual([12 + 12, 14 + 12, 16 + 12]);
+    expect(() => trace(step, [dictSpec(["B", "N"], { x: spec("float32", ["B"], [3]) })])).toThrowError(/spec 0.x has 1 batch dims, fewer than its dict's \[B, N\]/);
   });
 
   it("results must be tensors, jagged tensors or TensorDicts", () => {
