@@ -225,6 +225,90 @@ export class TensorDict {
     return this.mapEntries(this.batchSize, (v) => (v instanceof TensorDict ? v.clone() : v));
   }
 
+  /** A new TensorDict with only these entries (nested paths keep their dicts on the way); a missing key is a `KeyError`. */
+  select(...keys: NestedKey[]): TensorDict {
+    const out = new TensorDict({}, this.batchSize);
+    for (const key of keys) {
+      const path = keyPath(key);
+      const v = this.get(path);
+      if (v === undefined) throw new KeyError(`TensorDict.select: no key ${fmtKey(path)} (keys: ${this.keys().map(fmtKey).join(", ")})`);
+      // Recreate the dicts on the way with their own batch sizes.
+      for (let i = 1; i < path.length; i++) {
+        if (!out.has(path.slice(0, i))) out.set(path.slice(0, i), new TensorDict({}, (this.get(path.slice(0, i)) as TensorDict).batchSize));
+      }
+      out.set(path, v instanceof TensorDict ? v.clone() : v);
+    }
+    return out;
+  }
+
+  /** A new TensorDict without these entries (missing keys are ignored, as tensordict's `exclude` does). */
+  exclude(...keys: NestedKey[]): TensorDict {
+    const out = this.clone();
+    for (const key of keys) out.delete(key);
+    return out;
+  }
+
+  /**
+   * Sets every entry of `other` (a TensorDict or a plain object of entries) in
+   * this one, nested dicts merged key by key; returns `this` (tensordict's `update`).
+   */
+  update(other: TensorDict | TensorDictSource): this {
+    const src = other instanceof TensorDict ? other : new TensorDict(other, this.batchSize);
+    for (const [path, v] of src.leaves()) {
+      for (let i = 1; i < path.length; i++) {
+        const at = path.slice(0, i);
+        if (!this.has(at)) this.set(at, new TensorDict({}, (src.get(at) as TensorDict).batchSize));
+      }
+      this.set(path, v);
+    }
+    return this;
+  }
+
+  /** One level: nested entries become `"a.b"` keys (tensordict's `flatten_keys`). */
+  flattenKeys(separator = "."): TensorDict {
+    const out = new TensorDict({}, this.batchSize);
+    for (const [path, v] of this.leaves()) {
+      const key = path.join(separator);
+      if (out.has(key)) throw new KeyError(`TensorDict.flattenKeys: two entries flatten to ${JSON.stringify(key)}`);
+      out.set(key, v);
+    }
+    return out;
+  }
+
+  /** The inverse of `flattenKeys`: `"a.b"` keys become nested dicts (with this batch size). */
+  unflattenKeys(separator = "."): TensorDict {
+    const out = new TensorDict({}, this.batchSize);
+    for (const [k, v] of this.entries_) out.set(k.split(separator), v);
+    return out;
+  }
+
+  /**
+   * Splits shared batch dim `dim` into parts of `size` (the last may be
+   * shorter), or of the given sizes, which must add up (torch's `split`).
+   */
+  split(size: number | readonly number[], dim = 0): TensorDict[] {
+    const op = "TensorDict.split";
+    const d = normDim(op, dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    if (n < 0) throw new ShapeError(`${op}: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is symbolic (inside jit)`);
+    let sizes: number[];
+    if (typeof size === "number") {
+      if (!Number.isInteger(size) || size <= 0) throw new ShapeError(`${op}: split size must be a positive integer, got ${size}`);
+      sizes = Array.from({ length: Math.ceil(n / size) }, (_, i) => Math.min(size, n - i * size));
+    } else {
+      sizes = [...size];
+      if (sizes.some((s) => !Number.isInteger(s) || s < 0) || sizes.reduce((a, b) => a + b, 0) !== n) {
+        throw new ShapeError(`${op}: split sizes [${sizes.join(", ")}] do not add up to dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`);
+      }
+    }
+    let at = 0;
+    return sizes.map((s) => {
+      const part = this.batchSlice(d, at, at + s);
+      at += s;
+      return part;
+    });
+  }
+
   /** The entries as a nested plain object. */
   toObject(): { [key: string]: Tensor | JaggedTensor | ReturnType<TensorDict["toObject"]> } {
     const out: { [key: string]: Tensor | JaggedTensor | ReturnType<TensorDict["toObject"]> } = {};

@@ -166,3 +166,39 @@ describe("TensorDict.pad (tensordict's pad)", () => {
     expect(() => td.pad([-2, -2])).toThrowError(/crops batchSize \[3\] below zero/);
   });
 });
+
+describe("select, exclude, update, flattenKeys, split", () => {
+  // n has a batch dim of its own: [4, 2] under the shared [4].
+  const make = () => new TensorDict({ a: seq(4), n: new TensorDict({ b: seq(8).batchReshape([4, 2]) }, [4, 2]), m: { c: seq(4, 100) } }, [4]);
+
+  it("select and exclude keep nested dicts and their batch sizes; select of a missing key is a KeyError", () => {
+    const td = make();
+    const s = td.select(["n", "b"]);
+    expect(s.keys({ includeNested: true })).toEqual(["n", ["n", "b"]]);
+    expect(s.getDict("n").batchSize).toEqual([4, 2]);
+    expect(s.getTensor(["n", "b"]).toString()).toBe("(4,2;)");
+    expect(td.exclude("a", ["m", "c"], "zzz").keys({ includeNested: true })).toEqual(["n", ["n", "b"], "m"]);
+    expect(td.keys({ includeNested: true })).toEqual(["a", "n", ["n", "b"], "m", ["m", "c"]]);
+    expect(() => td.select("zzz")).toThrowError(KeyError);
+  });
+
+  it("update merges nested dicts key by key; flattenKeys and unflattenKeys invert each other", () => {
+    const td = make();
+    td.update({ m: { d: seq(4, 7) }, e: seq(4, 9) });
+    expect(td.keys({ includeNested: true, leavesOnly: true })).toEqual(["a", ["n", "b"], ["m", "c"], ["m", "d"], "e"]);
+    expect(td.getTensor(["m", "d"]).toArraySync()).toEqual([7, 8, 9, 10]);
+    expect(td.getDict("n").batchSize).toEqual([4, 2]);
+    const flat = td.flattenKeys();
+    expect(flat.keys()).toEqual(["a", "n.b", "m.c", "m.d", "e"]);
+    expect(flat.unflattenKeys().keys({ includeNested: true, leavesOnly: true })).toEqual(["a", ["n", "b"], ["m", "c"], ["m", "d"], "e"]);
+    expect(() => new TensorDict({ "n.b": seq(4), n: { b: seq(4) } }, [4]).flattenKeys()).toThrowError(/two entries flatten to "n.b"/);
+  });
+
+  it("split by a size (last part shorter) or by sizes that add up", () => {
+    const td = make();
+    expect(td.split(3).map((t) => t.getTensor("a").toArraySync())).toEqual([[0, 1, 2], [3]]);
+    expect(td.split([1, 3]).map((t) => t.getTensor(["m", "c"]).toArraySync())).toEqual([[100], [101, 102, 103]]);
+    expect(td.split(2)[1]!.getDict("n").batchSize).toEqual([2, 2]);
+    expect(() => td.split([1, 2])).toThrowError(/do not add up/);
+  });
+});
