@@ -115,10 +115,11 @@ export function stackDicts(list: readonly (TensorDict | LazyStackedTensorDict)[]
       });
       return [...node.batchSize.slice(0, d), tds.length, ...node.batchSize.slice(d)];
     },
-    (x0, path) => {
+    (_, path) => {
       const xs = tensorsAt(op, tds, path);
+      const x0 = xs[0]!;
       xs.forEach((x) => {
-        if (!sameDims(x.batchShape, (x0 as Tensor).batchShape) || !sameDims(x.baseShape, x0.baseShape)) {
+        if (!sameDims(x.batchShape, x0.batchShape) || !sameDims(x.baseShape, x0.baseShape)) {
           throw new ShapeError(`${op}: The shapes of the tensors to stack is incompatible: ${x.toString()} vs ${x0.toString()} for key ${fmtKey(path)}.`);
         }
       });
@@ -305,9 +306,11 @@ export function unpadDicts(padded: TensorDict, mask?: Tensor, opts: { readonly p
   const stored = mask === undefined ? padded.get(maskKey) : undefined;
   if (mask === undefined && !(stored instanceof TensorDict)) throw new KeyError(`${op}: no mask given and padded has no ${fmtKey(maskKey)} TensorDict of masks`);
   const maskId = pathId(maskKey);
+  // Without a mask argument, the masks entry is read, not unpadded.
+  const inMasks = (path: readonly string[]) => mask === undefined && pathId(path.slice(0, maskKey.length)) === maskId;
   const pieces = new Map<string, [readonly string[], Tensor[]]>();
   for (const [path, x] of tensorLeaves(op, padded)) {
-    if (mask === undefined && pathId(path.slice(0, maskKey.length)) === maskId) continue;
+    if (inMasks(path)) continue;
     let m = mask;
     if (m === undefined) {
       const own = (stored as TensorDict).get(path);
@@ -323,7 +326,6 @@ export function unpadDicts(padded: TensorDict, mask?: Tensor, opts: { readonly p
     }
     pieces.set(pathId(path), [path, unpadTensors(x, keep, { padDim: opts.padDim ?? 0 })]);
   }
-  const inMasks = (path: readonly string[]) => mask === undefined && pathId(path.slice(0, maskKey.length)) === maskId;
   const members = Array.from({ length: count }, (_, i) =>
     rebuild(
       padded,
