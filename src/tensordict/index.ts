@@ -14,7 +14,8 @@ export { TensorDict, type NestedKey, type TensorDictSource, type TensorDictValue
 export { LazyStackedTensorDict, lazyStack, type LazyGetOptions } from "./lazy.js";
 export { maybeDenseStack, type PadDictsOptions } from "./ops.js";
 
-const isDictList = (list: readonly unknown[]): boolean => list.length > 0 && (list[0] instanceof TensorDict || list[0] instanceof LazyStackedTensorDict);
+/** Any TensorDict in the list sends it down the dict path, whose checks name a mixed list (a typed error, not a crash). */
+const isDictList = (list: readonly unknown[]): boolean => list.some((x) => x instanceof TensorDict || x instanceof LazyStackedTensorDict);
 
 /**
  * Stacks on a new batch dim `dim` (default 0): tensors (`(5; 3)` ×2 give

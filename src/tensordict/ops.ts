@@ -60,7 +60,8 @@ function checkKinds(op: string, list: readonly unknown[]): "dense" | "lazy" {
   if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
   if (list.every((t) => t instanceof TensorDict)) return "dense";
   if (list.every((t) => t instanceof LazyStackedTensorDict)) return "lazy";
-  throw new ShapeError(`${op}: the list mixes TensorDicts and lazy stacks (or holds neither); call densify() on the lazy ones first`);
+  const kinds = [...new Set(list.map((t) => (t instanceof TensorDict ? "TensorDict" : t instanceof LazyStackedTensorDict ? "LazyStackedTensorDict" : t instanceof Tensor ? "Tensor" : typeof t)))];
+  throw new ShapeError(`${op}: the list mixes ${kinds.join(", ")}; give one kind (densify() lazy stacks first)`);
 }
 
 /**

@@ -116,6 +116,8 @@ export class TensorDict {
    * does not start with `batchSize`.
    */
   constructor(source: TensorDictSource = {}, batchSize: readonly number[] = []) {
+    if (!isSource(source)) throw new ShapeError(`TensorDict: source must be a plain object of entries, got ${source === null ? "null" : typeof source}`);
+    if (!Array.isArray(batchSize)) throw new ShapeError(`TensorDict: batchSize must be an array of sizes, got ${String(batchSize)}`);
     checkBatchSize("TensorDict", batchSize);
     this.batchSize = Object.freeze([...batchSize]);
     for (const [k, v] of Object.entries(source)) this.set(k, v);

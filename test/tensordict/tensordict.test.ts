@@ -202,3 +202,14 @@ describe("select, exclude, update, flattenKeys, split", () => {
     expect(() => td.split([1, 2])).toThrowError(/do not add up/);
   });
 });
+
+describe("bad input is a typed error", () => {
+  it("mixed lists, non-object sources and non-entries", () => {
+    const td = new TensorDict({ x: seq(2) }, [2]);
+    expect(() => stack([seq(2), td] as unknown as TensorDict[])).toThrowError("stack: the list mixes Tensor, TensorDict; give one kind (densify() lazy stacks first)");
+    expect(() => cat([td, seq(2)] as unknown as TensorDict[])).toThrowError("cat: the list mixes TensorDict, Tensor; give one kind (densify() lazy stacks first)");
+    expect(() => padSequence([seq(2), td] as unknown as TensorDict[])).toThrowError("padSequence: item 0 is not a TensorDict");
+    expect(() => new TensorDict(null as unknown as Record<string, never>)).toThrowError("TensorDict: source must be a plain object of entries, got null");
+    expect(() => td.set("y", 5 as unknown as TensorDict)).toThrowError(ShapeError);
+  });
+});
