@@ -77,8 +77,8 @@ export function uninitialized(dtype: DType, n: number): TypedArray {
     return dirty;
   }
   const bytes = n * Ctor.BYTES_PER_ELEMENT;
-  const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Uint8Array } }).Buffer;
-  if (bytes < UNINITIALIZED_MIN_BYTES || NodeBuffer === undefined) return new Ctor(n);
+  const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow?(size: number): Uint8Array } }).Buffer;
+  if (bytes < UNINITIALIZED_MIN_BYTES || typeof NodeBuffer?.allocUnsafeSlow !== "function") return new Ctor(n);
   // allocUnsafeSlow never hands out a shared pool slice, so the view starts at byte 0 of its own buffer.
   return new Ctor(NodeBuffer.allocUnsafeSlow(bytes).buffer, 0, n);
 }
