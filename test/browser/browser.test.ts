@@ -18,18 +18,11 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import type { Outcome } from "./outcome.js";
 
 const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 const REQUIRE = process.env["BATCHWISE_REQUIRE_BROWSER"] === "1";
 const here = dirname(fileURLToPath(import.meta.url));
-
-interface Outcome {
-  readonly adapter: string;
-  readonly backendName: string;
-  readonly checks: Record<string, number>;
-  readonly traces: Record<string, number>;
-  readonly error?: string;
-}
 
 /** Bundles the page, serves it on 127.0.0.1, opens it in Chromium and returns what it reported. */
 async function runPage(): Promise<Outcome> {

@@ -5,14 +5,7 @@
  * `window.__result` for the test to read.
  */
 import { arange, fromTypedArray, getBackend, initWebGPU, jagged, jit, setBackend, stack, TensorDict, type Tensor } from "../../src/index.js";
-
-interface Outcome {
-  readonly adapter: string;
-  readonly backendName: string;
-  readonly checks: Record<string, number>;
-  readonly traces: Record<string, number>;
-  readonly error?: string;
-}
+import type { Outcome } from "./outcome.js";
 
 /** B1's chain, written out with Math (the independent reference). */
 const chain = (v: number) => Math.exp(-v * v) * Math.sin(3 * v) + 0.5 * v - Math.tanh(v);
