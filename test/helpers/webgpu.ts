@@ -3,7 +3,8 @@
  * tests are skipped with the reason printed, unless BATCHWISE_REQUIRE_WEBGPU=1
  * (CI), where the missing adapter is a failing test.
  */
-import { describe, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
+import { setBackend } from "../../src/backend.js";
 import type { TypedArray } from "../../ir/dtype.js";
 import type { Kernel, Launch } from "../../ir/kernel.js";
 import { initWebGPU, type WebGPUBackend } from "../../runtime/webgpu/backend.js";
@@ -22,6 +23,19 @@ export async function probeWebGPU(): Promise<WebGPUProbe> {
   } catch (e) {
     return { backend: null, reason: (e as Error).message };
   }
+}
+
+/**
+ * `probeWebGPU` for a test file: after the file's tests, the JS backend is
+ * selected again and the device is destroyed (so Node can exit).
+ */
+export async function probeWebGPUForFile(): Promise<WebGPUProbe> {
+  const probe = await probeWebGPU();
+  afterAll(() => {
+    setBackend("js");
+    probe.backend?.destroy();
+  });
+  return probe;
 }
 
 /** `describe` that runs only with an adapter (see the file comment). */

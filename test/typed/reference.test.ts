@@ -3,14 +3,14 @@
  * reference interpreter running the traced graph, on random batches.
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { interpret } from "../../ir/interpret.js";
 import { parseGraph } from "../../ir/parse.js";
 import { registerBackend } from "../../src/backend.js";
 import { fromTypedArray, jit, R2, Rot, setBackend, SR2, SSR4, Vec, type Tensor } from "../../src/index.js";
 import { closeEnough, rng } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
-import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
 /** Well-conditioned random inputs: diagonal-dominant matrices, modest rotations. */
 function data(n: number, size: number, seed: number, diag: number): Float32Array {
@@ -58,11 +58,7 @@ describe("typed formulas on JS equal the reference interpreter", () => {
   }
 });
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "typed formulas on WebGPU equal the reference interpreter", (gpu) => {
   it("every case, random batch sizes", async () => {

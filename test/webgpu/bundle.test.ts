@@ -1,16 +1,12 @@
 /** A bundle exported on JS and loaded on WebGPU: its shipped WGSL runs, with no code generation. */
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
 import { counters, fromTypedArray, JaggedTensor, jit, loadBundle, R2, setBackend, type Tensor } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
 import { closeEnough } from "../helpers/random-graph.js";
-import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "bundles on WebGPU", (gpu) => {
   it("load the shipped WGSL and match the JS trace, jagged results included", async () => {

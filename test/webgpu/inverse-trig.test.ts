@@ -6,17 +6,13 @@
  * Math.atan2's signed zeros and infinities (exactly), and Math's values within
  * the builtins' accuracy elsewhere.
  */
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { KExpr, Kernel } from "../../ir/kernel.js";
 import { fromTypedArray, jit, setBackend, tensor, type Tensor } from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
-import { describeWebGPU, probeWebGPU, runKernel } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile, runKernel } from "../helpers/webgpu.js";
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 const f32 = Math.fround;
 const PI = Math.PI;

@@ -1,15 +1,11 @@
 /** Jagged tensors on WebGPU: built from typed arrays, traced once, run as WGSL segmented kernels. */
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
 import { fromTypedArray, jagged, jit, JaggedTensor, setBackend, type Tensor } from "../../src/index.js";
 import { closeEnough } from "../helpers/random-graph.js";
-import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
   it("centres each row by its mean and pads it, for two length profiles, with one trace", async () => {

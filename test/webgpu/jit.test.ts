@@ -3,16 +3,12 @@
  * sizes through the program executor, equal to the same function on the JS
  * backend, with no new pipeline for the second batch size.
  */
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { fromTypedArray, jit, setBackend, type Tensor } from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
-import { closeTo, describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { closeTo, describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 function centred(x: Tensor, w: Tensor): Tensor[] {
   const y = x.mul(w).tanh();

@@ -25,13 +25,9 @@ import {
   unpadSequence,
 } from "../../src/ragged/index.js";
 import { rng } from "../helpers/random-graph.js";
-import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 const CTOR = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, bool: Uint8Array } as const;
 type GpuDType = keyof typeof CTOR;

@@ -3,16 +3,12 @@
  * input and output disposed, leave the live-buffer count and the allocated
  * bytes flat (buffers return to the pool and are reused).
  */
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
 import { fromTypedArray, jit, setBackend, type Tensor } from "../../src/index.js";
-import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "GPU memory under a soak of jit calls", (gpu) => {
   it("10,000 calls at varying batch sizes leave memory bounded", async () => {

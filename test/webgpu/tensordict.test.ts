@@ -4,16 +4,12 @@
  * copy, they do not compute). Also checks the results live on the device and
  * that unpadSequence reads the masks padSequence made there (they keep a host copy).
  */
-import { afterAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { arange, getBackend, jit, lazyStack, padSequence, setBackend, stack, cat, tensor, TensorDict, unpadSequence, type Tensor } from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
-import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
-const probe = await probeWebGPU();
-afterAll(() => {
-  setBackend("js");
-  probe.backend?.destroy();
-});
+const probe = await probeWebGPUForFile();
 
 /** Members of lengths 3 and 1: x (L; 2) float32, n.k (L;) int32. */
 function members(): TensorDict[] {
