@@ -1,9 +1,18 @@
 /**
  * Getting a GPUDevice: `navigator.gpu` in a browser, the `webgpu` package (Dawn)
  * in Node. On a Linux box without a GPU, Dawn's OpenGL ES backend over Mesa's
- * software rasterizer gives a real (slow) adapter (DESIGN.md §7).
+ * software rasterizer gives a real (slow) adapter (docs/ARCHITECTURE.md, "WebGPU").
  */
+/// <reference types="@webgpu/types" preserve="true" />
 import { BackendError } from "./errors.js";
+
+/**
+ * The Node WebGPU package is an optional peer dependency: it is loaded only when
+ * Node code asks for a device. The specifier is a variable so that browser
+ * bundlers (esbuild, Vite, webpack) neither follow it into Node built-ins nor
+ * warn about it; in a browser `navigator.gpu` is used and this is never reached.
+ */
+const DAWN_PACKAGE = "webgpu";
 
 export interface WebGPUOptions {
   /** A GPU to use (e.g. `navigator.gpu` or a Dawn instance); default: found as described above. */
@@ -63,9 +72,11 @@ async function dawnGPU(flags: readonly string[]): Promise<GPU> {
   if (cached) return cached;
   let mod: { create(options: string[]): GPU };
   try {
-    mod = await import("webgpu");
+    mod = (await import(/* @vite-ignore */ /* webpackIgnore: true */ DAWN_PACKAGE)) as typeof mod;
   } catch (e) {
-    throw new BackendError(`WebGPU: the "webgpu" package could not be loaded in Node (${(e as Error).message})`);
+    throw new BackendError(
+      `WebGPU: the optional "webgpu" package (Dawn for Node) could not be loaded (${(e as Error).message}); install it with \`npm install webgpu\`, or stay on the js backend`,
+    );
   }
   if (flags.includes("backend=opengles") && typeof process !== "undefined" && !process.env["EGL_PLATFORM"]) {
     // Without a display, Mesa's EGL needs the surfaceless platform.

@@ -1,0 +1,111 @@
+/**
+ * The package as a user gets it: `npm pack`, then `npm install` of the tarball
+ * into a fresh project (no webgpu package: it is an optional peer), and there:
+ * - the declarations type-check under strict settings with `skipLibCheck` off,
+ *   for `moduleResolution` bundler, node16 and nodenext (with the DOM lib, which
+ *   the WebGPU types in the declarations need);
+ * - esbuild (platform browser) and Vite bundle an importing file with no flags,
+ *   no errors and no warnings;
+ * - Node runs it through `import` and through `require`;
+ * - `initWebGPU` without the optional package is a BackendError that says how to install it.
+ *
+ * Needs the npm registry (for the tarball's own dependencies), as `npm ci` does.
+ */
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { build as esbuild } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const tsc = join(root, "node_modules/typescript/bin/tsc");
+let dir = "";
+
+const consumerTs = `import { jit, tensor, initWebGPU, BackendError, type Tensor } from "batchwise";
+const f = jit((x: Tensor) => x.mul(2).add(1));
+const y: Tensor = f(tensor([[1, 2, 3]], { batchDim: 1 }));
+export const out: number[] = Array.from(y.dataSync());
+export { initWebGPU, BackendError };
+`;
+
+const consumerJs = `import { jit, tensor } from "batchwise";
+const f = jit((x) => x.mul(2).add(1));
+document.body.textContent = String(f(tensor([[1, 2, 3]], { batchDim: 1 })).dataSync());
+`;
+
+function tsconfig(module: string, moduleResolution: string, extra: object): string {
+  return JSON.stringify({
+    compilerOptions: { target: "ES2022", module, moduleResolution, strict: true, skipLibCheck: false, noEmit: true, ...extra },
+    files: ["main.ts"],
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(os.tmpdir(), "batchwise-consumer-"));
+  const packDir = join(dir, "pack");
+  await mkdir(packDir);
+  await run("npm", ["pack", "--pack-destination", packDir], { cwd: root });
+  const [tarball] = await readdir(packDir);
+  const app = join(dir, "app");
+  await mkdir(app);
+  await writeFile(join(app, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  const typesNode = (await import(join(root, "node_modules/@types/node/package.json"), { with: { type: "json" } })).default.version as string;
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packDir, tarball!), `@types/node@${typesNode}`], { cwd: app });
+  await writeFile(join(app, "main.ts"), consumerTs);
+  await writeFile(join(app, "browser.js"), consumerJs);
+  await writeFile(join(app, "index.html"), '<!doctype html><script type="module" src="./browser.js"></script>');
+  await writeFile(join(app, "tsconfig.bundler.json"), tsconfig("ESNext", "Bundler", { lib: ["ES2022", "DOM"], types: [] }));
+  await writeFile(join(app, "tsconfig.node16.json"), tsconfig("Node16", "Node16", { lib: ["ES2022", "DOM"], types: ["node"] }));
+  await writeFile(join(app, "tsconfig.nodenext.json"), tsconfig("NodeNext", "NodeNext", { lib: ["ES2022", "DOM"], types: ["node"] }));
+}, 240_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("the packed package in a fresh project", () => {
+  it("installs without the native webgpu package", async () => {
+    const installed = await readdir(join(dir, "app/node_modules"));
+    expect(installed).toContain("batchwise");
+    expect(installed).not.toContain("webgpu");
+  });
+
+  it.each(["bundler", "node16", "nodenext"])("type-checks strictly with skipLibCheck off (%s)", async (mode) => {
+    const r = await run(process.execPath, [tsc, "-p", `tsconfig.${mode}.json`], { cwd: join(dir, "app") }).catch((e: { stdout: string }) => e);
+    expect(r.stdout).toBe("");
+  }, 60_000);
+
+  it("bundles for the browser with esbuild: no flags, no warnings", async () => {
+    const r = await esbuild({ entryPoints: [join(dir, "app/browser.js")], absWorkingDir: join(dir, "app"), bundle: true, platform: "browser", format: "esm", write: false, logLevel: "silent" });
+    expect(r.errors).toEqual([]);
+    expect(r.warnings).toEqual([]);
+    expect(r.outputFiles[0]!.text).not.toMatch(/from "node:|require\("node:/);
+  }, 60_000);
+
+  it("bundles for the browser with Vite: no warnings", async () => {
+    const { build, createLogger } = await import("vite");
+    const warnings: string[] = [];
+    const logger = createLogger("warn");
+    logger.warn = (msg) => warnings.push(msg);
+    logger.warnOnce = (msg) => warnings.push(msg);
+    await build({ root: join(dir, "app"), logLevel: "warn", customLogger: logger, configFile: false, build: { outDir: "dist", write: true } });
+    expect(warnings).toEqual([]);
+  }, 120_000);
+
+  it("runs in Node through import and require", async () => {
+    const esm = await run(process.execPath, ["--input-type=module", "-e", 'import { tensor } from "batchwise"; console.log(Array.from(tensor([1, 2]).mul(3).dataSync()).join(","));'], { cwd: join(dir, "app") });
+    expect(esm.stdout.trim()).toBe("3,6");
+    const cjs = await run(process.execPath, ["-e", 'const { tensor } = require("batchwise"); console.log(Array.from(tensor([1, 2]).add(3).dataSync()).join(","));'], { cwd: join(dir, "app") });
+    expect(cjs.stdout.trim()).toBe("4,5");
+  }, 60_000);
+
+  it("says how to install webgpu when initWebGPU needs it and it is missing", async () => {
+    const script = 'import { initWebGPU, BackendError } from "batchwise"; initWebGPU().then(() => console.log("no error"), (e) => console.log(e instanceof BackendError, e.message));';
+    const r = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: join(dir, "app") });
+    expect(r.stdout).toMatch(/^true .*npm install webgpu/);
+  }, 60_000);
+});
