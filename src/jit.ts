@@ -8,6 +8,7 @@ import { graphToDot, scheduleToDot } from "../ir/dot.js";
 import { printGraph } from "../ir/print.js";
 import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
+import type { FuseOptions } from "../passes/fuse.js";
 import type { Backend } from "../runtime/backend.js";
 import { Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
@@ -145,6 +146,8 @@ export interface JitOptions {
 interface Entry {
   readonly key: string;
   readonly pipeline: PipelineResult;
+  /** The options the schedule was fused with (a bundle records them). */
+  readonly fuse: FuseOptions;
   readonly captured: readonly Tensor[];
   readonly program: Program | Promise<Program>;
   readonly multi: boolean;
@@ -270,11 +273,12 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     counters.traces++;
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
-    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 !== "exact" }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
+    const fuseOptions: FuseOptions = { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 !== "exact" };
+    const pipeline = runPipeline(built.graph, fuseOptions, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
-    const common = { key, pipeline, captured: built.captured, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
+    const common = { key, pipeline, fuse: fuseOptions, captured: built.captured, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
     if (!(program instanceof Promise)) return { ...common, program };
     // An asynchronous compile that fails forgets the entry (and rejects its callers).
     const guarded = program.catch((e: unknown) => {
@@ -356,7 +360,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
 
   f.bundle = (): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first (or use trace)`);
-    return bundleSource({ backend: last.backend, schedule: last.pipeline.schedule, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi });
+    return bundleSource({ backend: last.backend, schedule: last.pipeline.schedule, fuse: last.fuse, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi });
   };
 
   f.dump = (o: DumpOptions = {}): string => {

@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import { makeGraph, Node } from "../../ir/graph.js";
 import { bundleSource } from "../../src/bundle.js";
 import {
+  BUNDLE_VERSION,
   BundleError,
+  bundleSha256,
   counters,
   diag,
   fromTypedArray,
@@ -81,13 +83,15 @@ describe("bundles", () => {
     const text = f.bundle();
     const mod = await importBundle(text);
     await expect(loadBundle({ ...mod, format: "other" })).rejects.toThrow(BundleError);
-    await expect(loadBundle({ ...mod, version: 99 })).rejects.toThrow("loadBundle: bundle version 99, this batchwise reads version 1");
+    await expect(loadBundle({ ...mod, version: 99 })).rejects.toThrow(`loadBundle: bundle version 99, this batchwise reads version ${BUNDLE_VERSION}`);
     await expect(loadBundle({ ...mod, graph: mod.graph.replace("f32[b0; 3,3]", "f32[b0; 3,4]") })).rejects.toThrow(BundleError);
     await expect(loadBundle({ ...mod, graph: "func @x(" })).rejects.toThrow(/the bundle's graph does not parse/);
     const badStep = { ...mod.steps[0]!, inputs: [999] } as BundleModule["steps"][number];
-    await expect(loadBundle({ ...mod, steps: [badStep] })).rejects.toThrow(/a step names node 999/);
-    await expect(loadBundle({ ...mod, kernels: [] })).rejects.toThrow(/steps and kernels do not match/);
-    await expect(loadBundle({ ...mod, kernels: [{ wgsl: "" }] })).rejects.toThrow(/step 0 ships no JS function kernel \(the bundle was traced on js;/);
+    await expect(loadBundle({ ...mod, steps: [badStep] })).rejects.toThrow(/step 0 \(kernel\) is not the step its graph schedules/);
+    await expect(loadBundle({ ...mod, kernels: [] })).rejects.toThrow(/steps and 0 kernels do not match/);
+    // A bundle without JS kernels (its hash recomputed, so that only this is wrong) cannot load on JS.
+    const wgslOnly = { ...mod, kernels: [{ wgsl: mod.kernels[0]!.wgsl }] };
+    await expect(loadBundle({ ...wgslOnly, sha256: await bundleSha256(wgslOnly) })).rejects.toThrow(/step 0 ships no JS function kernel \(the bundle was traced on js;/);
     const g = await loadBundle(mod);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow(ShapeError);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow("bundle @jit: argument 0 (2; 2,2) float32 does not match the traced (b0; 3,3) float32");
@@ -122,7 +126,7 @@ describe("bundles of random graphs", () => {
       const inputs = randomInputs(c);
       const program = compileJs(g);
       const want = runJs(program, inputs);
-      const mod = await importBundle(bundleSource({ backend: "js", schedule: program.schedule, captured: [], args: "t".repeat(g.inputs.length), results: "t".repeat(outs.length), multi: true }));
+      const mod = await importBundle(bundleSource({ backend: "js", schedule: program.schedule, fuse: { maxKernelBuffers: Infinity, unrollLimit: 64, mixedBaseOutputs: true, relaxedFloat32: false }, captured: [], args: "t".repeat(g.inputs.length), results: "t".repeat(outs.length), multi: true }));
       const f = await loadBundle(mod);
       const got = f(...inputs.map((v) => fromTypedArray(v.data.slice(), [...v.type.batch, ...v.type.base], { batchDim: v.type.batch.length, dtype: v.type.dtype }))) as Tensor[];
       got.forEach((t, i) => {
