@@ -365,7 +365,7 @@ const MODULE = z.strictObject({
   }),
   graph: z.string(),
   steps: z.array(STEP).max(1 << 20),
-  kernels: z.array(z.union([z.null(), SHIPPED])).max(1 << 20),
+  kernels: z.array(SHIPPED.nullable()).max(1 << 20),
   captured: z.array(CONSTANT).max(1 << 20),
   args: LAYOUT,
   results: LAYOUT,
