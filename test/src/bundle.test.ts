@@ -5,7 +5,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { makeGraph, Node } from "../../ir/graph.js";
+import { createHash } from "node:crypto";
 import { bundleSource } from "../../src/bundle.js";
+import { sha256Hex, sha256HexSync } from "../../src/sha256.js";
 import {
   BUNDLE_VERSION,
   BundleError,
@@ -135,5 +137,38 @@ describe("bundles of random graphs", () => {
         expect(a, `seed ${seed} (${family}) output ${i}`).toEqual(b);
       });
     }
+  });
+});
+
+describe("bundle hashes", () => {
+  it("SHA-256 (the writer's synchronous one and the loader's WebCrypto one) gives the FIPS 180-2 test vectors and node:crypto's digests", async () => {
+    const vectors: [string, string][] = [
+      ["", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"],
+      ["abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"],
+      ["abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"],
+      ["a".repeat(1_000_000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"],
+    ];
+    for (const [text, digest] of vectors) {
+      expect(sha256HexSync(text)).toBe(digest);
+      expect(await sha256Hex(text)).toBe(digest);
+    }
+    // Every padding case around the 64-byte block, and multi-byte UTF-8.
+    for (let n = 0; n < 140; n++) {
+      const text = "é€😀x".repeat(n).slice(0, n);
+      expect(sha256HexSync(text), `length ${n}`).toBe(createHash("sha256").update(text, "utf8").digest("hex"));
+    }
+  });
+
+  it("a module reformatted by a tool (whitespace, semicolons) keeps its hash and loads; a renamed variable does not", async () => {
+    const f = jit((x: Tensor) => x.exp().sum());
+    f(tensor([1, 2, 3]));
+    const text = f.bundle();
+    const reformatted = text.replaceAll("\n  const t", "\n\n      const t").replaceAll(";\n", ";;\n");
+    expect(reformatted).not.toBe(text);
+    const g = await loadBundle(await importBundle(reformatted));
+    expect(Array.from((g(tensor([1, 2, 3])) as Tensor).dataSync())).toEqual(Array.from((f(tensor([1, 2, 3])) as Tensor).dataSync()));
+    const renamed = text.replaceAll("t0", "u0");
+    expect(renamed).not.toBe(text);
+    await expect(loadBundle(await importBundle(renamed))).rejects.toThrow(/step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\)/);
   });
 });
