@@ -159,6 +159,8 @@ interface Entry {
   readonly kinds: string;
   /** The backend the trace was fused and compiled for. */
   readonly backend: string;
+  /** The program once an asynchronous compile has finished. */
+  compiled?: Program;
 }
 
 let nextTraceId = 1;
@@ -281,10 +283,16 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const common = { key, pipeline, fuse: fuseOptions, captured: built.captured, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
     if (!(program instanceof Promise)) return { ...common, program };
     // An asynchronous compile that fails forgets the entry (and rejects its callers).
-    const guarded = program.catch((e: unknown) => {
-      forget(entry);
-      throw e;
-    });
+    const guarded = program.then(
+      (p) => {
+        entry.compiled = p;
+        return p;
+      },
+      (e: unknown) => {
+        forget(entry);
+        throw e;
+      },
+    );
     // Callers that await `program` see the rejection; nobody awaiting it is not an unhandled rejection.
     guarded.catch(() => undefined);
     const entry: Entry = { ...common, program: guarded };
@@ -366,8 +374,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   f.dump = (o: DumpOptions = {}): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
     if (o.kernels) {
-      const p = last.program;
-      if (p instanceof Promise) throw new TraceError(`jit @${name}: kernels are still compiling`);
+      const p = last.program instanceof Promise ? last.compiled : last.program;
+      if (p === undefined) throw new TraceError(`jit @${name}: kernels are still compiling; await f.callAsync(...) first`);
       return p.kernelSources().join("\n\n");
     }
     const after = o.after ?? "input";

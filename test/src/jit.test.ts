@@ -273,6 +273,8 @@ describe("jit is transactional: a failed trace leaves no state", () => {
       expect(Array.from(await out.data())).toEqual([5.25, 5.25, 5.25, 5.25]);
       expect(f.stats, mode).toMatchObject({ traces: 2, cacheHits: 0, calls: 2 });
       expect(f.dump()).toMatch(/f32\[b0; 2\]/);
+      // Once compiled (asynchronously too), the kernels' sources can be dumped.
+      expect(f.dump({ kernels: true })).toMatch(/^function kernel\(ins, outs, sizes, strides\)/);
     }
   });
 });
