@@ -394,7 +394,7 @@ function validateModule(mod: unknown): BundleModule {
   try {
     r = MODULE.safeParse(mod);
   } catch (e) {
-    throw new BundleError(`loadBundle: malformed bundle: reading it threw (${e instanceof Error ? e.message : String(e)})`);
+    throw new BundleError(`loadBundle: malformed bundle: reading it threw (${describeError(e)})`);
   }
   if (!r.success) {
     const issues = r.error.issues.slice(0, 3).map((i) => `${fieldPath(i.path)}: ${i.message}`);
@@ -407,6 +407,12 @@ function validateModule(mod: unknown): BundleModule {
 /** The scalar fields of a validated module (the arrays are snapshotted separately). */
 function pick(mod: BundleModule): Omit<BundleModule, "kernels" | "captured"> & { readonly steps: readonly BundleStep[] } {
   return { format: mod.format, version: mod.version, traced: mod.traced, fuse: { ...mod.fuse }, graph: mod.graph, steps: mod.steps, args: mod.args, results: mod.results, multi: mod.multi, sha256: mod.sha256 };
+}
+
+/** An error's message; for one that is not a BatchwiseError, its class too (a RangeError from a too-deep graph, say). */
+function describeError(e: unknown): string {
+  if (e instanceof BatchwiseError) return e.message;
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
 
 /** Where two canonical encodings first differ, for error messages. */
@@ -427,8 +433,8 @@ function checkSchedule(mod: BundleModule, graph: Graph, order: readonly Node[]):
   try {
     derived = fuse(graph, mod.fuse);
   } catch (e) {
-    if (!(e instanceof BatchwiseError)) throw e;
-    throw new BundleError(`loadBundle: the bundle's graph cannot be scheduled with its fusion options (${e.message})`);
+    // Untrusted input: whatever fails here is the bundle's error, never a raw TypeError.
+    throw new BundleError(`loadBundle: the bundle's graph cannot be scheduled with its fusion options (${describeError(e)})`);
   }
   const index = new Map<Node, number>(order.map((n, i) => [n, i]));
   const mine = derived.steps.map((st) => mapStep(st, (n) => index.get(n)!));
@@ -516,8 +522,7 @@ export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}
   try {
     graph = parseGraph(snapshot.graph);
   } catch (e) {
-    if (!(e instanceof BatchwiseError)) throw e;
-    throw new BundleError(`loadBundle: the bundle's graph does not parse (${e.message})`);
+    throw new BundleError(`loadBundle: the bundle's graph does not parse (${describeError(e)})`);
   }
   check(printGraph(graph) === snapshot.graph, "the bundle's graph does not print back to its own text");
   const order = topoOrder(graph);

@@ -32,6 +32,7 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { rng } from "../helpers/random-graph.js";
 import { js } from "../helpers/run.js";
 
 // The fixture: two tensor arguments, a captured constant, two kernels.
@@ -191,6 +192,28 @@ describe("tampered bundles are refused", () => {
   });
 });
 
+describe("random edits", () => {
+  it("any digit changed anywhere in the module's exports is refused (40 random edits)", async () => {
+    const r = rng(20261201);
+    const body = text.indexOf("\nexport const format"); // the first line is a comment
+    const digits = [...text.matchAll(/\d/g)].map((m) => m.index!).filter((i) => i > body);
+    for (let n = 0; n < 40; n++) {
+      const at = digits[Math.floor(r() * digits.length)]!;
+      const d = text[at]!;
+      const edited = text.slice(0, at) + String((Number(d) + 1 + Math.floor(r() * 9)) % 10) + text.slice(at + 1);
+      expect(edited).not.toBe(text);
+      let m: BundleModule;
+      try {
+        m = await importBundle(edited);
+      } catch (e) {
+        expect(e, `edit at ${at}`).toBeInstanceOf(SyntaxError); // no longer a module: it never reaches loadBundle
+        continue;
+      }
+      await refuses(() => loadBundle(m), BundleError, /^loadBundle: /);
+    }
+  });
+});
+
 describe("malformed bundles and options are BundleErrors naming the field", () => {
   const cases: [string, () => unknown, string | RegExp][] = [
     ["null", () => null, "loadBundle: not a batchwise bundle (format undefined)"],
@@ -229,7 +252,7 @@ describe("malformed bundles and options are BundleErrors naming the field", () =
     ["fusion options missing a field", () => ({ ...mod, fuse: { maxKernelBuffers: Infinity, unrollLimit: 64 } }), /loadBundle: malformed bundle: fuse\.fusion: /],
     ["a negative buffer limit", () => ({ ...mod, fuse: { ...mod.fuse, maxKernelBuffers: -1 } }), /loadBundle: malformed bundle: fuse\.maxKernelBuffers: /],
     ["a recorded hash that is not hex", () => ({ ...mod, sha256: "xyz" }), "loadBundle: malformed bundle: sha256: must be 64 lowercase hex digits"],
-    ["a field whose getter throws", () => Object.defineProperty({ ...mod }, "steps", { enumerable: true, get: () => { throw new RangeError("boom"); } }), "loadBundle: malformed bundle: reading it threw (boom)"],
+    ["a field whose getter throws", () => Object.defineProperty({ ...mod }, "steps", { enumerable: true, get: () => { throw new RangeError("boom"); } }), "loadBundle: malformed bundle: reading it threw (RangeError: boom)"],
   ];
   for (const [name, make, message] of cases) {
     it(name, async () => {
