@@ -184,8 +184,13 @@ export function moduleContent(mod: BundleModule): Content {
   return { format: mod.format, version: mod.version, traced: mod.traced, fuse: mod.fuse, graph: mod.graph, steps: mod.steps, kernels, captured: mod.captured, args: mod.args, results: mod.results, multi: mod.multi };
 }
 
-/** The SHA-256 of a bundle module's content, as `loadBundle` computes it (WebCrypto). */
+/**
+ * The SHA-256 of a bundle module's content, as `loadBundle` computes it (WebCrypto):
+ * what to pin with `loadBundle(mod, { sha256 })`. The module must be well-formed
+ * (a BundleError says why not); its consistency is not checked here.
+ */
 export async function bundleSha256(mod: BundleModule): Promise<string> {
+  validateModule(mod);
   return sha256Hex(bundleContent(moduleContent(mod)));
 }
 

@@ -264,6 +264,7 @@ describe("malformed bundles and options are BundleErrors naming the field", () =
     await refuses(() => loadBundle(mod, null as never), BundleError, "loadBundle: options must be an object, got null");
     await refuses(() => loadBundle(mod, { sha256: "abc" }), BundleError, 'loadBundle: opts.sha256 must be 64 hex digits, got "abc"');
     await refuses(() => loadBundle(mod, { sha256: 5 as never }), BundleError, "loadBundle: opts.sha256 must be 64 hex digits, got number");
+    await refuses(() => bundleSha256({ ...mod, steps: 5 } as never), BundleError, /loadBundle: malformed bundle: steps: /);
     await refuses(() => loadBundle(mod, { sha256: "f".repeat(64) }), BundleError, `loadBundle: the bundle's SHA-256 is ${mod.sha256}, not the ${"f".repeat(64)} the caller pinned`);
     // The pinned hash may be given in upper case.
     await loadBundle(mod, { sha256: mod.sha256.toUpperCase() });
