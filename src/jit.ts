@@ -8,6 +8,7 @@ import { graphToDot, scheduleToDot } from "../ir/dot.js";
 import { printGraph } from "../ir/print.js";
 import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
+import type { FuseOptions } from "../passes/fuse.js";
 import type { Backend } from "../runtime/backend.js";
 import { Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
@@ -145,6 +146,8 @@ export interface JitOptions {
 interface Entry {
   readonly key: string;
   readonly pipeline: PipelineResult;
+  /** The options the schedule was fused with (a bundle records them). */
+  readonly fuse: FuseOptions;
   readonly captured: readonly Tensor[];
   readonly program: Program | Promise<Program>;
   readonly multi: boolean;
@@ -156,6 +159,8 @@ interface Entry {
   readonly kinds: string;
   /** The backend the trace was fused and compiled for. */
   readonly backend: string;
+  /** The program once an asynchronous compile has finished. */
+  compiled?: Program;
 }
 
 let nextTraceId = 1;
@@ -170,13 +175,20 @@ let nextTraceId = 1;
  * ```
  */
 export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, opts: JitOptions = {}): JitFunction<A, R> {
+  // The state below changes only when a trace and its compile succeed (a trace is a
+  // transaction): a trace that throws, returns something other than tensors, or
+  // whose kernels fail to compile leaves no entry, no fast-path signature and no
+  // "last trace", so the next call with that signature traces again.
   const entries = new Map<string, Entry>();
+  /** The trace of the most recent successful call (or `trace`): what dump, dot and bundle show. */
   let last: Entry | undefined;
+  /** For an entry whose compile is still pending: the `last` it replaced, restored if the compile fails. */
+  const replaced = new WeakMap<Entry, Entry | undefined>();
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
   const name = opts.name ?? (fn.name || "jit");
 
-  let lastArgs: readonly Tensor[] | undefined;
-  let lastKinds = "";
+  /** Fast path: the entry and argument signature of the previous successful lookup. */
+  let fast: { readonly entry: Entry; readonly args: readonly Tensor[]; readonly kinds: string } | undefined;
   const sameSignature = (a: readonly Tensor[], b: readonly Tensor[]): boolean => {
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) {
@@ -187,24 +199,44 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     }
     return true;
   };
+  const setLast = (e: Entry): void => {
+    if (e === last) return;
+    if (e.program instanceof Promise && !replaced.has(e)) replaced.set(e, last);
+    last = e;
+  };
+  /** Drops every trace of an entry whose compile failed. */
+  const forget = (e: Entry): void => {
+    if (entries.get(e.key) === e) entries.delete(e.key);
+    if (fast?.entry === e) fast = undefined;
+    if (last === e) {
+      const before = replaced.get(e);
+      last = before !== undefined && entries.get(before.key) === before ? before : undefined;
+    }
+  };
   const entryFor = (args: readonly Tensor[], kinds: string): Entry => {
     // A trace is compiled for one backend: after setBackend, the same signature is another entry.
     const backendName = (opts.backend ?? getBackend()).name;
     // Fast path: same signature as the previous call.
-    if (last !== undefined && lastArgs !== undefined && kinds === lastKinds && last.backend === backendName && sameSignature(args, lastArgs)) {
+    if (fast !== undefined && kinds === fast.kinds && fast.entry.backend === backendName && sameSignature(args, fast.args)) {
       stats.cacheHits++;
-      lastArgs = args;
-      return last;
+      fast = { entry: fast.entry, args, kinds };
+      return fast.entry;
     }
-    lastArgs = args;
-    lastKinds = kinds;
     const key = `${backendName}:${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
     const hit = entries.get(key);
     if (hit !== undefined) {
       stats.cacheHits++;
       debugLog("cache", `jit @${name}: trace hit ${key}`);
+      fast = { entry: hit, args, kinds };
       return hit;
     }
+    const entry = traceEntry(args, kinds, key);
+    entries.set(key, entry);
+    fast = { entry, args, kinds };
+    return entry;
+  };
+  /** Traces and compiles one signature; throws (changing nothing but the counters) if any of it fails. */
+  const traceEntry = (args: readonly Tensor[], kinds: string, key: string): Entry => {
     debugLog("cache", `jit @${name}: tracing ${key}`);
     const before = { compiles: counters.compiles, hits: counters.cacheHits };
     const traceId = nextTraceId++;
@@ -228,10 +260,13 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     });
     const result = fn(...(unflatten(params, kinds) as A));
     const multi = Array.isArray(result);
-    const results: JitArg[] = multi ? [...(result as readonly JitArg[])] : [result as JitArg];
-    if (!results.every((o) => o instanceof Tensor || o instanceof JaggedTensor || o instanceof TensorDict)) {
-      throw new TraceError(`jit @${name}: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them)`);
-    }
+    const results: unknown[] = multi ? [...(result as readonly unknown[])] : [result];
+    results.forEach((o, i) => {
+      if (!(o instanceof Tensor || o instanceof JaggedTensor || o instanceof TensorDict)) {
+        const what = multi ? `element ${i} of the returned array is ${describeValue(o)}` : `it returned ${describeValue(o)}`;
+        throw new TraceError(`jit @${name}: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); ${what}`);
+      }
+    });
     const { tensors: outs, kinds: outKinds } = flatten(results);
     // Lazy tensors created outside the trace are realized now and captured as constants.
     const built = buildGraph(name, outs, params, traceId);
@@ -240,12 +275,27 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     counters.traces++;
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
-    const pipeline = runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 !== "exact" }, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
+    const fuseOptions: FuseOptions = { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 !== "exact" };
+    const pipeline = runPipeline(built.graph, fuseOptions, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
-    const entry: Entry = { key, pipeline, captured: built.captured, program, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
-    entries.set(key, entry);
+    const common = { key, pipeline, fuse: fuseOptions, captured: built.captured, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
+    if (!(program instanceof Promise)) return { ...common, program };
+    // An asynchronous compile that fails forgets the entry (and rejects its callers).
+    const guarded = program.then(
+      (p) => {
+        entry.compiled = p;
+        return p;
+      },
+      (e: unknown) => {
+        forget(entry);
+        throw e;
+      },
+    );
+    // Callers that await `program` see the rejection; nobody awaiting it is not an unhandled rejection.
+    guarded.catch(() => undefined);
+    const entry: Entry = { ...common, program: guarded };
     return entry;
   };
 
@@ -280,7 +330,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const { tensors, kinds } = tensorsOf(args);
     for (const a of tensors) realizeSync(a);
     const e = entryFor(tensors, kinds);
-    last = e;
+    setLast(e);
     if (e.program instanceof Promise) throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
     return runEntry(e, e.program, bind(e, tensors));
   }) as JitFunction<A, R>;
@@ -290,7 +340,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const { tensors, kinds } = tensorsOf(args);
     for (const a of tensors) await realize(a);
     const e = entryFor(tensors, kinds);
-    last = e;
+    setLast(e);
     const program = await e.program;
     const bound = bind(e, tensors);
     // Values the host needs before the launch (offsets of a pad to the longest row), read back now.
@@ -303,7 +353,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   // `trace`: trace and compile for placeholder arguments (types only); not a call.
   Object.defineProperty(f, TRACE_FOR, {
     value: (args: readonly Tensor[], kinds: string): void => {
-      last = entryFor(args, kinds);
+      setLast(entryFor(args, kinds));
     },
   });
 
@@ -318,14 +368,14 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
 
   f.bundle = (): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first (or use trace)`);
-    return bundleSource({ backend: last.backend, schedule: last.pipeline.schedule, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi });
+    return bundleSource({ backend: last.backend, schedule: last.pipeline.schedule, fuse: last.fuse, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi });
   };
 
   f.dump = (o: DumpOptions = {}): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
     if (o.kernels) {
-      const p = last.program;
-      if (p instanceof Promise) throw new TraceError(`jit @${name}: kernels are still compiling`);
+      const p = last.program instanceof Promise ? last.compiled : last.program;
+      if (p === undefined) throw new TraceError(`jit @${name}: kernels are still compiling; await f.callAsync(...) first`);
       return p.kernelSources().join("\n\n");
     }
     const after = o.after ?? "input";
@@ -338,6 +388,20 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
 }
 
 
+
+/** What a value is, for an error message: "a number (42)", "undefined", "a Promise (async functions cannot be traced)". */
+function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (v instanceof Promise) return "a Promise (an async function cannot be traced: return the tensors themselves)";
+  const t = typeof v;
+  if (t === "number" || t === "boolean" || t === "bigint") return `a ${t} (${String(v)})`;
+  if (t === "string") return `a string (${JSON.stringify((v as string).length > 20 ? `${(v as string).slice(0, 20)}…` : v)})`;
+  if (t === "function") return "a function";
+  if (t === "symbol") return "a symbol";
+  const ctor = (Object.getPrototypeOf(v) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  return typeof ctor === "string" && ctor !== "" && ctor !== "Object" ? `a ${ctor}` : "a plain object";
+}
 
 /** One line per step of a schedule: which node each kernel writes and what it reads. */
 function describeSchedule(p: PipelineResult): string {

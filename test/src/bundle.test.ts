@@ -5,9 +5,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { makeGraph, Node } from "../../ir/graph.js";
+import { createHash } from "node:crypto";
 import { bundleSource } from "../../src/bundle.js";
+import { sha256Hex, sha256HexSync } from "../../src/sha256.js";
 import {
+  BUNDLE_VERSION,
   BundleError,
+  bundleSha256,
   counters,
   diag,
   fromTypedArray,
@@ -81,13 +85,15 @@ describe("bundles", () => {
     const text = f.bundle();
     const mod = await importBundle(text);
     await expect(loadBundle({ ...mod, format: "other" })).rejects.toThrow(BundleError);
-    await expect(loadBundle({ ...mod, version: 99 })).rejects.toThrow("loadBundle: bundle version 99, this batchwise reads version 1");
+    await expect(loadBundle({ ...mod, version: 99 })).rejects.toThrow(`loadBundle: bundle version 99, this batchwise reads version ${BUNDLE_VERSION}`);
     await expect(loadBundle({ ...mod, graph: mod.graph.replace("f32[b0; 3,3]", "f32[b0; 3,4]") })).rejects.toThrow(BundleError);
     await expect(loadBundle({ ...mod, graph: "func @x(" })).rejects.toThrow(/the bundle's graph does not parse/);
     const badStep = { ...mod.steps[0]!, inputs: [999] } as BundleModule["steps"][number];
-    await expect(loadBundle({ ...mod, steps: [badStep] })).rejects.toThrow(/a step names node 999/);
-    await expect(loadBundle({ ...mod, kernels: [] })).rejects.toThrow(/steps and kernels do not match/);
-    await expect(loadBundle({ ...mod, kernels: [{ wgsl: "" }] })).rejects.toThrow(/step 0 ships no JS function kernel \(the bundle was traced on js;/);
+    await expect(loadBundle({ ...mod, steps: [badStep] })).rejects.toThrow(/step 0 \(kernel\) is not the step its graph schedules/);
+    await expect(loadBundle({ ...mod, kernels: [] })).rejects.toThrow(/steps and 0 kernels do not match/);
+    // A bundle without JS kernels (its hash recomputed, so that only this is wrong) cannot load on JS.
+    const wgslOnly = { ...mod, kernels: [{ wgsl: mod.kernels[0]!.wgsl }] };
+    await expect(loadBundle({ ...wgslOnly, sha256: await bundleSha256(wgslOnly) })).rejects.toThrow(/step 0 ships no JS function kernel \(the bundle was traced on js;/);
     const g = await loadBundle(mod);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow(ShapeError);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow("bundle @jit: argument 0 (2; 2,2) float32 does not match the traced (b0; 3,3) float32");
@@ -122,7 +128,7 @@ describe("bundles of random graphs", () => {
       const inputs = randomInputs(c);
       const program = compileJs(g);
       const want = runJs(program, inputs);
-      const mod = await importBundle(bundleSource({ backend: "js", schedule: program.schedule, captured: [], args: "t".repeat(g.inputs.length), results: "t".repeat(outs.length), multi: true }));
+      const mod = await importBundle(bundleSource({ backend: "js", schedule: program.schedule, fuse: { maxKernelBuffers: Infinity, unrollLimit: 64, mixedBaseOutputs: true, relaxedFloat32: false }, captured: [], args: "t".repeat(g.inputs.length), results: "t".repeat(outs.length), multi: true }));
       const f = await loadBundle(mod);
       const got = f(...inputs.map((v) => fromTypedArray(v.data.slice(), [...v.type.batch, ...v.type.base], { batchDim: v.type.batch.length, dtype: v.type.dtype }))) as Tensor[];
       got.forEach((t, i) => {
@@ -131,5 +137,38 @@ describe("bundles of random graphs", () => {
         expect(a, `seed ${seed} (${family}) output ${i}`).toEqual(b);
       });
     }
+  });
+});
+
+describe("bundle hashes", () => {
+  it("SHA-256 (the writer's synchronous one and the loader's WebCrypto one) gives the FIPS 180-2 test vectors and node:crypto's digests", async () => {
+    const vectors: [string, string][] = [
+      ["", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"],
+      ["abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"],
+      ["abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"],
+      ["a".repeat(1_000_000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"],
+    ];
+    for (const [text, digest] of vectors) {
+      expect(sha256HexSync(text)).toBe(digest);
+      expect(await sha256Hex(text)).toBe(digest);
+    }
+    // Every padding case around the 64-byte block, and multi-byte UTF-8.
+    for (let n = 0; n < 140; n++) {
+      const text = "é€😀x".repeat(n).slice(0, n);
+      expect(sha256HexSync(text), `length ${n}`).toBe(createHash("sha256").update(text, "utf8").digest("hex"));
+    }
+  });
+
+  it("a module reformatted by a tool (whitespace, semicolons) keeps its hash and loads; a renamed variable does not", async () => {
+    const f = jit((x: Tensor) => x.exp().sum());
+    f(tensor([1, 2, 3]));
+    const text = f.bundle();
+    const reformatted = text.replaceAll("\n  const t", "\n\n      const t").replaceAll(";\n", ";;\n");
+    expect(reformatted).not.toBe(text);
+    const g = await loadBundle(await importBundle(reformatted));
+    expect(Array.from((g(tensor([1, 2, 3])) as Tensor).dataSync())).toEqual(Array.from((f(tensor([1, 2, 3])) as Tensor).dataSync()));
+    const renamed = text.replaceAll("t0", "u0");
+    expect(renamed).not.toBe(text);
+    await expect(loadBundle(await importBundle(renamed))).rejects.toThrow(/step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\)/);
   });
 });

@@ -3,7 +3,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { interpret } from "../../ir/interpret.js";
 import { parseGraph } from "../../ir/parse.js";
-import { counters, fromTypedArray, JaggedTensor, jaggedSpec, jit, spec, tensor, Tensor, trace } from "../../src/index.js";
+import { getJsBackend } from "../../src/backend.js";
+import { counters, fromTypedArray, JaggedTensor, jaggedSpec, jit, ones, spec, tensor, Tensor, TensorDict, trace, TraceError } from "../../src/index.js";
+import type { Backend } from "../../runtime/backend.js";
 import { closeEnough, rng } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 
@@ -160,5 +162,119 @@ describe("trace: ahead of time, from specs", () => {
     expect(out.toArraySync()).toEqual([[1, 2], [8, 10]]);
     expect(f.stats).toMatchObject({ traces: 1, cacheHits: 1 });
     expect(() => trace((x: Tensor) => x, [spec("float16" as never, ["B"], [])])).toThrow(/trace: spec 0 has an unknown dtype float16/);
+  });
+});
+
+describe("jit is transactional: a failed trace leaves no state", () => {
+  it("a trace that throws caches nothing: the same signature traces again (the issue's repro)", () => {
+    let failOn4 = true;
+    const f = jit((x: Tensor) => {
+      if (failOn4 && x.baseShape[0] === 4) throw new Error("no size 4");
+      return x.mul(2);
+    });
+    expect(Array.from(f(ones([2], [3])).dataSync())).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(f.stats).toMatchObject({ traces: 1, cacheHits: 0, calls: 1 });
+    expect(() => f(ones([2], [4]))).toThrow("no size 4");
+    // Still failing: the failed signature was not cached, so it traces (and throws) again.
+    expect(() => f(ones([2], [4]))).toThrow("no size 4");
+    expect(f.stats).toMatchObject({ traces: 1, cacheHits: 0, calls: 3 });
+    // dump and bundle still show the last successful trace, (b0; 3).
+    expect(f.dump()).toMatch(/%x0: f32\[b0; 3\]/);
+    expect(f.bundle()).toContain("f32[b0; 3]");
+    failOn4 = false;
+    expect(Array.from(f(ones([2], [4])).dataSync())).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
+    expect(f.stats).toMatchObject({ traces: 2, cacheHits: 0, calls: 4 });
+    expect(f.dump()).toMatch(/%x0: f32\[b0; 4\]/);
+    // Both traces are cached now.
+    expect(Array.from(f(ones([1], [3])).dataSync())).toEqual([2, 2, 2]);
+    expect(Array.from(f(ones([1], [4])).dataSync())).toEqual([2, 2, 2, 2]);
+    expect(f.stats).toMatchObject({ traces: 2, cacheHits: 2, calls: 6 });
+  });
+
+  it("a failed trace right after a successful call of the same function does not serve the previous trace", async () => {
+    let fail = true;
+    const f = jit((x: Tensor) => {
+      if (fail && x.baseShape[0] === 4) throw new Error("no");
+      return x.add(1);
+    });
+    f(ones([1], [3]));
+    await expect(f.callAsync(ones([2], [4]))).rejects.toThrow("no");
+    fail = false;
+    expect(Array.from((await f.callAsync(ones([2], [4]))).dataSync())).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
+    expect(f.stats).toMatchObject({ traces: 2, cacheHits: 0 });
+  });
+
+  it("a function that returns something other than tensors is a TraceError naming what it returned, and caches nothing", () => {
+    let ret: unknown = 42;
+    const f = jit((x: Tensor) => (ret === undefined ? x.mul(3) : ret) as Tensor);
+    expect(() => f(ones([1], [2]))).toThrow(TraceError);
+    expect(() => f(ones([1], [2]))).toThrow("jit @jit: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); it returned a number (42)");
+    const cases: [unknown, string][] = [
+      [undefined, "it returned undefined"],
+      [null, "it returned null"],
+      ["abc", 'it returned a string ("abc")'],
+      [{ a: 1 }, "it returned a plain object"],
+      [new Map(), "it returned a Map"],
+      [Promise.resolve(1), "it returned a Promise (an async function cannot be traced"],
+      [[ones([1], [2]), "x"], 'element 1 of the returned array is a string ("x")'],
+      [[[ones([1], [2])]], "element 0 of the returned array is an array of 1"],
+    ];
+    for (const [value, message] of cases) {
+      const g = jit((x: Tensor) => (value === undefined ? undefined : value) as Tensor, { name: "g" });
+      expect(() => g(ones([1], [2])), message).toThrow(TraceError);
+      expect(() => g(ones([1], [2])), message).toThrow(message);
+      expect(() => g.dump()).toThrow("jit @g: not traced yet");
+      expect(() => g.bundle()).toThrow("jit @g: not traced yet");
+      expect(g.stats).toMatchObject({ traces: 0, calls: 2 });
+    }
+    ret = undefined;
+    expect(Array.from(f(ones([1], [2])).dataSync())).toEqual([3, 3]);
+    expect(f.stats).toMatchObject({ traces: 1, cacheHits: 0, calls: 3 });
+    // A TensorDict result is fine.
+    const d = jit((x: Tensor) => new TensorDict({ y: x.neg() }, []));
+    expect(Array.from(((d(ones([1], [2])) as TensorDict).get("y") as Tensor).dataSync())).toEqual([-1, -1]);
+  });
+
+  it("trace(fn, specs): a throwing function or a non-tensor result is the error, and nothing is traced", () => {
+    expect(() => trace(() => { throw new RangeError("mine"); }, [spec("float32", ["B"], [2])])).toThrow(RangeError);
+    expect(() => trace(() => 7 as unknown as Tensor, [spec("float32", ["B"], [2])], { name: "seven" })).toThrow("jit @seven: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); it returned a number (7)");
+    // A traced function whose later signature fails keeps its ahead-of-time trace.
+    const f = trace((x: Tensor) => { if (x.baseShape[0] === 5) throw new Error("five"); return x.sub(1); }, [spec("float32", ["B"], [2])]);
+    expect(() => f(ones([1], [5]))).toThrow("five");
+    expect(f.dump()).toMatch(/%x0: f32\[b0; 2\]/);
+    expect(Array.from(f(ones([2], [2])).dataSync())).toEqual([0, 0, 0, 0]);
+    expect(f.stats).toMatchObject({ traces: 1, cacheHits: 1 });
+  });
+
+  it("a compile that fails (synchronously or asynchronously) caches nothing: the next call compiles again", async () => {
+    const js = getJsBackend();
+    for (const mode of ["sync", "async"] as const) {
+      let failures = 1;
+      // The JS backend, except that its first compile fails.
+      const flaky: Backend = Object.assign(Object.create(js) as Backend, {
+        compile(k: Parameters<Backend["compile"]>[0]) {
+          if (failures-- > 0) {
+            if (mode === "sync") throw new Error("compile failed");
+            return Promise.reject(new Error("compile failed"));
+          }
+          const c = js.compile(k);
+          return mode === "sync" ? c : Promise.resolve(c);
+        },
+      });
+      const f = jit((x: Tensor) => x.mul(5).add(0.25), { backend: flaky });
+      if (mode === "sync") {
+        expect(() => f(ones([2], [2]))).toThrow("compile failed");
+        expect(() => f.dump()).toThrow("not traced yet");
+      } else {
+        await expect(f.callAsync(ones([2], [2]))).rejects.toThrow("compile failed");
+        expect(() => f.dump()).toThrow("not traced yet");
+      }
+      const out = await f.callAsync(ones([2], [2]));
+      expect(Array.from(await out.data())).toEqual([5.25, 5.25, 5.25, 5.25]);
+      expect(f.stats, mode).toMatchObject({ traces: 2, cacheHits: 0, calls: 2 });
+      expect(f.dump()).toMatch(/f32\[b0; 2\]/);
+      // Once compiled (asynchronously too), the kernels' sources can be dumped.
+      expect(f.dump({ kernels: true })).toMatch(/^function kernel\(ins, outs, sizes, strides\)/);
+    }
   });
 });
