@@ -15,7 +15,10 @@ export class JsBuffer implements DeviceBuffer {
   }
 }
 
-type KernelFn = (ins: TypedArray[], outs: TypedArray[], sizes: readonly number[], strides: number[]) => void;
+type KernelFn = (ins: TypedArray[], outs: TypedArray[], sizes: readonly number[], strides: number[], consts: Float64Array) => void;
+
+/** Passed to kernels without constants. */
+const NO_CONSTS = new Float64Array(0);
 
 interface JsCompiled extends CompiledKernel {
   readonly fn: KernelFn;
@@ -50,7 +53,7 @@ export class JsBackend implements Backend {
     const { source, body } = kernelToJS(kernel);
     let fn: KernelFn;
     try {
-      fn = new Function("ins", "outs", "sizes", "strides", body) as KernelFn;
+      fn = new Function("ins", "outs", "sizes", "strides", "consts", body) as KernelFn;
     } catch (e) {
       throw new BackendError(`js: generated kernel does not compile (${(e as Error).message}):\n${source}`);
     }
@@ -71,7 +74,7 @@ export class JsBackend implements Backend {
     for (const b of inputs) ins.push((b as JsBuffer).data);
     const outs: TypedArray[] = [];
     for (const b of outputs) outs.push((b as JsBuffer).data);
-    (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides);
+    (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides, launch.consts ?? NO_CONSTS);
   }
 
   copy(dst: DeviceBuffer, sources: readonly CopySource[]): void {

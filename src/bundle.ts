@@ -91,7 +91,7 @@ export function bundleSource(t: Traced): string {
     } catch {
       wgsl = undefined; // float64 and other kernels WGSL cannot hold: the bundle runs on JS only
     }
-    const js = `function (ins, outs, sizes, strides) {\n${kernelToJS(st.kernel).body}\n}`;
+    const js = `function (ins, outs, sizes, strides, consts) {\n${kernelToJS(st.kernel).body}\n}`;
     return `{ js: ${js}, wgsl: ${wgsl === undefined ? "undefined" : JSON.stringify(wgsl)} }`;
   });
   const captured = t.captured.map((c) => {

@@ -100,6 +100,26 @@ function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float6
   }
 }
 
+/**
+ * Writes a kernel's constants into the uniform at `at` (one u32 slot each, in expr
+ * order): the bits of the value in its dtype, so NaN, ±Inf and -0 arrive exactly.
+ */
+function writeConsts(kernel: Kernel, consts: Float64Array | undefined, params: Uint32Array, at: number): void {
+  let slot = 0;
+  const f32 = new Float32Array(params.buffer);
+  const i32 = new Int32Array(params.buffer);
+  for (const e of kernel.exprs) {
+    if (e.k !== "const") continue;
+    const v = consts?.[slot];
+    if (v === undefined) throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts?.length ?? 0} passed`);
+    const i = at + slot++;
+    if (e.dtype === "float32") f32[i] = v;
+    else if (e.dtype === "int32") i32[i] = v;
+    else if (e.dtype === "bool") params[i] = v !== 0 ? 1 : 0;
+    else params[i] = v;
+  }
+}
+
 function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 }
@@ -353,6 +373,7 @@ export class WebGPUBackend implements Backend {
     };
     params[layout.count] = u32(count, "output element count");
     batchSizes.forEach((n, a) => (params[layout.batchSizes + a] = u32(n, `batch size ${a}`)));
+    writeConsts(kernel, launch.consts, params, layout.consts);
 
     kernel.inputs.forEach((spec, i) => {
       const buf = ins[i]!;
