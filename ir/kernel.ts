@@ -149,7 +149,12 @@ export function launchRank(kernel: Kernel): number {
 export interface Launch {
   readonly batchSizes: readonly number[];
   readonly inputBatchStrides: readonly (readonly number[])[];
-  /** The values of the kernel's `const` exprs, in expr order (see `kernelConsts`); absent when it has none. */
+  /**
+   * The values of the kernel's `const` exprs, in expr order (see `kernelConsts`).
+   * A compiled kernel serves every kernel that differs only in these values, so the
+   * program executor always passes them; when absent (a direct backend call), the
+   * values in the IR of the kernel that was compiled are used.
+   */
   readonly consts?: Float64Array;
 }
 

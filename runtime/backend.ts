@@ -27,6 +27,8 @@ export interface Backend {
   read(buf: DeviceBuffer): Promise<TypedArray>;
   /** Synchronous read-back; only backends whose memory is host memory provide it. */
   readSync?(buf: DeviceBuffer): TypedArray;
+  /** The source `compile` would build the kernel from (for dumps; no compilation). */
+  source(kernel: Kernel): string;
   /** Compiles a kernel; callers cache by `kernelKey`, so this is called once per distinct kernel. */
   compile(kernel: Kernel): CompiledKernel | Promise<CompiledKernel>;
   /**

@@ -66,6 +66,20 @@ export function compileCached(backend: Backend, key: string, compile: () => Comp
   return c;
 }
 
+/** Programs still compiling (asynchronous backends): how to get their kernels' sources now. */
+const pendingSources = new WeakMap<Promise<Program>, () => string[]>();
+
+/**
+ * The generated source of every kernel of a program, in launch order, also while
+ * it is still compiling (the source exists before the driver's compile finishes).
+ */
+export function kernelSources(p: Program | Promise<Program>): string[] {
+  if (!(p instanceof Promise)) return p.kernelSources();
+  const get = pendingSources.get(p);
+  if (get === undefined) throw new BackendError("kernelSources: not a program from Program.create");
+  return get();
+}
+
 export interface BoundValue {
   readonly buffer: DeviceBuffer;
   readonly type: ConcreteType;
@@ -151,7 +165,7 @@ export class Program {
   private readonly releases: Node[][];
   /** Pad/mask nodes padding to the longest row, and the input index of their offsets. */
   private readonly runtimeLengths: readonly (readonly [Node, number])[];
-  /** Per step: the values of its kernel's constants, passed at launch (undefined: none). */
+  /** Per kernel step: the values of its kernel's constants, passed at every launch. */
   private readonly consts: readonly (Float64Array | undefined)[];
 
   private constructor(
@@ -161,11 +175,7 @@ export class Program {
   ) {
     this.compiled = compiled;
     this.releases = Program.planReleases(schedule);
-    this.consts = schedule.steps.map((st) => {
-      if (st.kind !== "kernel") return undefined;
-      const c = kernelConsts(st.kernel);
-      return c.length > 0 ? c : undefined;
-    });
+    this.consts = schedule.steps.map((st) => (st.kind === "kernel" ? kernelConsts(st.kernel) : undefined));
     const inputs = schedule.graph.inputs;
     this.runtimeLengths = runtimeLengthNodes(schedule.order).map((n) => [n, inputs.indexOf(runtimeLengthOffsets(n))] as const);
   }
@@ -182,7 +192,9 @@ export class Program {
   static create(schedule: Schedule, backend: Backend): Program | Promise<Program> {
     const parts = schedule.steps.map((s) => (s.kind === "kernel" ? compileCached(backend, `${backend.name}:${kernelKey(s.kernel)}`, () => backend.compile(s.kernel)) : undefined));
     if (parts.some((p) => p instanceof Promise)) {
-      return Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
+      const pending = Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
+      pendingSources.set(pending, () => schedule.steps.flatMap((s) => (s.kind === "kernel" ? [backend.source(s.kernel)] : [])));
+      return pending;
     }
     return new Program(schedule, backend, parts as (CompiledKernel | undefined)[]);
   }

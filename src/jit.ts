@@ -9,7 +9,7 @@ import { printGraph } from "../ir/print.js";
 import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
 import type { Backend } from "../runtime/backend.js";
-import { Program, type BoundValue } from "../runtime/program.js";
+import { kernelSources, Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
 import { debugLog, debugOn } from "../runtime/debug.js";
@@ -324,9 +324,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   f.dump = (o: DumpOptions = {}): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
     if (o.kernels) {
-      const p = last.program;
-      if (p instanceof Promise) throw new TraceError(`jit @${name}: kernels are still compiling`);
-      return p.kernelSources().join("\n\n");
+      // Also while an asynchronous backend is still compiling: the sources exist already.
+      return kernelSources(last.program).join("\n\n");
     }
     const after = o.after ?? "input";
     if (after === "fuse") return describeSchedule(last.pipeline);

@@ -9,7 +9,7 @@
  * made after that work (buffers of the lost device are gone and say so).
  */
 import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
-import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
+import { kernelConsts, launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, wgslLoopTrips, wgslParamLayout, wgslWorkgroups } from "../../codegen/wgsl.js";
 
 /** Mesa's llvmpipe ends any shader loop after this many iterations, without an error. */
@@ -104,14 +104,16 @@ function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float6
  * Writes a kernel's constants into the uniform at `at` (one u32 slot each, in expr
  * order): the bits of the value in its dtype, so NaN, ±Inf and -0 arrive exactly.
  */
-function writeConsts(kernel: Kernel, consts: Float64Array | undefined, params: Uint32Array, at: number): void {
+function writeConsts(kernel: Kernel, given: Float64Array | undefined, params: Uint32Array, at: number): void {
+  // A direct dispatch without constants runs with the values of the compiled kernel's own IR.
+  const consts = given ?? kernelConsts(kernel);
   let slot = 0;
   const f32 = new Float32Array(params.buffer);
   const i32 = new Int32Array(params.buffer);
   for (const e of kernel.exprs) {
     if (e.k !== "const") continue;
-    const v = consts?.[slot];
-    if (v === undefined) throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts?.length ?? 0} passed`);
+    const v = consts[slot];
+    if (v === undefined) throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts.length} passed`);
     const i = at + slot++;
     if (e.dtype === "float32") f32[i] = v;
     else if (e.dtype === "int32") i32[i] = v;
@@ -321,6 +323,10 @@ export class WebGPUBackend implements Backend {
 
   private async settleScopes(): Promise<void> {
     while (this.scopes.size > 0) await Promise.all([...this.scopes]);
+  }
+
+  source(kernel: Kernel): string {
+    return kernelToWGSL(kernel);
   }
 
   async compile(kernel: Kernel): Promise<CompiledKernel> {
