@@ -9,6 +9,10 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { canonicalKey } from "../../ir/key.js";
 import { kernelKey, type Kernel } from "../../ir/kernel.js";
+import { kernelToJS } from "../../codegen/js.js";
+import { kernelToWGSL } from "../../codegen/wgsl.js";
+import { runPipeline } from "../../passes/pipeline.js";
+import { randomCase, type Family } from "../helpers/random-graph.js";
 import { KERNEL_CACHE_LIMIT, kernelCacheSize } from "../../runtime/program.js";
 import { programCacheSize, PROGRAM_CACHE_LIMIT } from "../../src/realize.js";
 import { counters, fromTypedArray, getBackend, jit, tensor, type Tensor } from "../../src/index.js";
@@ -51,6 +55,47 @@ describe("kernelKey", () => {
     expect(kernelKey(asInt)).not.toBe(kernelKey(scale(1)));
     expect(kernelKey({ ...scale(1), baseShape: [1] })).not.toBe(kernelKey(scale(1)));
     expect(kernelKey({ ...scale(1), relaxedFloat32: true })).not.toBe(kernelKey(scale(1)));
+  });
+});
+
+describe("code generation never depends on a constant's value", () => {
+  /** The kernel with every constant replaced by another value of its dtype. */
+  const perturbed = (k: Kernel): Kernel => ({
+    ...k,
+    exprs: k.exprs.map((e, i) => (e.k !== "const" ? e : { ...e, value: e.dtype === "bool" ? 1 - e.value : e.dtype === "uint32" ? (e.value + 7 + i) >>> 0 : e.dtype === "int32" ? (e.value - 7 - i) | 0 : Number.isNaN(e.value) ? -0 : NaN })),
+  });
+  const wgsl = (k: Kernel): string => {
+    try {
+      return kernelToWGSL(k);
+    } catch (e) {
+      return `refused: ${(e as Error).message}`;
+    }
+  };
+
+  it("gives the same key and the same JS and WGSL source for kernels that differ only in constant values (random graphs)", () => {
+    let kernels = 0;
+    let withConsts = 0;
+    for (const family of ["float64", "float32", "int32"] as Family[]) {
+      for (let seed = 1; seed <= 60; seed++) {
+        const c = randomCase(seed * 7919 + family.length, family, {});
+        for (const relaxedFloat32 of [false, true]) {
+          const { schedule } = runPipeline(c.graph, { maxKernelBuffers: Infinity, unrollLimit: 64, mixedBaseOutputs: true, relaxedFloat32 });
+          for (const st of schedule.steps) {
+            if (st.kind !== "kernel") continue;
+            const k = st.kernel;
+            const p = perturbed(k);
+            kernels++;
+            if (k.exprs.some((e) => e.k === "const")) withConsts++;
+            expect(kernelKey(p)).toBe(kernelKey(k));
+            expect(kernelToJS(p).source).toBe(kernelToJS(k).source);
+            expect(wgsl(p)).toBe(wgsl(k));
+          }
+        }
+      }
+    }
+    // The check is not vacuous: many kernels carry constants.
+    expect(kernels).toBeGreaterThan(200);
+    expect(withConsts).toBeGreaterThan(40);
   });
 });
 
