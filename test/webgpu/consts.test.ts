@@ -5,11 +5,12 @@
  * `dump({ kernels: true })` shows the WGSL while the pipelines still compile.
  * Expected values are IEEE arithmetic written out by hand.
  */
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Kernel } from "../../ir/kernel.js";
 import { registerBackend } from "../../src/backend.js";
 import { counters, fromTypedArray, jit, setBackend, spec, tensor, trace, type Tensor } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { PIPELINE_CACHE_LIMIT, PipelineCache } from "../../runtime/webgpu/pipelines.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -121,5 +122,33 @@ describeWebGPU(probe, "constants on WebGPU", (gpu) => {
     } finally {
       setBackend("js");
     }
+  });
+});
+
+describe("pipeline cache (no GPU: a stand-in device that counts pipelines)", () => {
+  it("keeps at most PIPELINE_CACHE_LIMIT pipelines, least recently used dropped first", async () => {
+    let created = 0;
+    const device = {
+      pushErrorScope: () => undefined,
+      popErrorScope: async () => null,
+      createShaderModule: () => ({ getCompilationInfo: async () => ({ messages: [] }) }),
+      createBindGroupLayout: () => ({}),
+      createPipelineLayout: () => ({}),
+      createComputePipelineAsync: async () => ({ id: created++ }),
+    } as unknown as GPUDevice;
+    const cache = new PipelineCache(device);
+    const first = await cache.get("source 0", 1, 1);
+    for (let i = 1; i < PIPELINE_CACHE_LIMIT + 10; i++) {
+      await cache.get(`source ${i}`, 1, 1);
+      // "source 0" stays recently used, so it survives the evictions.
+      if (i % 100 === 0) expect(await cache.get("source 0", 1, 1)).toBe(first);
+    }
+    expect(cache.size).toBe(PIPELINE_CACHE_LIMIT);
+    expect(await cache.get("source 0", 1, 1)).toBe(first);
+    // "source 1" was the least recently used: asking again builds a new pipeline.
+    const before = created;
+    await cache.get("source 1", 1, 1);
+    expect(created).toBe(before + 1);
+    expect(cache.size).toBe(PIPELINE_CACHE_LIMIT);
   });
 });
