@@ -1,8 +1,9 @@
 /**
  * Kernel IR -> JavaScript source. The generated function takes
- * `(ins, outs, sizes, strides)`: typed arrays, the space's batch sizes, and the
- * inputs' batch strides (concatenated in input order). Base sizes and strides
- * are constants in the code; nothing depends on a batch size.
+ * `(ins, outs, sizes, strides, consts)`: typed arrays, the space's batch sizes,
+ * the inputs' batch strides (concatenated in input order) and the values of the
+ * kernel's constants (a Float64Array). Base sizes and strides are constants in the
+ * code; nothing depends on a batch size or on a constant's value.
  *
  * Unrolled kernels evaluate the expression DAG once per base point with constant
  * indices; values are numbered by the code they produce, so subexpressions that
@@ -12,6 +13,7 @@
 import { isFloat, type DType } from "../ir/dtype.js";
 import { UnsupportedOpError } from "../ir/errors.js";
 import {
+  constSlots,
   contiguousStrides,
   ix,
   numel,
@@ -131,9 +133,21 @@ const HELPERS: Readonly<Record<string, string>> = {
     "const floorMod = (a, b, z) => { if (b === 0) return z; const r = a % b; return (r !== 0 && (r < 0) !== (b < 0)) ? r + b : r; };",
 };
 
-function literal(v: number): string {
-  if (Object.is(v, -0)) return "-0";
-  return String(v);
+/**
+ * The lines that read a kernel's constants from the `consts` argument (a
+ * Float64Array, see `Launch.consts`) into locals `c0, c1, …`, once per call. The
+ * values are not in the source, so one compiled kernel serves every constant
+ * value; integer constants are coerced so the engine keeps them as int32.
+ */
+function constLines(k: Kernel): string[] {
+  const lines: string[] = [];
+  for (const [i, slot] of constSlots(k).entries()) {
+    if (slot < 0) continue;
+    const d = k.exprs[i]!.dtype;
+    const read = `consts[${slot}]`;
+    lines.push(`const c${slot} = ${d === "uint32" ? `${read} >>> 0` : d === "int32" || d === "bool" ? `${read} | 0` : read};`);
+  }
+  return lines;
 }
 
 function printIndex(e: IndexExpr): string {
@@ -231,7 +245,7 @@ const INIT: { readonly [K in KReduceOp]: string } = {
 
 export interface JsKernelSource {
   readonly source: string;
-  /** Function body taking (ins, outs, sizes, strides). */
+  /** Function body taking (ins, outs, sizes, strides, consts); `consts` holds the kernel's constants (`Launch.consts`). */
   readonly body: string;
 }
 
@@ -249,6 +263,7 @@ class Emitter {
   readonly helpers = new Set<string>();
   private readonly byCode = new Map<string, { name: string; level: number }>();
   private count = 0;
+  private readonly constSlot: readonly number[];
 
   constructor(
     private readonly k: Kernel,
@@ -261,6 +276,7 @@ class Emitter {
     private readonly insideLevel = 0,
   ) {
     this.levels = Array.from({ length: nLevels }, () => []);
+    this.constSlot = constSlots(k);
   }
 
   private bind(code: string, level: number): { name: string; level: number } {
@@ -306,7 +322,8 @@ class Emitter {
         break;
       }
       case "const":
-        code = literal(e.value);
+        // A launch argument (see `constLines`), defined before every loop.
+        code = `c${this.constSlot[i]}`;
         break;
       case "unary": {
         if (e.op === "round") this.helpers.add("roundHalfEven");
@@ -438,6 +455,7 @@ function segmentedToJS(k: Kernel): JsKernelSource {
     for (let d = 0; d < inp.batchRank; d++) L.line(`const s${i}_${d} = strides[${strideIndex++}];`);
   });
   L.line("const out0 = outs[0];");
+  for (const line of constLines(k)) L.line(line);
   L.line(`const offs = in${seg.offsets};`);
   // maxN -1: pad to the longest row, a run-time size (the launch's second batch size).
   if (seg.maxN === -1) L.line("const maxN = sizes[1];");
@@ -483,7 +501,7 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   L.close();
   const helpers = [...em.helpers].map((h) => HELPERS[h]!).join("\n");
   const text = (helpers ? helpers + "\n" : "") + L.toString();
-  return { source: `function kernel(ins, outs, sizes, strides) {\n${text}\n}`, body: text };
+  return { source: `function kernel(ins, outs, sizes, strides, consts) {\n${text}\n}`, body: text };
 }
 
 export function kernelToJS(k: Kernel): JsKernelSource {
@@ -584,6 +602,7 @@ export function kernelToJS(k: Kernel): JsKernelSource {
     for (let d = 0; d < inp.batchRank; d++) L.line(`const s${i}_${d} = strides[${strideIndex++}];`);
   });
   k.outputs.forEach((_, i) => L.line(`const out${i} = outs[${i}];`));
+  for (const line of constLines(k)) L.line(line);
   for (let a = 0; a < R; a++) L.line(`const n${a} = sizes[${a}];`);
   L.line("let o = 0;");
   if (mixed) L.line("let nb = 0;");
@@ -618,5 +637,5 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   for (const _ of keptBatch) L.close();
   const helpers = [...em.helpers].map((h) => HELPERS[h]!).join("\n");
   const text = (helpers ? helpers + "\n" : "") + L.toString();
-  return { source: `function kernel(ins, outs, sizes, strides) {\n${text}\n}`, body: text };
+  return { source: `function kernel(ins, outs, sizes, strides, consts) {\n${text}\n}`, body: text };
 }

@@ -9,13 +9,19 @@ export const WGSL_WORKGROUP_SIZE = 64;
 
 /**
  * Where each run-time value sits in the u32 parameter array:
- * `[count, batchSizes..., strides of input 0..., strides of input 1..., ...]`,
+ * `[count, batchSizes..., strides of input 0..., strides of input 1..., ..., constants...]`,
  * where `count` is the number of output elements (invocations that do work).
  */
 export interface WGSLParamLayout {
   readonly count: number;
   readonly batchSizes: number;
   readonly inputStrides: readonly number[];
+  /**
+   * First slot of the kernel's constants (`Launch.consts`, one slot each, in expr
+   * order): the bits of the value in its dtype (f32, i32, u32; bool as 0/1), so
+   * NaN, ±Inf and -0 arrive exactly and the source does not depend on them.
+   */
+  readonly consts: number;
   /** Number of u32 slots used; the uniform holds `ceil(length / 4)` vec4s. */
   readonly length: number;
 }
@@ -28,7 +34,9 @@ export function wgslParamLayout(kernel: Kernel): WGSLParamLayout {
     at += inp.batchRank;
     return start;
   });
-  return { count: 0, batchSizes: 1, inputStrides, length: at };
+  const consts = at;
+  for (const e of kernel.exprs) if (e.k === "const") at++;
+  return { count: 0, batchSizes: 1, inputStrides, consts, length: at };
 }
 
 /**

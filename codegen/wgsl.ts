@@ -6,8 +6,9 @@
  * sizes, possibly huge) instead give each output element a workgroup whose threads
  * share the reduced elements and combine them in shared memory (`treeReduction`). Everything that depends on a batch
  * size travels in the uniform `P` (see `wgslParamLayout`), never in the source,
- * so one shader module serves every batch size. Base sizes and strides are
- * folded in as constants.
+ * so one shader module serves every batch size. The values of the kernel's
+ * constants travel there too (their bits), so one module serves every constant
+ * value and NaN/±Inf/-0 need no literal. Base sizes and strides are folded in.
  *
  * Bindings (group 0): 0 = uniform params, 1..n = inputs (read-only storage),
  * n+1.. = outputs (read-write storage). bool is stored as one u32 per element.
@@ -20,12 +21,12 @@
  * finite floats in comparisons.
  */
 import type { DType } from "../ir/dtype.js";
-import { contiguousStrides, ix, numel } from "../ir/kernel.js";
+import { constSlots, contiguousStrides, ix, numel } from "../ir/kernel.js";
 import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import {
   ARITH, COMPARE, FLOAT_MATH, HELPERS, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
-  castTo, checkDType, extreme, fail, literal, type Helper,
+  castTo, checkDType, extreme, fail, type Helper,
 } from "./wgsl-tables.js";
 import { WGSL_WORKGROUP_SIZE, treeReduction, wgslParamLayout } from "./wgsl-launch.js";
 
@@ -59,6 +60,7 @@ export function kernelToWGSL(kernel: Kernel): string {
     return `(${cond} || (bw_isnan(${cv}) && !bw_isnan(${best})))`;
   };
   const layout = wgslParamLayout(kernel);
+  const constSlot = constSlots(kernel);
   const param = (slot: number): string => `P.v[${slot >> 2}].${"xyzw"[slot & 3]}`;
 
   const reducedBatch = new Set(kernel.reduce?.batchAxes ?? []);
@@ -174,8 +176,14 @@ export function kernelToWGSL(kernel: Kernel): string {
         const loaded = inp.dtype === "bool" ? `(${raw} != 0u)` : raw;
         return castTo(loaded, inp.dtype, e.dtype, use);
       }
-      case "const":
-        return literal(e.value, e.dtype, use);
+      case "const": {
+        // A launch argument in the uniform (its bits; see `WGSLParamLayout.consts`), not a literal.
+        const bits = param(layout.consts + constSlot[n]!);
+        if (e.dtype === "float32") return `bitcast<f32>(${bits})`;
+        if (e.dtype === "int32") return `bitcast<i32>(${bits})`;
+        if (e.dtype === "bool") return `(${bits} != 0u)`;
+        return bits;
+      }
       case "cast":
         return castTo(ref(e.x), dtypeOf(e.x), e.dtype, use);
       case "combine": {

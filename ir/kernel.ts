@@ -18,6 +18,7 @@
  * kernel serves every batch size (DESIGN.md §6).
  */
 import type { DType } from "./dtype.js";
+import { canonicalKey } from "./key.js";
 
 /** An integer index expression over the base axis variables of the iteration space. */
 export type IndexExpr =
@@ -148,6 +149,13 @@ export function launchRank(kernel: Kernel): number {
 export interface Launch {
   readonly batchSizes: readonly number[];
   readonly inputBatchStrides: readonly (readonly number[])[];
+  /**
+   * The values of the kernel's `const` exprs, in expr order (see `kernelConsts`).
+   * A compiled kernel serves every kernel that differs only in these values, so the
+   * program executor always passes them; when absent (a direct backend call), the
+   * values in the IR of the kernel that was compiled are used.
+   */
+  readonly consts?: Float64Array;
 }
 
 // ---- index expression constructors (fold constants as they build) ----
@@ -220,7 +228,30 @@ export function numel(shape: readonly number[]): number {
   return n;
 }
 
-/** A structural key: equal kernels (structure, base shapes, dtypes) give equal keys. */
+/**
+ * A structural key: equal kernels (structure, base shapes, dtypes) give equal keys,
+ * and different ones different keys (canonical encoding, see ir/key.ts). The values
+ * of `const` exprs are left out: code generators read them as launch arguments
+ * (`Launch.consts`), so kernels that differ only in constant values share one
+ * compiled kernel. Index constants, bounds and every other field stay in the key.
+ */
 export function kernelKey(k: Kernel): string {
-  return JSON.stringify(k);
+  const exprs = k.exprs.map((e) => (e.k === "const" ? { k: "const", dtype: e.dtype } : e));
+  return canonicalKey({ ...k, exprs });
+}
+
+/**
+ * The values of a kernel's `const` exprs in expr order: slot `i` holds the i-th
+ * const expr (see `constSlots`). Passed at every launch, bit-exact.
+ */
+export function kernelConsts(k: Kernel): Float64Array {
+  const out: number[] = [];
+  for (const e of k.exprs) if (e.k === "const") out.push(e.value);
+  return Float64Array.from(out);
+}
+
+/** Per expr index: its slot among the const launch arguments, or -1 for other exprs. */
+export function constSlots(k: Kernel): number[] {
+  let n = 0;
+  return k.exprs.map((e) => (e.k === "const" ? n++ : -1));
 }

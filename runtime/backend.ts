@@ -27,6 +27,8 @@ export interface Backend {
   read(buf: DeviceBuffer): Promise<TypedArray>;
   /** Synchronous read-back; only backends whose memory is host memory provide it. */
   readSync?(buf: DeviceBuffer): TypedArray;
+  /** The source `compile` would build the kernel from (for dumps; no compilation). */
+  source(kernel: Kernel): string;
   /** Compiles a kernel; callers cache by `kernelKey`, so this is called once per distinct kernel. */
   compile(kernel: Kernel): CompiledKernel | Promise<CompiledKernel>;
   /**
@@ -52,8 +54,8 @@ export interface CopySource {
 
 /** The code a bundle ships for one kernel. */
 export interface ShippedKernel {
-  /** `function (ins, outs, sizes, strides)`, as the JS code generator writes it. */
-  readonly js?: (ins: unknown[], outs: unknown[], sizes: readonly number[], strides: readonly number[]) => void;
+  /** `function (ins, outs, sizes, strides, consts)`, as the JS code generator writes it. */
+  readonly js?: (ins: unknown[], outs: unknown[], sizes: readonly number[], strides: readonly number[], consts: Float64Array) => void;
   /** The WGSL module text. */
   readonly wgsl?: string;
 }

@@ -2,7 +2,7 @@
 import { kernelToJS } from "../codegen/js.js";
 import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
-import type { Kernel, Launch } from "../ir/kernel.js";
+import { kernelConsts, type Kernel, type Launch } from "../ir/kernel.js";
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "./backend.js";
 
 export class JsBuffer implements DeviceBuffer {
@@ -15,10 +15,12 @@ export class JsBuffer implements DeviceBuffer {
   }
 }
 
-type KernelFn = (ins: TypedArray[], outs: TypedArray[], sizes: readonly number[], strides: number[]) => void;
+type KernelFn = (ins: TypedArray[], outs: TypedArray[], sizes: readonly number[], strides: number[], consts: Float64Array) => void;
 
 interface JsCompiled extends CompiledKernel {
   readonly fn: KernelFn;
+  /** The constants of the kernel it was compiled from, for launches that pass none. */
+  readonly consts: Float64Array;
 }
 
 export class JsBackend implements Backend {
@@ -46,21 +48,25 @@ export class JsBackend implements Backend {
     return (buf as JsBuffer).data.slice();
   }
 
+  source(kernel: Kernel): string {
+    return kernelToJS(kernel).source;
+  }
+
   compile(kernel: Kernel): CompiledKernel {
     const { source, body } = kernelToJS(kernel);
     let fn: KernelFn;
     try {
-      fn = new Function("ins", "outs", "sizes", "strides", body) as KernelFn;
+      fn = new Function("ins", "outs", "sizes", "strides", "consts", body) as KernelFn;
     } catch (e) {
       throw new BackendError(`js: generated kernel does not compile (${(e as Error).message}):\n${source}`);
     }
-    const compiled: JsCompiled = { kernel, source, fn };
+    const compiled: JsCompiled = { kernel, source, fn, consts: kernelConsts(kernel) };
     return compiled;
   }
 
   load(kernel: Kernel, shipped: ShippedKernel): CompiledKernel {
     if (typeof shipped.js !== "function") throw new BackendError("js: a bundled kernel has no JS function");
-    const compiled: JsCompiled = { kernel, source: String(shipped.js), fn: shipped.js as unknown as KernelFn };
+    const compiled: JsCompiled = { kernel, source: String(shipped.js), fn: shipped.js as unknown as KernelFn, consts: kernelConsts(kernel) };
     return compiled;
   }
 
@@ -71,7 +77,7 @@ export class JsBackend implements Backend {
     for (const b of inputs) ins.push((b as JsBuffer).data);
     const outs: TypedArray[] = [];
     for (const b of outputs) outs.push((b as JsBuffer).data);
-    (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides);
+    (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides, launch.consts ?? (k as JsCompiled).consts);
   }
 
   copy(dst: DeviceBuffer, sources: readonly CopySource[]): void {

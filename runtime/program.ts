@@ -6,7 +6,7 @@
 import type { DType } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import type { Node } from "../ir/graph.js";
-import { kernelKey, type Launch } from "../ir/kernel.js";
+import { kernelConsts, kernelKey, type Launch } from "../ir/kernel.js";
 import type { Schedule } from "../ir/schedule.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "../ir/shapes.js";
 import { prod } from "../ir/types.js";
@@ -14,15 +14,34 @@ import type { Backend, CompiledKernel, DeviceBuffer, ShippedKernel } from "./bac
 import { debugLog, debugOn } from "./debug.js";
 import { counters } from "./stats.js";
 
+/**
+ * Most compiled kernels kept per backend. Kernel keys leave constant values out, so
+ * one program shape needs one kernel whatever its constants; the bound is for
+ * programs of many different shapes (each evicted kernel is simply compiled again).
+ */
+export const KERNEL_CACHE_LIMIT = 1024;
+
 const kernelCaches = new WeakMap<Backend, Map<string, CompiledKernel | Promise<CompiledKernel>>>();
 
-/** Compiles through a per-backend cache keyed by the kernel's structure (no batch size in it). */
+/** Number of kernels the cache of `backend` holds now (tests check the bound). */
+export function kernelCacheSize(backend: Backend): number {
+  return kernelCaches.get(backend)?.size ?? 0;
+}
+
+/**
+ * Compiles through a per-backend cache keyed by the kernel's structure (no batch
+ * size and no constant value in it). Least recently used entries are evicted past
+ * `KERNEL_CACHE_LIMIT`; programs already built keep the kernels they hold.
+ */
 export function compileCached(backend: Backend, key: string, compile: () => CompiledKernel | Promise<CompiledKernel>): CompiledKernel | Promise<CompiledKernel> {
   let cache = kernelCaches.get(backend);
   if (cache === undefined) kernelCaches.set(backend, (cache = new Map()));
   const hit = cache.get(key);
   if (hit !== undefined) {
     counters.cacheHits++;
+    // Most recently used last: Map iteration order is insertion order.
+    cache.delete(key);
+    cache.set(key, hit);
     return hit;
   }
   counters.compiles++;
@@ -33,12 +52,32 @@ export function compileCached(backend: Backend, key: string, compile: () => Comp
   }
   cache.set(key, c);
   if (c instanceof Promise) {
+    const owner = cache;
+    // Only while the entry is still this compile (not evicted or replaced meanwhile).
     c.then(
-      (v) => cache.set(key, v),
-      () => cache.delete(key),
+      (v) => owner.get(key) === c && owner.set(key, v),
+      () => owner.get(key) === c && owner.delete(key),
     );
   }
+  while (cache.size > KERNEL_CACHE_LIMIT) {
+    cache.delete(cache.keys().next().value!);
+    counters.kernelEvictions++;
+  }
   return c;
+}
+
+/** Programs still compiling (asynchronous backends): how to get their kernels' sources now. */
+const pendingSources = new WeakMap<Promise<Program>, () => string[]>();
+
+/**
+ * The generated source of every kernel of a program, in launch order, also while
+ * it is still compiling (the source exists before the driver's compile finishes).
+ */
+export function kernelSources(p: Program | Promise<Program>): string[] {
+  if (!(p instanceof Promise)) return p.kernelSources();
+  const get = pendingSources.get(p);
+  if (get === undefined) throw new BackendError("kernelSources: not a program from Program.create");
+  return get();
 }
 
 export interface BoundValue {
@@ -126,6 +165,8 @@ export class Program {
   private readonly releases: Node[][];
   /** Pad/mask nodes padding to the longest row, and the input index of their offsets. */
   private readonly runtimeLengths: readonly (readonly [Node, number])[];
+  /** Per kernel step: the values of its kernel's constants, passed at every launch. */
+  private readonly consts: readonly (Float64Array | undefined)[];
 
   private constructor(
     readonly schedule: Schedule,
@@ -134,6 +175,7 @@ export class Program {
   ) {
     this.compiled = compiled;
     this.releases = Program.planReleases(schedule);
+    this.consts = schedule.steps.map((st) => (st.kind === "kernel" ? kernelConsts(st.kernel) : undefined));
     const inputs = schedule.graph.inputs;
     this.runtimeLengths = runtimeLengthNodes(schedule.order).map((n) => [n, inputs.indexOf(runtimeLengthOffsets(n))] as const);
   }
@@ -150,7 +192,9 @@ export class Program {
   static create(schedule: Schedule, backend: Backend): Program | Promise<Program> {
     const parts = schedule.steps.map((s) => (s.kind === "kernel" ? compileCached(backend, `${backend.name}:${kernelKey(s.kernel)}`, () => backend.compile(s.kernel)) : undefined));
     if (parts.some((p) => p instanceof Promise)) {
-      return Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
+      const pending = Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
+      pendingSources.set(pending, () => schedule.steps.flatMap((s) => (s.kind === "kernel" ? [backend.source(s.kernel)] : [])));
+      return pending;
     }
     return new Program(schedule, backend, parts as (CompiledKernel | undefined)[]);
   }
@@ -285,9 +329,10 @@ export class Program {
         return outs.map((n) => ({ dtype: types.get(n)!.dtype, length: prod(types.get(n)!.batch) * prod(types.get(n)!.base) }));
       }),
       copies: this.schedule.steps.map((st) => (st.kind === "copy" ? copyRegions(st.node, st.sources, types) : [])),
-      launches: this.schedule.steps.map((st) =>
+      launches: this.schedule.steps.map((st, si) =>
         st.kind === "kernel"
           ? {
+              consts: this.consts[si],
               // A pad to the longest row passes that length as a second size (see `launchRank`).
               batchSizes: st.kernel.segment?.maxN === -1 ? [...types.get(st.space)!.batch, types.get(st.outputs[0]!)!.batch[1]!] : types.get(st.space)!.batch,
               // Padded inputs of segmented kernels get their plain row-major strides: M = s0 / s1.

@@ -6,6 +6,8 @@ export interface Counters {
   compiles: number;
   /** Kernel cache hits. */
   cacheHits: number;
+  /** Kernels dropped from the (bounded, least recently used) kernel cache. */
+  kernelEvictions: number;
   /** Programs built from graphs (pass pipeline runs). */
   programBuilds: number;
   /** Program cache hits (a graph seen before, at any batch size). */
@@ -20,6 +22,7 @@ export const counters: Counters = {
   traces: 0,
   compiles: 0,
   cacheHits: 0,
+  kernelEvictions: 0,
   programBuilds: 0,
   programCacheHits: 0,
   dispatches: 0,

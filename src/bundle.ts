@@ -202,7 +202,7 @@ function kernelText(k: Kernel): KernelText {
   } catch {
     wgsl = undefined; // float64 and other kernels WGSL cannot hold: the bundle runs on JS only
   }
-  return { js: `function (ins, outs, sizes, strides) {\n${kernelToJS(k).body}\n}`, wgsl };
+  return { js: `function (ins, outs, sizes, strides, consts) {\n${kernelToJS(k).body}\n}`, wgsl };
 }
 
 /** Fusion options with every field explicit (the defaults `fuse` applies). */

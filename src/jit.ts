@@ -10,7 +10,7 @@ import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
 import type { FuseOptions } from "../passes/fuse.js";
 import type { Backend } from "../runtime/backend.js";
-import { Program, type BoundValue } from "../runtime/program.js";
+import { kernelSources, Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
 import { debugLog, debugOn } from "../runtime/debug.js";
@@ -161,6 +161,8 @@ interface Entry {
   readonly backend: string;
   /** The program once an asynchronous compile has finished. */
   compiled?: Program;
+  /** The program as `Program.create` returned it (its kernel sources exist before an asynchronous compile ends). */
+  readonly created: Program | Promise<Program>;
 }
 
 let nextTraceId = 1;
@@ -281,7 +283,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
     const common = { key, pipeline, fuse: fuseOptions, captured: built.captured, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
-    if (!(program instanceof Promise)) return { ...common, program };
+    if (!(program instanceof Promise)) return { ...common, program, created: program };
     // An asynchronous compile that fails forgets the entry (and rejects its callers).
     const guarded = program.then(
       (p) => {
@@ -295,7 +297,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     );
     // Callers that await `program` see the rejection; nobody awaiting it is not an unhandled rejection.
     guarded.catch(() => undefined);
-    const entry: Entry = { ...common, program: guarded };
+    const entry: Entry = { ...common, program: guarded, created: program };
     return entry;
   };
 
@@ -374,9 +376,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   f.dump = (o: DumpOptions = {}): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
     if (o.kernels) {
-      const p = last.program instanceof Promise ? last.compiled : last.program;
-      if (p === undefined) throw new TraceError(`jit @${name}: kernels are still compiling; await f.callAsync(...) first`);
-      return p.kernelSources().join("\n\n");
+      // Also while an asynchronous backend is still compiling: the sources exist already.
+      return kernelSources(last.created).join("\n\n");
     }
     const after = o.after ?? "input";
     if (after === "fuse") return describeSchedule(last.pipeline);

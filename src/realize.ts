@@ -19,8 +19,18 @@ import { debugLog } from "../runtime/debug.js";
 import { buildGraph } from "./graph.js";
 import type { Tensor } from "./tensor.js";
 
-const PROGRAM_CACHE_LIMIT = 512;
+/**
+ * Most programs the eager cache keeps (least recently used evicted). Keys are graph
+ * texts, constant values included (passes fold and simplify on them); the kernels
+ * behind programs that differ only in constants are shared (see `kernelKey`).
+ */
+export const PROGRAM_CACHE_LIMIT = 512;
 const programCache = new Map<string, Program | Promise<Program>>();
+
+/** Number of programs in the eager cache (tests check the bound). */
+export function programCacheSize(): number {
+  return programCache.size;
+}
 
 /** The program for a graph on a backend, from the cache or built now. */
 export function programFor(text: string, build: () => ReturnType<typeof runPipeline>, backend: Backend): Program | Promise<Program> {

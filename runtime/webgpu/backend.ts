@@ -9,7 +9,7 @@
  * made after that work (buffers of the lost device are gone and say so).
  */
 import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
-import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
+import { kernelConsts, launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, wgslLoopTrips, wgslParamLayout, wgslWorkgroups } from "../../codegen/wgsl.js";
 
 /** Mesa's llvmpipe ends any shader loop after this many iterations, without an error. */
@@ -97,6 +97,28 @@ class WebGPUKernel implements CompiledKernel {
 function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float64"> {
   if (d === "float64") {
     throw new DTypeError(`webgpu: ${what} is float64, which WebGPU cannot hold (WGSL has no f64); cast to float32`);
+  }
+}
+
+/**
+ * Writes a kernel's constants into the uniform at `at` (one u32 slot each, in expr
+ * order): the bits of the value in its dtype, so NaN, ±Inf and -0 arrive exactly.
+ */
+function writeConsts(kernel: Kernel, given: Float64Array | undefined, params: Uint32Array, at: number): void {
+  // A direct dispatch without constants runs with the values of the compiled kernel's own IR.
+  const consts = given ?? kernelConsts(kernel);
+  let slot = 0;
+  const f32 = new Float32Array(params.buffer);
+  const i32 = new Int32Array(params.buffer);
+  for (const e of kernel.exprs) {
+    if (e.k !== "const") continue;
+    const v = consts[slot];
+    if (v === undefined) throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts.length} passed`);
+    const i = at + slot++;
+    if (e.dtype === "float32") f32[i] = v;
+    else if (e.dtype === "int32") i32[i] = v;
+    else if (e.dtype === "bool") params[i] = v !== 0 ? 1 : 0;
+    else params[i] = v;
   }
 }
 
@@ -303,6 +325,10 @@ export class WebGPUBackend implements Backend {
     while (this.scopes.size > 0) await Promise.all([...this.scopes]);
   }
 
+  source(kernel: Kernel): string {
+    return kernelToWGSL(kernel);
+  }
+
   async compile(kernel: Kernel): Promise<CompiledKernel> {
     await this.ready();
     return this.pipelineFor(kernel, kernelToWGSL(kernel));
@@ -353,6 +379,7 @@ export class WebGPUBackend implements Backend {
     };
     params[layout.count] = u32(count, "output element count");
     batchSizes.forEach((n, a) => (params[layout.batchSizes + a] = u32(n, `batch size ${a}`)));
+    writeConsts(kernel, launch.consts, params, layout.consts);
 
     kernel.inputs.forEach((spec, i) => {
       const buf = ins[i]!;

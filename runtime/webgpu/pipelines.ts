@@ -1,6 +1,7 @@
 /**
- * Compute pipelines cached by WGSL source. Batch sizes never reach the source,
- * so a new batch size is a cache hit; concurrent requests for one source share
+ * Compute pipelines cached by WGSL source (least recently used dropped past
+ * `PIPELINE_CACHE_LIMIT`). Batch sizes and constant values never reach the
+ * source, so a new batch size or constant is a cache hit; concurrent requests for one source share
  * one compile. Compile errors become a `BackendError` quoting the WGSL line.
  */
 import { BackendError } from "./errors.js";
@@ -38,6 +39,9 @@ function compileErrorMessage(source: string, messages: readonly GPUCompilationMe
   return `WGSL compile error: ${parts.join("\n")}\n--- WGSL source ---\n${numbered}`;
 }
 
+/** Most pipelines a cache keeps; the least recently used are dropped past it (and rebuilt if needed again). */
+export const PIPELINE_CACHE_LIMIT = 1024;
+
 export class PipelineCache {
   private readonly entries = new Map<string, Promise<PipelineEntry>>();
   private readonly ready = new Map<string, PipelineEntry>();
@@ -53,16 +57,33 @@ export class PipelineCache {
     const cached = this.entries.get(source);
     if (cached) {
       this.hits++;
+      // Most recently used last (Map order is insertion order).
+      this.entries.delete(source);
+      this.entries.set(source, cached);
       return cached;
     }
     const p = this.compile(source, nInputs, nOutputs);
     this.entries.set(source, p);
     // A failed compile is not cached: the error is reported to every waiter, then forgotten.
     p.then(
-      (e) => this.ready.set(source, e),
-      () => this.entries.delete(source),
+      (e) => this.entries.get(source) === p && this.ready.set(source, e),
+      () => this.entries.get(source) === p && this.entries.delete(source),
     );
+    this.evict();
     return p;
+  }
+
+  /** Number of pipelines (compiled or compiling) the cache holds. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private evict(): void {
+    while (this.entries.size > PIPELINE_CACHE_LIMIT) {
+      const oldest = this.entries.keys().next().value!;
+      this.entries.delete(oldest);
+      this.ready.delete(oldest);
+    }
   }
 
   /** The pipeline for `source` if it is compiled; else compiles it synchronously (after a device change). */
@@ -79,6 +100,7 @@ export class PipelineCache {
     this.pipelines++;
     this.ready.set(source, entry);
     this.entries.set(source, Promise.resolve(entry));
+    this.evict();
     return entry;
   }
 

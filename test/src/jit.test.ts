@@ -274,7 +274,7 @@ describe("jit is transactional: a failed trace leaves no state", () => {
       expect(f.stats, mode).toMatchObject({ traces: 2, cacheHits: 0, calls: 2 });
       expect(f.dump()).toMatch(/f32\[b0; 2\]/);
       // Once compiled (asynchronously too), the kernels' sources can be dumped.
-      expect(f.dump({ kernels: true })).toMatch(/^function kernel\(ins, outs, sizes, strides\)/);
+      expect(f.dump({ kernels: true })).toMatch(/^function kernel\(ins, outs, sizes, strides, consts\)/);
     }
   });
 });

@@ -51,7 +51,7 @@ describe("kernelToWGSL", () => {
       }
       "
     `);
-    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], length: 6 });
+    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], consts: 6, length: 6 });
   });
 
   it("gives one source for kernels that differ only in object identity", () => {
@@ -93,24 +93,29 @@ describe("kernelToWGSL", () => {
     expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(Math.ceil((700_000 * 5) / 64));
   });
 
-  it("writes non-finite and extreme constants without const-expression errors", () => {
-    const k: Kernel = {
+  it("reads constants from the uniform (their bits), so the source does not depend on their values", () => {
+    const withConsts = (values: readonly number[]): Kernel => ({
       ...add3,
       exprs: [
-        { k: "const", value: Infinity, dtype: "float32" },
-        { k: "const", value: NaN, dtype: "float32" },
-        { k: "const", value: -2147483648, dtype: "int32" },
-        { k: "const", value: 1e-3, dtype: "float32" },
-        { k: "const", value: 4294967295, dtype: "uint32" },
+        { k: "const", value: values[0]!, dtype: "float32" },
+        { k: "const", value: values[1]!, dtype: "float32" },
+        { k: "const", value: values[2]!, dtype: "int32" },
+        { k: "const", value: values[3]!, dtype: "float32" },
+        { k: "const", value: values[4]!, dtype: "uint32" },
+        { k: "const", value: values[5]!, dtype: "bool" },
       ],
       outputs: [{ dtype: "float32", value: 0, reduce: null }],
-    };
-    const src = kernelToWGSL(k);
-    expect(src).toContain("bw_inf()");
-    expect(src).toContain("bw_nan()");
-    expect(src).toContain("i32(-2147483648)");
-    expect(src).toContain("0.0010000000474974513f");
-    expect(src).toContain("4294967295u");
+    });
+    const src = kernelToWGSL(withConsts([Infinity, NaN, -2147483648, 1e-3, 4294967295, 1]));
+    // Slots after the strides (6 = P.v[1].z): f32 and i32 by bitcast, u32 as is, bool as != 0.
+    expect(wgslParamLayout(withConsts([0, 0, 0, 0, 0, 0]))).toMatchObject({ consts: 6, length: 12 });
+    expect(src).toContain("let v0: f32 = bitcast<f32>(P.v[1].z);");
+    expect(src).toContain("let v1: f32 = bitcast<f32>(P.v[1].w);");
+    expect(src).toContain("let v2: i32 = bitcast<i32>(P.v[2].x);");
+    expect(src).toContain("let v4: u32 = P.v[2].z;");
+    expect(src).toContain("let v5: bool = (P.v[2].w != 0u);");
+    expect(src).not.toMatch(/bw_inf|bw_nan|2147483648|0\.001|4294967295/);
+    expect(kernelToWGSL(withConsts([-Infinity, -0, 7, 0.5, 0, 0]))).toBe(src);
   });
 
   it("rejects float64 with DTypeError naming what is float64", () => {
