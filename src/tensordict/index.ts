@@ -15,7 +15,7 @@ export { LazyStackedTensorDict, lazyStack, type LazyGetOptions } from "./lazy.js
 export { maybeDenseStack, type PadDictsOptions } from "./ops.js";
 
 /** Any TensorDict in the list sends it down the dict path, whose checks name a mixed list (a typed error, not a crash). */
-const isDictList = (list: readonly unknown[]): boolean => list.some((x) => x instanceof TensorDict || x instanceof LazyStackedTensorDict);
+const isDictList = (list: readonly unknown[]): boolean => Array.isArray(list) && list.some((x) => x instanceof TensorDict || x instanceof LazyStackedTensorDict);
 
 /**
  * Stacks on a new batch dim `dim` (default 0): tensors (`(5; 3)` ×2 give
@@ -47,7 +47,7 @@ export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions):
 export function padSequence(list: readonly TensorDict[], opts?: PadDictsOptions): TensorDict;
 export function padSequence(list: readonly (Tensor | TensorDict)[], opts: PadSequenceOptions | PadDictsOptions = {}): Tensor | { padded: Tensor; mask: Tensor } | TensorDict {
   // An empty list gets tensordict's text (which also says the list cannot be empty).
-  if (list.length === 0 || isDictList(list)) return padDicts(list as readonly TensorDict[], opts as PadDictsOptions);
+  if ((Array.isArray(list) && list.length === 0) || isDictList(list)) return padDicts(list as readonly TensorDict[], opts as PadDictsOptions);
   return padTensors(list as readonly Tensor[], opts as PadSequenceOptions);
 }
 
