@@ -170,7 +170,7 @@ export class JaggedTensor {
       const m = longestRow(known);
       if (maxN < m) throw new ShapeError(`jagged.toPadded: maxLength ${maxN} is smaller than the longest row (${m})`);
     }
-    if (maxN >= 0 && this.rows >= 0) checkElements("jagged.toPadded", this.rows * maxN * this.baseShape.reduce((x, y) => x * y, 1), `padded (${this.rows},${maxN}; ${this.baseShape.join(",")})`);
+    if (maxN >= 0 && this.rows >= 0) checkElements("jagged.toPadded", this.rows * maxN * this.baseShape.reduce((x, y) => x * y, 1), `padded ${fmtShape([this.rows, maxN], this.baseShape)}`);
     const value = castScalar(paddingArg("jagged.toPadded", opts.paddingValue), this.dtype);
     return {
       padded: Tensor._op("segment_pad", [this.values, this.offsets], { maxN, value, left }),

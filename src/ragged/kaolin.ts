@@ -1,6 +1,6 @@
 /**
  * Kaolin's batching helpers (`kaolin.ops.batch`), camelCased, with Kaolin's
- * semantics and error texts (SEMANTICS.md §(a)).
+ * semantics and error texts, each text after the name of the op.
  *
  * Layouts, for a list of sub-tensors of shapes `(*shape_i, C)`:
  * - **padded** `(B; *maxShape, C)`: each sub-tensor is padded with a constant on
@@ -211,7 +211,7 @@ function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo
   const shapes = list.map((t, i) => (t.batchDim === 0 ? t.baseShape : concreteShape(op, t, `list[${i}]`)));
   const ndim = shapes[0]!.length;
   shapes.forEach((s, i) => {
-    if (s.length !== ndim) throw new ShapeError(`Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
+    if (s.length !== ndim) throw new ShapeError(`${op}: Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
   });
   if (ndim === 0) throw new ShapeError(`${op}: list[0] ${list[0]!.toString()} is a scalar; Kaolin's layouts need a last dim C`);
   const lastDim = shapes[0]![ndim - 1]!;
@@ -219,8 +219,8 @@ function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo
   if (full) {
     list.forEach((t, i) => {
       const c = shapes[i]![ndim - 1]!;
-      if (c !== lastDim) throw new ShapeError(`Expected all tensor to have last dimension ${lastDim} but got ${c} at index ${i}`);
-      if (t.dtype !== dtype) throw new DTypeError(`Expected all tensor to have type ${dtype} but got ${t.dtype} at index ${i}`);
+      if (c !== lastDim) throw new ShapeError(`${op}: Expected all tensor to have last dimension ${lastDim} but got ${c} at index ${i}`);
+      if (t.dtype !== dtype) throw new DTypeError(`${op}: Expected all tensor to have type ${dtype} but got ${t.dtype} at index ${i}`);
     });
   }
   return { shapes, dtype, lastDim };
@@ -320,7 +320,7 @@ function completeMaxShape(op: string, shapes: Int32Array, count: number, width: 
   return want.map((m, j) => {
     if (m === -1) return max[j]!;
     if (m > INT32_MAX) throw new ShapeError(`${op}: dim ${j} of max_shape (${m}) does not fit the int32 shape tensors`);
-    if (m < max[j]!) throw new ShapeError(`dim ${j} of max_shape (${m}) is smaller than for tensor ${argmax[j]} (${max[j]})`);
+    if (m < max[j]!) throw new ShapeError(`${op}: dim ${j} of max_shape (${m}) is smaller than for tensor ${argmax[j]} (${max[j]})`);
     return m;
   });
 }

@@ -3,7 +3,8 @@
  * `unpadSequence` take plain tensors or TensorDicts (lazy stacks too, where
  * tensordict allows them), as torch's functions do.
  */
-import { ShapeError } from "../../ir/errors.js";
+import { DTypeError, ShapeError } from "../../ir/errors.js";
+import { describeValue } from "../ragged/check.js";
 import { Tensor } from "../tensor.js";
 import { cat as catTensors, padSequence as padTensors, stack as stackTensors, unpadSequence as unpadTensors, type PadSequenceOptions } from "../ragged/sequence.js";
 import { LazyStackedTensorDict } from "./lazy.js";
@@ -66,6 +67,8 @@ export function unpadSequence(padded: Tensor, mask: Tensor, opts?: UnpadOptions)
 export function unpadSequence(padded: TensorDict, opts?: UnpadOptions): LazyStackedTensorDict;
 export function unpadSequence(padded: TensorDict, mask: Tensor | undefined, opts?: UnpadOptions): LazyStackedTensorDict;
 export function unpadSequence(padded: Tensor | TensorDict, maskOrOpts?: Tensor | UnpadOptions, opts: UnpadOptions = {}): Tensor[] | LazyStackedTensorDict {
+  const isOpts = typeof maskOrOpts === "object" && maskOrOpts !== null && !Array.isArray(maskOrOpts) && !(maskOrOpts instanceof Tensor);
+  if (maskOrOpts !== undefined && !isOpts && !(maskOrOpts instanceof Tensor)) throw new DTypeError(`unpadSequence: mask must be a Tensor, got ${describeValue(maskOrOpts)}`);
   const mask = maskOrOpts instanceof Tensor ? maskOrOpts : undefined;
   const o = maskOrOpts === undefined || maskOrOpts instanceof Tensor ? opts : maskOrOpts;
   if (padded instanceof TensorDict) return unpadDicts(padded, mask, o);

@@ -242,6 +242,7 @@ export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions)
   const padDim = opts.padDim ?? 0;
   const left = opts.paddingSide === "left";
   const maskKey = opts.returnMask === true ? "masks" : opts.returnMask === false || opts.returnMask === undefined ? undefined : opts.returnMask;
+  if (maskKey !== undefined) keyPath(maskKey, `${op}: returnMask`);
   const masks = new Map<string, [readonly string[], Tensor]>();
   const padOne = (path: readonly string[]): Tensor => {
     try {
