@@ -376,6 +376,9 @@ export class TensorDict {
         if (v instanceof JaggedTensor) throw new ShapeError(`TensorDict.apply: ${fmtKey(path)} is jagged ${v.toString()}; apply maps tensors only`);
         const r = fn(v, path);
         if (!(r instanceof Tensor)) throw new DTypeError(`TensorDict.apply: fn must return a Tensor, got ${describeValue(r)} for ${fmtKey(path)} ${v.toString()}`);
+        if (r.batchDim < size.length || size.some((d, i) => r.batchShape[i] !== d)) {
+          throw new ShapeError(`TensorDict.apply: batch dimension mismatch, fn returned ${r.toString()} for ${fmtKey(path)} ${v.toString()}, whose batch shape does not start with batchSize=${fmtBatchSize(size)}`);
+        }
         return r;
       },
     );
