@@ -379,7 +379,7 @@ export class Program {
   private *exec(inputs: readonly BoundValue[], hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Generator<HostRead, BoundValue[], ArrayLike<number>> {
     const g = this.schedule.graph;
     if (inputs.length !== g.inputs.length) throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
-    const plan = this.plan(inputs, yield* this.lengths(inputs, hostValues));
+    const plan = this.plan(inputs, this.runtimeLengths.length === 0 ? undefined : yield* this.lengths(inputs, hostValues));
     const buffers = new Map<Node, DeviceBuffer>();
     for (let i = 0; i < inputs.length; i++) buffers.set(g.inputs[i]!, inputs[i]!.buffer);
     // Input offsets are checked before anything is allocated or launched.

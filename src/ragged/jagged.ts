@@ -199,6 +199,9 @@ export class JaggedTensor {
     }
     const v = this.values.dataSync();
     const o = this.offsets.dataSync();
+    // Offsets read here feed no segmented kernel, so no program has checked them.
+    const problem = offsetsProblem(o, this.values.batchShape[0]!);
+    if (problem !== undefined) throw new ShapeError(`jagged.toList: offsets ${this.offsets.toString()} ${problem} (values ${this.values.toString()}); offsets must start at 0, never decrease and end at the number of packed values`);
     const per = this.baseShape.reduce((a, b) => a * b, 1);
     const out: Tensor[] = [];
     for (let b = 0; b + 1 < o.length; b++) {

@@ -76,6 +76,12 @@ describe("jagged offsets computed lazily (eager)", () => {
     expect(() => new JaggedTensor(values(), ints([0, 1, 2]).mul(2)).sum().dataSync()).toThrow(/end at 4, but there are 5 packed values \(packed values \(5;\)\)/);
   });
 
+  it("toList reads lazily computed offsets on the host and checks them there", () => {
+    expect(() => new JaggedTensor(values(), lazy([0, 3, 2, 5])).toList()).toThrow(/^jagged\.toList: offsets \(4;\) decrease at entry 2 \(3 then 2\)/);
+    expect(() => new JaggedTensor(values(), lazy([0, 3, 9])).toList()).toThrow(/end at 9, but there are 5 packed values/);
+    expect(new JaggedTensor(values(), lazy([0, 3, 3, 5])).toList().map((t) => Array.from(t.dataSync()))).toEqual([[1, 2, 3], [], [4, 5]]);
+  });
+
   it("host offsets are still refused at construction", () => {
     expect(() => new JaggedTensor(values(), ints([0, 3, 2, 5]))).toThrow(ShapeError);
   });
