@@ -222,8 +222,9 @@ function emptyLike(t: Tensor): Tensor {
  * lazyStack([new TensorDict({ x }, [3]), new TensorDict({ x: y }, [4])]).batchSize; // [2, -1]
  * ```
  */
-export function lazyStack(tds: readonly TensorDict[], dim = 0, opts: { readonly strictShape?: boolean } = {}): LazyStackedTensorDict {
+export function lazyStack(tds: readonly TensorDict[], dim = 0, options?: { readonly strictShape?: boolean }): LazyStackedTensorDict {
   const op = "lazyStack";
+  const opts: { readonly strictShape?: boolean } = optionsArg(op, options);
   if (!Array.isArray(tds)) throw new DTypeError(`${op}: tds must be an array of TensorDicts, got ${describeValue(tds)}`);
   if (tds.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
   tds.forEach((t, i) => {

@@ -7,7 +7,8 @@
  */
 import { expect, it, vi } from "vitest";
 import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, jagged, JaggedTensor, jit, setBackend, ShapeError, type Tensor } from "../../src/index.js";
+import { fromTypedArray, jagged, JaggedTensor, jit, loadBundle, setBackend, ShapeError, type Tensor } from "../../src/index.js";
+import { importBundle } from "../helpers/bundle.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
 const probe = await probeWebGPUForFile();
@@ -111,6 +112,20 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
       const g = jit((x: JaggedTensor) => x.sum());
       await expect(g.callAsync(new JaggedTensor(values(), ints([0, 4, 3, 5]).mul(ints([1, 1, 1, 1]))))).rejects.toThrow(/decrease at entry 2 \(4 then 3\)/);
       expect(Array.from(await (await g.callAsync(new JaggedTensor(values(), ints([0, 4, 4, 5]).mul(ints([1, 1, 1, 1]))))).data())).toEqual([10, 0, 5]);
+    });
+  });
+
+  it("a bundle loaded on WebGPU checks offsets the device computed, inside the function or before the call", async () => {
+    // Traced and exported on JS; the bundle computes o * 2 as the offsets of its jagged tensor.
+    const f = jit((v: Tensor, o: Tensor) => new JaggedTensor(v, o.mul(2)).max());
+    const four = () => fromTypedArray(Float32Array.from([1, 2, 3, 4]), [4], { batchDim: 1 });
+    f(four(), ints([0, 1, 2]));
+    const mod = await importBundle(f.bundle());
+    await onGpu(async () => {
+      const g = await loadBundle(mod);
+      expect(Array.from(await ((await g.callAsync(four(), ints([0, 1, 2]))) as Tensor).data())).toEqual([2, 4]);
+      await expect(g.callAsync(four(), ints([0, 2, 1]))).rejects.toThrow(/^segment_reduce\(max\): jagged offsets \(3;\) decrease at entry 2 \(4 then 2\)/);
+      await expect(g.callAsync(four(), ints([0, 1, 3]).add(ints([0, 0, 0])))).rejects.toThrow(/end at 6, but there are 4 packed values/);
     });
   });
 });
