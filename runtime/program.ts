@@ -139,9 +139,9 @@ function sameLengths(a: ReadonlyMap<Node, number> | undefined, b: ReadonlyMap<No
 // Where the values come from: a host copy remembered for the buffer (offsets
 // uploaded from host data), `readSync` (the JS backend), or, on a backend that
 // reads asynchronously (WebGPU), an awaited read-back in `runAsync`, which
-// stops the launches at that point until the values are back. Checked input
-// buffers are remembered (tensors are immutable), so offsets passed again are
-// not read again.
+// stops the launches at that point until the values are back. Input buffers
+// checked that way are remembered (device buffers of tensors are never
+// written again), so offsets passed again are not read back again.
 
 /** Host copies of device buffers uploaded from host data (see `rememberHostValues`). */
 const hostCopies = new WeakMap<DeviceBuffer, ArrayLike<number>>();
@@ -354,7 +354,9 @@ export class Program {
       const buffer = buffers.get(c.node)!;
       const packedTypes = plan.offsetPacked[k]!;
       const totals = packedTypes.map((t) => t?.batch[0]);
-      const done = c.input >= 0 ? checkedInputs.get(buffer) : undefined;
+      // Only read-backs are worth remembering: a host array (JS) may be a caller's zero-copy view, so it is checked each time.
+      const remember = c.input >= 0 && this.backend.readSync === undefined;
+      const done = remember ? checkedInputs.get(buffer) : undefined;
       if (done !== undefined && totals.every((t) => done.has(t ?? -1) || (t === undefined && done.size > 0))) continue;
       const type = plan.offsetTypes[k]!;
       const first = c.uses[0] ? segmentOpName(c.uses[0].op) : "segmented kernel";
@@ -367,7 +369,7 @@ export class Program {
         const packed = pt !== undefined ? ` (packed values ${fmtTypeShape(pt)})` : "";
         throw new ShapeError(`${u ? segmentOpName(u.op) : "segmented kernel"}: jagged offsets ${fmtTypeShape(type)} ${problems[bad]}${packed}; offsets must start at 0, never decrease and end at the number of packed values`);
       }
-      if (c.input >= 0) {
+      if (remember) {
         const seen = checkedInputs.get(buffer) ?? new Set<number>();
         for (const t of totals) seen.add(t ?? -1);
         if (totals.length === 0) seen.add(-1);

@@ -114,6 +114,16 @@ describe("jagged offsets inside jit and bundles", () => {
     expect(Array.from(f(good).dataSync())).toEqual([12, 0, 18]);
   });
 
+  it("zero-copy host offsets changed by the caller after a good call are checked again", () => {
+    const data = Int32Array.from([0, 3, 3, 5]);
+    const o = fromTypedArray(data, [4], { batchDim: 1, copy: false });
+    const f = jit((x: JaggedTensor) => x.sum());
+    const j = new JaggedTensor(values(), o);
+    expect(Array.from(f(j).dataSync())).toEqual([6, 0, 9]);
+    data[2] = 9;
+    expect(() => f(j)).toThrow(/segment_reduce\(sum\): jagged offsets \(4;\) decrease at entry 3 \(9 then 5\)/);
+  });
+
   it("a loaded bundle checks the offsets it is given", async () => {
     const f = jit((x: JaggedTensor) => x.sum());
     f(new JaggedTensor(values(), ints([0, 3, 3, 5])));
