@@ -527,6 +527,11 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
   for (const n of order) {
     if (n.op === "input") continue;
     // Pads are not: they inline into the pad kernel of an elementwise consumer (see `planRoot`).
+    if (SEGMENT_OPS.has(n.op)) {
+      // A segmented kernel reads its rows' offsets from a buffer: offsets the graph computes get one.
+      const o = isPad(n) ? padOffsets(n) : n.inputs[1]!;
+      if (o.op !== "input") materialized.add(o);
+    }
     if (isReduce(n) || n.op === "segment_reduce") materialized.add(n);
     else if (VIEW_OPS.has(n.op) || COPY_OPS.has(n.op)) {
       // Views and copies work on whole contiguous buffers: their sources get buffers too.

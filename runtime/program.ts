@@ -4,12 +4,13 @@
  * Batch sizes enter only here, as launch arguments.
  */
 import type { DType } from "../ir/dtype.js";
-import { BackendError } from "../ir/errors.js";
+import { BackendError, ShapeError } from "../ir/errors.js";
 import type { Node } from "../ir/graph.js";
 import { kernelConsts, kernelKey, type Launch } from "../ir/kernel.js";
+import { SEGMENT_OPS } from "../ir/ops.js";
 import type { Schedule } from "../ir/schedule.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "../ir/shapes.js";
-import { prod } from "../ir/types.js";
+import { fmtTypeShape, prod } from "../ir/types.js";
 import type { Backend, CompiledKernel, DeviceBuffer, ShippedKernel } from "./backend.js";
 import { debugLog, debugOn } from "./debug.js";
 import { counters } from "./stats.js";
@@ -136,6 +137,10 @@ interface LaunchPlan {
   readonly copies: readonly (readonly (readonly Region[])[])[];
   readonly launches: readonly (Launch | undefined)[];
   readonly outputTypes: readonly ConcreteType[];
+  /** Per offsets check, per use: the packed tensor whose length (first batch dim) the offsets must end at (undefined: none). */
+  readonly offsetPacked: readonly (readonly (ConcreteType | undefined)[])[];
+  /** Per offsets check: the concrete type of the offsets, for messages. */
+  readonly offsetTypes: readonly ConcreteType[];
 }
 
 function sameDims(a: readonly number[], b: readonly number[]): boolean {
@@ -159,6 +164,109 @@ function sameLengths(a: ReadonlyMap<Node, number> | undefined, b: ReadonlyMap<No
   return true;
 }
 
+// ------------------------------------------------------------------ jagged offsets checks
+//
+// A segmented kernel reads row b of a jagged tensor at the packed positions
+// [offsets[b], offsets[b+1]). Offsets that do not start at 0, decrease, or end
+// anywhere but at the packed length would make it read other rows' values, or
+// past the end of the buffer. So the program checks every offsets buffer a
+// segmented kernel reads on the host, right after the buffer holds its values
+// (before the first step for graph inputs, after the producing step for offsets
+// the graph computes) and so before any kernel reads it. This one place covers
+// eager reads, jit and trace calls and bundles alike.
+//
+// Where the values come from: a host copy remembered for the buffer (offsets
+// uploaded from host data), `readSync` (the JS backend), or, on a backend that
+// reads asynchronously (WebGPU), an awaited read-back in `runAsync`, which
+// stops the launches at that point until the values are back. Input buffers
+// checked that way are remembered (device buffers of tensors are never
+// written again), so offsets passed again are not read back again.
+
+/** Host copies of device buffers uploaded from host data (see `rememberHostValues`). */
+const hostCopies = new WeakMap<DeviceBuffer, ArrayLike<number>>();
+/** Input offsets buffers already checked, with the packed lengths they were checked against (-1: no packed length). */
+const checkedInputs = new WeakMap<DeviceBuffer, Set<number>>();
+
+/**
+ * Records the values a device buffer was written with, so that a program can check
+ * them (as jagged offsets) without reading the device. The buffer must never be
+ * written again (a tensor's buffer).
+ */
+export function rememberHostValues(buffer: DeviceBuffer, values: ArrayLike<number>): void {
+  hostCopies.set(buffer, values);
+}
+
+/**
+ * What is wrong with jagged offsets `o` for `total` packed values (undefined: any
+ * total), or undefined when they are valid: at least one entry, starting at 0,
+ * never decreasing, ending at `total`.
+ */
+export function offsetsProblem(o: ArrayLike<number>, total: number | undefined): string | undefined {
+  if (o.length === 0) return "have no entries (they need B+1 for B rows)";
+  if (o[0] !== 0) return `start at ${o[0]}, not 0`;
+  for (let i = 1; i < o.length; i++) {
+    if (!(o[i]! >= o[i - 1]!)) return `decrease at entry ${i} (${o[i - 1]} then ${o[i]})`;
+  }
+  const last = o[o.length - 1]!;
+  if (total !== undefined && last !== total) return `end at ${last}, but there are ${total} packed values`;
+  return undefined;
+}
+
+/** One offsets node a segmented kernel reads, and the segment ops reading it. */
+interface OffsetsCheck {
+  readonly node: Node;
+  /** Its graph input index, or -1 when a step computes it. */
+  readonly input: number;
+  /** The step after which its buffer holds its values (-1: before the first step). */
+  readonly after: number;
+  /** Per segment op reading it: the node whose packed (first batch) dim the offsets must end at. */
+  readonly uses: readonly { readonly op: Node; readonly packed: Node | undefined }[];
+}
+
+function planOffsetChecks(s: Schedule): OffsetsCheck[] {
+  const uses = new Map<Node, { op: Node; packed: Node | undefined }[]>();
+  const use = (o: Node, op: Node, packed: Node | undefined): void => {
+    let list = uses.get(o);
+    if (list === undefined) uses.set(o, (list = []));
+    list.push({ op, packed });
+  };
+  for (const n of s.order) {
+    if (!SEGMENT_OPS.has(n.op)) continue;
+    // reduce and pad read packed values (input 0); expand and unpad write packed values (their own type); mask reads none.
+    if (n.op === "segment_mask") use(n.inputs[0]!, n, undefined);
+    else use(n.inputs[1]!, n, n.op === "segment_reduce" || n.op === "segment_pad" ? n.inputs[0]! : n);
+  }
+  const producedAt = new Map<Node, number>();
+  s.steps.forEach((st, i) => {
+    for (const n of st.kind === "kernel" ? st.outputs : [st.node]) producedAt.set(n, i);
+  });
+  // Whatever buffer a segmented kernel takes its rows from is checked, even if no segment op names it.
+  for (const st of s.steps) {
+    if (st.kind === "kernel" && st.kernel.segment !== undefined) {
+      const o = st.inputs[st.kernel.segment.offsets]!;
+      if (!uses.has(o)) uses.set(o, []);
+    }
+  }
+  const out: OffsetsCheck[] = [];
+  for (const [node, u] of uses) {
+    const input = s.graph.inputs.indexOf(node);
+    const after = input >= 0 ? -1 : producedAt.get(node);
+    // Offsets no step materializes are read by no kernel.
+    if (after !== undefined) out.push({ node, input, after, uses: u });
+  }
+  return out;
+}
+
+/** A host read a run needs: the buffer, and what for (for the error where it cannot be read now). */
+interface HostRead {
+  readonly buffer: DeviceBuffer;
+  readonly what: string;
+}
+
+function segmentOpName(n: Node): string {
+  return n.op === "segment_reduce" ? `segment_reduce(${String(n.attrs.op)})` : n.op;
+}
+
 export class Program {
   private readonly compiled: (CompiledKernel | undefined)[];
   /** For each step, the nodes whose buffers die after it. */
@@ -167,6 +275,10 @@ export class Program {
   private readonly runtimeLengths: readonly (readonly [Node, number])[];
   /** Per kernel step: the values of its kernel's constants, passed at every launch. */
   private readonly consts: readonly (Float64Array | undefined)[];
+  /** Every offsets buffer a segmented kernel reads, checked before that kernel runs. */
+  private readonly offsetChecks: readonly OffsetsCheck[];
+  /** The same, by the step after which each is checked (index `after + 1`). */
+  private readonly checksAfter: readonly (readonly number[] | undefined)[];
 
   private constructor(
     readonly schedule: Schedule,
@@ -178,6 +290,10 @@ export class Program {
     this.consts = schedule.steps.map((st) => (st.kind === "kernel" ? kernelConsts(st.kernel) : undefined));
     const inputs = schedule.graph.inputs;
     this.runtimeLengths = runtimeLengthNodes(schedule.order).map((n) => [n, inputs.indexOf(runtimeLengthOffsets(n))] as const);
+    this.offsetChecks = planOffsetChecks(schedule);
+    const after: number[][] = [];
+    this.offsetChecks.forEach((c, k) => (after[c.after + 1] ??= []).push(k));
+    this.checksAfter = after;
   }
 
   /**
@@ -237,13 +353,84 @@ export class Program {
   /**
    * Runs on bound inputs (one per graph input); returns the outputs' buffers and
    * concrete types. `hostValues` holds the values of `hostInputs` already read.
+   * Host values the run needs (jagged offsets to check, see `offsetsProblem`) are
+   * read with `readSync`; a backend without it needs `runAsync` unless they are known.
    */
   run(inputs: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): BoundValue[] {
+    const it = this.exec(inputs, hostValues);
+    let r = it.next();
+    while (!r.done) {
+      // Only reached on a backend without readSync (exec reads synchronously where it can).
+      r = it.throw(new BackendError(`${r.value.what}: the ${this.backend.name} backend reads asynchronously; use await t.data() or f.callAsync(...)`));
+    }
+    return r.value;
+  }
+
+  /** `run`, reading host values the run needs from the device with `await read` (WebGPU). */
+  async runAsync(inputs: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): Promise<BoundValue[]> {
+    const it = this.exec(inputs, hostValues);
+    let r = it.next();
+    while (!r.done) {
+      let values: ArrayLike<number>;
+      try {
+        values = await this.backend.read(r.value.buffer);
+      } catch (e) {
+        r = it.throw(e);
+        continue;
+      }
+      r = it.next(values);
+    }
+    return r.value;
+  }
+
+  /** The values of a small input or intermediate: known on the host, read synchronously, or asked of the driver (yield). */
+  private *hostRead(buffer: DeviceBuffer, input: number, hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined, what: string): Generator<HostRead, ArrayLike<number>, ArrayLike<number>> {
+    const known = (input >= 0 ? hostValues?.get(input) : undefined) ?? hostCopies.get(buffer);
+    if (known !== undefined) return known;
+    if (this.backend.readSync !== undefined) return this.backend.readSync(buffer);
+    return yield { buffer, what };
+  }
+
+  /** Checks the offsets of `checks` (indices into offsetChecks) against this call's packed lengths. */
+  private *checkOffsets(checks: readonly number[], plan: LaunchPlan, buffers: ReadonlyMap<Node, DeviceBuffer>, hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Generator<HostRead, void, ArrayLike<number>> {
+    for (const k of checks) {
+      const c = this.offsetChecks[k]!;
+      const buffer = buffers.get(c.node)!;
+      const packedTypes = plan.offsetPacked[k]!;
+      const totals = packedTypes.map((t) => t?.batch[0]);
+      // Only read-backs are worth remembering: a host array (JS) may be a caller's zero-copy view, so it is checked each time.
+      const remember = c.input >= 0 && this.backend.readSync === undefined;
+      const done = remember ? checkedInputs.get(buffer) : undefined;
+      if (done !== undefined && totals.every((t) => done.has(t ?? -1) || (t === undefined && done.size > 0))) continue;
+      const type = plan.offsetTypes[k]!;
+      const first = c.uses[0] ? segmentOpName(c.uses[0].op) : "segmented kernel";
+      const values = yield* this.hostRead(buffer, c.input, hostValues, `${first}: jagged offsets ${fmtTypeShape(type)} are checked on the host before a segmented kernel reads them`);
+      const problems = totals.length === 0 ? [offsetsProblem(values, undefined)] : totals.map((t) => offsetsProblem(values, t));
+      const bad = problems.findIndex((p) => p !== undefined);
+      if (bad >= 0) {
+        const u = c.uses[bad];
+        const pt = packedTypes[bad];
+        const packed = pt !== undefined ? ` (packed values ${fmtTypeShape(pt)})` : "";
+        throw new ShapeError(`${u ? segmentOpName(u.op) : "segmented kernel"}: jagged offsets ${fmtTypeShape(type)} ${problems[bad]}${packed}; offsets must start at 0, never decrease and end at the number of packed values`);
+      }
+      if (remember) {
+        const seen = checkedInputs.get(buffer) ?? new Set<number>();
+        for (const t of totals) seen.add(t ?? -1);
+        if (totals.length === 0) seen.add(-1);
+        checkedInputs.set(buffer, seen);
+      }
+    }
+  }
+
+  private *exec(inputs: readonly BoundValue[], hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Generator<HostRead, BoundValue[], ArrayLike<number>> {
     const g = this.schedule.graph;
     if (inputs.length !== g.inputs.length) throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
-    const plan = this.plan(inputs, this.lengths(inputs, hostValues));
+    const plan = this.plan(inputs, this.runtimeLengths.length === 0 ? undefined : yield* this.lengths(inputs, hostValues));
     const buffers = new Map<Node, DeviceBuffer>();
     for (let i = 0; i < inputs.length; i++) buffers.set(g.inputs[i]!, inputs[i]!.buffer);
+    // Input offsets are checked before anything is allocated or launched.
+    const before = this.checksAfter[0];
+    if (before !== undefined) yield* this.checkOffsets(before, plan, buffers, hostValues);
     const b = this.backend;
     // Buffer planning: an intermediate whose last use has passed is reused by a
     // later step that needs the same dtype and length; what is left goes back to the backend.
@@ -284,6 +471,18 @@ export class Program {
         if (list) list.push(buf);
         else spare.set(key, [buf]);
       }
+      const checks = this.checksAfter[si + 1];
+      if (checks !== undefined) {
+        try {
+          yield* this.checkOffsets(checks, plan, buffers, hostValues);
+        } catch (e) {
+          // Bad offsets (or a failed read-back) end the run: free every buffer it allocated.
+          const mine = new Set(buffers.values());
+          for (const v of inputs) mine.delete(v.buffer);
+          for (const buf of mine) b.free(buf);
+          throw e;
+        }
+      }
     }
     if (spare) for (const list of spare.values()) for (const buf of list) b.free(buf);
     const out: BoundValue[] = [];
@@ -292,17 +491,14 @@ export class Program {
   }
 
   /** This call's padded lengths (the longest row of each run-time-length pad's offsets). */
-  private lengths(inputs: readonly BoundValue[], hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Map<Node, number> | undefined {
+  private *lengths(inputs: readonly BoundValue[], hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Generator<HostRead, Map<Node, number> | undefined, ArrayLike<number>> {
     if (this.runtimeLengths.length === 0) return undefined;
     const out = new Map<Node, number>();
     const read = new Map<number, ArrayLike<number>>();
     for (const [n, i] of this.runtimeLengths) {
-      let values = hostValues?.get(i) ?? read.get(i);
+      let values = read.get(i);
       if (values === undefined) {
-        if (this.backend.readSync === undefined) {
-          throw new BackendError(`${n.op}: padding to the longest row reads the offsets (input ${i}) on the host; the ${this.backend.name} backend reads asynchronously: use callAsync, or give maxLength`);
-        }
-        values = this.backend.readSync(inputs[i]!.buffer);
+        values = yield* this.hostRead(inputs[i]!.buffer, i, hostValues, `${n.op}: padding to the longest row reads the offsets (input ${i}) on the host (or give maxLength)`);
         read.set(i, values);
       }
       out.set(n, longestRow(values));
@@ -341,6 +537,8 @@ export class Program {
           : undefined,
       ),
       outputTypes: this.schedule.graph.outputs.map((o) => types.get(o)!),
+      offsetPacked: this.offsetChecks.map((c) => c.uses.map((u) => (u.packed === undefined ? undefined : types.get(u.packed)!))),
+      offsetTypes: this.offsetChecks.map((c) => types.get(c.node)!),
     };
     this.lastInputs = inputs.map((v) => v.type);
     this.lastLengths = lengths;

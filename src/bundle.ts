@@ -575,7 +575,8 @@ export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}
     const bound = bind(args);
     const hostValues = new Map<number, ArrayLike<number>>();
     for (const i of program.hostInputs) hostValues.set(i, await backend.read(bound[i]!.buffer));
-    return finish(program.run(bound, hostValues));
+    // runAsync: jagged offsets computed on the device are read back and checked before a segmented kernel reads them.
+    return finish(await program.runAsync(bound, hostValues));
   };
   f.dump = () => layout.graph;
   Object.defineProperty(f, "backend", { value: backend });

@@ -312,8 +312,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     }
     return bound;
   };
-  const runEntry = (e: Entry, program: Program, bound: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): R => {
-    const flat = program.run(bound, hostValues).map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
+  const runEntry = (e: Entry, program: Program, ran: readonly BoundValue[]): R => {
+    const flat = ran.map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
     const outs = e.plainOut ? flat : unflatten(flat, e.outKinds);
     return (e.multi ? outs : outs[0]!) as unknown as R;
   };
@@ -334,7 +334,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const e = entryFor(tensors, kinds);
     setLast(e);
     if (e.program instanceof Promise) throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
-    return runEntry(e, e.program, bind(e, tensors));
+    return runEntry(e, e.program, e.program.run(bind(e, tensors)));
   }) as JitFunction<A, R>;
 
   f.callAsync = async (...args: A): Promise<R> => {
@@ -348,7 +348,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     // Values the host needs before the launch (offsets of a pad to the longest row), read back now.
     const hostValues = new Map<number, ArrayLike<number>>();
     for (const i of program.hostInputs) hostValues.set(i, await program.backend.read(bound[i]!.buffer));
-    return runEntry(e, program, bound, hostValues);
+    // runAsync: jagged offsets computed on the device are read back and checked before a segmented kernel reads them.
+    return runEntry(e, program, await program.runAsync(bound, hostValues));
   };
 
   Object.defineProperty(f, "stats", { get: () => ({ ...stats }) });

@@ -107,7 +107,10 @@ export function realizeSync(t: Tensor): void {
 export async function realize(t: Tensor): Promise<void> {
   const p = pendingProgram(t);
   if (p === undefined) return;
-  finish(t, await p.program, p.captured);
+  const program = await p.program;
+  // runAsync: jagged offsets the run checks may have to be read back from the device first.
+  const [out] = await program.runAsync(p.captured.map((c) => leafBuffer(c, program.backend)));
+  t._adopt(out!.buffer, program.backend);
 }
 
 export function readTensorSync(t: Tensor, copy = true): TypedArray {

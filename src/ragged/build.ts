@@ -9,6 +9,7 @@ import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { ARRAY_CTOR } from "../../ir/dtype.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
+import { describeValue, tensorArg, tensorList } from "./check.js";
 import { allOnHost, concatRows, hostInts, hostTensor, hostValues, resplit } from "./device.js";
 import { JaggedTensor } from "./jagged.js";
 
@@ -18,6 +19,7 @@ import { JaggedTensor } from "./jagged.js";
  * items is read as their full shape). Items must share dtype and trailing shape.
  */
 export function jagged(list: readonly Tensor[]): JaggedTensor {
+  tensorList("jagged", list);
   if (list.length === 0) throw new ShapeError("jagged: needs at least one tensor");
   const first = list[0]!;
   if (first.rank === 0) throw new ShapeError(`jagged: item 0 ${first.toString()} has no dim to be ragged`);
@@ -31,6 +33,7 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
       throw new ShapeError(`jagged: item ${i} ${t.toString()} does not match item 0 ${first.toString()} after its first dim`);
     }
     offsets[i + 1] = offsets[i]! + s[0]!;
+    if (offsets[i + 1] !== offsets[i]! + s[0]!) throw new ShapeError(`jagged: ${offsets[i]! + s[0]!} rows in all do not fit the int32 offsets (at item ${i} ${t.toString()})`);
   });
   const T = offsets[list.length]!;
   if (!allOnHost(list)) {
@@ -49,6 +52,9 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
  * (on WebGPU: numbers, or a tensor made on the js backend).
  */
 export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor): JaggedTensor {
+  tensorArg("fromPadded", padded, "padded");
+  if (!Array.isArray(lengths) && !(lengths instanceof Tensor)) throw new DTypeError(`fromPadded: lengths must be an array of integers or an integer Tensor, got ${describeValue(lengths)}`);
+  if (lengths instanceof Tensor && lengths.dtype !== "int32" && lengths.dtype !== "uint32") throw new DTypeError(`fromPadded: lengths ${lengths.toString()} must be int32 or uint32, got ${lengths.dtype}`);
   if (padded.batchDim !== 2) throw new ShapeError(`fromPadded: padded must be (B, maxN; base), got padded ${padded.toString()}`);
   const [B, maxN] = padded.batchShape as [number, number];
   const lens = Array.from(Array.isArray(lengths) ? lengths : hostValues("fromPadded", lengths as Tensor, "lengths"));
@@ -56,7 +62,7 @@ export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor):
   const per = padded.baseShape.reduce((a, b) => a * b, 1);
   const offsets = hostInts(B + 1);
   lens.forEach((l, b) => {
-    if (!Number.isInteger(l) || l < 0 || l > maxN) throw new ShapeError(`fromPadded: length ${l} of row ${b} does not fit padded ${padded.toString()}`);
+    if (typeof l !== "number" || !Number.isInteger(l) || l < 0 || l > maxN) throw new ShapeError(`fromPadded: lengths[${b}] = ${describeValue(l)} does not fit padded ${padded.toString()} (0 <= length <= ${maxN})`);
     offsets[b + 1] = offsets[b]! + l;
   });
   const T = offsets[B]!;

@@ -15,6 +15,7 @@ import { BackendError, TraceError } from "../../ir/errors.js";
 import { interpret, type Value } from "../../ir/interpret.js";
 import type { ConcreteType } from "../../ir/shapes.js";
 import { prod } from "../../ir/types.js";
+import { rememberHostValues } from "../../runtime/program.js";
 import { getBackend } from "../backend.js";
 import { fromTypedArray } from "../creation.js";
 import { buildGraph } from "../graph.js";
@@ -116,7 +117,11 @@ const hostCopies = new WeakMap<Tensor, TypedArray>();
  */
 export function hostTensor(data: TypedArray, shape: readonly number[], batchDim: number, dtype: DType): Tensor {
   const t = fromTypedArray(data, shape, { batchDim, dtype, copy: false });
-  if (!hostReadable(t)) hostCopies.set(t, data);
+  if (!hostReadable(t)) {
+    hostCopies.set(t, data);
+    // Programs check jagged offsets on the host: this copy spares them a read-back.
+    if (t._src.kind === "buffer") rememberHostValues(t._src.buffer, data);
+  }
   return t;
 }
 

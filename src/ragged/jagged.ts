@@ -8,11 +8,13 @@
  * jagged inputs once and runs it on any number of rows and any row lengths.
  */
 import { castScalar, type DType } from "../../ir/dtype.js";
-import { BackendError, ShapeError } from "../../ir/errors.js";
+import { BackendError, DTypeError, ShapeError } from "../../ir/errors.js";
 import { longestRow } from "../../ir/shapes.js";
+import { checkElements, describeValue, optionsArg, paddingArg, sideArg, tensorArg } from "./check.js";
 import { knownHostValues, onHost } from "./device.js";
 import type { SegmentReduceOp } from "../../ir/ops.js";
 import { fmtShape } from "../../ir/types.js";
+import { offsetsProblem } from "../../runtime/program.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
 
@@ -34,26 +36,28 @@ const checkedOffsets = new WeakMap<Tensor, Set<number>>();
 
 export class JaggedTensor {
   /**
-   * From packed values `(T; base)` and int32 offsets `(B+1;)`. Offsets the host can
-   * read now (the JS backend, or offsets made from host data by `jagged`,
-   * `fromPadded` or the ragged helpers on WebGPU) are checked: start at 0, never
-   * decrease, end at T. Other device offsets are trusted (reading them back would
-   * be asynchronous).
+   * From packed values `(T; base)` and int32 offsets `(B+1;)`. Offsets must start
+   * at 0, never decrease and end at T. Offsets the host can read now (the JS
+   * backend, or offsets made from host data by `jagged`, `fromPadded` or the
+   * ragged helpers on WebGPU) are checked here; any others (computed lazily, on
+   * the device, inside jit) are checked by the program that runs them, on the
+   * host, before a segmented kernel reads them (a `ShapeError` when reading the result).
    */
   constructor(
     readonly values: Tensor,
     readonly offsets: Tensor,
   ) {
+    tensorArg("jagged", values, "values");
+    tensorArg("jagged", offsets, "offsets");
     if (values.batchDim !== 1) throw new ShapeError(`jagged: values must be packed (T; base), got values ${values.toString()}`);
-    if (offsets.dtype !== "int32" || offsets.batchDim !== 1 || offsets.baseDim !== 0) {
-      throw new ShapeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
-    }
+    if (offsets.dtype !== "int32") throw new DTypeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
+    if (offsets.batchDim !== 1 || offsets.baseDim !== 0) throw new ShapeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
+    if (offsets.batchShape[0] === 0) throw new ShapeError(`jagged: offsets ${offsets.toString()} have no entries (B rows need B+1)`);
     const o = values.batchShape[0]! >= 0 && !checkedOffsets.get(offsets)?.has(values.batchShape[0]!) ? knownHostValues(offsets) : undefined;
     if (o !== undefined) {
       const T = values.batchShape[0]!;
-      let ok = o.length >= 1 && o[0] === 0 && o[o.length - 1] === T;
-      for (let i = 1; ok && i < o.length; i++) ok = o[i]! >= o[i - 1]!;
-      if (!ok) throw new ShapeError(`jagged: offsets must start at 0, never decrease and end at ${T} (values ${values.toString()})`);
+      const problem = offsetsProblem(o, T);
+      if (problem !== undefined) throw new ShapeError(`jagged: offsets ${offsets.toString()} ${problem} (values ${values.toString()}); offsets must start at 0, never decrease and end at ${T}`);
       const seen = checkedOffsets.get(offsets) ?? new Set<number>();
       seen.add(T);
       checkedOffsets.set(offsets, seen);
@@ -102,7 +106,9 @@ export class JaggedTensor {
 
   /** Applies an elementwise function to the values; the rows stay as they are. */
   map(fn: (values: Tensor) => Tensor): JaggedTensor {
+    if (typeof fn !== "function") throw new DTypeError(`jagged.map: fn must be a function, got ${describeValue(fn)} (x ${this.toString()})`);
     const v = fn(this.values);
+    if (!(v instanceof Tensor)) throw new DTypeError(`jagged.map: the function must return a Tensor, got ${describeValue(v)} from ${this.values.toString()}`);
     if (v.batchDim !== 1) throw new ShapeError(`jagged.map: the function must keep the packed batch dim, got ${v.toString()} from ${this.values.toString()}`);
     return new JaggedTensor(v, this.offsets);
   }
@@ -114,6 +120,7 @@ export class JaggedTensor {
    */
   private operand(op: string, y: JaggedTensor | Tensor | number): Tensor | number {
     if (typeof y === "number") return y;
+    if (!(y instanceof JaggedTensor) && !(y instanceof Tensor)) throw new DTypeError(`jagged ${op}: y must be a JaggedTensor, a Tensor or a number, got ${describeValue(y)} (x ${this.toString()})`);
     if (y instanceof JaggedTensor) {
       if (y.offsets !== this.offsets) throw new ShapeError(`jagged ${op}: both operands must share one offsets tensor; x ${this.toString()}, y ${y.toString()}`);
       return y.values;
@@ -135,13 +142,14 @@ export class JaggedTensor {
    * and a bool `mask (B, maxN)` true on real entries. Rows longer than maxLength are
    * cut (eagerly that is an error, as Kaolin's fill_max_shape).
    */
-  toPadded(opts: ToPaddedOptions = {}): { padded: Tensor; mask: Tensor } {
-    const left = (opts.paddingSide ?? "right") === "left";
+  toPadded(options?: ToPaddedOptions): { padded: Tensor; mask: Tensor } {
+    const opts: ToPaddedOptions = optionsArg("jagged.toPadded", options);
+    const left = sideArg("jagged.toPadded", opts.paddingSide) === "left";
     let maxN = opts.maxLength;
     if (opts.maxShape !== undefined) {
       const ms = opts.maxShape;
-      if (ms.length !== 1 || !Number.isInteger(ms[0]) || ms[0]! < -1) {
-        throw new ShapeError(`jagged.toPadded: maxShape must be [n] (n >= 0, or -1 for the longest row) for the one ragged dim of ${this.toString()}, got [${ms.join(",")}]`);
+      if (!Array.isArray(ms) || ms.length !== 1 || !Number.isInteger(ms[0]) || ms[0]! < -1) {
+        throw new ShapeError(`jagged.toPadded: maxShape must be [n] (n >= 0, or -1 for the longest row) for the one ragged dim of ${this.toString()}, got ${Array.isArray(ms) ? `[${ms.join(",")}]` : describeValue(ms)}`);
       }
       if (maxN !== undefined && ms[0] !== -1 && ms[0] !== maxN) throw new ShapeError(`jagged.toPadded: maxShape [${ms[0]}] and maxLength ${maxN} disagree`);
       if (ms[0] !== -1) maxN = ms[0]!;
@@ -156,13 +164,14 @@ export class JaggedTensor {
       } else {
         throw new BackendError(`jagged.toPadded: the longest row of ${this.toString()} is read from its offsets on the host, which the ${this.offsets._src.kind === "buffer" ? this.offsets._src.backend.name : "lazy"} offsets cannot give synchronously; give maxLength, or call toPadded inside jit`);
       }
-    } else if (!Number.isInteger(maxN) || maxN < 0) {
-      throw new ShapeError(`jagged.toPadded: maxLength must be a non-negative integer, got ${maxN} for ${this.toString()}`);
+    } else if (typeof maxN !== "number" || !Number.isInteger(maxN) || maxN < 0) {
+      throw new ShapeError(`jagged.toPadded: maxLength must be a non-negative integer, got ${describeValue(maxN)} for ${this.toString()}`);
     } else if (known !== undefined) {
       const m = longestRow(known);
       if (maxN < m) throw new ShapeError(`jagged.toPadded: maxLength ${maxN} is smaller than the longest row (${m})`);
     }
-    const value = castScalar(opts.paddingValue ?? 0, this.dtype);
+    if (maxN >= 0 && this.rows >= 0) checkElements("jagged.toPadded", this.rows * maxN * this.baseShape.reduce((x, y) => x * y, 1), `padded ${fmtShape([this.rows, maxN], this.baseShape)}`);
+    const value = castScalar(paddingArg("jagged.toPadded", opts.paddingValue), this.dtype);
     return {
       padded: Tensor._op("segment_pad", [this.values, this.offsets], { maxN, value, left }),
       mask: Tensor._op("segment_mask", [this.offsets], { maxN, left }),
@@ -174,6 +183,7 @@ export class JaggedTensor {
    * lengths: the inverse of `toPadded()` (positions past M read 0). Works inside `jit`.
    */
   unpad(padded: Tensor): JaggedTensor {
+    tensorArg("jagged.unpad", padded, "padded");
     return new JaggedTensor(Tensor._op("segment_unpad", [padded, this.offsets, this.values]), this.offsets);
   }
 
@@ -189,6 +199,9 @@ export class JaggedTensor {
     }
     const v = this.values.dataSync();
     const o = this.offsets.dataSync();
+    // Offsets read here feed no segmented kernel, so no program has checked them.
+    const problem = offsetsProblem(o, this.values.batchShape[0]!);
+    if (problem !== undefined) throw new ShapeError(`jagged.toList: offsets ${this.offsets.toString()} ${problem} (values ${this.values.toString()}); offsets must start at 0, never decrease and end at the number of packed values`);
     const per = this.baseShape.reduce((a, b) => a * b, 1);
     const out: Tensor[] = [];
     for (let b = 0; b + 1 < o.length; b++) {

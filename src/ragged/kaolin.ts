@@ -1,6 +1,6 @@
 /**
  * Kaolin's batching helpers (`kaolin.ops.batch`), camelCased, with Kaolin's
- * semantics and error texts (SEMANTICS.md §(a)).
+ * semantics and error texts, each text after the name of the op.
  *
  * Layouts, for a list of sub-tensors of shapes `(*shape_i, C)`:
  * - **padded** `(B; *maxShape, C)`: each sub-tensor is padded with a constant on
@@ -27,7 +27,8 @@ import { castScalar, isInt, ARRAY_CTOR, type DType, type TypedArray } from "../.
 import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
-import type { Tensor } from "../tensor.js";
+import { Tensor } from "../tensor.js";
+import { checkElements, describeValue, paddingArg, tensorArg, tensorList } from "./check.js";
 import { allOnHost, concatRows, finish, hostInts, hostTensor, hostValues, onHost, resplit, uninitialized } from "./device.js";
 import { emptyRows, padOnDevice, slotsOnDevice, tileOnDevice } from "./kaolin-device.js";
 
@@ -66,11 +67,14 @@ function output(data: TypedArray, shape: readonly number[], batchDim: number, dt
 /** The integers of `x`, read-only (a plain array is returned as it is, after its check). */
 function readInts(op: string, x: IntsLike, what: string): ArrayLike<number> {
   if (x instanceof Int32Array || x instanceof Uint32Array) return x;
+  if (!Array.isArray(x) && !(x instanceof Tensor)) {
+    throw new DTypeError(`${op}: ${what} must be an integer Tensor, an array of integers or an Int32Array/Uint32Array, got ${describeValue(x)}`);
+  }
   if (Array.isArray(x)) {
     const list = x as readonly unknown[];
     for (let i = 0; i < list.length; i++) {
       const v = list[i];
-      if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${what} must hold integers, got ${String(v)} at index ${i}`);
+      if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${what} must hold integers, got ${describeValue(v)} at index ${i}`);
     }
     return x as readonly number[];
   }
@@ -82,6 +86,7 @@ function readInts(op: string, x: IntsLike, what: string): ArrayLike<number> {
 
 /** Reads shapePerTensor `(B, K)` into one flat Int32Array plus its row count and width. */
 function readShapes(op: string, shapePerTensor: Tensor): { shapes: Int32Array; count: number; width: number } {
+  tensorArg(op, shapePerTensor, "shapePerTensor");
   const shape = concreteShape(op, shapePerTensor, "shapePerTensor");
   if (shape.length !== 2) throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must have 2 dims (B, ndim-1)`);
   if (!isInt(shapePerTensor.dtype)) throw new DTypeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must be int32 or uint32, got ${shapePerTensor.dtype}`);
@@ -200,12 +205,13 @@ interface ListInfo {
 
 /** Rank check of `get_shape_per_tensor`, then (with `full`) the last-dim and type checks of `list_to_packed`. */
 function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo {
+  tensorList(op, list);
   if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty (the rank and last dim come from list[0])`);
   // The label is built only for the error: B4 checks a thousand tensors per call.
   const shapes = list.map((t, i) => (t.batchDim === 0 ? t.baseShape : concreteShape(op, t, `list[${i}]`)));
   const ndim = shapes[0]!.length;
   shapes.forEach((s, i) => {
-    if (s.length !== ndim) throw new ShapeError(`Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
+    if (s.length !== ndim) throw new ShapeError(`${op}: Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
   });
   if (ndim === 0) throw new ShapeError(`${op}: list[0] ${list[0]!.toString()} is a scalar; Kaolin's layouts need a last dim C`);
   const lastDim = shapes[0]![ndim - 1]!;
@@ -213,8 +219,8 @@ function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo
   if (full) {
     list.forEach((t, i) => {
       const c = shapes[i]![ndim - 1]!;
-      if (c !== lastDim) throw new ShapeError(`Expected all tensor to have last dimension ${lastDim} but got ${c} at index ${i}`);
-      if (t.dtype !== dtype) throw new DTypeError(`Expected all tensor to have type ${dtype} but got ${t.dtype} at index ${i}`);
+      if (c !== lastDim) throw new ShapeError(`${op}: Expected all tensor to have last dimension ${lastDim} but got ${c} at index ${i}`);
+      if (t.dtype !== dtype) throw new DTypeError(`${op}: Expected all tensor to have type ${dtype} but got ${t.dtype} at index ${i}`);
     });
   }
   return { shapes, dtype, lastDim };
@@ -313,7 +319,8 @@ function completeMaxShape(op: string, shapes: Int32Array, count: number, width: 
   if (want.length !== width) throw new ShapeError(`${op}: max_shape (${want.join(",")}) has ${want.length} dims, but the tensors have ${width} dims before the last`);
   return want.map((m, j) => {
     if (m === -1) return max[j]!;
-    if (m < max[j]!) throw new ShapeError(`dim ${j} of max_shape (${m}) is smaller than for tensor ${argmax[j]} (${max[j]})`);
+    if (m > INT32_MAX) throw new ShapeError(`${op}: dim ${j} of max_shape (${m}) does not fit the int32 shape tensors`);
+    if (m < max[j]!) throw new ShapeError(`${op}: dim ${j} of max_shape (${m}) is smaller than for tensor ${argmax[j]} (${max[j]})`);
     return m;
   });
 }
@@ -333,9 +340,11 @@ function completeMaxShape(op: string, shapes: Int32Array, count: number, width: 
 export function listToPadded(list: readonly Tensor[], paddingValue: PaddingValue, maxShape?: IntsLike): [Tensor, Tensor] {
   const op = "listToPadded";
   const { shapes, dtype, lastDim } = checkList(op, list, true);
+  paddingArg(op, paddingValue);
   const width = shapes[0]!.length - 1;
   const spt = shapeArray(shapes, width);
   const max = completeMaxShape(op, spt, list.length, width, maxShape);
+  checkElements(op, list.length * prod(max) * lastDim, `padded (${list.length}; ${[...max, lastDim].join(",")})`);
   const sptTensor = hostTensor(spt, [list.length, width], 0, "int32");
   if (!allOnHost(list)) {
     const rows = list.map((t, i) => resplit(op, `list[${i}]`, t, [prod(shapes[i]!.slice(0, width))], [lastDim]));
@@ -378,6 +387,7 @@ export function paddedToList(padded: Tensor, shapePerTensor: Tensor): Tensor[] {
 }
 
 function checkPadded(op: string, padded: Tensor, shapePerTensor: Tensor): { shapes: Int32Array; count: number; max: number[]; c: number } {
+  tensorArg(op, padded, "padded");
   const full = concreteShape(op, padded, "padded");
   const { shapes, count, width } = readShapes(op, shapePerTensor);
   if (full.length !== width + 2 || full[0] !== count) {
@@ -442,6 +452,7 @@ interface PackedInfo {
 }
 
 function checkPacked(op: string, packed: Tensor, shapePerTensor: Tensor, firstIdx: IntsLike): PackedInfo {
+  tensorArg(op, packed, "packed");
   const full = concreteShape(op, packed, "packed");
   if (full.length !== 2) throw new ShapeError(`${op}: packed ${packed.toString()} must have 2 dims (sumN, C)`);
   const { shapes, count, width } = readShapes(op, shapePerTensor);
@@ -494,7 +505,9 @@ export function packedToList(packed: Tensor, shapePerTensor: Tensor, firstIdx: I
 export function packedToPadded(packed: Tensor, shapePerTensor: Tensor, firstIdx: IntsLike, paddingValue: PaddingValue, maxShape?: IntsLike): Tensor {
   const op = "packedToPadded";
   const { shapes, count, width, first, c } = checkPacked(op, packed, shapePerTensor, firstIdx);
+  paddingArg(op, paddingValue);
   const max = completeMaxShape(op, shapes, count, width, maxShape);
+  checkElements(op, count * prod(max) * c, `padded (${count}; ${[...max, c].join(",")})`);
   if (!onHost(packed)) {
     const all = resplit(op, "packed", packed, [packed.shape[0]!], [c]);
     const rows = Array.from({ length: count }, (_, i) => all.batchSlice(0, first[i]!, first[i + 1]!));
@@ -551,6 +564,7 @@ export function paddedToPacked(padded: Tensor, shapePerTensor: Tensor): Tensor {
  */
 export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
   const op = "tileToPacked";
+  tensorArg(op, values, "values");
   const shape = concreteShape(op, values, "values");
   const numel = Array.from(readInts(op, numelPerTensor, "numelPerTensor"));
   if (shape.length !== 1 || shape[0] !== numel.length) {

@@ -17,6 +17,7 @@ import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
+import { flagArg, intArg, optionsArg, paddingArg, sideArg, tensorArg, tensorList } from "./check.js";
 import { allOnHost, concatRows, hostInts, hostTensor, hostValues } from "./device.js";
 
 /**
@@ -70,6 +71,8 @@ function output(data: TypedArray, batch: readonly number[], base: readonly numbe
  * shapes of the tensors to stack is incompatible: list[i] (..) vs list[0] (..)`.
  */
 export function stack(list: readonly Tensor[], dim = 0): Tensor {
+  tensorList("stack", list);
+  intArg("stack", dim, "dim");
   if (list.length === 0) throw new ShapeError("stack: list cannot be empty");
   const first = list[0]!;
   const batch = first.batchShape;
@@ -108,6 +111,8 @@ export function stack(list: readonly Tensor[], dim = 0): Tensor {
  * range 0 <= dim < len(batch_size), got dim=2 and batch_size=[3, 4]` (dim as normalized).
  */
 export function cat(list: readonly Tensor[], dim = 0): Tensor {
+  tensorList("cat", list);
+  intArg("cat", dim, "dim");
   if (list.length === 0) throw new ShapeError("cat: list cannot be empty");
   const first = list[0]!;
   const batch = first.batchShape;
@@ -170,8 +175,13 @@ export interface PadSequenceOptions {
 export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions & { readonly returnMask?: false }): Tensor;
 export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions & { readonly returnMask: true }): { padded: Tensor; mask: Tensor };
 export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions): Tensor | { padded: Tensor; mask: Tensor };
-export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions = {}): Tensor | { padded: Tensor; mask: Tensor } {
+export function padSequence(list: readonly Tensor[], options?: PadSequenceOptions): Tensor | { padded: Tensor; mask: Tensor } {
   const op = "padSequence";
+  tensorList(op, list);
+  const opts: PadSequenceOptions = optionsArg(op, options);
+  if (opts.padDim !== undefined) intArg(op, opts.padDim, "padDim");
+  flagArg(op, opts.returnMask, "returnMask");
+  sideArg(op, opts.paddingSide);
   if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
   list.forEach((t, i) => {
     if (t.batchDim === 0) throw new ShapeError(`${op}: Cannot pad scalars: list[${i}] ${t.toString()} has no batch dims`);
@@ -198,7 +208,7 @@ export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions = 
   const maskInner = prod(batch.slice(p + 1));
   const inner = maskInner * prod(base);
   const slot = outer * maxLen * inner;
-  const v = castScalar(typeof opts.paddingValue === "boolean" ? Number(opts.paddingValue) : (opts.paddingValue ?? 0), dtype);
+  const v = castScalar(paddingArg(op, opts.paddingValue), dtype);
   const left = opts.paddingSide === "left";
   if (!allOnHost(list)) {
     const padded = padOnDevice(list, dtype, p, lengths, batch, base, v, left);
@@ -277,8 +287,12 @@ function padOnDevice(list: readonly Tensor[], dtype: DType, p: number, lengths: 
  * unpadSequence(padded, mask); // the tensors of list again
  * ```
  */
-export function unpadSequence(padded: Tensor, mask: Tensor, opts: { readonly padDim?: number } = {}): Tensor[] {
+export function unpadSequence(padded: Tensor, mask: Tensor, options?: { readonly padDim?: number }): Tensor[] {
   const op = "unpadSequence";
+  tensorArg(op, padded, "padded");
+  tensorArg(op, mask, "mask");
+  const opts: { readonly padDim?: number } = optionsArg(op, options);
+  if (opts.padDim !== undefined) intArg(op, opts.padDim, "padDim");
   checkEager(op, [padded, mask]);
   const batch = padded.batchShape;
   if (batch.length < 2) throw new ShapeError(`${op}: padded ${padded.toString()} needs a leading batch dim over the tensors and a batch dim to unpad`);

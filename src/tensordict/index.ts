@@ -3,7 +3,8 @@
  * `unpadSequence` take plain tensors or TensorDicts (lazy stacks too, where
  * tensordict allows them), as torch's functions do.
  */
-import { ShapeError } from "../../ir/errors.js";
+import { DTypeError, ShapeError } from "../../ir/errors.js";
+import { describeValue } from "../ragged/check.js";
 import { Tensor } from "../tensor.js";
 import { cat as catTensors, padSequence as padTensors, stack as stackTensors, unpadSequence as unpadTensors, type PadSequenceOptions } from "../ragged/sequence.js";
 import { LazyStackedTensorDict } from "./lazy.js";
@@ -15,7 +16,7 @@ export { LazyStackedTensorDict, lazyStack, type LazyGetOptions } from "./lazy.js
 export { maybeDenseStack, type PadDictsOptions } from "./ops.js";
 
 /** Any TensorDict in the list sends it down the dict path, whose checks name a mixed list (a typed error, not a crash). */
-const isDictList = (list: readonly unknown[]): boolean => list.some((x) => x instanceof TensorDict || x instanceof LazyStackedTensorDict);
+const isDictList = (list: readonly unknown[]): boolean => Array.isArray(list) && list.some((x) => x instanceof TensorDict || x instanceof LazyStackedTensorDict);
 
 /**
  * Stacks on a new batch dim `dim` (default 0): tensors (`(5; 3)` ×2 give
@@ -47,7 +48,7 @@ export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions):
 export function padSequence(list: readonly TensorDict[], opts?: PadDictsOptions): TensorDict;
 export function padSequence(list: readonly (Tensor | TensorDict)[], opts: PadSequenceOptions | PadDictsOptions = {}): Tensor | { padded: Tensor; mask: Tensor } | TensorDict {
   // An empty list gets tensordict's text (which also says the list cannot be empty).
-  if (list.length === 0 || isDictList(list)) return padDicts(list as readonly TensorDict[], opts as PadDictsOptions);
+  if ((Array.isArray(list) && list.length === 0) || isDictList(list)) return padDicts(list as readonly TensorDict[], opts as PadDictsOptions);
   return padTensors(list as readonly Tensor[], opts as PadSequenceOptions);
 }
 
@@ -66,6 +67,8 @@ export function unpadSequence(padded: Tensor, mask: Tensor, opts?: UnpadOptions)
 export function unpadSequence(padded: TensorDict, opts?: UnpadOptions): LazyStackedTensorDict;
 export function unpadSequence(padded: TensorDict, mask: Tensor | undefined, opts?: UnpadOptions): LazyStackedTensorDict;
 export function unpadSequence(padded: Tensor | TensorDict, maskOrOpts?: Tensor | UnpadOptions, opts: UnpadOptions = {}): Tensor[] | LazyStackedTensorDict {
+  const isOpts = typeof maskOrOpts === "object" && maskOrOpts !== null && !Array.isArray(maskOrOpts) && !(maskOrOpts instanceof Tensor);
+  if (maskOrOpts !== undefined && !isOpts && !(maskOrOpts instanceof Tensor)) throw new DTypeError(`unpadSequence: mask must be a Tensor, got ${describeValue(maskOrOpts)}`);
   const mask = maskOrOpts instanceof Tensor ? maskOrOpts : undefined;
   const o = maskOrOpts === undefined || maskOrOpts instanceof Tensor ? opts : maskOrOpts;
   if (padded instanceof TensorDict) return unpadDicts(padded, mask, o);

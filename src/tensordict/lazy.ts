@@ -9,7 +9,8 @@
  * members' entries have equal shapes, or as a list, a padded tensor or a jagged
  * tensor when asked.
  */
-import { ShapeError, UnsupportedOpError } from "../../ir/errors.js";
+import { DTypeError, ShapeError, UnsupportedOpError } from "../../ir/errors.js";
+import { describeValue, optionsArg } from "../ragged/check.js";
 import { jagged } from "../ragged/build.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { padSequence, stack as stackTensors } from "../ragged/sequence.js";
@@ -61,7 +62,8 @@ export class LazyStackedTensorDict {
   }
 
   /** Keys every member has (tensordict's intersection); `includeNested` as for `TensorDict.keys`. */
-  keys(opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = {}): NestedKey[] {
+  keys(options?: { readonly includeNested?: boolean; readonly leavesOnly?: boolean }): NestedKey[] {
+    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg("LazyStackedTensorDict.keys", options);
     const all = this.tensordicts.map((t) => new Set(t.keys(opts).map((k) => JSON.stringify(keyPath(k)))));
     return this.tensordicts[0]!.keys(opts).filter((k) => all.every((s) => s.has(JSON.stringify(keyPath(k)))));
   }
@@ -94,7 +96,9 @@ export class LazyStackedTensorDict {
   get(key: NestedKey, opts: LazyGetOptions & { readonly asPaddedTensor: true }): Tensor | undefined;
   get(key: NestedKey, opts: LazyGetOptions & { readonly asJagged: true }): JaggedTensor | undefined;
   get(key: NestedKey, opts?: LazyGetOptions): TensorDictValue | LazyStackedTensorDict | Tensor[] | undefined;
-  get(key: NestedKey, opts: LazyGetOptions = {}): TensorDictValue | LazyStackedTensorDict | Tensor[] | undefined {
+  get(key: NestedKey, options?: LazyGetOptions): TensorDictValue | LazyStackedTensorDict | Tensor[] | undefined {
+    keyPath(key, "LazyStackedTensorDict.get");
+    const opts: LazyGetOptions = optionsArg("LazyStackedTensorDict.get", options);
     const flags = [opts.asList, opts.asPaddedTensor, opts.asJagged].filter((f) => f === true).length;
     if (flags > 1) throw new UnsupportedOpError("LazyStackedTensorDict.get: asList, asPaddedTensor and asJagged are exclusive.");
     const values = this.tensordicts.map((t) => t.get(key));
@@ -218,8 +222,10 @@ function emptyLike(t: Tensor): Tensor {
  * lazyStack([new TensorDict({ x }, [3]), new TensorDict({ x: y }, [4])]).batchSize; // [2, -1]
  * ```
  */
-export function lazyStack(tds: readonly TensorDict[], dim = 0, opts: { readonly strictShape?: boolean } = {}): LazyStackedTensorDict {
+export function lazyStack(tds: readonly TensorDict[], dim = 0, options?: { readonly strictShape?: boolean }): LazyStackedTensorDict {
   const op = "lazyStack";
+  const opts: { readonly strictShape?: boolean } = optionsArg(op, options);
+  if (!Array.isArray(tds)) throw new DTypeError(`${op}: tds must be an array of TensorDicts, got ${describeValue(tds)}`);
   if (tds.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
   tds.forEach((t, i) => {
     if (!(t instanceof TensorDict)) throw new ShapeError(`${op}: item ${i} is not a TensorDict`);

@@ -5,7 +5,8 @@
  * versions in ../ragged/sequence.ts. Error texts are tensordict's, with
  * batchwise's names and `(batch; base)` shapes.
  */
-import { KeyError, ShapeError } from "../../ir/errors.js";
+import { DTypeError, KeyError, ShapeError } from "../../ir/errors.js";
+import { describeValue, optionsArg } from "../ragged/check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { cat as catTensors, padSequence as padTensors, stack as stackTensors, unpadSequence as unpadTensors, type PadSequenceOptions } from "../ragged/sequence.js";
 import { hostTensor } from "../ragged/device.js";
@@ -229,8 +230,9 @@ function lengthMask(lengths: readonly number[], dims: readonly number[], p: numb
  * `padSequence: pad_sequence failed for key "k": …` wrapping an entry's failure
  * (`Cannot pad scalars`, mismatched shapes, a key some TensorDict lacks).
  */
-export function padDicts(list: readonly TensorDict[], opts: PadDictsOptions = {}): TensorDict {
+export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions): TensorDict {
   const op = "padSequence";
+  const opts: PadDictsOptions = optionsArg(op, options);
   if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty (list_of_tensordicts cannot be empty)`);
   list.forEach((t, i) => {
     if (!(t instanceof TensorDict)) throw new ShapeError(`${op}: item ${i} is not a TensorDict`);
@@ -240,6 +242,7 @@ export function padDicts(list: readonly TensorDict[], opts: PadDictsOptions = {}
   const padDim = opts.padDim ?? 0;
   const left = opts.paddingSide === "left";
   const maskKey = opts.returnMask === true ? "masks" : opts.returnMask === false || opts.returnMask === undefined ? undefined : opts.returnMask;
+  if (maskKey !== undefined) keyPath(maskKey, `${op}: returnMask`);
   const masks = new Map<string, [readonly string[], Tensor]>();
   const padOne = (path: readonly string[]): Tensor => {
     try {
@@ -298,12 +301,14 @@ export function padDicts(list: readonly TensorDict[], opts: PadDictsOptions = {}
  * `"masks"` entry (as `padSequence` with `returnMask` wrote them) and the
  * result has no `"masks"`; a bool `(B, maxL)` mask applies to every entry.
  */
-export function unpadDicts(padded: TensorDict, mask?: Tensor, opts: { readonly padDim?: number; readonly maskKey?: NestedKey } = {}): LazyStackedTensorDict {
+export function unpadDicts(padded: TensorDict, mask?: Tensor, options?: { readonly padDim?: number; readonly maskKey?: NestedKey }): LazyStackedTensorDict {
   const op = "unpadSequence";
+  const opts: { readonly padDim?: number; readonly maskKey?: NestedKey } = optionsArg(op, options);
+  if (mask !== undefined && !(mask instanceof Tensor)) throw new DTypeError(`${op}: mask must be a Tensor, got ${describeValue(mask)}`);
   if (!(padded instanceof TensorDict)) throw new ShapeError(`${op}: padded must be a TensorDict`);
   if (padded.batchDim === 0) throw new ShapeError(`${op}: padded ${padded.toString()} needs a leading batch dim over its members`);
   const count = padded.batchSize[0]!;
-  const maskKey = keyPath(opts.maskKey ?? "masks");
+  const maskKey = keyPath(opts.maskKey ?? "masks", op);
   const stored = mask === undefined ? padded.get(maskKey) : undefined;
   if (mask === undefined && !(stored instanceof TensorDict)) throw new KeyError(`${op}: no mask given and padded has no ${fmtKey(maskKey)} TensorDict of masks`);
   const maskId = pathId(maskKey);

@@ -14,8 +14,9 @@
  * returns `undefined` (tensordict's `get` returns None since v0.7); `getTensor`
  * and `getDict` throw a `KeyError` instead and narrow the type.
  */
-import { KeyError, ShapeError } from "../../ir/errors.js";
+import { DTypeError, KeyError, ShapeError } from "../../ir/errors.js";
 import { full } from "../creation.js";
+import { describeValue, optionsArg } from "../ragged/check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { cat } from "../ragged/sequence.js";
 import { Tensor } from "../tensor.js";
@@ -36,10 +37,17 @@ export function fmtBatchSize(size: readonly number[]): string {
   return `[${size.join(", ")}]`;
 }
 
-/** The path of a key. */
-export function keyPath(key: NestedKey): readonly string[] {
+/**
+ * The path of a key. Anything but a string or a non-empty array of strings is a
+ * `KeyError` naming `op` (keys are strings, as tensordict's are).
+ */
+export function keyPath(key: NestedKey, op = "TensorDict"): readonly string[] {
   if (typeof key === "string") return [key];
-  if (key.length === 0) throw new KeyError("TensorDict: an empty key path names no entry");
+  if (!Array.isArray(key)) throw new KeyError(`${op}: a key must be a string or an array of strings, got ${describeValue(key)}`);
+  if (key.length === 0) throw new KeyError(`${op}: an empty key path names no entry`);
+  for (let i = 0; i < key.length; i++) {
+    if (typeof key[i] !== "string") throw new KeyError(`${op}: key path entry ${i} must be a string, got ${describeValue(key[i])}`);
+  }
   return key;
 }
 
@@ -63,15 +71,24 @@ export function describe(v: TensorDictValue): string {
 }
 
 /** Sizes are >= 0, or -1 for a symbolic size inside `jit` (as `Tensor.batchShape` shows them there). */
-function checkBatchSize(op: string, size: readonly number[]): void {
+function checkBatchSize(op: string, size: readonly number[], what = "batchSize"): void {
+  if (!Array.isArray(size)) throw new ShapeError(`${op}: ${what} must be an array of sizes, got ${describeValue(size)}`);
   for (const d of size) {
     if (!Number.isInteger(d) || d < -1) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(size)} must hold sizes >= 0 (or -1 for a symbolic size inside jit)`);
   }
 }
 
+/** A plain object (or one without a prototype) of entries; class instances and arrays are not. */
 function isSource(v: unknown): v is TensorDictSource {
-  return typeof v === "object" && v !== null && !(v instanceof Tensor) && !(v instanceof JaggedTensor) && !(v instanceof TensorDict) && !Array.isArray(v);
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
 }
+
+/** Sources being read by a constructor now: one met again is a cycle. */
+const reading = new Set<object>();
+/** How deep plain-object sources may nest. */
+const MAX_SOURCE_DEPTH = 1000;
 
 /** Normalizes a batch dim of a TensorDict of rank `rank` (negative counts from the end). */
 export function normDim(op: string, dim: number, rank: number): number {
@@ -101,6 +118,10 @@ export function rebuild(
   return out;
 }
 
+function checkSeparator(op: string, separator: unknown): void {
+  if (typeof separator !== "string" || separator.length === 0) throw new KeyError(`${op}: separator must be a non-empty string, got ${describeValue(separator)}`);
+}
+
 export class TensorDict {
   /** The leading batch dims every entry shares. */
   readonly batchSize: readonly number[];
@@ -116,11 +137,19 @@ export class TensorDict {
    * does not start with `batchSize`.
    */
   constructor(source: TensorDictSource = {}, batchSize: readonly number[] = []) {
-    if (!isSource(source)) throw new ShapeError(`TensorDict: source must be a plain object of entries, got ${source === null ? "null" : typeof source}`);
-    if (!Array.isArray(batchSize)) throw new ShapeError(`TensorDict: batchSize must be an array of sizes, got ${String(batchSize)}`);
+    if (!isSource(source)) throw new ShapeError(`TensorDict: source must be a plain object of entries, got ${describeValue(source)}`);
     checkBatchSize("TensorDict", batchSize);
     this.batchSize = Object.freeze([...batchSize]);
-    for (const [k, v] of Object.entries(source)) this.set(k, v);
+    if (reading.size >= MAX_SOURCE_DEPTH) throw new ShapeError(`TensorDict: the source nests plain objects more than ${MAX_SOURCE_DEPTH} levels deep`);
+    reading.add(source);
+    try {
+      for (const [k, v] of Object.entries(source)) {
+        if (typeof v === "object" && v !== null && reading.has(v)) throw new ShapeError(`TensorDict: the source is cyclic: entry ${JSON.stringify(k)} contains an object it is inside of`);
+        this.set(k, v);
+      }
+    } finally {
+      reading.delete(source);
+    }
   }
 
   /** Number of shared batch dims. */
@@ -129,7 +158,8 @@ export class TensorDict {
   }
 
   /** Top-level keys in insertion order; with `includeNested`, the paths of nested entries too (`leavesOnly` drops the dicts). */
-  keys(opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = {}): NestedKey[] {
+  keys(options?: { readonly includeNested?: boolean; readonly leavesOnly?: boolean }): NestedKey[] {
+    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg("TensorDict.keys", options);
     const out: NestedKey[] = [];
     for (const [k, v] of this.entries_) {
       const isDict = v instanceof TensorDict;
@@ -155,13 +185,14 @@ export class TensorDict {
   }
 
   has(key: NestedKey): boolean {
+    keyPath(key, "TensorDict.has");
     return this.get(key) !== undefined;
   }
 
   /** The entry at `key`, or `undefined`. */
   get(key: NestedKey): TensorDictValue | undefined {
     let node: TensorDictValue | undefined = this;
-    for (const k of keyPath(key)) {
+    for (const k of keyPath(key, "TensorDict.get")) {
       if (!(node instanceof TensorDict)) return undefined;
       node = node.entries_.get(k);
     }
@@ -170,6 +201,7 @@ export class TensorDict {
 
   /** The tensor at `key`; a `KeyError` when there is none (or the entry is a dict or jagged). */
   getTensor(key: NestedKey): Tensor {
+    keyPath(key, "TensorDict.getTensor");
     const v = this.get(key);
     if (v instanceof Tensor) return v;
     throw new KeyError(v === undefined ? `TensorDict.getTensor: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})` : `TensorDict.getTensor: ${fmtKey(key)} is ${describe(v)}, not a tensor`);
@@ -177,6 +209,7 @@ export class TensorDict {
 
   /** The nested TensorDict at `key`; a `KeyError` when there is none. */
   getDict(key: NestedKey): TensorDict {
+    keyPath(key, "TensorDict.getDict");
     const v = this.get(key);
     if (v instanceof TensorDict) return v;
     throw new KeyError(v === undefined ? `TensorDict.getDict: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})` : `TensorDict.getDict: ${fmtKey(key)} is ${describe(v)}, not a TensorDict`);
@@ -187,7 +220,7 @@ export class TensorDict {
    * with this batch size. A plain object becomes a nested TensorDict. Returns `this`.
    */
   set(key: NestedKey, value: TensorDictValue | TensorDictSource): this {
-    const path = keyPath(key);
+    const path = keyPath(key, "TensorDict.set");
     let node: TensorDict = this;
     for (const k of path.slice(0, -1)) {
       const next = node.entries_.get(k);
@@ -206,14 +239,14 @@ export class TensorDict {
 
   /** Removes an entry; returns whether it was there. */
   delete(key: NestedKey): boolean {
-    const path = keyPath(key);
+    const path = keyPath(key, "TensorDict.delete");
     const parent = path.length === 1 ? this : this.get(path.slice(0, -1));
     return parent instanceof TensorDict && parent.entries_.delete(path[path.length - 1]!);
   }
 
   private checkEntry(op: string, path: readonly string[], v: TensorDictValue): void {
     if (!(v instanceof Tensor || v instanceof JaggedTensor || v instanceof TensorDict)) {
-      throw new ShapeError(`${op}: ${fmtKey(path)} must be a Tensor, a JaggedTensor, a TensorDict or a plain object of them, got ${Object.prototype.toString.call(v)}`);
+      throw new ShapeError(`${op}: ${fmtKey(path)} must be a Tensor, a JaggedTensor, a TensorDict or a plain object of them, got ${describeValue(v)}`);
     }
     const batch = entryBatch(v);
     const size = this.batchSize;
@@ -231,7 +264,7 @@ export class TensorDict {
   select(...keys: NestedKey[]): TensorDict {
     const out = new TensorDict({}, this.batchSize);
     for (const key of keys) {
-      const path = keyPath(key);
+      const path = keyPath(key, "TensorDict.select");
       const v = this.get(path);
       if (v === undefined) throw new KeyError(`TensorDict.select: no key ${fmtKey(path)} (keys: ${this.keys().map(fmtKey).join(", ")})`);
       // Recreate the dicts on the way with their own batch sizes.
@@ -245,6 +278,7 @@ export class TensorDict {
 
   /** A new TensorDict without these entries (missing keys are ignored, as tensordict's `exclude` does). */
   exclude(...keys: NestedKey[]): TensorDict {
+    for (const key of keys) keyPath(key, "TensorDict.exclude");
     const out = this.clone();
     for (const key of keys) out.delete(key);
     return out;
@@ -268,6 +302,7 @@ export class TensorDict {
 
   /** One level: nested entries become `"a.b"` keys (tensordict's `flatten_keys`). */
   flattenKeys(separator = "."): TensorDict {
+    checkSeparator("TensorDict.flattenKeys", separator);
     const out = new TensorDict({}, this.batchSize);
     for (const [path, v] of this.leaves()) {
       const key = path.join(separator);
@@ -279,6 +314,7 @@ export class TensorDict {
 
   /** The inverse of `flattenKeys`: `"a.b"` keys become nested dicts (with this batch size). */
   unflattenKeys(separator = "."): TensorDict {
+    checkSeparator("TensorDict.unflattenKeys", separator);
     const out = new TensorDict({}, this.batchSize);
     for (const [k, v] of this.entries_) out.set(k.split(separator), v);
     return out;
@@ -297,11 +333,13 @@ export class TensorDict {
     if (typeof size === "number") {
       if (!Number.isInteger(size) || size <= 0) throw new ShapeError(`${op}: split size must be a positive integer, got ${size}`);
       sizes = Array.from({ length: Math.ceil(n / size) }, (_, i) => Math.min(size, n - i * size));
-    } else {
+    } else if (Array.isArray(size)) {
       sizes = [...size];
       if (sizes.some((s) => !Number.isInteger(s) || s < 0) || sizes.reduce((a, b) => a + b, 0) !== n) {
         throw new ShapeError(`${op}: split sizes [${sizes.join(", ")}] do not add up to dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`);
       }
+    } else {
+      throw new ShapeError(`${op}: size must be a positive integer or an array of sizes, got ${describeValue(size)}`);
     }
     let at = 0;
     return sizes.map((s) => {
@@ -313,9 +351,8 @@ export class TensorDict {
 
   /** The entries as a nested plain object. */
   toObject(): { [key: string]: Tensor | JaggedTensor | ReturnType<TensorDict["toObject"]> } {
-    const out: { [key: string]: Tensor | JaggedTensor | ReturnType<TensorDict["toObject"]> } = {};
-    for (const [k, v] of this.entries_) out[k] = v instanceof TensorDict ? v.toObject() : v;
-    return out;
+    // fromEntries defines own properties, so keys such as "__proto__" stay entries (an assignment would set the prototype).
+    return Object.fromEntries([...this.entries_].map(([k, v]) => [k, v instanceof TensorDict ? v.toObject() : v]));
   }
 
   /**
@@ -326,7 +363,9 @@ export class TensorDict {
    * td.apply((x) => x.mul(2));
    * ```
    */
-  apply(fn: (x: Tensor, key: readonly string[]) => Tensor, opts: { readonly batchSize?: readonly number[] } = {}): TensorDict {
+  apply(fn: (x: Tensor, key: readonly string[]) => Tensor, options?: { readonly batchSize?: readonly number[] }): TensorDict {
+    if (typeof fn !== "function") throw new DTypeError(`TensorDict.apply: fn must be a function, got ${describeValue(fn)}`);
+    const opts: { readonly batchSize?: readonly number[] } = optionsArg("TensorDict.apply", options);
     const size = opts.batchSize ?? this.batchSize;
     checkBatchSize("TensorDict.apply", size);
     // A nested dict keeps its batch dims past this one's.
@@ -335,7 +374,12 @@ export class TensorDict {
       (td) => [...size, ...td.batchSize.slice(this.batchDim)],
       (v, path) => {
         if (v instanceof JaggedTensor) throw new ShapeError(`TensorDict.apply: ${fmtKey(path)} is jagged ${v.toString()}; apply maps tensors only`);
-        return fn(v, path);
+        const r = fn(v, path);
+        if (!(r instanceof Tensor)) throw new DTypeError(`TensorDict.apply: fn must return a Tensor, got ${describeValue(r)} for ${fmtKey(path)} ${v.toString()}`);
+        if (r.batchDim < size.length || size.some((d, i) => r.batchShape[i] !== d)) {
+          throw new ShapeError(`TensorDict.apply: batch dimension mismatch, fn returned ${r.toString()} for ${fmtKey(path)} ${v.toString()}, whose batch shape does not start with batchSize=${fmtBatchSize(size)}`);
+        }
+        return r;
       },
     );
   }
@@ -379,7 +423,9 @@ export class TensorDict {
   batchSlice(dim: number, start = 0, stop?: number, step = 1): TensorDict {
     const op = "TensorDict.batchSlice";
     const d = normDim(op, dim, this.batchDim);
-    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`${op}: step must be a positive integer, got ${step}`);
+    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`${op}: step must be a positive integer, got ${describeValue(step)}`);
+    if (!Number.isInteger(start)) throw new ShapeError(`${op}: start must be an integer, got ${describeValue(start)}`);
+    if (stop !== undefined && !Number.isInteger(stop)) throw new ShapeError(`${op}: stop must be an integer, got ${describeValue(stop)}`);
     const n = this.batchSize[d]!;
     if (n < 0) {
       // Symbolic inside jit: the tensors slice (and check) at run time; the size stays symbolic.
@@ -397,6 +443,7 @@ export class TensorDict {
   /** Reshapes the shared batch dims (one `-1` allowed); each entry keeps its own further batch dims. */
   batchReshape(shape: readonly number[]): TensorDict {
     const op = "TensorDict.batchReshape";
+    if (!Array.isArray(shape)) throw new ShapeError(`${op}: shape must be an array of sizes, got ${describeValue(shape)}`);
     if (this.batchSize.some((d) => d < 0)) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(this.batchSize)} has symbolic sizes (inside jit); reshape the tensors themselves`);
     const total = this.batchSize.reduce((a, b) => a * b, 1);
     const known = shape.filter((s) => s !== -1).reduce((a, b) => a * b, 1);
@@ -426,6 +473,7 @@ export class TensorDict {
   /** Broadcasts size-1 shared batch dims (and adds leading ones) up to `shape`, as `expand` does. */
   batchExpand(shape: readonly number[]): TensorDict {
     const op = "TensorDict.batchExpand";
+    if (!Array.isArray(shape)) throw new ShapeError(`${op}: shape must be an array of sizes, got ${describeValue(shape)}`);
     const lead = shape.length - this.batchDim;
     const ok = lead >= 0 && this.batchSize.every((s, k) => s === shape[lead + k] || s === 1);
     if (!ok) throw new ShapeError(`${op}: cannot expand batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
@@ -441,6 +489,8 @@ export class TensorDict {
    */
   pad(padSize: readonly number[], value = 0): TensorDict {
     const op = "TensorDict.pad";
+    if (!Array.isArray(padSize)) throw new ShapeError(`${op}: pad_size must be an array of integers, got ${describeValue(padSize)}`);
+    if (typeof value !== "number" && typeof value !== "boolean") throw new DTypeError(`${op}: value must be a number, got ${describeValue(value)}`);
     if (padSize.length % 2 !== 0) throw new ShapeError(`${op}: pad_size must have an even number of dimensions, got ${padSize.length} entries`);
     if (padSize.length > 2 * this.batchDim) {
       throw new ShapeError(`${op}: The length of pad_size must be <= 2 * the number of batch dimensions, got ${padSize.length} for batchSize ${fmtBatchSize(this.batchSize)}`);

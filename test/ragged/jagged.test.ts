@@ -63,7 +63,7 @@ describe("jagged tensors", () => {
     expect(j.mul(j).sub(1).values.toArraySync()).toEqual([[0, 3, 8], [8, 3, 0], [-1, -1, 15]]);
     expect(j.sub(tensor([1, 1, 1])).values.toArraySync()).toEqual([[0, 1, 2], [2, 1, 0], [-1, -1, 3]]);
     expect(() => j.add(toJagged(rows))).toThrow(ShapeError);
-    expect(() => new JaggedTensor(j.values, tensor([0, 5], { batchDim: 1, dtype: "int32" }))).toThrow("jagged: offsets must start at 0, never decrease and end at 3");
+    expect(() => new JaggedTensor(j.values, tensor([0, 5], { batchDim: 1, dtype: "int32" }))).toThrow("jagged: offsets (2;) end at 5, but there are 3 packed values (values (3; 3)); offsets must start at 0, never decrease and end at 3");
   });
 });
 

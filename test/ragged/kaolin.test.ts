@@ -295,35 +295,35 @@ describe("Kaolin's examples and details", () => {
 });
 
 describe("errors", () => {
-  it("ranks differ: Kaolin's get_shape_per_tensor text", () => {
+  it("ranks differ: Kaolin's get_shape_per_tensor text, after the op's name", () => {
     const list = [zeros([], [4, 3]), zeros([], [2, 2, 3])];
-    for (const f of [() => getShapePerTensor(list), () => listToPadded(list, 0), () => listToPacked(list)]) {
+    for (const [op, f] of [["getShapePerTensor", () => getShapePerTensor(list)], ["listToPadded", () => listToPadded(list, 0)], ["listToPacked", () => listToPacked(list)]] as const) {
       expect(f).toThrow(ShapeError);
-      expect(f).toThrow(new ShapeError("Expected all tensors to have 2 dimensions but got 3 at index 1"));
+      expect(f).toThrow(new ShapeError(`${op}: Expected all tensors to have 2 dimensions but got 3 at index 1`));
     }
   });
 
   it("last dims differ: Kaolin's list_to_packed text", () => {
     const list = [zeros([], [4, 3]), zeros([], [2, 3]), zeros([], [5, 2])];
-    expect(() => listToPacked(list)).toThrow(new ShapeError("Expected all tensor to have last dimension 3 but got 2 at index 2"));
-    expect(() => listToPadded(list, 0)).toThrow(new ShapeError("Expected all tensor to have last dimension 3 but got 2 at index 2"));
+    expect(() => listToPacked(list)).toThrow(new ShapeError("listToPacked: Expected all tensor to have last dimension 3 but got 2 at index 2"));
+    expect(() => listToPadded(list, 0)).toThrow(new ShapeError("listToPadded: Expected all tensor to have last dimension 3 but got 2 at index 2"));
   });
 
   it("dtypes differ: Kaolin's type text as a DTypeError", () => {
     const list = [zeros([], [4, 3]), zeros([], [2, 3], { dtype: "int32" })];
     expect(() => listToPacked(list)).toThrow(DTypeError);
-    expect(() => listToPacked(list)).toThrow(new DTypeError("Expected all tensor to have type float32 but got int32 at index 1"));
+    expect(() => listToPacked(list)).toThrow(new DTypeError("listToPacked: Expected all tensor to have type float32 but got int32 at index 1"));
     expect(() => listToPadded(list, 0)).toThrow(DTypeError);
   });
 
   it("a max_shape entry below the max: fill_max_shape's text with the parenthesis balanced", () => {
     const spt = tensor([[3, 5], [4, 2], [4, 1]], { dtype: "int32" });
-    const msg = "dim 0 of max_shape (3) is smaller than for tensor 1 (4)";
+    const msg = "fillMaxShape: dim 0 of max_shape (3) is smaller than for tensor 1 (4)";
     expect(() => fillMaxShape(spt, [3, -1])).toThrow(new ShapeError(msg));
     const list = [zeros([], [3, 5, 1]), zeros([], [4, 2, 1])];
-    expect(() => listToPadded(list, 0, [-1, 4])).toThrow(new ShapeError("dim 1 of max_shape (4) is smaller than for tensor 0 (5)"));
+    expect(() => listToPadded(list, 0, [-1, 4])).toThrow(new ShapeError("listToPadded: dim 1 of max_shape (4) is smaller than for tensor 0 (5)"));
     const [packed, s] = listToPacked(list);
-    expect(() => packedToPadded(packed, s, [0, 15, 23], 0, [3, 5])).toThrow(new ShapeError("dim 0 of max_shape (3) is smaller than for tensor 1 (4)"));
+    expect(() => packedToPadded(packed, s, [0, 15, 23], 0, [3, 5])).toThrow(new ShapeError("packedToPadded: dim 0 of max_shape (3) is smaller than for tensor 1 (4)"));
   });
 
   it("None is not 'take the max' (the upstream docstring bug): only -1 is", () => {

@@ -318,7 +318,7 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
       const [packed, s] = listToPacked([make("float32", [2, 3], 0, 1), make("float32", [1, 3], 0, 2)]);
       expect(() => packedToList(packed, s, tensor([0, 2, 3], { dtype: "int32" }))).toThrow("packedToList: firstIdx (;3) lives on the webgpu backend");
       // Kaolin's error texts hold on WebGPU too.
-      expect(() => listToPacked([make("float32", [2, 3], 0, 1), make("float32", [2, 2], 0, 2)])).toThrow(new ShapeError("Expected all tensor to have last dimension 3 but got 2 at index 1"));
+      expect(() => listToPacked([make("float32", [2, 3], 0, 1), make("float32", [2, 2], 0, 2)])).toThrow(new ShapeError("listToPacked: Expected all tensor to have last dimension 3 but got 2 at index 1"));
       // A lazy input whose dims move between batch and base (rebatch views) stays lazy:
       // its kernels compile when the result is read.
       const lazyInput = (tag: number) => make("float32", [4, 3], 0, tag).mul(2).exp().log().add(0.5);
