@@ -1,79 +1,24 @@
 /**
- * SHA-256 (FIPS 180-4) of a string's UTF-8 bytes, as 64 lowercase hex digits.
+ * SHA-256 of a string's UTF-8 bytes, as 64 lowercase hex digits.
  *
  * Bundles record the digest of their content when they are written, and
  * `f.bundle()` is synchronous, while WebCrypto (`crypto.subtle.digest`) is only
- * asynchronous: `sha256HexSync` is the synchronous writer's digest. The loader
- * uses `sha256Hex`, which is WebCrypto where it exists (Node 20, browsers in a
- * secure context) and this implementation elsewhere (`crypto.subtle` is
- * undefined on a page served over plain http).
+ * asynchronous: `sha256HexSync` (the audited `@noble/hashes` implementation) is
+ * the synchronous writer's digest. The loader uses `sha256Hex`: WebCrypto where it
+ * exists (Node 20, browsers in a secure context), else the same synchronous one
+ * (`crypto.subtle` is undefined on a page served over plain http).
  */
-
-const K = new Uint32Array([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-]);
-
-const hex = (words: ArrayLike<number>): string => Array.from(words, (w) => (w >>> 0).toString(16).padStart(8, "0")).join("");
-
-/** SHA-256 of `bytes`, computed here (no WebCrypto). */
-export function sha256Bytes(bytes: Uint8Array): string {
-  const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
-  // Padding: a 1 bit, zeros up to 56 mod 64 bytes, then the bit length as a 64-bit big-endian integer.
-  const padded = new Uint8Array(Math.ceil((bytes.length + 9) / 64) * 64);
-  padded.set(bytes);
-  padded[bytes.length] = 0x80;
-  const view = new DataView(padded.buffer);
-  const bits = bytes.length * 8;
-  view.setUint32(padded.length - 8, Math.floor(bits / 0x100000000));
-  view.setUint32(padded.length - 4, bits >>> 0);
-  const w = new Uint32Array(64);
-  const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
-  for (let block = 0; block < padded.length; block += 64) {
-    for (let t = 0; t < 16; t++) w[t] = view.getUint32(block + 4 * t);
-    for (let t = 16; t < 64; t++) {
-      const a = w[t - 15]!;
-      const b = w[t - 2]!;
-      const s0 = rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3);
-      const s1 = rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10);
-      w[t] = (w[t - 16]! + s0 + w[t - 7]! + s1) >>> 0;
-    }
-    let a = h[0]!, b = h[1]!, c = h[2]!, d = h[3]!, e = h[4]!, f = h[5]!, g = h[6]!, hh = h[7]!;
-    for (let t = 0; t < 64; t++) {
-      const S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-      const ch = (e & f) ^ (~e & g);
-      const t1 = (hh + S1 + ch + K[t]! + w[t]!) >>> 0;
-      const S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-      const maj = (a & b) ^ (a & c) ^ (b & c);
-      const t2 = (S0 + maj) >>> 0;
-      hh = g;
-      g = f;
-      f = e;
-      e = (d + t1) >>> 0;
-      d = c;
-      c = b;
-      b = a;
-      a = (t1 + t2) >>> 0;
-    }
-    h[0] = h[0]! + a; h[1] = h[1]! + b; h[2] = h[2]! + c; h[3] = h[3]! + d;
-    h[4] = h[4]! + e; h[5] = h[5]! + f; h[6] = h[6]! + g; h[7] = h[7]! + hh;
-  }
-  return hex(h);
-}
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 
 /** SHA-256 of `text`'s UTF-8 bytes, synchronously. */
 export function sha256HexSync(text: string): string {
-  return sha256Bytes(new TextEncoder().encode(text));
+  return bytesToHex(sha256(utf8ToBytes(text)));
 }
 
 /** SHA-256 of `text`'s UTF-8 bytes: WebCrypto where available, else `sha256HexSync`. */
 export async function sha256Hex(text: string): Promise<string> {
   const subtle = (globalThis as { crypto?: { subtle?: SubtleCrypto } }).crypto?.subtle;
-  const bytes = new TextEncoder().encode(text);
-  if (subtle === undefined) return sha256Bytes(bytes);
-  const digest = await subtle.digest("SHA-256", bytes);
-  const view = new DataView(digest);
-  return hex(Array.from({ length: 8 }, (_, i) => view.getUint32(4 * i)));
+  if (subtle === undefined) return sha256HexSync(text);
+  return bytesToHex(new Uint8Array(await subtle.digest("SHA-256", new TextEncoder().encode(text))));
 }
