@@ -18,6 +18,7 @@
  * kernel serves every batch size (DESIGN.md §6).
  */
 import type { DType } from "./dtype.js";
+import { canonicalKey } from "./key.js";
 
 /** An integer index expression over the base axis variables of the iteration space. */
 export type IndexExpr =
@@ -222,5 +223,5 @@ export function numel(shape: readonly number[]): number {
 
 /** A structural key: equal kernels (structure, base shapes, dtypes) give equal keys. */
 export function kernelKey(k: Kernel): string {
-  return JSON.stringify(k);
+  return canonicalKey(k);
 }

@@ -14,6 +14,7 @@
  * contiguous buffer.
  */
 import { castScalar } from "../ir/dtype.js";
+import { canonicalKey } from "../ir/key.js";
 import { BackendError, UnsupportedOpError } from "../ir/errors.js";
 import { fmtType } from "../ir/types.js";
 import { Node, topoOrder, useCounts, type Graph } from "../ir/graph.js";
@@ -97,7 +98,8 @@ class KernelBuilder {
   constructor(private readonly materialized: ReadonlySet<Node>) {}
 
   private push(e: KExpr): number {
-    const key = JSON.stringify(e);
+    // Canonical (injective) key: constants NaN and Infinity, or 0 and -0, stay distinct.
+    const key = canonicalKey(e);
     const found = this.memo.get(key);
     if (found !== undefined) return found;
     this.exprs.push(e);
@@ -121,7 +123,7 @@ class KernelBuilder {
 
   /** The value of node `n` at base index `idx` (batch index implicit). */
   gen(n: Node, idx: readonly IndexExpr[], root: boolean): number {
-    const key = `${n.id}|${root ? 1 : 0}|${this.inPacked ? 1 : 0}${this.inPadded ? 1 : 0}|${JSON.stringify(idx)}`;
+    const key = `${n.id}|${root ? 1 : 0}|${this.inPacked ? 1 : 0}${this.inPadded ? 1 : 0}|${canonicalKey(idx)}`;
     const hit = this.genMemo.get(key);
     if (hit !== undefined) return hit;
     const v = this.genUncached(n, idx, root);
