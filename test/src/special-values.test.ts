@@ -13,7 +13,7 @@ import { fromTypedArray, jit, tensor, where, type Tensor } from "../../src/index
 import type { DType, TypedArray } from "../../ir/dtype.js";
 import {
   BINARY_CASES, GRIDS, UNARY_CASES, expectedBinary, expectedUnary, expectedWithConstants, fmt, maxRef, minRef, mismatches,
-  floatToInt, modRef, pairs, powRef, store, withConstants,
+  PATTERNS, floatToInt, pairs, store, withConstants,
 } from "../helpers/special-values.js";
 
 const f32 = Math.fround;
@@ -102,53 +102,6 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
   });
 });
 
-/**
- * Algebraic identities that are wrong for NaN, ±Inf or -0 must not be applied:
- * each pattern's expected value computes the written expression literally.
- * `r` rounds an intermediate float32 value (exact mode and WebGPU); relaxed JS
- * kernels keep intermediates in float64 (r = identity) and round the stored result.
- */
-export const PATTERNS: readonly { name: string; f: (x: Tensor) => Tensor; ref: (a: number, r: (v: number) => number) => number }[] = [
-  { name: "x*0", f: (x) => x.mul(0), ref: (a) => a * 0 },
-  { name: "x*-0", f: (x) => x.mul(-0), ref: (a) => a * -0 },
-  { name: "x+0", f: (x) => x.add(0), ref: (a) => a + 0 },
-  { name: "x+-0", f: (x) => x.add(-0), ref: (a) => a + -0 },
-  { name: "x-0", f: (x) => x.sub(0), ref: (a) => a - 0 },
-  { name: "x-(-0)", f: (x) => x.sub(-0), ref: (a) => a - -0 },
-  { name: "0-x", f: (x) => x.neg().add(0), ref: (a) => -a + 0 },
-  { name: "x-x", f: (x) => x.sub(x), ref: (a) => a - a },
-  { name: "x+(-x)", f: (x) => x.add(x.neg()), ref: (a) => a + -a },
-  { name: "-x+x", f: (x) => x.neg().add(x), ref: (a) => -a + a },
-  { name: "x/x", f: (x) => x.div(x), ref: (a) => a / a },
-  { name: "x*1", f: (x) => x.mul(1), ref: (a) => a * 1 },
-  { name: "x/1", f: (x) => x.div(1), ref: (a) => a / 1 },
-  { name: "x*-1", f: (x) => x.mul(-1), ref: (a) => a * -1 },
-  { name: "x/2", f: (x) => x.div(2), ref: (a) => a / 2 },
-  { name: "x/0.5", f: (x) => x.div(0.5), ref: (a) => a / 0.5 },
-  { name: "x/3", f: (x) => x.div(3), ref: (a) => a / 3 },
-  { name: "x/0", f: (x) => x.div(0), ref: (a) => a / 0 },
-  { name: "x/-0", f: (x) => x.div(-0), ref: (a) => a / -0 },
-  { name: "x**0", f: (x) => x.pow(0), ref: () => 1 },
-  { name: "x**1", f: (x) => x.pow(1), ref: (a) => a },
-  { name: "x**2", f: (x) => x.pow(2), ref: (a) => a * a },
-  { name: "x**-1", f: (x) => x.pow(-1), ref: (a) => powRef(a, -1) },
-  { name: "x mod 1", f: (x) => x.mod(1), ref: (a) => modRef(a, 1) },
-  { name: "max(x,x)", f: (x) => x.maximum(x), ref: (a) => a },
-  { name: "min(x,x)", f: (x) => x.minimum(x), ref: (a) => a },
-  { name: "max(x,0)", f: (x) => x.maximum(0), ref: (a) => maxRef(a, 0) },
-  { name: "min(x,-0)", f: (x) => x.minimum(-0), ref: (a) => minRef(a, -0) },
-  { name: "--x", f: (x) => x.neg().neg(), ref: (a) => a },
-  { name: "abs(-x)", f: (x) => x.neg().abs(), ref: (a) => Math.abs(a) },
-  { name: "(x+1)-x", f: (x) => x.add(1).sub(x), ref: (a, r) => r(a + 1) - a },
-  { name: "(x*3)-(x*3)", f: (x) => x.mul(3).sub(x.mul(3)), ref: (a, r) => r(a * 3) - r(a * 3) },
-  { name: "x*x-x*x", f: (x) => x.mul(x).sub(x.mul(x)), ref: (a, r) => r(a * a) - r(a * a) },
-  { name: "x==x", f: (x) => x.eq(x).cast("float32"), ref: (a) => (a === a ? 1 : 0) },
-  { name: "x!=x", f: (x) => x.ne(x).cast("float32"), ref: (a) => (a !== a ? 1 : 0) },
-  { name: "x<=x", f: (x) => x.le(x).cast("float32"), ref: (a) => (a <= a ? 1 : 0) },
-  { name: "!(x<1)", f: (x) => x.lt(1).logicalNot().cast("float32"), ref: (a) => (!(a < 1) ? 1 : 0) },
-  { name: "where(x>0,x,x)", f: (x) => where(x.gt(0), x, x), ref: (a) => a },
-  { name: "x*0+x", f: (x) => x.mul(0).add(x), ref: (a) => a * 0 + a },
-];
 
 describe("algebraic rules keep NaN, ±Inf and signed zeros (JS)", () => {
   const g = GRIDS.float32;
