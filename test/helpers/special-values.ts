@@ -32,6 +32,9 @@ export const I32_GRID: readonly number[] = [0, 1, -1, 2, 7, 31, -3, 2147483647, 
 export const U32_GRID: readonly number[] = [0, 1, 2, 7, 31, 2147483648, 4294967295];
 export const BOOL_GRID: readonly number[] = [0, 1];
 
+/** float64 (JS backend only): subnormal and huge doubles. */
+export const F64_GRID: readonly number[] = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, -2.5, 1e-308, -1e-308, 5e-324, -5e-324, 1.7e308, -1.7e308];
+
 export const GRIDS: { readonly [D in Exclude<DType, "float64">]: readonly number[] } = {
   float32: F32_GRID,
   int32: I32_GRID,
@@ -145,7 +148,7 @@ export interface UnaryCase {
   readonly gpuBound?: number;
 }
 
-const floatOut = (d: DType): DType => (d === "float32" ? "float32" : "float32");
+const floatOut = (d: DType): DType => (d === "float64" ? "float64" : "float32");
 const sameOut = (d: DType): DType => (d === "bool" ? "int32" : d);
 const boolOut = (): DType => "bool";
 
@@ -245,14 +248,14 @@ export function store(v: number, d: DType): number {
 
 export function expectedUnary(c: UnaryCase, x: number, d: DType): number {
   const out = c.out(d);
-  if (d === "float32") return store(c.float(x), out);
+  if (d === "float32" || d === "float64") return store(c.float(x), out);
   if (c.int) return store(c.int(x, d === "bool" ? "int32" : d), out);
   return store(c.float(f32(x)), out);
 }
 
 export function expectedBinary(c: BinaryCase, a: number, b: number, d: DType): number {
   const out = c.out(d);
-  if (d === "float32") return store(c.float(a, b), out);
+  if (d === "float32" || d === "float64") return store(c.float(a, b), out);
   const cd = d === "bool" && ARITH.has(c.name) ? "int32" : d;
   if (c.int && out !== "float32") return store(c.int(a, b, cd), out);
   return store(c.float(f32(a), f32(b)), out);

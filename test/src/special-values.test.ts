@@ -13,7 +13,7 @@ import { fromTypedArray, jit, tensor, where, type Tensor } from "../../src/index
 import type { DType, TypedArray } from "../../ir/dtype.js";
 import {
   BINARY_CASES, GRIDS, UNARY_CASES, expectedBinary, expectedUnary, expectedWithConstants, fmt, maxRef, minRef, mismatches,
-  PATTERNS, floatToInt, pairs, store, withConstants,
+  F64_GRID, PATTERNS, floatToInt, pairs, store, withConstants,
 } from "../helpers/special-values.js";
 
 const f32 = Math.fround;
@@ -41,6 +41,20 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
     const outs = wrap((x: Tensor) => cases.map((c) => c.apply(x)))(make(g, d));
     const errors = cases.flatMap((c, k) => mismatches(`${c.name}/${d}`, read(outs[k]!), g.map((x) => expectedUnary(c, x, d)), (i) => `(${fmt(g[i]!)})`));
     check(errors);
+  });
+
+  it("unary and binary ops on the float64 grid (subnormal and huge doubles)", () => {
+    const g = F64_GRID;
+    const x = fromTypedArray(Float64Array.from(g), [g.length]);
+    const uo = wrap((t: Tensor) => UNARY_CASES.map((c) => c.apply(t)))(x);
+    const { a, b } = pairs(g);
+    const bo = wrap((s: Tensor, t: Tensor) => BINARY_CASES.map((c) => c.apply(s, t)))(fromTypedArray(Float64Array.from(a), [a.length]), fromTypedArray(Float64Array.from(b), [b.length]));
+    check([
+      ...UNARY_CASES.flatMap((c, k) => mismatches(`${c.name}/float64`, read(uo[k]!), g.map((v) => expectedUnary(c, v, "float64")), (i) => `(${fmt(g[i]!)})`)),
+      ...BINARY_CASES.flatMap((c, k) =>
+        mismatches(`${c.name}/float64`, read(bo[k]!), a.map((v, i) => expectedBinary(c, v, b[i]!, "float64")), (i) => `(${fmt(a[i]!)}, ${fmt(b[i]!)})`),
+      ),
+    ]);
   });
 
   it.each(DTYPES)("binary ops on %s operands from buffers", (d) => {
