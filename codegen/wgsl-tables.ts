@@ -237,6 +237,17 @@ export const HELPERS = {
       `}`,
     ].join("\n"),
   },
+  fexp: {
+    deps: [],
+    // Mesa's exp flushes subnormal results (exp(-88) gives 0): below ln 2^-126 scale by
+    // 2^24 (24·ln 2 = 16.6355...) and multiply back, which rounds once into the subnormals.
+    code: `fn bw_fexp(x: f32) -> f32 { if (x < -87.33654475f) { return exp(x + 16.635532333438686f) * 5.9604644775390625e-8f; } return exp(x); }`,
+  },
+  fsigmoid: {
+    deps: ["fexp"],
+    // 1/(1 + e^-x); below -80 that is e^x to float32 precision (and subnormal past -87.3).
+    code: `fn bw_fsigmoid(x: f32) -> f32 { if (x < -80.0f) { return bw_fexp(x); } return 1.0f / (1.0f + exp(-x)); }`,
+  },
   flog: {
     deps: [],
     // Mesa's log of a subnormal is off by up to 15: scale by 2^24 (24·ln 2 = 16.6355...).
@@ -373,13 +384,13 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   abs: (x, d) => (d === "uint32" ? x : `abs(${x})`),
   sqrt: (x) => `sqrt(${x})`,
   rsqrt: (x) => `(1.0f / sqrt(${x}))`,
-  exp: (x) => `exp(${x})`,
+  exp: (x, _d, use) => (use("fexp"), `bw_fexp(${x})`),
   log: (x, _d, use) => (use("flog"), `bw_flog(${x})`),
   sin: (x) => `sin(${x})`,
   cos: (x) => `cos(${x})`,
   tan: (x) => `tan(${x})`,
   tanh: (x, _d, use) => (use("ftanh"), `bw_ftanh(${x})`),
-  sigmoid: (x) => `(1.0f / (1.0f + exp(-${x})))`,
+  sigmoid: (x, _d, use) => (use("fsigmoid"), `bw_fsigmoid(${x})`),
   asin: (x, _d, use) => (use("fasin"), `bw_fasin(${x})`),
   acos: (x, _d, use) => (use("facos"), `bw_facos(${x})`),
   atan: (x, _d, use) => (use("fatan"), `bw_fatan(${x})`),

@@ -20,13 +20,13 @@
  * - round is half to even; float -> integer casts truncate and wrap modulo 2^32
  *   (NaN and ±Inf give 0); -> bool is x != 0 (NaN is true).
  */
-import { baseCat, scalar, where, type Tensor } from "../../src/index.js";
+import { baseCat, Tensor, where } from "../../src/index.js";
 import type { DType } from "../../ir/dtype.js";
 
 const f32 = Math.fround;
 
 export const F32_GRID: readonly number[] = [
-  NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, -2.5, 1e-38, -1e-38, 1.4e-45, -1.4e-45, 3e38, -3e38,
+  NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, -2.5, 1e-38, -1e-38, 1.4e-45, -1.4e-45, 3e38, -3e38, -100,
 ].map(f32);
 export const I32_GRID: readonly number[] = [0, 1, -1, 2, 7, 31, -3, 2147483647, -2147483648];
 export const U32_GRID: readonly number[] = [0, 1, 2, 7, 31, 2147483648, 4294967295];
@@ -269,9 +269,14 @@ export function pairs(g: readonly number[]): { a: number[]; b: number[] } {
   return { a, b };
 }
 
-/** `op(x, c)` for every constant c of the grid, concatenated along the base axis (one kernel, every constant a literal). */
+/**
+ * `op(x, c)` (or `op(c, x)`) for every constant c of the grid, concatenated along the
+ * base axis: one kernel in which every constant is a `const` node of the graph (on
+ * the left through `Tensor._const`, as `where` and `clip` build them; `scalar(c)`
+ * would be a buffer).
+ */
 export function withConstants(c: BinaryCase, x: Tensor, g: readonly number[], left = false): Tensor {
-  return baseCat(g.map((v) => (left ? c.apply(scalar(v, { dtype: x.dtype }), x) : c.apply(x, v))), 0);
+  return baseCat(g.map((v) => (left ? c.apply(Tensor._const(v, x.dtype), x) : c.apply(x, v))), 0);
 }
 
 /** Expected results of `withConstants`: for each constant, every x. */
