@@ -67,10 +67,10 @@ const BINARY_JS: { readonly [K in KBinaryOp]: (a: string, b: string, d: DType) =
   sub: (a, b, d) => wrap(`${a} - ${b}`, d),
   mul: (a, b, d) => (isFloat(d) ? `(${a} * ${b})` : wrap(`Math.imul(${a}, ${b})`, d)),
   div: (a, b, d) => (isFloat(d) ? `(${a} / ${b})` : wrap(`(${b} === 0 ? 0 : Math.trunc(${a} / ${b}))`, d)),
-  pow: (a, b, d) => wrap(`Math.pow(${a}, ${b})`, d),
+  pow: (a, b, d) => (isFloat(d) ? `ieeePow(${a}, ${b})` : `intPow(${a}, ${b}, ${d === "uint32" ? "1" : "0"})`),
   maximum: (a, b) => `Math.max(${a}, ${b})`,
   minimum: (a, b) => `Math.min(${a}, ${b})`,
-  mod: (a, b, d) => wrap(`floorMod(${a}, ${b}, ${isFloat(d) ? "NaN" : "0"})`, d),
+  mod: (a, b, d) => (isFloat(d) ? `floatMod(${a}, ${b})` : wrap(`floorMod(${a}, ${b}, 0)`, d)),
   atan2: (a, b) => `Math.atan2(${a}, ${b})`,
   eq: (a, b) => `(${a} === ${b} ? 1 : 0)`,
   ne: (a, b) => `(${a} !== ${b} ? 1 : 0)`,
@@ -129,6 +129,15 @@ const COMBINE_JS: { readonly [K in KReduceOp]: (xs: readonly string[], d: DType,
 const HELPERS: Readonly<Record<string, string>> = {
   roundHalfEven:
     "const roundHalfEven = (x) => { const r = Math.round(x); return (Math.abs(x % 1) === 0.5 && r % 2 !== 0) ? r - 1 : r; };",
+  // NumPy's float `%`: sign of the divisor, a zero of the divisor's sign, x % 0 = NaN.
+  floatMod:
+    "const floatMod = (a, b) => { if (b === 0) return NaN; const r = a % b; return r === 0 ? (b < 0 ? -0 : 0) : (r < 0) !== (b < 0) ? r + b : r; };",
+  // IEEE pow: Math.pow except 1 ** y = 1 (y NaN too) and (-1) ** ±Infinity = 1.
+  ieeePow: "const ieeePow = (a, b) => (a === 1 || (a === -1 && (b === Infinity || b === -Infinity)) ? 1 : Math.pow(a, b));",
+  // Wrapping integer pow by squaring (exact past 2^53); u = 1 for uint32. a ** -n = trunc(1 / a^n).
+  intPow:
+    "const intPow = (a, b, u) => { if (b < 0) return a === 1 ? 1 : a === -1 ? (b % 2 === 0 ? 1 : -1) : 0; let r = 1, x = a | 0; for (let e = b >>> 0; e !== 0; e >>>= 1) { if (e & 1) r = Math.imul(r, x); x = Math.imul(x, x); } return u ? r >>> 0 : r | 0; };",
+  // Integer floor modulo (z = 0: x % 0 is 0).
   floorMod:
     "const floorMod = (a, b, z) => { if (b === 0) return z; const r = a % b; return (r !== 0 && (r < 0) !== (b < 0)) ? r + b : r; };",
 };
@@ -333,7 +342,10 @@ class Emitter {
         break;
       }
       case "binary": {
-        if (e.op === "mod") this.helpers.add("floorMod");
+        if (e.op === "mod" || e.op === "pow") {
+          const float = isFloat(this.k.exprs[e.a]!.dtype);
+          this.helpers.add(e.op === "mod" ? (float ? "floatMod" : "floorMod") : float ? "ieeePow" : "intPow");
+        }
         const [a, b] = use(sub(e.a), sub(e.b));
         const r = BINARY_JS[e.op](a!, b!, this.k.exprs[e.a]!.dtype);
         code = EXACT_ON_F32.has(e.op) ? r : roundF32(r, e.dtype);

@@ -21,13 +21,29 @@ export const STORE: { readonly [D in DType]: string } = { ...REG, bool: "u32" };
  * it calls (`deps`) so they are emitted first.
  */
 export const HELPERS = {
-  nan: {
+  opaque: {
     deps: [],
-    code: `fn bw_nan() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }`,
+    // WGSL lets a compiler assume there is no NaN or infinity, and drivers fold
+    // floats as if that held: with a known 0.0 they turn x * 0 into 0, x + 0 into x
+    // and x / 0 into 0 (Mesa); with one value on both sides, x - x into 0 and
+    // (x + 1) - x into 1. A value read from workgroup memory is unknown to the
+    // compiler, so `bw_k(bits)` is a float constant it cannot fold, and `bw_id(x)`
+    // is x without the identity that lets it cancel x against itself. WGSL
+    // zero-initialises workgroup variables and nothing writes this one, so both
+    // are exact: bits | 0 = bits.
+    code: [
+      `var<workgroup> bw_wz: u32;`,
+      `fn bw_k(bits: u32) -> f32 { return bitcast<f32>(bits | bw_wz); }`,
+      `fn bw_id(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | bw_wz); }`,
+    ].join("\n"),
+  },
+  nan: {
+    deps: ["opaque"],
+    code: `fn bw_nan() -> f32 { return bw_k(0x7fc00000u); }`,
   },
   inf: {
-    deps: [],
-    code: `fn bw_inf() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }`,
+    deps: ["opaque"],
+    code: `fn bw_inf() -> f32 { return bw_k(0x7f800000u); }`,
   },
   isnan: {
     deps: [],
@@ -41,13 +57,27 @@ export const HELPERS = {
     deps: [],
     code: `fn bw_isfinite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }`,
   },
+  // IEEE 754-2019 maximum/minimum (Math.max/min): NaN propagates, -0 < +0. WGSL's
+  // max/min leave both to the device; equal operands (±0 against ∓0) combine their bits.
   fmax: {
     deps: ["isnan", "nan"],
-    code: `fn bw_fmax(a: f32, b: f32) -> f32 { if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); } return max(a, b); }`,
+    code: [
+      `fn bw_fmax(a: f32, b: f32) -> f32 {`,
+      `  if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); }`,
+      `  if (a == b) { return bitcast<f32>(bitcast<u32>(a) & bitcast<u32>(b)); }`,
+      `  return max(a, b);`,
+      `}`,
+    ].join("\n"),
   },
   fmin: {
     deps: ["isnan", "nan"],
-    code: `fn bw_fmin(a: f32, b: f32) -> f32 { if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); } return min(a, b); }`,
+    code: [
+      `fn bw_fmin(a: f32, b: f32) -> f32 {`,
+      `  if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); }`,
+      `  if (a == b) { return bitcast<f32>(bitcast<u32>(a) | bitcast<u32>(b)); }`,
+      `  return min(a, b);`,
+      `}`,
+    ].join("\n"),
   },
   fsign: {
     deps: ["isnan"],
@@ -55,8 +85,14 @@ export const HELPERS = {
   },
   ftanh: {
     deps: ["isnan"],
-    // tanh(15) rounds to 1 in f32; clamping avoids exp overflow inside tanh.
-    code: `fn bw_ftanh(x: f32) -> f32 { if (bw_isnan(x)) { return x; } return tanh(clamp(x, -15.0f, 15.0f)); }`,
+    // tanh(15) rounds to 1 in f32; clamping avoids exp overflow inside tanh. Below 2^-12
+    // tanh x rounds to x (Mesa's tanh is off by 3e-8 there and loses the sign of -0).
+    code: [
+      `fn bw_ftanh(x: f32) -> f32 {`,
+      `  if (bw_isnan(x) || abs(x) < 0.000244140625f) { return x; }`,
+      `  return tanh(clamp(x, -15.0f, 15.0f));`,
+      `}`,
+    ].join("\n"),
   },
   signbit: {
     deps: [],
@@ -65,10 +101,11 @@ export const HELPERS = {
   },
   fatan: {
     deps: ["isnan", "isinf"],
-    // WGSL may assume no NaN or infinity (Mesa's atan gives 0 for NaN); ±0 keeps its sign.
+    // WGSL may assume no NaN or infinity (Mesa's atan gives 0 for NaN); ±0 keeps its sign;
+    // below 2^-12 atan x rounds to x (Mesa loses bits on subnormals).
     code: [
       `fn bw_fatan(x: f32) -> f32 {`,
-      `  if (bw_isnan(x) || x == 0.0f) { return x; }`,
+      `  if (bw_isnan(x) || abs(x) < 0.000244140625f) { return x; }`,
       `  if (bw_isinf(x)) { return select(1.5707963705062866f, -1.5707963705062866f, x < 0.0f); }`,
       `  return atan(x);`,
       `}`,
@@ -89,6 +126,8 @@ export const HELPERS = {
       `    return select(bitcast<f32>(bitcast<u32>(y) & 0x80000000u), sy * 3.1415927410125732f, xneg);`,
       `  }`,
       `  if (bw_isinf(y) || x == 0.0f) { return sy * 1.5707963705062866f; }`,
+      // Below 2^-12, atan(y/x) rounds to y/x (Mesa's atan2 loses bits there, subnormals most).
+      `  if (!xneg && abs(y) < abs(x) * 0.000244140625f) { return y / x; }`,
       `  return atan2(y, x);`,
       `}`,
     ].join("\n"),
@@ -100,6 +139,7 @@ export const HELPERS = {
     code: [
       `fn bw_fasin(x: f32) -> f32 {`,
       `  if (bw_isnan(x) || abs(x) > 1.0f) { return bw_nan(); }`,
+      `  if (abs(x) < 0.000244140625f) { return x; }`,
       `  return bw_fatan2(x, sqrt((1.0f - x) * (1.0f + x)));`,
       `}`,
     ].join("\n"),
@@ -114,36 +154,104 @@ export const HELPERS = {
       `}`,
     ].join("\n"),
   },
-  fmod: {
+  fmodabs: {
     deps: [],
-    // NumPy `%`: fmod, then shift by the divisor when the signs differ.
+    // fmod(|x|, |y|) exactly, for finite x and finite y != 0, as C's fmod: long division
+    // on the integer significands (x = mx·2^(ex-150), y = my·2^(ey-150); subnormals
+    // have exponent field 1 without the hidden bit), at most 253 steps. The float
+    // formula x - y·trunc(x/y) is wrong whenever x/y rounds or overflows.
+    code: [
+      `fn bw_fmodabs(x: f32, y: f32) -> f32 {`,
+      `  let xb = bitcast<u32>(x) & 0x7fffffffu;`,
+      `  let yb = bitcast<u32>(y) & 0x7fffffffu;`,
+      `  if (xb < yb) { return bitcast<f32>(xb); }`,
+      `  var ex = i32(xb >> 23u); var mx = xb & 0x7fffffu;`,
+      `  if (ex == 0) { ex = 1; } else { mx = mx | 0x800000u; }`,
+      `  var ey = i32(yb >> 23u); var my = yb & 0x7fffffu;`,
+      `  if (ey == 0) { ey = 1; } else { my = my | 0x800000u; }`,
+      `  var r = mx % my;`,
+      `  for (var k = ex - ey; k > 0; k = k - 1) { r = (r << 1u) % my; }`,
+      `  if (r == 0u) { return 0.0f; }`,
+      `  while (r < 0x800000u && ey > 1) { r = r << 1u; ey = ey - 1; }`,
+      `  if (r < 0x800000u) { return bitcast<f32>(r); }`,
+      `  return bitcast<f32>((u32(ey) << 23u) | (r & 0x7fffffu));`,
+      `}`,
+    ].join("\n"),
+  },
+  fmod: {
+    deps: ["isfinite", "isnan", "isinf", "nan", "signbit", "fmodabs"],
+    // NumPy's float `%` (npy_divmod): fmod, then add the divisor when the signs differ;
+    // a zero result has the divisor's sign; x % ±Inf is x (or the divisor when the
+    // signs differ); x % 0 and ±Inf % y are NaN.
     code: [
       `fn bw_fmod(a: f32, b: f32) -> f32 {`,
-      `  let r = a - b * trunc(a / b);`,
-      `  if (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) { return r + b; }`,
-      `  return r;`,
+      `  if (!bw_isfinite(a) || bw_isnan(b) || b == 0.0f) { return bw_nan(); }`,
+      `  var m = a;`,
+      `  if (!bw_isinf(b)) { m = bw_fmodabs(a, b); if (bw_signbit(a)) { m = -m; } }`,
+      `  if (m == 0.0f) { return bitcast<f32>(bitcast<u32>(b) & 0x80000000u); }`,
+      `  if (bw_signbit(m) != bw_signbit(b)) { return m + b; }`,
+      `  return m;`,
+      `}`,
+    ].join("\n"),
+  },
+  powpos: {
+    deps: ["inf"],
+    // m^b for finite m > 0 and finite b != 0, as exp2(b·log2 m). WGSL's log2 and exp2
+    // are only accurate on normal numbers (Mesa's log2 of a subnormal is off by up
+    // to 15, its exp2 flushes subnormal results), so both are scaled by 2^24 there.
+    code: [
+      `fn bw_powpos(m: f32, b: f32) -> f32 {`,
+      `  var l: f32;`,
+      `  if (m < 1.17549435e-38f) { l = log2(m * 16777216.0f) - 24.0f; } else { l = log2(m); }`,
+      `  let y = b * l;`,
+      `  if (y >= 128.0f) { return bw_inf(); }`,
+      `  if (y < -152.0f) { return 0.0f; }`,
+      `  if (y < -126.0f) { return exp2(y + 24.0f) * 5.9604644775390625e-8f; }`,
+      `  return exp2(y);`,
       `}`,
     ].join("\n"),
   },
   fpow: {
-    deps: ["isnan", "isinf", "nan", "inf"],
-    // Math.pow where WGSL's pow is undefined (x <= 0, infinite x): sign from an odd integer exponent.
+    deps: ["isnan", "isinf", "nan", "inf", "signbit", "powpos"],
+    // IEEE 754 pow (C99 Annex F, NumPy) where WGSL's pow is undefined (x <= 0, infinite
+    // or NaN operands): pow(x, ±0) = 1 and pow(1, y) = 1 even for NaN; (-1)^±Inf = 1;
+    // a negative base (-0 and -Inf included) takes the sign of an odd integer exponent.
     code: [
       `fn bw_fpow(a: f32, b: f32) -> f32 {`,
-      `  if (b == 0.0f) { return 1.0f; }`,
+      `  if (b == 0.0f || a == 1.0f) { return 1.0f; }`,
       `  if (bw_isnan(a) || bw_isnan(b)) { return bw_nan(); }`,
       `  let m = abs(a);`,
-      `  var r: f32;`,
-      `  if (m == 0.0f) { r = select(bw_inf(), 0.0f, b > 0.0f); }`,
-      `  else if (bw_isinf(a)) { r = select(0.0f, bw_inf(), b > 0.0f); }`,
-      `  else { r = pow(m, b); }`,
-      `  if (a < 0.0f) {`,
-      `    if (trunc(b) != b) { return select(bw_nan(), r, bw_isinf(a)); }`,
-      `    if (abs(b) < 16777216.0f && trunc(b * 0.5f) != b * 0.5f) { r = -r; }`,
+      `  let bneg = b < 0.0f;`,
+      `  if (bw_isinf(b)) {`,
+      `    if (m == 1.0f) { return 1.0f; }`,
+      `    return select(0.0f, bw_inf(), (m > 1.0f) != bneg);`,
       `  }`,
-      `  return r;`,
+      `  let bint = trunc(b) == b;`,
+      `  let odd = bint && abs(b) < 16777216.0f && trunc(b * 0.5f) != b * 0.5f;`,
+      `  var r: f32;`,
+      `  if (m == 0.0f) { r = select(0.0f, bw_inf(), bneg); }`,
+      `  else if (bw_isinf(a)) { r = select(bw_inf(), 0.0f, bneg); }`,
+      `  else if (a < 0.0f && !bint) { return bw_nan(); }`,
+      `  else { r = bw_powpos(m, b); }`,
+      `  return select(r, -r, bw_signbit(a) && odd);`,
       `}`,
     ].join("\n"),
+  },
+  fexp: {
+    deps: [],
+    // Mesa's exp flushes subnormal results (exp(-88) gives 0): below ln 2^-126 scale by
+    // 2^24 (24·ln 2 = 16.6355...) and multiply back, which rounds once into the subnormals.
+    code: `fn bw_fexp(x: f32) -> f32 { if (x < -87.33654475f) { return exp(x + 16.635532333438686f) * 5.9604644775390625e-8f; } return exp(x); }`,
+  },
+  fsigmoid: {
+    deps: ["fexp"],
+    // 1/(1 + e^-x); below -80 that is e^x to float32 precision (and subnormal past -87.3).
+    code: `fn bw_fsigmoid(x: f32) -> f32 { if (x < -80.0f) { return bw_fexp(x); } return 1.0f / (1.0f + exp(-x)); }`,
+  },
+  flog: {
+    deps: [],
+    // Mesa's log of a subnormal is off by up to 15: scale by 2^24 (24·ln 2 = 16.6355...).
+    code: `fn bw_flog(x: f32) -> f32 { if (x > 0.0f && x < 1.17549435e-38f) { return log(x * 16777216.0f) - 16.635532333438686f; } return log(x); }`,
   },
   idiv: {
     deps: [],
@@ -221,15 +329,13 @@ export function literal(v: number, d: DType, use: (h: Helper) => void): string {
   switch (d) {
     case "float32": {
       const f = Math.fround(v);
-      if (Number.isNaN(f)) {
-        use("nan");
-        return "bw_nan()";
+      // Zeros, subnormals, NaN and ±Inf as bits the compiler cannot see (HELPERS.opaque):
+      // a known 0.0 lets it fold x * 0 to 0 and x + 0 to x, and it may flush a
+      // subnormal literal or assume a non-finite one away.
+      if (!(Math.abs(f) >= 1.1754943508222875e-38) || !Number.isFinite(f)) {
+        use("opaque");
+        return `bw_k(0x${f32Bits(f).toString(16).padStart(8, "0")}u)`;
       }
-      if (!Number.isFinite(f)) {
-        use("inf");
-        return f > 0 ? "bw_inf()" : "(-bw_inf())";
-      }
-      if (Object.is(f, -0)) return "-0.0f";
       const s = f.toString();
       return /[.e]/.test(s) ? `${s}f` : `${s}.0f`;
     }
@@ -244,6 +350,14 @@ export function literal(v: number, d: DType, use: (h: Helper) => void): string {
     case "float64":
       throw new DTypeError("wgsl: float64 is not available on WebGPU (WGSL has no f64)");
   }
+}
+
+const BITS_VIEW = new DataView(new ArrayBuffer(4));
+/** The float32 bit pattern of `f` (NaN as the quiet NaN 0x7fc00000). */
+function f32Bits(f: number): number {
+  if (Number.isNaN(f)) return 0x7fc00000;
+  BITS_VIEW.setFloat32(0, f);
+  return BITS_VIEW.getUint32(0);
 }
 
 /** `x` of dtype `from` as dtype `to`, with the JS backend's cast semantics. */
@@ -270,13 +384,13 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   abs: (x, d) => (d === "uint32" ? x : `abs(${x})`),
   sqrt: (x) => `sqrt(${x})`,
   rsqrt: (x) => `(1.0f / sqrt(${x}))`,
-  exp: (x) => `exp(${x})`,
-  log: (x) => `log(${x})`,
+  exp: (x, _d, use) => (use("fexp"), `bw_fexp(${x})`),
+  log: (x, _d, use) => (use("flog"), `bw_flog(${x})`),
   sin: (x) => `sin(${x})`,
   cos: (x) => `cos(${x})`,
   tan: (x) => `tan(${x})`,
   tanh: (x, _d, use) => (use("ftanh"), `bw_ftanh(${x})`),
-  sigmoid: (x) => `(1.0f / (1.0f + exp(-${x})))`,
+  sigmoid: (x, _d, use) => (use("fsigmoid"), `bw_fsigmoid(${x})`),
   asin: (x, _d, use) => (use("fasin"), `bw_fasin(${x})`),
   acos: (x, _d, use) => (use("facos"), `bw_facos(${x})`),
   atan: (x, _d, use) => (use("fatan"), `bw_fatan(${x})`),
@@ -308,8 +422,10 @@ const infix =
 
 /** By operand dtype (bool operands of arithmetic are rejected before these run). */
 export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"]: BinaryRule } = {
-  add: infix("+"),
-  sub: infix("-"),
+  // float: the right operand through bw_id, so the compiler cannot cancel x - x, -x + x
+  // or (x + 1) - x to a constant (wrong for NaN and ±Inf); integers wrap exactly.
+  add: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} + bw_id(${b}))`) : `(${a} + ${b})`),
+  sub: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} - bw_id(${b}))`) : `(${a} - ${b})`),
   mul: infix("*"),
   div: (a, b, d, use) =>
     d === "float32" ? `(${a} / ${b})` : d === "int32" ? (use("idiv"), `bw_idiv(${a}, ${b})`) : (use("udiv"), `bw_udiv(${a}, ${b})`),

@@ -171,8 +171,9 @@ export function kernelToWGSL(kernel: Kernel): string {
         const idx = `o${e.input} + ${indexCode(flat, baseShape.length)}`;
         const plain = `in${e.input}[${idx}]`;
         // Past a padded input's length M the value is 0 (m<i> is set before the segment loop).
-        const zero = inp.dtype === "float32" ? "0.0f" : inp.dtype === "int32" ? "0i" : "0u";
-        const raw = inp.padded ? `select(${zero}, ${plain}, (t - lo) < m${e.input})` : plain;
+        // A float 0 as bits the compiler cannot see (HELPERS.opaque: a known 0.0 lets it fold products with it).
+        const zero = (): string => (inp.dtype === "float32" ? (use("opaque"), "bw_k(0x00000000u)") : inp.dtype === "int32" ? "0i" : "0u");
+        const raw = inp.padded ? `select(${zero()}, ${plain}, (t - lo) < m${e.input})` : plain;
         const loaded = inp.dtype === "bool" ? `(${raw} != 0u)` : raw;
         return castTo(loaded, inp.dtype, e.dtype, use);
       }

@@ -109,6 +109,43 @@ export function unaryRef(op: KUnaryOp, x: number): number {
   }
 }
 
+/**
+ * IEEE 754 pow: as Math.pow, except that 1 to any power (NaN included) and -1 to
+ * ±Infinity are 1 (C99, NumPy), where Math.pow gives NaN.
+ */
+export function ieeePow(a: number, b: number): number {
+  return a === 1 || (a === -1 && (b === Infinity || b === -Infinity)) ? 1 : Math.pow(a, b);
+}
+
+/**
+ * Integer pow that wraps like the dtype: exponentiation by squaring on the low 32
+ * bits (Math.imul), exact for every exponent (a float pow loses the low bits past
+ * 2^53). A negative exponent gives trunc(1 / a^|b|): 1 for a = 1, ±1 for a = -1,
+ * and 0 for every other a, 0 included (NumPy raises instead).
+ */
+export function intPow(a: number, b: number, dtype: DType): number {
+  if (b < 0) return a === 1 ? 1 : a === -1 ? (b % 2 === 0 ? 1 : -1) : 0;
+  let r = 1;
+  let x = a | 0;
+  for (let e = b >>> 0; e !== 0; e >>>= 1) {
+    if ((e & 1) !== 0) r = Math.imul(r, x);
+    x = Math.imul(x, x);
+  }
+  return dtype === "uint32" ? r >>> 0 : r | 0;
+}
+
+/**
+ * NumPy's floor modulo (`%`): the sign of the divisor. A zero result is a zero
+ * of the divisor's sign; x % ±Infinity is x when the signs agree (or x is 0) and
+ * the divisor otherwise; x % 0 and ±Infinity % y are NaN. Integers: x % 0 is 0.
+ */
+export function floorMod(a: number, b: number, int: boolean): number {
+  if (b === 0) return int ? 0 : NaN;
+  const r = a % b;
+  if (r === 0) return int ? 0 : b < 0 ? -0 : 0;
+  return r < 0 !== b < 0 ? r + b : r;
+}
+
 export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): number {
   const int = !isFloat(dtype);
   switch (op) {
@@ -116,15 +153,11 @@ export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): nu
     case "sub": return a - b;
     case "mul": return int ? Math.imul(a, b) : a * b;
     case "div": return int ? (b === 0 ? 0 : Math.trunc(a / b)) : a / b;
-    case "pow": return Math.pow(a, b);
+    case "pow": return int ? intPow(a, b, dtype) : ieeePow(a, b);
     case "atan2": return Math.atan2(a, b);
     case "maximum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b);
     case "minimum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(a, b);
-    case "mod": {
-      if (b === 0) return int ? 0 : NaN;
-      const r = a % b;
-      return r !== 0 && r < 0 !== b < 0 ? r + b : r;
-    }
+    case "mod": return floorMod(a, b, int);
     case "eq": return a === b ? 1 : 0;
     case "ne": return a !== b ? 1 : 0;
     case "lt": return a < b ? 1 : 0;

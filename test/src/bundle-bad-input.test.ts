@@ -121,7 +121,7 @@ describe("tampered bundles are refused", () => {
   const reorder = (t: string) => t.replace('"inputs": [0, 1, 2], "outputs": [5]', '"inputs": [1, 0, 2], "outputs": [5]');
   const expToSin = (t: string) => t.replace("%1 = exp %0", "%1 = sin %0");
   const jsKernel = (t: string) => t.replace("const t3 = Math.exp(t2);", "const t3 = Math.sin(t2);");
-  const wgslKernel = (t: string) => t.replace("let v3: f32 = exp(v2);", "let v3: f32 = sin(v2);");
+  const wgslKernel = (t: string) => t.replace("let v3: f32 = bw_fexp(v2);", "let v3: f32 = sin(v2);");
   const constant = (t: string) => t.replace("new Float32Array([0.5, -1, 2])", "new Float32Array([0.5, -1, 3])");
   const kernelBase = (t: string) => t.replace('"batchRank": 1, "baseShape": [3], "reduce": null', '"batchRank": 1, "baseShape": [2], "reduce": null');
   const kernelOp = (t: string) => t.replace('"op": "exp"', '"op": "sin"');
@@ -153,7 +153,7 @@ describe("tampered bundles are refused", () => {
   it("an edited WGSL kernel (exp -> sin): refused on any backend, with or without a recomputed hash", async () => {
     const m = await tamper(wgslKernel, false);
     expect(m.kernels[0]!.wgsl).toContain("sin(v2)");
-    expect(mod.kernels[0]!.wgsl).toContain("exp(v2)");
+    expect(mod.kernels[0]!.wgsl).toContain("bw_fexp(v2)");
     for (const rehash of [false, true]) await refuses(async () => loadBundle(await tamper(wgslKernel, rehash)), BundleError, /loadBundle: step 0's WGSL kernel is not the code its kernel IR gives \(an edited kernel\)/);
   });
 
