@@ -24,12 +24,17 @@ import { contiguousStrides, ix, numel } from "../ir/kernel.js";
 import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import {
-  ARITH, COMPARE, FLOAT_MATH, HELPERS, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
+  ARITH, COMPARE, FLOAT_MATH, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
   castTo, checkDType, extreme, fail, literal, type Helper,
 } from "./wgsl-tables.js";
-import { WGSL_WORKGROUP_SIZE, treeReduction, wgslParamLayout } from "./wgsl-launch.js";
+import { WGSL_WORKGROUP_SIZE, treeReduction, wgslChunk, wgslParamLayout } from "./wgsl-launch.js";
+import { emitPartialStore, emitSharedTree, fromShared, helperCode, initAccumulators, isArg as isArgOp, sharedDecls, treeOuts } from "./wgsl-combine.js";
 
-export { WGSL_WORKGROUP_SIZE, outputCount, treeReduction, wgslLoopTrips, wgslParamLayout, wgslWorkgroups, type WGSLParamLayout } from "./wgsl-launch.js";
+export {
+  WGSL_LOOP_BUDGET, WGSL_WORKGROUP_SIZE, outputCount, treeReduction, wgslChunk, wgslLaunchPlan, wgslLoopTrips, wgslParamLayout, wgslWorkgroups,
+  type WGSLLaunchPlan, type WGSLParamLayout,
+} from "./wgsl-launch.js";
+export { combineToWGSL } from "./wgsl-combine.js";
 
 /**
  * WGSL source for one kernel. The source depends only on the kernel's structure,
@@ -85,16 +90,8 @@ export function kernelToWGSL(kernel: Kernel): string {
     L.line(`@group(0) @binding(${1 + kernel.inputs.length + j}) var<storage, read_write> out${j}: array<${STORE[out.dtype]}>;`);
   });
   const tree = treeReduction(kernel);
-  if (tree) {
-    // Per-output shared accumulators (bool kept as u32); argmin/argmax also share their best value.
-    kernel.outputs.forEach((out, j) => {
-      const vd = exprs[out.value]!.dtype;
-      const arg = out.reduce === "argmin" || out.reduce === "argmax";
-      const sd = arg ? "int32" : accDType(out.reduce!, out.dtype);
-      L.line(`var<workgroup> wacc${j}: array<${STORE[sd]}, ${WGSL_WORKGROUP_SIZE}>;`);
-      if (arg) L.line(`var<workgroup> wbest${j}: array<${STORE[vd === "bool" ? "uint32" : vd]}, ${WGSL_WORKGROUP_SIZE}>;`);
-    });
-  }
+  // Per-output shared accumulators (bool kept as u32); argmin/argmax also share their best value.
+  if (tree) sharedDecls(L, treeOuts(kernel));
   const header = L.toString() + "\n";
 
   // ---- body ----
@@ -104,9 +101,17 @@ export function kernelToWGSL(kernel: Kernel): string {
     `fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {`,
   );
   // Grids over 65,535 workgroups use y as well; the linear index spans both.
-  // A tree reduction gives each output element a whole workgroup (gi is uniform in it).
-  if (tree) B.line(`let gi = wid.y * nwg.x + wid.x;`);
-  else B.line(`let gi = (wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid;`);
+  // A tree reduction gives each output element and chunk a whole workgroup (gi is uniform in it).
+  // Tree reductions and segmented kernels split their long loop into P.chunks chunks
+  // (chunk g of element gi), so that no invocation loops more than a bounded number of times.
+  const chunked = tree || kernel.segment !== undefined;
+  const gw = tree ? `wid.y * nwg.x + wid.x` : `(wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid`;
+  if (chunked) {
+    B.line(`let gw = ${gw};`).line(`let chunks = ${param(layout.chunks)};`);
+    B.line(`let gi = gw / chunks;`).line(`let g = gw % chunks;`);
+  } else {
+    B.line(`let gi = ${gw};`);
+  }
   B.line(`if (gi >= ${param(layout.count)}) { return; }`);
 
   // Decompose gi over the kept axes: kept batch axes (outer), then kept base axes.
@@ -263,29 +268,21 @@ export function kernelToWGSL(kernel: Kernel): string {
    */
   const emitTree = (): void => {
     const W = WGSL_WORKGROUP_SIZE;
-    const isArg = (op: KReduceOp | null): boolean => op === "argmin" || op === "argmax";
-    const cmpDType = (j: number): DType => {
-      const vd = exprs[kernel.outputs[j]!.value]!.dtype;
-      return vd === "bool" ? "uint32" : vd;
-    };
-    const toShared = (v: string, d: DType): string => (d === "bool" ? castTo(v, "bool", "uint32", use) : v);
-    const fromShared = (v: string, d: DType): string => (d === "bool" ? `(${v} != 0u)` : v);
-    kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
-        if (out.dtype !== "int32") fail(`${out.reduce} gives int32, not ${out.dtype}`);
-        B.line(`var best${j}: ${REG[cmpDType(j)]} = ${extreme(cmpDType(j), out.reduce === "argmin", use)};`);
-        B.line(`var acc${j}: i32 = 0i;`);
-      } else {
-        const ad = accDType(out.reduce!, out.dtype);
-        B.line(`var acc${j}: ${REG[ad]} = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
-      }
+    const outs = treeOuts(kernel);
+    const cmpDType = (j: number): DType => outs[j]!.cd;
+    initAccumulators(B, outs, use);
+    kernel.outputs.forEach((out) => {
+      if (isArgOp(out.reduce) && out.dtype !== "int32") fail(`${out.reduce} gives int32, not ${out.dtype}`);
     });
     const reduced: { name: string; size: string }[] = [
       ...[...reducedBatch].sort((x, y) => x - y).map((a) => ({ name: `b${a}`, size: param(layout.batchSizes + a) })),
       ...[...reducedBase].sort((x, y) => x - y).map((a) => ({ name: `x${a}`, size: `${baseShape[a]}u` })),
     ];
+    // This workgroup's chunk of the reduced space: [r0, r1).
+    const chunk = wgslChunk(kernel);
     B.line(`let rn = ${reduced.map((x) => x.size).join(" * ")};`);
-    B.open(`for (var ri = lid; ri < rn; ri = ri + ${W}u) {`);
+    B.line(`let r0 = g * ${chunk}u;`).line(`let r1 = min(rn, r0 + ${chunk}u);`);
+    B.open(`for (var ri = r0 + lid; ri < r1; ri = ri + ${W}u) {`);
     B.line(`var rq = ri;`);
     for (let i = reduced.length - 1; i >= 0; i--) {
       const { name, size } = reduced[i]!;
@@ -296,7 +293,7 @@ export function kernelToWGSL(kernel: Kernel): string {
     kernel.outputs.forEach((out, j) => {
       const vd = exprs[out.value]!.dtype;
       const v = `v${out.value}`;
-      if (isArg(out.reduce)) {
+      if (isArgOp(out.reduce)) {
         const cd = cmpDType(j);
         const cv = castTo(v, vd, cd, use);
         B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${reduced[0]!.name});`).close();
@@ -306,58 +303,21 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
     });
     B.close();
-    kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
-        B.line(`wbest${j}[lid] = ${toShared(`best${j}`, cmpDType(j))};`);
-        B.line(`wacc${j}[lid] = acc${j};`);
-      } else {
-        B.line(`wacc${j}[lid] = ${toShared(`acc${j}`, accDType(out.reduce!, out.dtype))};`);
-      }
-    });
-    B.line("workgroupBarrier();");
-    B.open(`for (var s = ${W >> 1}u; s > 0u; s = s >> 1u) {`);
-    B.open("if (lid < s) {");
-    kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
-        const cd = cmpDType(j);
-        const better = out.reduce === "argmax" ? ">" : "<";
-        B.line(`let pb${j} = wbest${j}[lid];`).line(`let pi${j} = wacc${j}[lid];`);
-        B.line(`let qb${j} = wbest${j}[lid + s];`).line(`let qi${j} = wacc${j}[lid + s];`);
-        // Take the upper half's candidate when it is better, or as good and earlier.
-        let cond = `(qb${j} ${better} pb${j} || (qb${j} == pb${j} && qi${j} < pi${j}))`;
-        if (cd === "float32") {
-          use("isnan");
-          cond = `select(!bw_isnan(pb${j}) && ${cond}, !bw_isnan(pb${j}) || qi${j} < pi${j}, bw_isnan(qb${j}))`;
-        }
-        B.open(`if (${cond}) {`).line(`wbest${j}[lid] = qb${j};`).line(`wacc${j}[lid] = qi${j};`).close();
-      } else {
-        const ad = accDType(out.reduce!, out.dtype);
-        const step = REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step(
-          fromShared(`wacc${j}[lid]`, ad),
-          fromShared(`wacc${j}[lid + s]`, ad),
-          ad,
-          use,
-        );
-        B.line(`wacc${j}[lid] = ${toShared(`(${step})`, ad)};`);
-      }
-    });
+    emitSharedTree(B, outs, use);
+    // One chunk: the result. Several: this chunk's partial, folded by combine passes (codegen/wgsl-combine.ts).
+    B.open("if (lid == 0u && chunks > 1u) {");
+    emitPartialStore(B, outs, "gi * chunks + g");
     B.close();
-    B.line("workgroupBarrier();");
-    B.close();
-    B.open("if (lid == 0u) {");
-    const reducedBaseCount = [...reducedBase].reduce((p, a) => p * baseShape[a]!, 1);
+    B.open("if (lid == 0u && chunks == 1u) {");
     kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
+      if (isArgOp(out.reduce)) {
         B.line(`out${j}[gi] = wacc${j}[0];`);
         return;
       }
       const ad = accDType(out.reduce!, out.dtype);
-      B.line(`acc${j} = ${fromShared(`wacc${j}[0]`, ad)};`);
-      let v = `acc${j}`;
-      if (out.reduce === "mean") {
-        const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), `${reducedBaseCount}.0f`].join(" * ");
-        v = ad === "float32" ? `${v} / (${countF})` : `${v} / ${castTo(`(${countF})`, "float32", ad, use)}`;
-      }
+      let v = fromShared(`wacc${j}[0]`, ad);
+      // mean divides once, by the whole reduced count.
+      if (out.reduce === "mean") v = ad === "float32" ? `${v} / f32(rn)` : `${v} / ${castTo("f32(rn)", "float32", ad, use)}`;
       v = castTo(v, ad, out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
     });
@@ -367,6 +327,8 @@ export function kernelToWGSL(kernel: Kernel): string {
   if (kernel.segment !== undefined) {
     const seg = kernel.segment;
     const out = kernel.outputs[0]!;
+    // Chunk g of a row covers positions [g * C, (g + 1) * C) of it (of the padded row for pad).
+    const C = wgslChunk(kernel);
     const S = numel(baseShape);
     let flat: IndexExpr = ix.c(0);
     contiguousStrides(baseShape).forEach((st, a) => (flat = ix.add(flat, ix.mul(ix.v(a), ix.c(st)))));
@@ -388,7 +350,8 @@ export function kernelToWGSL(kernel: Kernel): string {
       const ad = isArg ? "int32" : accDType(out.reduce!, out.dtype);
       if (isArg) B.line(`var best: ${REG[vd]} = ${extreme(vd, false, use)};`);
       B.line(`var acc: ${REG[ad]} = ${isArg ? "0i" : REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
-      B.open("for (var t = lo; t < hi; t = t + 1u) {");
+      B.line(`let t0 = lo + min(hi - lo, g * ${C}u);`).line(`let t1 = lo + min(hi - lo, (g + 1u) * ${C}u);`);
+      B.open("for (var t = t0; t < t1; t = t + 1u) {");
       emitBody();
       if (isArg) {
         B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
@@ -396,12 +359,20 @@ export function kernelToWGSL(kernel: Kernel): string {
         B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
       }
       B.close();
+      // Several chunks: this chunk's partial (mean: the sum), folded by combine passes (codegen/wgsl-combine.ts).
+      B.open("if (chunks > 1u) {");
+      B.line("let pk = gi * chunks + g;");
+      if (isArg) B.line("out0[2u * pk] = bitcast<i32>(best);").line("out0[2u * pk + 1u] = acc;");
+      else B.line(`out0[pk] = ${ad === "bool" ? castTo("acc", "bool", "uint32", use) : "acc"};`);
+      B.line("return;");
+      B.close();
       let v = "acc";
       if (out.reduce === "mean") v = `acc / f32(hi - lo)`;
       if (!isArg) v = castTo(v, ad, out.dtype, use);
       B.line(`out0[gi] = ${store(v)};`);
     } else if (seg.mode === "map") {
-      B.open("for (var t = lo; t < hi; t = t + 1u) {");
+      B.line(`let t0 = lo + min(hi - lo, g * ${C}u);`).line(`let t1 = lo + min(hi - lo, (g + 1u) * ${C}u);`);
+      B.open("for (var t = t0; t < t1; t = t + 1u) {");
       emitBody();
       B.line(`out0[t * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
       B.close();
@@ -411,7 +382,8 @@ export function kernelToWGSL(kernel: Kernel): string {
       const maxN = seg.maxN! >= 0 ? `${seg.maxN}u` : "maxN";
       B.line(`let len = min(hi - lo, ${maxN});`);
       B.line(`let start = ${seg.left ? `${maxN} - len` : "0u"};`);
-      B.open(`for (var n = 0u; n < ${maxN}; n = n + 1u) {`);
+      B.line(`let n1 = min(${maxN}, (g + 1u) * ${C}u);`);
+      B.open(`for (var n = min(${maxN}, g * ${C}u); n < n1; n = n + 1u) {`);
       B.line("let inside = n >= start && n < start + len;");
       B.line("let t = select(lo, lo + n - start, inside);");
       // The output expression says what padding positions hold (see `Segment`).
@@ -508,16 +480,4 @@ function indexCode(e: IndexExpr, rank: number): string {
     case "mod":
       return `(${indexCode(e.a, rank)} % ${indexCode(e.b, rank)})`;
   }
-}
-
-/** The helpers a kernel used, with their dependencies first, in a stable order. */
-function helperCode(used: ReadonlySet<Helper>): string {
-  const order: Helper[] = [];
-  const visit = (h: Helper): void => {
-    if (order.includes(h)) return;
-    for (const d of HELPERS[h].deps) visit(d as Helper);
-    order.push(h);
-  };
-  for (const h of (Object.keys(HELPERS) as Helper[]).filter((k) => used.has(k))) visit(h);
-  return order.length === 0 ? "" : order.map((h) => HELPERS[h].code).join("\n") + "\n";
 }

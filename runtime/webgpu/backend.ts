@@ -10,10 +10,9 @@
  */
 import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
 import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
-import { kernelToWGSL, outputCount, wgslLoopTrips, wgslParamLayout, wgslWorkgroups } from "../../codegen/wgsl.js";
-
-/** Mesa's llvmpipe ends any shader loop after this many iterations, without an error. */
-const LLVMPIPE_LOOP_LIMIT = 65_535;
+import { kernelToWGSL, outputCount, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
+import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount } from "../../codegen/wgsl-launch.js";
+import { combineReadsOffsets, combineToWGSL, partialLength, treeOuts } from "../../codegen/wgsl-combine.js";
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
@@ -85,6 +84,8 @@ class WebGPUBuffer implements DeviceBuffer {
 }
 
 class WebGPUKernel implements CompiledKernel {
+  /** Sources of the combine kernels (partials to partials, partials to outputs), made on first need. */
+  combineSources?: readonly [string, string];
   constructor(
     readonly kernel: Kernel,
     readonly source: string,
@@ -361,8 +362,10 @@ export class WebGPUBackend implements Backend {
       if (!strides || strides.length !== spec.batchRank) {
         throw new BackendError(`webgpu: dispatch: input ${i} needs ${spec.batchRank} batch strides, got ${strides?.length ?? 0}`);
       }
-      // Highest element the kernel may read: base block at the last batch position.
+      // Highest element the kernel may read: base block at the last batch position
+      // (nothing when a batch dim it is read along is empty: a reduction over no elements).
       let need = numel(spec.baseShape);
+      let empty = false;
       strides.forEach((st, j) => {
         // Segmented kernels: rows are the offsets' length minus one; packed inputs are read
         // at positions the offsets give (data), so only the offsets bound them.
@@ -370,7 +373,9 @@ export class WebGPUBackend implements Backend {
         if (kernel.segment !== undefined && i !== kernel.segment.offsets) size = spec.packed || spec.padded ? 0 : j === 0 ? batchSizes[0]! - 1 : 1;
         params[layout.inputStrides[i]! + j] = u32(st, `input ${i} batch stride ${j}`);
         if (size > 0) need += (size - 1) * st;
+        else if (kernel.segment === undefined) empty = true;
       });
+      if (empty) need = 0;
       // Packed and padded inputs of segmented kernels are read where the offsets say (guarded).
       const dataIndexed = kernel.segment !== undefined && (spec.packed === true || spec.padded === true);
       if (count > 0 && !dataIndexed && buf.length < need) {
@@ -388,50 +393,90 @@ export class WebGPUBackend implements Backend {
         throw new BackendError(`webgpu: dispatch: output ${j} is also bound as another input or output; WebGPU forbids that aliasing`);
       }
     });
+    // A launch with no output elements writes nothing: a no-op.
     if (count === 0) return;
 
-    // llvmpipe silently stops a loop after 65,535 iterations: refuse rather than answer wrong.
-    if (/llvmpipe/i.test(s.acquired.adapter.description)) {
-      const packed = kernel.inputs.findIndex((inp) => inp.packed === true);
-      const packedRows = packed < 0 ? 0 : Math.ceil(ins[packed]!.length / Math.max(1, numel(kernel.inputs[packed]!.baseShape)));
-      const trips = wgslLoopTrips(kernel, batchSizes, packedRows);
-      if (trips > LLVMPIPE_LOOP_LIMIT) {
-        throw new BackendError(
-          `webgpu: dispatch: a kernel loop may run ${trips} iterations, over the ${LLVMPIPE_LOOP_LIMIT} that this adapter (llvmpipe, a software rasterizer) runs before it silently stops; use the js backend for this size`,
-        );
-      }
+    // Long loops are cut into chunks (see wgslLaunchPlan): no invocation loops more than
+    // WGSL_LOOP_BUDGET times, on any adapter; a reduction in chunks writes partials that
+    // combine passes fold into the outputs.
+    const packed = kernel.inputs.map((inp, i) => (inp.packed === true ? Math.ceil(ins[i]!.length / Math.max(1, numel(inp.baseShape))) : 0));
+    const plan = wgslLaunchPlan(kernel, batchSizes, Math.max(0, ...packed));
+    const invocations = plan.workgroups * WGSL_WORKGROUP_SIZE;
+    if (invocations > 0xffffffff) {
+      throw new BackendError(`webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks need ${invocations} invocations, over the 2^32 a launch can index; split the batch`);
     }
+    params[layout.chunks] = plan.chunks;
     const maxDim = s.acquired.limits.maxComputeWorkgroupsPerDimension;
-    const groups = wgslWorkgroups(kernel, batchSizes);
-    const gy = Math.ceil(groups / maxDim);
-    const gx = Math.ceil(groups / gy);
-    if (gy > maxDim) throw new BackendError(`webgpu: dispatch: ${count} elements need ${groups} workgroups, over ${maxDim}²`);
+    const grid = (groups: number): [number, number] => {
+      const gy = Math.ceil(groups / maxDim);
+      if (gy > maxDim) throw new BackendError(`webgpu: dispatch: ${count} elements need ${groups} workgroups, over ${maxDim}²`);
+      return [Math.ceil(groups / gy), gy];
+    };
+    const main = grid(plan.workgroups);
 
     if (k.gen !== s.gen) {
       // Compiled on a device that was since lost: rebuild on this one.
       k.entry = s.pipelines.getSync(k.source, kernel.inputs.length, kernel.outputs.length);
       k.gen = s.gen;
+      k.combineSources = undefined;
     }
     const device = s.acquired.device;
-    const uniform = s.uniforms.acquire(params.byteLength);
-    device.queue.writeBuffer(uniform, 0, params);
-    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform, offset: 0, size: params.byteLength } }];
-    [...ins, ...outs].forEach((b, i) => {
-      entries.push({ binding: 1 + i, resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.byteLength) } });
-    });
+    const uniforms: GPUBuffer[] = [];
+    const scratch: GPUBuffer[] = [];
+    const bind = (entry: PipelineEntry, values: Uint32Array<ArrayBuffer>, buffers: readonly { gpu: GPUBuffer; bytes: number }[]): GPUBindGroup => {
+      const uniform = s.uniforms.acquire(values.byteLength);
+      uniforms.push(uniform);
+      device.queue.writeBuffer(uniform, 0, values);
+      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform, offset: 0, size: values.byteLength } }];
+      buffers.forEach((b, i) => entries.push({ binding: 1 + i, resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.bytes) } }));
+      return device.createBindGroup({ layout: entry.layout, entries });
+    };
+    const outs2 = plan.partial ? treeOuts(kernel) : [];
+    const scratchFor = (chunks: number): { gpu: GPUBuffer; bytes: number }[] =>
+      outs2.map((o) => {
+        const bytes = partialLength(o, count, chunks) * ELEMENT_BYTES;
+        const gpu = s.storage.acquire(bytes);
+        scratch.push(gpu);
+        return { gpu, bytes };
+      });
+    const asBinding = (b: WebGPUBuffer): { gpu: GPUBuffer; bytes: number } => ({ gpu: b.gpu, bytes: b.byteLength });
+
     device.pushErrorScope("validation");
-    const bindGroup = device.createBindGroup({ layout: k.entry.layout, entries });
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
+    let partials = plan.partial ? scratchFor(plan.chunks) : [];
     pass.setPipeline(k.entry.pipeline);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(gx, gy);
+    pass.setBindGroup(0, bind(k.entry, params, [...ins.map(asBinding), ...(plan.partial ? partials : outs.map(asBinding))]));
+    pass.dispatchWorkgroups(main[0], main[1]);
+    this.counters.dispatches++;
+    if (plan.partial) {
+      k.combineSources ??= [combineToWGSL(kernel, false), combineToWGSL(kernel, true)];
+      const readsOffsets = combineReadsOffsets(kernel);
+      const rn = kernel.segment === undefined ? reducedCount(kernel, batchSizes) : 0;
+      for (let gin = plan.chunks; ; ) {
+        const gout = Math.ceil(gin / WGSL_COMBINE_CHUNK);
+        const final = gout === 1;
+        const source = k.combineSources[final ? 1 : 0];
+        const nIn = outs2.length + (final && readsOffsets ? 1 : 0);
+        const entry = s.pipelines.getSync(source, nIn, outs2.length);
+        const next = final ? outs.map(asBinding) : scratchFor(gout);
+        const inputs = [...partials, ...(final && readsOffsets ? [asBinding(ins[kernel.segment!.offsets]!)] : [])];
+        const [cx, cy] = grid(count * gout);
+        pass.setPipeline(entry.pipeline);
+        pass.setBindGroup(0, bind(entry, Uint32Array.of(count, gin, gout, rn >>> 0), [...inputs, ...next]));
+        pass.dispatchWorkgroups(cx, cy);
+        this.counters.dispatches++;
+        if (final) break;
+        partials = next;
+        gin = gout;
+      }
+    }
     pass.end();
     device.queue.submit([enc.finish()]);
     this.watch(device.popErrorScope(), s.gen);
-    // Queue order makes the uniform safe to reuse by the next writeBuffer at once.
-    s.uniforms.release(uniform);
-    this.counters.dispatches++;
+    // Queue order makes uniforms and scratch buffers safe to reuse by later writes at once.
+    for (const u of uniforms) s.uniforms.release(u);
+    for (const b of scratch) s.storage.release(b);
   }
 
   private watch(scope: Promise<GPUError | null>, gen: number): void {
