@@ -4,12 +4,12 @@
  * Batch sizes enter only here, as launch arguments.
  */
 import type { DType } from "../ir/dtype.js";
-import { BackendError } from "../ir/errors.js";
+import { BackendError, ShapeError } from "../ir/errors.js";
 import type { Node } from "../ir/graph.js";
 import { kernelKey, type Launch } from "../ir/kernel.js";
 import type { Schedule } from "../ir/schedule.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "../ir/shapes.js";
-import { prod } from "../ir/types.js";
+import { fmtTypeShape, prod } from "../ir/types.js";
 import type { Backend, CompiledKernel, DeviceBuffer, ShippedKernel } from "./backend.js";
 import { debugLog, debugOn } from "./debug.js";
 import { counters } from "./stats.js";
@@ -118,6 +118,24 @@ function sameLengths(a: ReadonlyMap<Node, number> | undefined, b: ReadonlyMap<No
   if (a === undefined || b === undefined) return a === b;
   for (const [n, v] of a) if (b.get(n) !== v) return false;
   return true;
+}
+
+/** Reductions that have no value over no elements (NumPy raises for them too). */
+const NO_EMPTY = new Set(["min", "max", "argmin", "argmax"]);
+
+/**
+ * Batch sizes are known only here, so this is where a min/max/argmin/argmax over an
+ * empty batch axis becomes a ShapeError (as over an empty base axis at trace time),
+ * never a silent ±Inf or 0. sum gives 0, prod 1, mean NaN, all true, any false.
+ */
+function checkEmptyReductions(order: readonly Node[], types: ReadonlyMap<Node, ConcreteType>): void {
+  for (const n of order) {
+    if (!NO_EMPTY.has(n.op)) continue;
+    const x = types.get(n.inputs[0]!)!;
+    for (const a of (n.attrs.batchAxes as readonly number[] | undefined) ?? []) {
+      if (x.batch[a] === 0) throw new ShapeError(`${n.op}: cannot reduce an empty batch axis ${a} of x ${fmtTypeShape(x)}`);
+    }
+  }
 }
 
 export class Program {
@@ -279,6 +297,7 @@ export class Program {
     const bound = new Map<Node, ConcreteType>();
     this.schedule.graph.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
     const types = inferConcrete(this.schedule.order, bound, lengths);
+    checkEmptyReductions(this.schedule.order, types);
     const plan: LaunchPlan = {
       outputs: this.schedule.steps.map((st) => {
         const outs = st.kind === "kernel" ? st.outputs : st.kind === "copy" ? [st.node] : [];

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { DTypeError, UnsupportedOpError } from "../../ir/errors.js";
 import { ix, type Kernel } from "../../ir/kernel.js";
-import { kernelToWGSL, outputCount, wgslLoopTrips, wgslWorkgroups, wgslParamLayout } from "../../codegen/wgsl.js";
+import { kernelToWGSL, outputCount, wgslLaunchPlan, wgslLoopTrips, wgslWorkgroups, wgslParamLayout } from "../../codegen/wgsl.js";
 
 const add3: Kernel = {
   batchRank: 2,
@@ -51,7 +51,7 @@ describe("kernelToWGSL", () => {
       }
       "
     `);
-    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], length: 6 });
+    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], chunks: 6, length: 7 });
   });
 
   it("gives one source for kernels that differ only in object identity", () => {
@@ -85,12 +85,15 @@ describe("kernelToWGSL", () => {
     expect(src).toContain("let rn = P.v[0].y * 5u;");
     expect(src).toContain("var<workgroup> wacc0");
     expect(src).toContain("workgroupBarrier();");
-    expect(src).toContain("acc0 / (f32(P.v[0].y) * 5.0f)");
+    // mean divides once, by the whole reduced count.
+    expect(src).toContain("wacc0[0] / f32(rn)");
     expect(outputCount(k, [7, 3])).toBe(3 * 4);
     expect(wgslWorkgroups(k, [7, 3])).toBe(3 * 4);
-    // The loop bound an adapter with a loop cap must check: ceil(7 * 5 / 64) iterations per thread.
-    expect(wgslLoopTrips(k, [7, 3], 0)).toBe(1);
-    expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(Math.ceil((700_000 * 5) / 64));
+    // Per thread: ceil(7 * 5 / 64) iterations, then log2(64) = 6 steps of the shared-memory tree.
+    expect(wgslLoopTrips(k, [7, 3], 0)).toBe(1 + 6);
+    // 3.5M reduced elements: chunks of 64 × 256 per workgroup, so 256 + 6 iterations per thread, not 54,688.
+    expect(wgslLaunchPlan(k, [700_000, 3])).toEqual({ count: 12, chunks: Math.ceil((700_000 * 5) / 16384), workgroups: 12 * 214, partial: true });
+    expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(256 + 6);
   });
 
   it("writes non-finite and extreme constants without const-expression errors", () => {
