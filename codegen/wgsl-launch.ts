@@ -93,6 +93,21 @@ export function wgslChunk(kernel: Kernel): number {
   return Math.max(1, Math.floor(MAIN_TRIPS / cost));
 }
 
+/**
+ * What bounds the loop of a segmented reduce kernel, whose rows' lengths are data:
+ * `packed` when the body reads packed values (a row is at most the packed length);
+ * `padded` when it reads only right-padded inputs (positions past the padded length M
+ * read 0, so the body is the same there and is folded once, in closed form); `none`
+ * when nothing it reads depends on the position (e.g. a count): closed form only.
+ * Map kernels always walk the row (they write every position).
+ */
+export function segmentRowBound(kernel: Kernel): "packed" | "padded" | "none" {
+  const loaded = new Set(kernel.exprs.flatMap((e) => (e.k === "load" ? [e.input] : [])));
+  if (kernel.inputs.some((inp, i) => inp.packed === true && loaded.has(i))) return "packed";
+  if (kernel.inputs.some((inp, i) => inp.padded === true && loaded.has(i))) return "padded";
+  return "none";
+}
+
 /** Partials one workgroup of a combine pass folds (see codegen/wgsl-combine.ts). */
 export const WGSL_COMBINE_CHUNK = WGSL_WORKGROUP_SIZE * TREE_TRIPS;
 

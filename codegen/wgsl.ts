@@ -27,7 +27,7 @@ import {
   ARITH, COMPARE, FLOAT_MATH, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
   castTo, checkDType, extreme, fail, literal, type Helper,
 } from "./wgsl-tables.js";
-import { WGSL_WORKGROUP_SIZE, treeReduction, wgslChunk, wgslParamLayout } from "./wgsl-launch.js";
+import { WGSL_WORKGROUP_SIZE, segmentRowBound, treeReduction, wgslChunk, wgslParamLayout } from "./wgsl-launch.js";
 import { emitPartialStore, emitSharedTree, fromShared, helperCode, initAccumulators, isArg as isArgOp, sharedDecls, treeOuts } from "./wgsl-combine.js";
 
 export {
@@ -350,15 +350,39 @@ export function kernelToWGSL(kernel: Kernel): string {
       const ad = isArg ? "int32" : accDType(out.reduce!, out.dtype);
       if (isArg) B.line(`var best: ${REG[vd]} = ${extreme(vd, false, use)};`);
       B.line(`var acc: ${REG[ad]} = ${isArg ? "0i" : REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
-      B.line(`let t0 = lo + min(hi - lo, g * ${C}u);`).line(`let t1 = lo + min(hi - lo, (g + 1u) * ${C}u);`);
-      B.open("for (var t = t0; t < t1; t = t + 1u) {");
-      emitBody();
-      if (isArg) {
-        B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
-      } else {
-        B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
+      const fold = (): void => {
+        if (isArg) {
+          B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
+        } else {
+          B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
+        }
+      };
+      // The loop walks the positions whose values depend on t (see `segmentRowBound`): the
+      // whole row when packed values are read; the first M (the padded length) when only a
+      // padded tensor is read; none when nothing depends on t. Past them every position
+      // gives the same value, folded once in closed form (n copies summed as value × n).
+      const bound = segmentRowBound(kernel);
+      const padded = kernel.inputs.flatMap((inp, i) => (inp.padded && loadsInput.has(i) ? [`m${i}`] : []));
+      const span = bound === "packed" ? "n" : bound === "padded" ? `min(n, ${padded.reduce((a, m) => `max(${a}, ${m})`)})` : "0u";
+      B.line("let n = hi - lo;").line(`let span = ${span};`);
+      if (bound !== "none") {
+        B.line(`let t0 = lo + min(span, g * ${C}u);`).line(`let t1 = lo + min(span, (g + 1u) * ${C}u);`);
+        B.open("for (var t = t0; t < t1; t = t + 1u) {");
+        emitBody();
+        fold();
+        B.close();
       }
-      B.close();
+      if (bound !== "packed") {
+        B.open("if (g == 0u && span < n) {");
+        B.line("let t = lo + span;");
+        emitBody();
+        if (out.reduce === "sum" || out.reduce === "mean") {
+          B.line(`acc = acc + ${castTo(`v${out.value}`, vd, ad, use)} * ${castTo("(n - span)", "uint32", ad, use)};`);
+        } else {
+          fold();
+        }
+        B.close();
+      }
       // Several chunks: this chunk's partial (mean: the sum), folded by combine passes (codegen/wgsl-combine.ts).
       B.open("if (chunks > 1u) {");
       B.line("let pk = gi * chunks + g;");

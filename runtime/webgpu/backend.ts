@@ -11,7 +11,7 @@
 import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
 import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
-import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount } from "../../codegen/wgsl-launch.js";
+import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount, segmentRowBound } from "../../codegen/wgsl-launch.js";
 import { combineReadsOffsets, combineToWGSL, partialLength, treeOuts } from "../../codegen/wgsl-combine.js";
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
@@ -103,6 +103,30 @@ function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float6
 
 function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(2)} MiB`;
+}
+
+/**
+ * The longest row a segmented kernel's loop may walk, from what the host knows: the
+ * packed inputs' lengths, a map kernel's output length (it writes every position), or
+ * for a reduce kernel reading only right-padded inputs their padded length M (past it
+ * the body is the same and folded in closed form, see `segmentRowBound`).
+ */
+function rowBound(kernel: Kernel, ins: readonly WebGPUBuffer[], outs: readonly WebGPUBuffer[], strides: Launch["inputBatchStrides"]): number {
+  const seg = kernel.segment;
+  if (seg === undefined || seg.mode === "pad") return 0;
+  let rows = 0;
+  kernel.inputs.forEach((inp, i) => {
+    if (inp.packed === true) rows = Math.max(rows, Math.ceil(ins[i]!.length / Math.max(1, numel(inp.baseShape))));
+  });
+  if (seg.mode === "map") return Math.max(rows, Math.ceil(outs[0]!.length / Math.max(1, numel(kernel.baseShape))));
+  const bound = segmentRowBound(kernel);
+  if (bound === "none") return 0;
+  if (bound === "packed") return rows;
+  kernel.inputs.forEach((inp, i) => {
+    const [s0, s1] = strides[i] ?? [];
+    if (inp.padded === true && s0 !== undefined && s1 !== undefined && s1 > 0) rows = Math.max(rows, Math.floor(s0 / s1));
+  });
+  return rows;
 }
 
 export class WebGPUBackend implements Backend {
@@ -399,8 +423,7 @@ export class WebGPUBackend implements Backend {
     // Long loops are cut into chunks (see wgslLaunchPlan): no invocation loops more than
     // WGSL_LOOP_BUDGET times, on any adapter; a reduction in chunks writes partials that
     // combine passes fold into the outputs.
-    const packed = kernel.inputs.map((inp, i) => (inp.packed === true ? Math.ceil(ins[i]!.length / Math.max(1, numel(inp.baseShape))) : 0));
-    const plan = wgslLaunchPlan(kernel, batchSizes, Math.max(0, ...packed));
+    const plan = wgslLaunchPlan(kernel, batchSizes, rowBound(kernel, ins, outs, inputBatchStrides));
     const invocations = plan.workgroups * WGSL_WORKGROUP_SIZE;
     if (invocations > 0xffffffff) {
       throw new BackendError(`webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks need ${invocations} invocations, over the 2^32 a launch can index; split the batch`);
