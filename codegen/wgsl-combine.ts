@@ -190,7 +190,7 @@ export function combineToWGSL(kernel: Kernel, final: boolean): string {
     emitPartialStore(B, outs, "gi * P.v.z + g");
   } else {
     if (needOffsets) {
-      B.line(`let b0 = gi / ${numel(kernel.baseShape)}u;`);
+      B.line(`let b0 = gi / ${Math.max(1, numel(kernel.baseShape))}u;`);
       B.line("let rows = u32(offs[b0 + 1u]) - u32(offs[b0]);");
     }
     outs.forEach((o, j) => {

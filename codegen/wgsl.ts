@@ -119,7 +119,8 @@ export function kernelToWGSL(kernel: Kernel): string {
   const keptBatch = Array.from({ length: batchRank }, (_, a) => a).filter((a) => !reducedBatch.has(a));
   const kept: { name: string; size: string }[] = [
     ...keptBatch.map((a) => ({ name: `b${a}`, size: param(layout.batchSizes + a) })),
-    ...keptBase.map((a) => ({ name: `x${a}`, size: `${baseShape[a]}u` })),
+    // An empty base axis means no output elements (the kernel returns above); 1 keeps `% 0u` out of the source.
+    ...keptBase.map((a) => ({ name: `x${a}`, size: `${Math.max(1, baseShape[a]!)}u` })),
   ];
   if (kept.length > 0) {
     B.line(`var r = gi;`);
@@ -281,13 +282,15 @@ export function kernelToWGSL(kernel: Kernel): string {
     // This workgroup's chunk of the reduced space: [r0, r1).
     const chunk = wgslChunk(kernel);
     B.line(`let rn = ${reduced.map((x) => x.size).join(" * ")};`);
+    // An empty reduced base axis makes rn 0 (no iteration); 1 keeps `% 0u` out of the source.
+    const divisor = (x: { size: string }): string => (x.size === "0u" ? "1u" : x.size);
     B.line(`let r0 = g * ${chunk}u;`).line(`let r1 = min(rn, r0 + ${chunk}u);`);
     B.open(`for (var ri = r0 + lid; ri < r1; ri = ri + ${W}u) {`);
     B.line(`var rq = ri;`);
     for (let i = reduced.length - 1; i >= 0; i--) {
-      const { name, size } = reduced[i]!;
+      const { name } = reduced[i]!;
       if (i === 0) B.line(`let ${name} = rq;`);
-      else B.line(`let ${name} = rq % ${size};`).line(`rq = rq / ${size};`);
+      else B.line(`let ${name} = rq % ${divisor(reduced[i]!)};`).line(`rq = rq / ${divisor(reduced[i]!)};`);
     }
     emitBody();
     kernel.outputs.forEach((out, j) => {
