@@ -112,7 +112,7 @@ export function segmentRowBound(kernel: Kernel): "packed" | "padded" | "none" {
 export const WGSL_COMBINE_CHUNK = WGSL_WORKGROUP_SIZE * TREE_TRIPS;
 
 export interface WGSLLaunchPlan {
-  /** Output elements (invocations, or workgroups of a tree reduction, that do work per chunk). */
+  /** Output elements (invocations, or workgroups of a tree reduction, that do work per chunk); packed positions × base for a map. */
   readonly count: number;
   /** Chunks per output element (the `chunks` parameter); 1 unless a reduced space or row is long. */
   readonly chunks: number;
@@ -120,22 +120,48 @@ export interface WGSLLaunchPlan {
   readonly workgroups: number;
   /** Whether the launch writes partials (chunks > 1 on a reducing kernel), folded by combine passes. */
   readonly partial: boolean;
+  /**
+   * Segmented reduce over packed values whose rows may be longer than a chunk: the
+   * number of chunk-long windows of the packed positions (0 when no row can be long).
+   * Then the rows pass finishes the short rows only, a windows pass (the same kernel,
+   * `chunks` = 2) folds each long row's chunks into partials (two slots per window: at
+   * most one row's chunk starts in a window besides the first chunk of a row starting
+   * there), and a row-combine pass folds a long row's partials (see wgsl-combine.ts),
+   * in `rowChunks` parts per row, folded in turn by combine passes.
+   */
+  readonly windows: number;
+  readonly rowChunks: number;
 }
+
+/** Partials one workgroup of a row-combine pass folds (a long row's chunk partials). */
+export const WGSL_ROW_COMBINE_CHUNK = WGSL_WORKGROUP_SIZE * TREE_TRIPS;
 
 /**
  * How a launch is cut so that no invocation loops more than `WGSL_LOOP_BUDGET` times.
- * `packedRows` bounds a row's length (the packed input's length) for segmented kernels.
+ * `packedRows` bounds a row's length for segmented kernels (packed positions; for a
+ * reduce reading only padded inputs, their padded length; for a map, its output rows).
  */
 export function wgslLaunchPlan(kernel: Kernel, batchSizes: readonly number[], packedRows = 0): WGSLLaunchPlan {
   const count = outputCount(kernel, batchSizes);
   const seg = kernel.segment;
+  const C = wgslChunk(kernel);
+  const plain = { windows: 0, rowChunks: 0 };
+  if (seg?.mode === "map") {
+    // One invocation per packed position and base point; each finds its row by binary search.
+    const n = packedRows * numel(kernel.baseShape);
+    return { count: n, chunks: 1, workgroups: Math.ceil(n / WGSL_WORKGROUP_SIZE), partial: false, ...plain };
+  }
+  if (seg?.mode === "reduce" && segmentRowBound(kernel) === "packed") {
+    const windows = packedRows > C ? Math.ceil(packedRows / C) : 0;
+    return { count, chunks: 1, workgroups: Math.ceil(count / WGSL_WORKGROUP_SIZE), partial: false, windows, rowChunks: Math.max(1, Math.ceil(windows / WGSL_ROW_COMBINE_CHUNK)) };
+  }
   let span = 0;
   if (seg !== undefined) span = seg.mode === "pad" ? (seg.maxN === -1 ? batchSizes[1]! : (seg.maxN ?? 0)) : packedRows;
   else if (treeReduction(kernel)) span = reducedCount(kernel, batchSizes);
-  const chunks = Math.max(1, Math.ceil(span / wgslChunk(kernel)));
+  const chunks = Math.max(1, Math.ceil(span / C));
   const workgroups = treeReduction(kernel) ? count * chunks : Math.ceil((count * chunks) / WGSL_WORKGROUP_SIZE);
   const partial = chunks > 1 && kernel.reduce !== null && (seg === undefined || seg.mode === "reduce");
-  return { count, chunks, workgroups, partial };
+  return { count, chunks, workgroups, partial, ...plain };
 }
 
 /** Reduced elements per output element: reduced batch sizes × reduced base sizes. */
@@ -154,8 +180,9 @@ export function wgslLoopTrips(kernel: Kernel, batchSizes: readonly number[], pac
   const { chunks } = wgslLaunchPlan(kernel, batchSizes, packedRows);
   const seg = kernel.segment;
   if (seg !== undefined) {
-    const span = seg.mode === "pad" ? (seg.maxN === -1 ? batchSizes[1]! : (seg.maxN ?? 0)) : packedRows;
-    return Math.min(Math.ceil(span / chunks), wgslChunk(kernel)) * cost;
+    // A chunk of positions, plus at most 32 steps of a binary search for a row.
+    const span = seg.mode === "pad" ? (seg.maxN === -1 ? batchSizes[1]! : (seg.maxN ?? 0)) : seg.mode === "map" ? 1 : packedRows;
+    return Math.min(Math.ceil(span / chunks), wgslChunk(kernel)) * cost + 32;
   }
   if (kernel.reduce === null) return cost - 1;
   if (!treeReduction(kernel)) return baseLoopTrips(kernel);

@@ -104,10 +104,14 @@ export function kernelToWGSL(kernel: Kernel): string {
   // A tree reduction gives each output element and chunk a whole workgroup (gi is uniform in it).
   // Tree reductions and segmented kernels split their long loop into P.chunks chunks
   // (chunk g of element gi), so that no invocation loops more than a bounded number of times.
-  const chunked = tree || kernel.segment !== undefined;
+  // (A map runs one invocation per packed position; a reduce over packed values reads
+  // `chunks` as its pass, see `WGSLLaunchPlan.windows`.)
+  const seg0 = kernel.segment;
+  const unchunkedSegment = seg0 !== undefined && (seg0.mode === "map" || (seg0.mode === "reduce" && segmentRowBound(kernel) === "packed"));
   const gw = tree ? `wid.y * nwg.x + wid.x` : `(wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid`;
-  if (chunked) {
-    B.line(`let gw = ${gw};`).line(`let chunks = ${param(layout.chunks)};`);
+  if (tree || seg0 !== undefined) B.line(`let chunks = ${param(layout.chunks)};`);
+  if ((tree || seg0 !== undefined) && !unchunkedSegment) {
+    B.line(`let gw = ${gw};`);
     B.line(`let gi = gw / chunks;`).line(`let g = gw % chunks;`);
   } else {
     B.line(`let gi = ${gw};`);
@@ -118,7 +122,8 @@ export function kernelToWGSL(kernel: Kernel): string {
   const keptBase = baseShape.map((_, a) => a).filter((a) => !reducedBase.has(a));
   const keptBatch = Array.from({ length: batchRank }, (_, a) => a).filter((a) => !reducedBatch.has(a));
   const kept: { name: string; size: string }[] = [
-    ...keptBatch.map((a) => ({ name: `b${a}`, size: param(layout.batchSizes + a) })),
+    // Segmented kernels: the first index is the row (or packed position, or window) `bq`; the row b0 follows from it.
+    ...keptBatch.map((a) => ({ name: kernel.segment !== undefined ? "bq" : `b${a}`, size: param(layout.batchSizes + a) })),
     // An empty base axis means no output elements (the kernel returns above); 1 keeps `% 0u` out of the source.
     ...keptBase.map((a) => ({ name: `x${a}`, size: `${Math.max(1, baseShape[a]!)}u` })),
   ];
@@ -330,14 +335,43 @@ export function kernelToWGSL(kernel: Kernel): string {
   if (kernel.segment !== undefined) {
     const seg = kernel.segment;
     const out = kernel.outputs[0]!;
-    // Chunk g of a row covers positions [g * C, (g + 1) * C) of it (of the padded row for pad).
     const C = wgslChunk(kernel);
     const S = numel(baseShape);
     let flat: IndexExpr = ix.c(0);
     contiguousStrides(baseShape).forEach((st, a) => (flat = ix.add(flat, ix.mul(ix.v(a), ix.c(st)))));
     const at = indexCode(flat, baseShape.length);
     const store = (v: string): string => (out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v);
-    B.line(`let lo = u32(in${seg.offsets}[b0]);`);
+    const offs = `in${seg.offsets}`;
+    const bound = seg.mode === "reduce" ? segmentRowBound(kernel) : "none";
+    // A reduce over packed values runs in passes (see `WGSLLaunchPlan.windows`): the rows
+    // pass (chunks = 1) and the windows pass (chunks = 2) of the same kernel.
+    const windowed = seg.mode === "reduce" && bound === "packed";
+    /** `b0` = the row holding packed position `pos`: the last row whose offset is <= pos (at most 32 halvings). */
+    const findRow = (pos: string): void => {
+      B.line(`var ra = 0u;`).line(`var rz = ${param(layout.batchSizes)} - 1u;`);
+      B.open(`for (var it = 0u; it < 32u && ra + 1u < rz; it = it + 1u) {`);
+      B.line("let mid = (ra + rz) / 2u;");
+      B.line(`if (u32(${offs}[mid]) <= ${pos}) { ra = mid; } else { rz = mid; }`);
+      B.close();
+      B.line("b0 = ra;");
+    };
+    if (seg.mode === "map") {
+      // One invocation per packed position t (and base point).
+      B.line("let t = bq;").line("var b0 = 0u;");
+      findRow("t");
+    } else if (windowed) {
+      B.line("let phase = chunks;").line("let w = bq / 2u;").line("var b0 = bq;");
+      B.open("if (phase == 2u) {");
+      // Window w covers positions [w C, (w + 1) C); slot 0 the row holding its first position, slot 1 its last.
+      B.line(`let packedN = u32(${offs}[${param(layout.batchSizes)} - 1u]);`);
+      B.line(`if (w * ${C}u >= packedN) { return; }`);
+      B.line(`let pos = select(w * ${C}u, min(packedN, (w + 1u) * ${C}u) - 1u, bq % 2u == 1u);`);
+      findRow("pos");
+      B.close();
+    } else {
+      B.line("let b0 = bq;");
+    }
+    B.line(`let lo = u32(${offs}[b0]);`);
     kernel.inputs.forEach((inp, i) => {
       // Plain strides for padded inputs: s0 = M·base, s1 = base, so M = s0 / s1.
       if (inp.padded) {
@@ -346,7 +380,7 @@ export function kernelToWGSL(kernel: Kernel): string {
         B.line(`let m${i} = select(0u, ${s0} / max(${s1}, 1u), ${s1} > 0u);`);
       }
     });
-    B.line(`let hi = u32(in${seg.offsets}[b0 + 1u]);`);
+    B.line(`let hi = u32(${offs}[b0 + 1u]);`);
     if (seg.mode === "reduce") {
       const vd = exprs[out.value]!.dtype;
       const isArg = out.reduce === "argmax";
@@ -360,22 +394,47 @@ export function kernelToWGSL(kernel: Kernel): string {
           B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
         }
       };
-      // The loop walks the positions whose values depend on t (see `segmentRowBound`): the
-      // whole row when packed values are read; the first M (the padded length) when only a
-      // padded tensor is read; none when nothing depends on t. Past them every position
-      // gives the same value, folded once in closed form (n copies summed as value × n).
-      const bound = segmentRowBound(kernel);
-      const padded = kernel.inputs.flatMap((inp, i) => (inp.padded && loadsInput.has(i) ? [`m${i}`] : []));
-      const span = bound === "packed" ? "n" : bound === "padded" ? `min(n, ${padded.reduce((a, m) => `max(${a}, ${m})`)})` : "0u";
-      B.line("let n = hi - lo;").line(`let span = ${span};`);
-      if (bound !== "none") {
-        B.line(`let t0 = lo + min(span, g * ${C}u);`).line(`let t1 = lo + min(span, (g + 1u) * ${C}u);`);
+      const partial = (pk: string): void => {
+        B.line(`let pk = ${pk};`);
+        if (isArg) B.line("out0[2u * pk] = bitcast<i32>(best);").line("out0[2u * pk + 1u] = acc;");
+        else B.line(`out0[pk] = ${ad === "bool" ? castTo("acc", "bool", "uint32", use) : "acc"};`);
+      };
+      B.line("let n = hi - lo;");
+      if (windowed) {
+        // Rows pass: rows of at most C positions, whole. Windows pass: one chunk of a long
+        // row, its partial in slot gi; a row-combine pass (codegen/wgsl-combine.ts) finishes long rows.
+        B.line("var t0 = lo;").line("var t1 = hi;");
+        B.open("if (phase == 1u) {").line(`if (n > ${C}u) { return; }`);
+        B.close().open("else if (bq % 2u == 0u) {");
+        B.line(`let k = (w * ${C}u - lo + ${C - 1}u) / ${C}u;`);
+        B.line(`t0 = lo + k * ${C}u;`).line(`t1 = min(hi, t0 + ${C}u);`);
+        B.line("if (k == 0u || t0 >= hi) { return; }");
+        B.close().open("else {");
+        B.line(`if (lo < w * ${C}u || n <= ${C}u) { return; }`).line(`t1 = lo + ${C}u;`);
+        B.close();
         B.open("for (var t = t0; t < t1; t = t + 1u) {");
         emitBody();
         fold();
         B.close();
-      }
-      if (bound !== "packed") {
+        B.open("if (phase == 2u) {");
+        partial("gi");
+        B.line("return;");
+        B.close();
+      } else {
+        // The loop walks the positions whose values depend on t (see `segmentRowBound`): the
+        // first M (the padded length) when only padded tensors are read; none when nothing
+        // depends on t. Past them every position gives the same value, folded once in
+        // closed form (n copies summed as value × n). Chunk g of a row: positions [g C, (g + 1) C).
+        const padded = kernel.inputs.flatMap((inp, i) => (inp.padded && loadsInput.has(i) ? [`m${i}`] : []));
+        const span = bound === "padded" ? `min(n, ${padded.reduce((a, m) => `max(${a}, ${m})`)})` : "0u";
+        B.line(`let span = ${span};`);
+        if (bound !== "none") {
+          B.line(`let t0 = lo + min(span, g * ${C}u);`).line(`let t1 = lo + min(span, (g + 1u) * ${C}u);`);
+          B.open("for (var t = t0; t < t1; t = t + 1u) {");
+          emitBody();
+          fold();
+          B.close();
+        }
         B.open("if (g == 0u && span < n) {");
         B.line("let t = lo + span;");
         emitBody();
@@ -385,30 +444,26 @@ export function kernelToWGSL(kernel: Kernel): string {
           fold();
         }
         B.close();
+        // Several chunks: this chunk's partial (mean: the sum), folded by combine passes (codegen/wgsl-combine.ts).
+        B.open("if (chunks > 1u) {");
+        partial("gi * chunks + g");
+        B.line("return;");
+        B.close();
       }
-      // Several chunks: this chunk's partial (mean: the sum), folded by combine passes (codegen/wgsl-combine.ts).
-      B.open("if (chunks > 1u) {");
-      B.line("let pk = gi * chunks + g;");
-      if (isArg) B.line("out0[2u * pk] = bitcast<i32>(best);").line("out0[2u * pk + 1u] = acc;");
-      else B.line(`out0[pk] = ${ad === "bool" ? castTo("acc", "bool", "uint32", use) : "acc"};`);
-      B.line("return;");
-      B.close();
       let v = "acc";
-      if (out.reduce === "mean") v = `acc / f32(hi - lo)`;
+      if (out.reduce === "mean") v = `acc / f32(n)`;
       if (!isArg) v = castTo(v, ad, out.dtype, use);
       B.line(`out0[gi] = ${store(v)};`);
     } else if (seg.mode === "map") {
-      B.line(`let t0 = lo + min(hi - lo, g * ${C}u);`).line(`let t1 = lo + min(hi - lo, (g + 1u) * ${C}u);`);
-      B.open("for (var t = t0; t < t1; t = t + 1u) {");
       emitBody();
       B.line(`out0[t * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
-      B.close();
     } else {
       // maxN -1: pad to the longest row, a run-time size (the launch's second batch size).
       if (seg.maxN === -1) B.line(`let maxN = ${param(layout.batchSizes + 1)};`);
       const maxN = seg.maxN! >= 0 ? `${seg.maxN}u` : "maxN";
       B.line(`let len = min(hi - lo, ${maxN});`);
       B.line(`let start = ${seg.left ? `${maxN} - len` : "0u"};`);
+      // Chunk g of a padded row: positions [g C, (g + 1) C).
       B.line(`let n1 = min(${maxN}, (g + 1u) * ${C}u);`);
       B.open(`for (var n = min(${maxN}, g * ${C}u); n < n1; n = n + 1u) {`);
       B.line("let inside = n >= start && n < start + len;");

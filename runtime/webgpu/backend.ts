@@ -12,7 +12,13 @@ import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
 import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, treeReduction, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
 import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount, segmentRowBound } from "../../codegen/wgsl-launch.js";
-import { combineReadsOffsets, combineToWGSL, partialLength, treeOuts } from "../../codegen/wgsl-combine.js";
+import { combineReadsOffsets, combineToWGSL, partialLength, rowCombineToWGSL, treeOuts } from "../../codegen/wgsl-combine.js";
+
+/** A storage buffer bound to a kernel: the buffer and the bytes the kernel may see. */
+interface Binding {
+  readonly gpu: GPUBuffer;
+  readonly bytes: number;
+}
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
@@ -86,6 +92,8 @@ class WebGPUBuffer implements DeviceBuffer {
 class WebGPUKernel implements CompiledKernel {
   /** Sources of the combine kernels (partials to partials, partials to outputs), made on first need. */
   combineSources?: readonly [string, string];
+  /** Source of the row-combine kernel of a segmented reduce over packed values, made on first need. */
+  rowCombineSource?: string;
   constructor(
     readonly kernel: Kernel,
     readonly source: string,
@@ -118,7 +126,8 @@ function rowBound(kernel: Kernel, ins: readonly WebGPUBuffer[], outs: readonly W
   kernel.inputs.forEach((inp, i) => {
     if (inp.packed === true) rows = Math.max(rows, Math.ceil(ins[i]!.length / Math.max(1, numel(inp.baseShape))));
   });
-  if (seg.mode === "map") return Math.max(rows, Math.ceil(outs[0]!.length / Math.max(1, numel(kernel.baseShape))));
+  // A map writes every packed position: its output has exactly the packed rows.
+  if (seg.mode === "map") return numel(kernel.baseShape) === 0 ? 0 : Math.floor(outs[0]!.length / numel(kernel.baseShape));
   const bound = segmentRowBound(kernel);
   if (bound === "none") return 0;
   if (bound === "packed") return rows;
@@ -434,6 +443,8 @@ export class WebGPUBackend implements Backend {
     if (indexed > 0xffffffff) {
       throw new BackendError(`webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks each need ${indexed} indices, over the 2^32 a launch can count; split the batch`);
     }
+    if (plan.workgroups === 0) return; // e.g. a map over rows that are all empty
+    params[layout.count] = plan.count;
     params[layout.chunks] = plan.chunks;
     const maxDim = s.acquired.limits.maxComputeWorkgroupsPerDimension;
     const grid = (groups: number): [number, number] => {
@@ -441,64 +452,77 @@ export class WebGPUBackend implements Backend {
       if (gy > maxDim) throw new BackendError(`webgpu: dispatch: ${count} elements need ${groups} workgroups, over ${maxDim}²`);
       return [Math.ceil(groups / gy), gy];
     };
-    const main = grid(plan.workgroups);
 
     if (k.gen !== s.gen) {
       // Compiled on a device that was since lost: rebuild on this one.
       k.entry = s.pipelines.getSync(k.source, kernel.inputs.length, kernel.outputs.length);
       k.gen = s.gen;
-      k.combineSources = undefined;
     }
     const device = s.acquired.device;
     const uniforms: GPUBuffer[] = [];
     const scratch: GPUBuffer[] = [];
-    const bind = (entry: PipelineEntry, values: Uint32Array<ArrayBuffer>, buffers: readonly { gpu: GPUBuffer; bytes: number }[]): GPUBindGroup => {
-      const uniform = s.uniforms.acquire(values.byteLength);
-      uniforms.push(uniform);
-      device.queue.writeBuffer(uniform, 0, values);
-      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform, offset: 0, size: values.byteLength } }];
-      buffers.forEach((b, i) => entries.push({ binding: 1 + i, resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.bytes) } }));
-      return device.createBindGroup({ layout: entry.layout, entries });
-    };
-    const outs2 = plan.partial ? treeOuts(kernel) : [];
-    const scratchFor = (chunks: number): { gpu: GPUBuffer; bytes: number }[] =>
+    const outs2 = plan.partial || plan.windows > 0 ? treeOuts(kernel) : [];
+    /** Scratch buffers for `count` elements × `chunks` partials of each output. */
+    const scratchFor = (count: number, chunks: number): Binding[] =>
       outs2.map((o) => {
         const bytes = partialLength(o, count, chunks) * ELEMENT_BYTES;
         const gpu = s.storage.acquire(bytes);
         scratch.push(gpu);
         return { gpu, bytes };
       });
-    const asBinding = (b: WebGPUBuffer): { gpu: GPUBuffer; bytes: number } => ({ gpu: b.gpu, bytes: b.byteLength });
+    const asBinding = (b: WebGPUBuffer): Binding => ({ gpu: b.gpu, bytes: b.byteLength });
+    const offsets = kernel.segment !== undefined ? [asBinding(ins[kernel.segment.offsets]!)] : [];
 
     device.pushErrorScope("validation");
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
-    let partials = plan.partial ? scratchFor(plan.chunks) : [];
-    pass.setPipeline(k.entry.pipeline);
-    pass.setBindGroup(0, bind(k.entry, params, [...ins.map(asBinding), ...(plan.partial ? partials : outs.map(asBinding))]));
-    pass.dispatchWorkgroups(main[0], main[1]);
-    this.counters.dispatches++;
-    if (plan.partial) {
+    const run = (entry: PipelineEntry, values: Uint32Array<ArrayBuffer>, buffers: readonly Binding[], groups: number): void => {
+      const uniform = s.uniforms.acquire(values.byteLength);
+      uniforms.push(uniform);
+      device.queue.writeBuffer(uniform, 0, values);
+      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform, offset: 0, size: values.byteLength } }];
+      buffers.forEach((b, i) => entries.push({ binding: 1 + i, resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.bytes) } }));
+      const [gx, gy] = grid(groups);
+      pass.setPipeline(entry.pipeline);
+      pass.setBindGroup(0, device.createBindGroup({ layout: entry.layout, entries }));
+      pass.dispatchWorkgroups(gx, gy);
+      this.counters.dispatches++;
+    };
+    /** Combine passes folding `gin` partials per output element into the outputs. */
+    const combine = (partials: Binding[], gin: number): void => {
       k.combineSources ??= [combineToWGSL(kernel, false), combineToWGSL(kernel, true)];
       const readsOffsets = combineReadsOffsets(kernel);
       const rn = kernel.segment === undefined ? reducedCount(kernel, batchSizes) : 0;
-      for (let gin = plan.chunks; ; ) {
+      for (;;) {
         const gout = Math.ceil(gin / WGSL_COMBINE_CHUNK);
         const final = gout === 1;
-        const source = k.combineSources[final ? 1 : 0];
-        const nIn = outs2.length + (final && readsOffsets ? 1 : 0);
-        const entry = s.pipelines.getSync(source, nIn, outs2.length);
-        const next = final ? outs.map(asBinding) : scratchFor(gout);
-        const inputs = [...partials, ...(final && readsOffsets ? [asBinding(ins[kernel.segment!.offsets]!)] : [])];
-        const [cx, cy] = grid(count * gout);
-        pass.setPipeline(entry.pipeline);
-        pass.setBindGroup(0, bind(entry, Uint32Array.of(count, gin, gout, rn >>> 0), [...inputs, ...next]));
-        pass.dispatchWorkgroups(cx, cy);
-        this.counters.dispatches++;
-        if (final) break;
+        const entry = s.pipelines.getSync(k.combineSources[final ? 1 : 0], outs2.length + (final && readsOffsets ? 1 : 0), outs2.length);
+        const next = final ? outs.map(asBinding) : scratchFor(count, gout);
+        run(entry, Uint32Array.of(count, gin, gout, rn >>> 0), [...partials, ...(final && readsOffsets ? offsets : []), ...next], count * gout);
+        if (final) return;
         partials = next;
         gin = gout;
       }
+    };
+
+    const partials = plan.partial ? scratchFor(count, plan.chunks) : [];
+    run(k.entry, params, [...ins.map(asBinding), ...(plan.partial ? partials : outs.map(asBinding))], plan.workgroups);
+    if (plan.partial) combine(partials, plan.chunks);
+    if (plan.windows > 0) {
+      // Long rows of a segmented reduce: the windows pass (the same kernel), then the row-combine pass.
+      const S = Math.max(1, numel(kernel.baseShape));
+      const slots = plan.windows * 2 * S;
+      const windowParams = params.slice();
+      windowParams[layout.count] = slots;
+      windowParams[layout.chunks] = 2;
+      const windowPartials = scratchFor(slots, 1);
+      run(k.entry, windowParams, [...ins.map(asBinding), ...windowPartials], Math.ceil(slots / WGSL_WORKGROUP_SIZE));
+      k.rowCombineSource ??= rowCombineToWGSL(kernel);
+      const entry = s.pipelines.getSync(k.rowCombineSource, 2, 1);
+      const parts = plan.rowChunks;
+      const rowPartials = parts > 1 ? scratchFor(count, parts) : outs.map(asBinding);
+      run(entry, Uint32Array.of(count, parts, 0, 0), [...windowPartials, ...offsets, ...rowPartials], count * parts);
+      if (parts > 1) combine(rowPartials, parts);
     }
     pass.end();
     device.queue.submit([enc.finish()]);
