@@ -175,6 +175,33 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
     });
   });
 
+  it("rows around the chunk length (2048), adjacent long rows, ties and NaN: the same as the JS backend", async () => {
+    const lengths = [2048, 2049, 1, 0, 5000, 7000, 3, 4097, 1, 2047];
+    const offsets = Int32Array.from(lengths.reduce((o, n) => [...o, o[o.length - 1]! + n], [0]));
+    const T = offsets[offsets.length - 1]!;
+    const r = rng(5);
+    // Few distinct values: many ties across chunks; NaN in two long rows (one at its very end).
+    const v = Float32Array.from({ length: T * 2 }, () => Math.floor(r() * 7) - 3);
+    v[2 * (offsets[4]! + 3000) + 1] = NaN;
+    v[2 * (offsets[8]! - 1)] = NaN;
+    const make = (): JaggedTensor => new JaggedTensor(fromTypedArray(v, [T, 2], { batchDim: 1 }), fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }));
+    const ops = (x: JaggedTensor): Tensor[] => [x.sum(), x.mean(), x.count(), x.add(fromTypedArray(Float32Array.from({ length: lengths.length * 2 }, (_, i) => i), [lengths.length, 2], { batchDim: 1 })).values];
+    const nonEmpty = (x: JaggedTensor): Tensor[] => [x.max(), x.min(), x.argmax()];
+    setBackend("js");
+    const want = await Promise.all(ops(make()).map((t) => t.data()));
+    // Rows without entries have no max/min/argmax to compare: only the others (2 base points each).
+    const keep = (d: ArrayLike<number>): number[] => Array.from(d).filter((_, i) => lengths[i >> 1]! > 0);
+    const wantNE = (await Promise.all(nonEmpty(make()).map((t) => t.data()))).map(keep);
+    const [got, gotNE] = await on(async () => [
+      await Promise.all(ops(make()).map((t) => t.data())),
+      (await Promise.all(nonEmpty(make()).map((t) => t.data()))).map(keep),
+    ]);
+    got.forEach((g, i) => expect(closeTo(g, want[i]!, i === 1 ? 1e-6 : 0, 0), `output ${i}`).toBeNull());
+    gotNE.forEach((g, i) => expect(closeTo(g, wantNE[i]!, 0, 0), `output ${i}`).toBeNull());
+    // By hand: row 4 (5000 long) has its NaN at 3000 (argmax there), row 7 ends with a NaN in base point 0.
+    expect([gotNE[2]![2 * 3 + 1], gotNE[2]![2 * 6]]).toEqual([3000, 4096]);
+  });
+
   it("reductions of a padded tensor read back along 100,000-long rows (shorter and longer than the padding)", async () => {
     await on(async () => {
       const lengths = [3, 100_000, 1, 5];
