@@ -4,7 +4,10 @@
  * One invocation per output element (a point of the non-reduced space); reduced
  * axes become loops inside the invocation. Kernels that reduce batch axes (run-time
  * sizes, possibly huge) instead give each output element a workgroup whose threads
- * share the reduced elements and combine them in shared memory (`treeReduction`). Everything that depends on a batch
+ * share the reduced elements and combine them in shared memory (`treeReduction`); so do
+ * base reductions too long for one loop. No invocation loops more than a bounded number
+ * of times (`WGSL_LOOP_BUDGET`): long reductions and rows are cut into chunks whose
+ * partials combine passes fold (codegen/wgsl-combine.ts). Everything that depends on a batch
  * size travels in the uniform `P` (see `wgslParamLayout`), never in the source,
  * so one shader module serves every batch size. Base sizes and strides are
  * folded in as constants.
