@@ -9,6 +9,7 @@
  */
 import { expect, it } from "vitest";
 import { combineToWGSL, kernelToWGSL, WGSL_LOOP_BUDGET, wgslLaunchPlan, wgslLoopTrips } from "../../codegen/wgsl.js";
+import { rowCombineToWGSL } from "../../codegen/wgsl-combine.js";
 import { ix, type Kernel } from "../../ir/kernel.js";
 import { registerBackend } from "../../src/backend.js";
 import { fromTypedArray, jit, JaggedTensor, setBackend, type Tensor } from "../../src/index.js";
@@ -72,6 +73,39 @@ it("no invocation loops more than WGSL_LOOP_BUDGET times, whatever the sizes", (
   // The combine kernels of a reduction loop a bounded number of times too (a fixed chunk per workgroup).
   expect(combineToWGSL(batch, false)).toContain("let r1 = min(P.v.y, r0 + 16384u);");
 });
+
+/** Raw device helpers: buffers, one dispatch of a WGSL source (uniform first), read-back. */
+function raw(device: GPUDevice) {
+  const buffer = (data: ArrayBufferView<ArrayBuffer> | number): GPUBuffer => {
+    const size = typeof data === "number" ? data : data.byteLength;
+    const b = device.createBuffer({ size, usage: 0x80 | 0x4 | 0x8 | 0x40 });
+    if (typeof data !== "number") device.queue.writeBuffer(b, 0, data);
+    return b;
+  };
+  const run = (code: string, params: number[], bufs: GPUBuffer[], groups: number): void => {
+    const module = device.createShaderModule({ code });
+    const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+    const entries = [buffer(Uint32Array.from(params)), ...bufs].map((b, i) => ({ binding: i, resource: { buffer: b } }));
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+    pass.dispatchWorkgroups(groups);
+    pass.end();
+    device.queue.submit([enc.finish()]);
+  };
+  const read = async (b: GPUBuffer): Promise<ArrayBuffer> => {
+    const st = device.createBuffer({ size: b.size, usage: 0x1 | 0x8 });
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(b, 0, st, 0, b.size);
+    device.queue.submit([enc.finish()]);
+    await st.mapAsync(1);
+    const copy = st.getMappedRange().slice(0);
+    st.destroy();
+    return copy;
+  };
+  return { buffer, run, read };
+}
 
 describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
   const on = <T>(f: () => Promise<T>): Promise<T> => {
@@ -270,43 +304,63 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
       f[0] = v;
       pairs[2 * k] = bits[0]!;
     }
-    const device = gpu.device;
-    const buffer = (data: ArrayBufferView<ArrayBuffer> | number): GPUBuffer => {
-      const size = typeof data === "number" ? data : data.byteLength;
-      const b = device.createBuffer({ size, usage: 0x80 | 0x4 | 0x8 | 0x40 });
-      if (typeof data !== "number") device.queue.writeBuffer(b, 0, data);
-      return b;
-    };
-    const run = (final: boolean, params: number[], bufs: GPUBuffer[], groups: number): void => {
-      const module = device.createShaderModule({ code: combineToWGSL(kernel, final) });
-      const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
-      const entries = [buffer(Uint32Array.from(params)), ...bufs].map((b, i) => ({ binding: i, resource: { buffer: b } }));
-      const enc = device.createCommandEncoder();
-      const pass = enc.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
-      pass.dispatchWorkgroups(groups);
-      pass.end();
-      device.queue.submit([enc.finish()]);
-    };
+    const { buffer, run, read } = raw(gpu.device);
     const [s0, p0] = [buffer(sums), buffer(pairs)];
     const [s1, p1] = [buffer(2 * 2 * 4), buffer(2 * 2 * 2 * 4)];
     const [out0, out1] = [buffer(2 * 4), buffer(2 * 4)];
-    run(false, [2, G, 2, 0], [s0, p0, s1, p1], 4);
-    run(true, [2, 2, 1, 0], [s1, p1, out0, out1], 2);
-    const read = async (b: GPUBuffer): Promise<ArrayBuffer> => {
-      const st = device.createBuffer({ size: b.size, usage: 0x1 | 0x8 });
-      const enc = device.createCommandEncoder();
-      enc.copyBufferToBuffer(b, 0, st, 0, b.size);
-      device.queue.submit([enc.finish()]);
-      await st.mapAsync(1);
-      const copy = st.getMappedRange().slice(0);
-      st.destroy();
-      return copy;
-    };
+    run(combineToWGSL(kernel, false), [2, G, 2, 0], [s0, p0, s1, p1], 4);
+    run(combineToWGSL(kernel, true), [2, 2, 1, 0], [s1, p1, out0, out1], 2);
     const wantSums = [0, 1].map((e) => sumOf(sums.subarray(e * G, (e + 1) * G)));
     expect(Array.from(new Float32Array(await read(out0)))).toEqual(wantSums);
     expect(Array.from(new Int32Array(await read(out1)))).toEqual([17_000 * 100 + 1, 19_999 * 100 + 1]);
     for (const b of [s0, p0, s1, p1, out0, out1]) b.destroy();
+  });
+
+  it("a row of 40 million positions: the row-combine pass in two parts, then a combine pass (hand-made window partials)", async () => {
+    const L = 40_000_000;
+    const offsets = Int32Array.from([0, 5, 5 + L]); // row 0 is short (the rows pass owns it), row 1 is long
+    const W = Math.ceil((5 + L) / 2048);
+    const nk = Math.ceil(L / 2048); // row 1's chunks: 19,532, over two parts of 16,384
+    const seg = (reduce: "argmax" | "mean"): Kernel => ({
+      segment: { offsets: 1, mode: "reduce" },
+      batchRank: 1,
+      baseShape: [],
+      reduce: { batchAxes: [], baseAxes: [] },
+      unroll: false,
+      inputs: [
+        { dtype: "float32", batchRank: 1, baseShape: [], packed: true },
+        { dtype: "int32", batchRank: 1, baseShape: [] },
+      ],
+      exprs: [{ k: "load", input: 0, index: [], dtype: "float32" }],
+      outputs: [{ dtype: reduce === "argmax" ? "int32" : "float32", value: 0, reduce }],
+    });
+    expect(wgslLaunchPlan(seg("mean"), [3], 5 + L)).toMatchObject({ windows: W, rowChunks: 2 });
+    // Row 1's chunk k sits in slot 1 of window 0 (k = 0) or slot 0 of window k.
+    const slot = (k: number): number => (k === 0 ? 1 : 2 * k);
+    const pairs = new Int32Array(4 * W);
+    const sums = new Float32Array(2 * W);
+    const f = new Float32Array(1);
+    const bits = new Int32Array(f.buffer);
+    for (let k = 0; k < nk; k++) {
+      f[0] = k === 16_383 || k === 17_000 ? 9 : k % 5; // a tie across the two parts: the earlier wins
+      pairs[2 * slot(k)] = bits[0]!;
+      pairs[2 * slot(k) + 1] = k * 2048 + (k % 3);
+      sums[slot(k)] = 2;
+    }
+    const { buffer, run, read } = raw(gpu.device);
+    const offs = buffer(offsets);
+    for (const [reduce, partials, want] of [
+      ["argmax", pairs, [0, 16_383 * 2048 + (16_383 % 3)]],
+      ["mean", sums, [0, Math.fround((2 * nk) / L)]],
+    ] as const) {
+      const k = seg(reduce);
+      const [p, mid, out] = [buffer(partials), buffer(2 * 2 * 2 * 4), buffer(2 * 4)];
+      run(rowCombineToWGSL(k), [2, 2, 0, 0], [p, offs, mid], 4);
+      run(combineToWGSL(k, true), [2, 2, 1, 0], [mid, offs, out], 2);
+      const got = reduce === "argmax" ? new Int32Array(await read(out)) : new Float32Array(await read(out));
+      expect(closeTo(got, want, 1e-6), reduce).toBeNull();
+      for (const b of [p, mid, out]) b.destroy();
+    }
+    offs.destroy();
   });
 });
