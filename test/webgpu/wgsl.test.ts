@@ -92,7 +92,7 @@ describe("kernelToWGSL", () => {
     // Per thread: ceil(7 * 5 / 64) iterations, then log2(64) = 6 steps of the shared-memory tree.
     expect(wgslLoopTrips(k, [7, 3], 0)).toBe(1 + 6);
     // 3.5M reduced elements: chunks of 64 × 256 per workgroup, so 256 + 6 iterations per thread, not 54,688.
-    expect(wgslLaunchPlan(k, [700_000, 3])).toEqual({ count: 12, chunks: Math.ceil((700_000 * 5) / 16384), workgroups: 12 * 214, partial: true });
+    expect(wgslLaunchPlan(k, [700_000, 3])).toEqual({ count: 12, chunks: Math.ceil((700_000 * 5) / 16384), workgroups: 12 * 214, partial: true, windows: 0, rowChunks: 0 });
     expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(256 + 6);
   });
 
