@@ -17,7 +17,7 @@ import type { DType } from "../ir/dtype.js";
 import { numel, type Kernel, type KReduceOp } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import { HELPERS, REDUCE, REG, STORE, castTo, extreme, type Helper } from "./wgsl-tables.js";
-import { WGSL_COMBINE_CHUNK, WGSL_ROW_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, segmentRowBound, wgslChunk } from "./wgsl-launch.js";
+import { WGSL_COMBINE_CHUNK, WGSL_ROW_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, wgslChunk } from "./wgsl-launch.js";
 
 /** What the tree keeps per output: its op, the compare dtype (argmin/argmax) or the accumulator dtype. */
 export interface TreeOut {
@@ -129,17 +129,9 @@ export function emitPartialStore(B: Lines, outs: readonly TreeOut[], k: string):
   });
 }
 
-/** Whether a segmented reduce runs in rows, windows and row-combine passes (see `WGSLLaunchPlan.windows`). */
-function windowed(kernel: Kernel): boolean {
-  return kernel.segment?.mode === "reduce" && segmentRowBound(kernel) === "packed";
-}
-
-/**
- * Whether the final combine kernel binds the offsets (after the partials): a segmented
- * mean divides by its row's length, and after a row-combine pass only long rows are written.
- */
+/** Whether the final combine kernel binds the offsets (after the partials): a segmented mean divides by its row's length. */
 export function combineReadsOffsets(kernel: Kernel): boolean {
-  return kernel.segment !== undefined && (windowed(kernel) || kernel.outputs.some((o) => o.reduce === "mean"));
+  return kernel.segment !== undefined && kernel.outputs.some((o) => o.reduce === "mean");
 }
 
 /**
@@ -200,8 +192,6 @@ export function combineToWGSL(kernel: Kernel, final: boolean): string {
     if (needOffsets) {
       B.line(`let b0 = gi / ${Math.max(1, numel(kernel.baseShape))}u;`);
       B.line("let rows = u32(offs[b0 + 1u]) - u32(offs[b0]);");
-      // After a row-combine pass only the long rows have partials; the rows pass wrote the others.
-      if (windowed(kernel)) B.line(`if (rows <= ${wgslChunk(kernel)}u) { return; }`);
     }
     outs.forEach((o, j) => {
       const out = kernel.outputs[j]!;
@@ -224,70 +214,78 @@ export function combineToWGSL(kernel: Kernel, final: boolean): string {
 }
 
 /**
- * The row-combine kernel of a segmented reduce over packed values: one workgroup per
- * long row (more than C positions), base point and part, folding the row's chunk
- * partials from the windows pass: chunk 0 in slot 1 of window lo / C, chunk k >= 1 in
- * slot 0 of window lo / C + k. With one part per row it writes the outputs (mean divided
- * by the row's length); with several, partials for the combine passes. Short rows
- * return at once (the rows pass wrote them).
+ * The row-combine kernel of a segmented reduce over packed values: one invocation per
+ * row, base point and part. Short rows (at most C positions, finished by the rows pass)
+ * return at once, so it costs little over many rows. A long row's chunk partials from
+ * the windows pass sit in slot 1 of window lo / C (chunk 0) and slot 0 of window
+ * lo / C + k (chunk k >= 1). Pass 0 (`P.v.z` = 0) folds up to `WGSL_ROW_COMBINE_CHUNK`
+ * of them per part: the output when there is one part (`P.v.y`), else the part's
+ * partial; pass 1 folds the parts' partials into the output (mean divides by the row's
+ * length).
  *
- * Bindings: 0 = uniform (x: output elements, y: parts per row), 1 = the windows' partials,
- * 2 = the offsets, 3 = the output (or partials).
+ * Bindings: 0 = uniform (x: output elements, y: parts per row, z: pass), 1 = partials
+ * (the windows' or the parts'), 2 = the offsets, 3 = the output (or the parts' partials).
  */
 export function rowCombineToWGSL(kernel: Kernel): string {
   const used = new Set<Helper>();
   const use = (h: Helper): void => {
     used.add(h);
   };
-  const outs = treeOuts(kernel);
-  const o = outs[0]!;
+  const o = treeOuts(kernel)[0]!;
   const out = kernel.outputs[0]!;
   const seg = kernel.segment!;
   const C = wgslChunk(kernel);
   const S = Math.max(1, numel(kernel.baseShape));
-  const W = WGSL_WORKGROUP_SIZE;
   const L = new Lines();
   L.line("struct Params { v: vec4<u32> }");
   L.line("@group(0) @binding(0) var<uniform> P: Params;");
   L.line(`@group(0) @binding(1) var<storage, read> p0: array<${partialStore(o)}>;`);
   L.line(`@group(0) @binding(2) var<storage, read> offs: array<${STORE[kernel.inputs[seg.offsets]!.dtype]}>;`);
   L.line(`@group(0) @binding(3) var<storage, read_write> out0: array<${partialStore(o)}>;`);
-  sharedDecls(L, outs);
   const B = new Lines();
-  B.line(`@compute @workgroup_size(${W})`);
+  B.line(`@compute @workgroup_size(${WGSL_WORKGROUP_SIZE})`);
   B.open("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {");
-  B.line("let gw = wid.y * nwg.x + wid.x;");
-  B.line("let gi = gw / P.v.y;").line("let g = gw % P.v.y;");
+  B.line(`let gw = (wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid;`);
+  B.line("let parts = P.v.y;").line("let pass1 = P.v.z == 1u;");
+  B.line("let gi = select(gw / parts, gw, pass1);").line("let g = select(gw % parts, 0u, pass1);");
   B.line("if (gi >= P.v.x) { return; }");
   B.line(`let b0 = gi / ${S}u;`).line(`let p = gi % ${S}u;`);
   B.line("let lo = u32(offs[b0]);").line("let n = u32(offs[b0 + 1u]) - lo;");
   B.line(`if (n <= ${C}u) { return; }`);
   B.line(`let nk = (n + ${C - 1}u) / ${C}u;`).line(`let w0 = lo / ${C}u;`);
-  initAccumulators(B, outs, use);
-  B.line(`let r0 = g * ${WGSL_ROW_COMBINE_CHUNK}u;`).line(`let r1 = min(nk, r0 + ${WGSL_ROW_COMBINE_CHUNK}u);`);
-  B.open(`for (var k = r0 + lid; k < r1; k = k + ${W}u) {`);
-  B.line(`let q = select(2u * (w0 + k), 2u * w0 + 1u, k == 0u) * ${S}u + p;`);
-  if (isArg(o.op)) {
-    B.line(`let qb = bitcast<${REG[o.cd]}>(p0[2u * q]);`).line("let qi = p0[2u * q + 1u];");
-    B.open(`if (${pairBetter(o, "qb", "qi", "best0", "acc0", use)}) {`).line("best0 = qb;").line("acc0 = qi;").close();
-  } else {
-    B.line(`acc0 = ${REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step("acc0", fromShared("p0[q]", o.ad), o.ad, use)};`);
-  }
+  initAccumulators(B, [o], use);
+  const fold = (q: string): void => {
+    if (isArg(o.op)) {
+      B.line(`let qb = bitcast<${REG[o.cd]}>(p0[2u * ${q}]);`).line(`let qi = p0[2u * ${q} + 1u];`);
+      B.open(`if (${pairBetter(o, "qb", "qi", "best0", "acc0", use)}) {`).line("best0 = qb;").line("acc0 = qi;").close();
+    } else {
+      B.line(`acc0 = ${REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step("acc0", fromShared(`p0[${q}]`, o.ad), o.ad, use)};`);
+    }
+  };
+  B.open("if (pass1) {");
+  B.open("for (var j = 0u; j < parts; j = j + 1u) {");
+  fold("(gi * parts + j)");
   B.close();
-  emitSharedTree(B, outs, use);
-  B.open("if (lid == 0u && P.v.y > 1u) {");
-  emitPartialStore(B, outs, "gi * P.v.y + g");
+  B.close().open("else {");
+  B.line(`let r1 = min(nk, (g + 1u) * ${WGSL_ROW_COMBINE_CHUNK}u);`);
+  B.open(`for (var k = g * ${WGSL_ROW_COMBINE_CHUNK}u; k < r1; k = k + 1u) {`);
+  fold(`(select(2u * (w0 + k), 2u * w0 + 1u, k == 0u) * ${S}u + p)`);
   B.close();
-  B.open("if (lid == 0u && P.v.y == 1u) {");
+  B.close();
+  B.open("if (!pass1 && parts > 1u) {");
+  B.line("let pk = gi * parts + g;");
+  if (isArg(o.op)) B.line("out0[2u * pk] = bitcast<i32>(best0);").line("out0[2u * pk + 1u] = acc0;");
+  else B.line(`out0[pk] = ${o.ad === "bool" ? castTo("acc0", "bool", "uint32", use) : "acc0"};`);
+  B.line("return;");
+  B.close();
   if (isArg(o.op)) {
-    B.line("out0[gi] = wacc0[0];");
+    B.line("out0[gi] = acc0;");
   } else {
-    let v = fromShared("wacc0[0]", o.ad);
+    let v = "acc0";
     if (o.op === "mean") v = o.ad === "float32" ? `${v} / f32(n)` : `${v} / ${castTo("f32(n)", "float32", o.ad, use)}`;
     v = castTo(v, o.ad, out.dtype, use);
     B.line(`out0[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
   }
-  B.close();
   B.close();
   return L.toString() + "\n" + helperCode(used) + B.toString() + "\n";
 }

@@ -127,14 +127,14 @@ export interface WGSLLaunchPlan {
    * `chunks` = 2) folds each long row's chunks into partials (two slots per window: at
    * most one row's chunk starts in a window besides the first chunk of a row starting
    * there), and a row-combine pass folds a long row's partials (see wgsl-combine.ts),
-   * in `rowChunks` parts per row, folded in turn by combine passes.
+   * in `rowChunks` parts per row, folded in turn by a second row-combine pass.
    */
   readonly windows: number;
   readonly rowChunks: number;
 }
 
-/** Partials one workgroup of a row-combine pass folds (a long row's chunk partials). */
-export const WGSL_ROW_COMBINE_CHUNK = WGSL_WORKGROUP_SIZE * TREE_TRIPS;
+/** Chunk partials of a long row one invocation of a row-combine pass folds. */
+export const WGSL_ROW_COMBINE_CHUNK = MAIN_TRIPS;
 
 /**
  * How a launch is cut so that no invocation loops more than `WGSL_LOOP_BUDGET` times.

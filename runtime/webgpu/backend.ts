@@ -521,8 +521,9 @@ export class WebGPUBackend implements Backend {
       const entry = s.pipelines.getSync(k.rowCombineSource, 2, 1);
       const parts = plan.rowChunks;
       const rowPartials = parts > 1 ? scratchFor(count, parts) : outs.map(asBinding);
-      run(entry, Uint32Array.of(count, parts, 0, 0), [...windowPartials, ...offsets, ...rowPartials], count * parts);
-      if (parts > 1) combine(rowPartials, parts);
+      const invocations = (n: number): number => Math.ceil(n / WGSL_WORKGROUP_SIZE);
+      run(entry, Uint32Array.of(count, parts, 0, 0), [...windowPartials, ...offsets, ...rowPartials], invocations(count * parts));
+      if (parts > 1) run(entry, Uint32Array.of(count, parts, 1, 0), [...rowPartials, ...offsets, ...outs.map(asBinding)], invocations(count));
     }
     pass.end();
     device.queue.submit([enc.finish()]);
