@@ -90,6 +90,8 @@ export function treeReduction(kernel: Kernel): boolean {
 export function wgslChunk(kernel: Kernel): number {
   const cost = elementLoopCost(kernel);
   if (treeReduction(kernel)) return WGSL_WORKGROUP_SIZE * Math.max(1, Math.floor(TREE_TRIPS / cost));
+  // A map also steps to the next row per position: up to 8 steps and a 32-step binary search.
+  if (kernel.segment?.mode === "map") return Math.max(1, Math.floor(MAIN_TRIPS / (cost + 40)));
   return Math.max(1, Math.floor(MAIN_TRIPS / cost));
 }
 
@@ -147,8 +149,8 @@ export function wgslLaunchPlan(kernel: Kernel, batchSizes: readonly number[], pa
   const C = wgslChunk(kernel);
   const plain = { windows: 0, rowChunks: 0 };
   if (seg?.mode === "map") {
-    // One invocation per packed position and base point; each finds its row by binary search.
-    const n = packedRows * numel(kernel.baseShape);
+    // One invocation per window of C packed positions and base point; it walks their rows.
+    const n = Math.ceil(packedRows / C) * numel(kernel.baseShape);
     return { count: n, chunks: 1, workgroups: Math.ceil(n / WGSL_WORKGROUP_SIZE), partial: false, ...plain };
   }
   if (seg?.mode === "reduce" && segmentRowBound(kernel) === "packed") {
@@ -181,7 +183,8 @@ export function wgslLoopTrips(kernel: Kernel, batchSizes: readonly number[], pac
   const seg = kernel.segment;
   if (seg !== undefined) {
     // A chunk of positions, plus at most 32 steps of a binary search for a row.
-    const span = seg.mode === "pad" ? (seg.maxN === -1 ? batchSizes[1]! : (seg.maxN ?? 0)) : seg.mode === "map" ? 1 : packedRows;
+    if (seg.mode === "map") return Math.min(packedRows, wgslChunk(kernel)) * (cost + 40) + 32;
+    const span = seg.mode === "pad" ? (seg.maxN === -1 ? batchSizes[1]! : (seg.maxN ?? 0)) : packedRows;
     return Math.min(Math.ceil(span / chunks), wgslChunk(kernel)) * cost + 32;
   }
   if (kernel.reduce === null) return cost - 1;

@@ -358,10 +358,14 @@ export function kernelToWGSL(kernel: Kernel): string {
       B.close();
       B.line("b0 = ra;");
     };
-    if (seg.mode === "map") {
-      // One invocation per packed position t (and base point).
-      B.line("let t = bq;").line("var b0 = 0u;");
-      findRow("t");
+    const mapped = seg.mode === "map";
+    if (mapped) {
+      // One invocation per window of C packed positions (and base point); it walks their rows.
+      B.line(`let packedN = u32(${offs}[${param(layout.batchSizes)} - 1u]);`);
+      B.line(`let t0 = bq * ${C}u;`).line(`let t1 = min(packedN, t0 + ${C}u);`);
+      B.line("if (t0 >= t1) { return; }");
+      B.line("var b0 = 0u;");
+      findRow("t0");
     } else if (windowed) {
       B.line("let phase = chunks;").line("let w = bq / 2u;").line("var b0 = bq;");
       B.open("if (phase == 2u) {");
@@ -374,7 +378,7 @@ export function kernelToWGSL(kernel: Kernel): string {
     } else {
       B.line("let b0 = bq;");
     }
-    B.line(`let lo = u32(${offs}[b0]);`);
+    B.line(`${mapped ? "var" : "let"} lo = u32(${offs}[b0]);`);
     kernel.inputs.forEach((inp, i) => {
       // Plain strides for padded inputs: s0 = M·base, s1 = base, so M = s0 / s1.
       if (inp.padded) {
@@ -383,7 +387,7 @@ export function kernelToWGSL(kernel: Kernel): string {
         B.line(`let m${i} = select(0u, ${s0} / max(${s1}, 1u), ${s1} > 0u);`);
       }
     });
-    B.line(`let hi = u32(${offs}[b0 + 1u]);`);
+    B.line(`${mapped ? "var" : "let"} hi = u32(${offs}[b0 + 1u]);`);
     if (seg.mode === "reduce") {
       const vd = exprs[out.value]!.dtype;
       const isArg = out.reduce === "argmax";
@@ -457,9 +461,17 @@ export function kernelToWGSL(kernel: Kernel): string {
       if (out.reduce === "mean") v = `acc / f32(n)`;
       if (!isArg) v = castTo(v, ad, out.dtype, use);
       B.line(`out0[gi] = ${store(v)};`);
-    } else if (seg.mode === "map") {
+    } else if (mapped) {
+      B.open("for (var t = t0; t < t1; t = t + 1u) {");
+      // The next rows: a few steps forward, then (past many empty rows) a binary search.
+      B.line(`for (var st = 0u; st < 8u && t >= hi; st = st + 1u) { b0 = b0 + 1u; lo = hi; hi = u32(${offs}[b0 + 1u]); }`);
+      B.open("if (t >= hi) {");
+      findRow("t");
+      B.line(`lo = u32(${offs}[b0]);`).line(`hi = u32(${offs}[b0 + 1u]);`);
+      B.close();
       emitBody();
       B.line(`out0[t * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
+      B.close();
     } else {
       // maxN -1: pad to the longest row, a run-time size (the launch's second batch size).
       if (seg.maxN === -1) B.line(`let maxN = ${param(layout.batchSizes + 1)};`);
