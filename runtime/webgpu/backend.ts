@@ -14,11 +14,6 @@ import { kernelToWGSL, outputCount, treeReduction, wgslLaunchPlan, wgslParamLayo
 import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount, segmentRowBound } from "../../codegen/wgsl-launch.js";
 import { combineReadsOffsets, combineToWGSL, partialLength, rowCombineToWGSL, treeOuts } from "../../codegen/wgsl-combine.js";
 
-/** A storage buffer bound to a kernel: the buffer and the bytes the kernel may see. */
-interface Binding {
-  readonly gpu: GPUBuffer;
-  readonly bytes: number;
-}
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
@@ -27,6 +22,12 @@ import { BufferPool } from "./pool.js";
 import { PipelineCache, type PipelineEntry } from "./pipelines.js";
 
 export type { WebGPUOptions, AdapterDescription, DeviceLimits } from "./device.js";
+
+/** A storage buffer bound to a kernel: the buffer and the bytes the kernel may see. */
+interface Binding {
+  readonly gpu: GPUBuffer;
+  readonly bytes: number;
+}
 
 // GPUBufferUsage / GPUMapMode values (fixed by the spec; Dawn in Node has no such globals).
 const MAP_READ = 0x1;
@@ -441,7 +442,7 @@ export class WebGPUBackend implements Backend {
     // The kernel indexes (element, chunk) pairs in u32: by workgroup for a tree, else by invocation.
     const indexed = treeReduction(kernel) ? plan.workgroups : plan.workgroups * WGSL_WORKGROUP_SIZE;
     if (indexed > 0xffffffff) {
-      throw new BackendError(`webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks each need ${indexed} indices, over the 2^32 a launch can count; split the batch`);
+      throw new BackendError(`webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks need ${indexed} indices, over the 2^32 a launch can count; split the batch`);
     }
     if (plan.workgroups === 0) return; // e.g. a map over rows that are all empty
     params[layout.count] = plan.count;
