@@ -13,7 +13,6 @@ import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js"
 import { kernelToWGSL, outputCount, treeReduction, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
 import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount, segmentRowBound } from "../../codegen/wgsl-launch.js";
 import { combineReadsOffsets, combineToWGSL, partialLength, rowCombineToWGSL, treeOuts } from "../../codegen/wgsl-combine.js";
-
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
 import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
 import { BackendError } from "./errors.js";
