@@ -4,7 +4,10 @@
  * One invocation per output element (a point of the non-reduced space); reduced
  * axes become loops inside the invocation. Kernels that reduce batch axes (run-time
  * sizes, possibly huge) instead give each output element a workgroup whose threads
- * share the reduced elements and combine them in shared memory (`treeReduction`). Everything that depends on a batch
+ * share the reduced elements and combine them in shared memory (`treeReduction`); so do
+ * base reductions too long for one loop. No invocation loops more than a bounded number
+ * of times (`WGSL_LOOP_BUDGET`): long reductions and rows are cut into chunks whose
+ * partials combine passes fold (codegen/wgsl-combine.ts). Everything that depends on a batch
  * size travels in the uniform `P` (see `wgslParamLayout`), never in the source,
  * so one shader module serves every batch size. The values of the kernel's
  * constants travel there too (their bits), so one module serves every constant
@@ -25,12 +28,17 @@ import { constSlots, contiguousStrides, ix, numel } from "../ir/kernel.js";
 import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import {
-  ARITH, COMPARE, FLOAT_MATH, HELPERS, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
-  castTo, checkDType, extreme, fail, type Helper,
+  ARITH, COMPARE, FLOAT_MATH, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
+  castTo, checkDType, extreme, fail, literal, type Helper,
 } from "./wgsl-tables.js";
-import { WGSL_WORKGROUP_SIZE, treeReduction, wgslParamLayout } from "./wgsl-launch.js";
+import { WGSL_WORKGROUP_SIZE, segmentRowBound, treeReduction, wgslChunk, wgslParamLayout } from "./wgsl-launch.js";
+import { emitPartialStore, emitSharedTree, fromShared, helperCode, initAccumulators, isArg as isArgOp, sharedDecls, treeOuts } from "./wgsl-combine.js";
 
-export { WGSL_WORKGROUP_SIZE, outputCount, treeReduction, wgslLoopTrips, wgslParamLayout, wgslWorkgroups, type WGSLParamLayout } from "./wgsl-launch.js";
+export {
+  WGSL_LOOP_BUDGET, WGSL_WORKGROUP_SIZE, outputCount, treeReduction, wgslChunk, wgslLaunchPlan, wgslLoopTrips, wgslParamLayout, wgslWorkgroups,
+  type WGSLLaunchPlan, type WGSLParamLayout,
+} from "./wgsl-launch.js";
+export { combineToWGSL } from "./wgsl-combine.js";
 
 /**
  * WGSL source for one kernel. The source depends only on the kernel's structure,
@@ -87,16 +95,8 @@ export function kernelToWGSL(kernel: Kernel): string {
     L.line(`@group(0) @binding(${1 + kernel.inputs.length + j}) var<storage, read_write> out${j}: array<${STORE[out.dtype]}>;`);
   });
   const tree = treeReduction(kernel);
-  if (tree) {
-    // Per-output shared accumulators (bool kept as u32); argmin/argmax also share their best value.
-    kernel.outputs.forEach((out, j) => {
-      const vd = exprs[out.value]!.dtype;
-      const arg = out.reduce === "argmin" || out.reduce === "argmax";
-      const sd = arg ? "int32" : accDType(out.reduce!, out.dtype);
-      L.line(`var<workgroup> wacc${j}: array<${STORE[sd]}, ${WGSL_WORKGROUP_SIZE}>;`);
-      if (arg) L.line(`var<workgroup> wbest${j}: array<${STORE[vd === "bool" ? "uint32" : vd]}, ${WGSL_WORKGROUP_SIZE}>;`);
-    });
-  }
+  // Per-output shared accumulators (bool kept as u32); argmin/argmax also share their best value.
+  if (tree) sharedDecls(L, treeOuts(kernel));
   const header = L.toString() + "\n";
 
   // ---- body ----
@@ -106,17 +106,31 @@ export function kernelToWGSL(kernel: Kernel): string {
     `fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {`,
   );
   // Grids over 65,535 workgroups use y as well; the linear index spans both.
-  // A tree reduction gives each output element a whole workgroup (gi is uniform in it).
-  if (tree) B.line(`let gi = wid.y * nwg.x + wid.x;`);
-  else B.line(`let gi = (wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid;`);
+  // A tree reduction gives each output element and chunk a whole workgroup (gi is uniform in it).
+  // Tree reductions and segmented kernels split their long loop into P.chunks chunks
+  // (chunk g of element gi), so that no invocation loops more than a bounded number of times.
+  // (A map runs one invocation per packed position; a reduce over packed values reads
+  // `chunks` as its pass, see `WGSLLaunchPlan.windows`.)
+  const seg0 = kernel.segment;
+  const unchunkedSegment = seg0 !== undefined && (seg0.mode === "map" || (seg0.mode === "reduce" && segmentRowBound(kernel) === "packed"));
+  const gw = tree ? `wid.y * nwg.x + wid.x` : `(wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid`;
+  if (tree || seg0 !== undefined) B.line(`let chunks = ${param(layout.chunks)};`);
+  if ((tree || seg0 !== undefined) && !unchunkedSegment) {
+    B.line(`let gw = ${gw};`);
+    B.line(`let gi = gw / chunks;`).line(`let g = gw % chunks;`);
+  } else {
+    B.line(`let gi = ${gw};`);
+  }
   B.line(`if (gi >= ${param(layout.count)}) { return; }`);
 
   // Decompose gi over the kept axes: kept batch axes (outer), then kept base axes.
   const keptBase = baseShape.map((_, a) => a).filter((a) => !reducedBase.has(a));
   const keptBatch = Array.from({ length: batchRank }, (_, a) => a).filter((a) => !reducedBatch.has(a));
   const kept: { name: string; size: string }[] = [
-    ...keptBatch.map((a) => ({ name: `b${a}`, size: param(layout.batchSizes + a) })),
-    ...keptBase.map((a) => ({ name: `x${a}`, size: `${baseShape[a]}u` })),
+    // Segmented kernels: the first index is the row (or packed position, or window) `bq`; the row b0 follows from it.
+    ...keptBatch.map((a) => ({ name: kernel.segment !== undefined ? "bq" : `b${a}`, size: param(layout.batchSizes + a) })),
+    // An empty base axis means no output elements (the kernel returns above); 1 keeps `% 0u` out of the source.
+    ...keptBase.map((a) => ({ name: `x${a}`, size: `${Math.max(1, baseShape[a]!)}u` })),
   ];
   if (kept.length > 0) {
     B.line(`var r = gi;`);
@@ -272,40 +286,34 @@ export function kernelToWGSL(kernel: Kernel): string {
    */
   const emitTree = (): void => {
     const W = WGSL_WORKGROUP_SIZE;
-    const isArg = (op: KReduceOp | null): boolean => op === "argmin" || op === "argmax";
-    const cmpDType = (j: number): DType => {
-      const vd = exprs[kernel.outputs[j]!.value]!.dtype;
-      return vd === "bool" ? "uint32" : vd;
-    };
-    const toShared = (v: string, d: DType): string => (d === "bool" ? castTo(v, "bool", "uint32", use) : v);
-    const fromShared = (v: string, d: DType): string => (d === "bool" ? `(${v} != 0u)` : v);
-    kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
-        if (out.dtype !== "int32") fail(`${out.reduce} gives int32, not ${out.dtype}`);
-        B.line(`var best${j}: ${REG[cmpDType(j)]} = ${extreme(cmpDType(j), out.reduce === "argmin", use)};`);
-        B.line(`var acc${j}: i32 = 0i;`);
-      } else {
-        const ad = accDType(out.reduce!, out.dtype);
-        B.line(`var acc${j}: ${REG[ad]} = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
-      }
+    const outs = treeOuts(kernel);
+    const cmpDType = (j: number): DType => outs[j]!.cd;
+    initAccumulators(B, outs, use);
+    kernel.outputs.forEach((out) => {
+      if (isArgOp(out.reduce) && out.dtype !== "int32") fail(`${out.reduce} gives int32, not ${out.dtype}`);
     });
     const reduced: { name: string; size: string }[] = [
       ...[...reducedBatch].sort((x, y) => x - y).map((a) => ({ name: `b${a}`, size: param(layout.batchSizes + a) })),
       ...[...reducedBase].sort((x, y) => x - y).map((a) => ({ name: `x${a}`, size: `${baseShape[a]}u` })),
     ];
+    // This workgroup's chunk of the reduced space: [r0, r1).
+    const chunk = wgslChunk(kernel);
     B.line(`let rn = ${reduced.map((x) => x.size).join(" * ")};`);
-    B.open(`for (var ri = lid; ri < rn; ri = ri + ${W}u) {`);
+    // An empty reduced base axis makes rn 0 (no iteration); 1 keeps `% 0u` out of the source.
+    const divisor = (x: { size: string }): string => (x.size === "0u" ? "1u" : x.size);
+    B.line(`let r0 = g * ${chunk}u;`).line(`let r1 = min(rn, r0 + ${chunk}u);`);
+    B.open(`for (var ri = r0 + lid; ri < r1; ri = ri + ${W}u) {`);
     B.line(`var rq = ri;`);
     for (let i = reduced.length - 1; i >= 0; i--) {
-      const { name, size } = reduced[i]!;
+      const { name } = reduced[i]!;
       if (i === 0) B.line(`let ${name} = rq;`);
-      else B.line(`let ${name} = rq % ${size};`).line(`rq = rq / ${size};`);
+      else B.line(`let ${name} = rq % ${divisor(reduced[i]!)};`).line(`rq = rq / ${divisor(reduced[i]!)};`);
     }
     emitBody();
     kernel.outputs.forEach((out, j) => {
       const vd = exprs[out.value]!.dtype;
       const v = `v${out.value}`;
-      if (isArg(out.reduce)) {
+      if (isArgOp(out.reduce)) {
         const cd = cmpDType(j);
         const cv = castTo(v, vd, cd, use);
         B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${reduced[0]!.name});`).close();
@@ -315,58 +323,21 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
     });
     B.close();
-    kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
-        B.line(`wbest${j}[lid] = ${toShared(`best${j}`, cmpDType(j))};`);
-        B.line(`wacc${j}[lid] = acc${j};`);
-      } else {
-        B.line(`wacc${j}[lid] = ${toShared(`acc${j}`, accDType(out.reduce!, out.dtype))};`);
-      }
-    });
-    B.line("workgroupBarrier();");
-    B.open(`for (var s = ${W >> 1}u; s > 0u; s = s >> 1u) {`);
-    B.open("if (lid < s) {");
-    kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
-        const cd = cmpDType(j);
-        const better = out.reduce === "argmax" ? ">" : "<";
-        B.line(`let pb${j} = wbest${j}[lid];`).line(`let pi${j} = wacc${j}[lid];`);
-        B.line(`let qb${j} = wbest${j}[lid + s];`).line(`let qi${j} = wacc${j}[lid + s];`);
-        // Take the upper half's candidate when it is better, or as good and earlier.
-        let cond = `(qb${j} ${better} pb${j} || (qb${j} == pb${j} && qi${j} < pi${j}))`;
-        if (cd === "float32") {
-          use("isnan");
-          cond = `select(!bw_isnan(pb${j}) && ${cond}, !bw_isnan(pb${j}) || qi${j} < pi${j}, bw_isnan(qb${j}))`;
-        }
-        B.open(`if (${cond}) {`).line(`wbest${j}[lid] = qb${j};`).line(`wacc${j}[lid] = qi${j};`).close();
-      } else {
-        const ad = accDType(out.reduce!, out.dtype);
-        const step = REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step(
-          fromShared(`wacc${j}[lid]`, ad),
-          fromShared(`wacc${j}[lid + s]`, ad),
-          ad,
-          use,
-        );
-        B.line(`wacc${j}[lid] = ${toShared(`(${step})`, ad)};`);
-      }
-    });
+    emitSharedTree(B, outs, use);
+    // One chunk: the result. Several: this chunk's partial, folded by combine passes (codegen/wgsl-combine.ts).
+    B.open("if (lid == 0u && chunks > 1u) {");
+    emitPartialStore(B, outs, "gi * chunks + g");
     B.close();
-    B.line("workgroupBarrier();");
-    B.close();
-    B.open("if (lid == 0u) {");
-    const reducedBaseCount = [...reducedBase].reduce((p, a) => p * baseShape[a]!, 1);
+    B.open("if (lid == 0u && chunks == 1u) {");
     kernel.outputs.forEach((out, j) => {
-      if (isArg(out.reduce)) {
+      if (isArgOp(out.reduce)) {
         B.line(`out${j}[gi] = wacc${j}[0];`);
         return;
       }
       const ad = accDType(out.reduce!, out.dtype);
-      B.line(`acc${j} = ${fromShared(`wacc${j}[0]`, ad)};`);
-      let v = `acc${j}`;
-      if (out.reduce === "mean") {
-        const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), `${reducedBaseCount}.0f`].join(" * ");
-        v = ad === "float32" ? `${v} / (${countF})` : `${v} / ${castTo(`(${countF})`, "float32", ad, use)}`;
-      }
+      let v = fromShared(`wacc${j}[0]`, ad);
+      // mean divides once, by the whole reduced count.
+      if (out.reduce === "mean") v = ad === "float32" ? `${v} / f32(rn)` : `${v} / ${castTo("f32(rn)", "float32", ad, use)}`;
       v = castTo(v, ad, out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
     });
@@ -376,12 +347,47 @@ export function kernelToWGSL(kernel: Kernel): string {
   if (kernel.segment !== undefined) {
     const seg = kernel.segment;
     const out = kernel.outputs[0]!;
+    const C = wgslChunk(kernel);
     const S = numel(baseShape);
     let flat: IndexExpr = ix.c(0);
     contiguousStrides(baseShape).forEach((st, a) => (flat = ix.add(flat, ix.mul(ix.v(a), ix.c(st)))));
     const at = indexCode(flat, baseShape.length);
     const store = (v: string): string => (out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v);
-    B.line(`let lo = u32(in${seg.offsets}[b0]);`);
+    const offs = `in${seg.offsets}`;
+    const bound = seg.mode === "reduce" ? segmentRowBound(kernel) : "none";
+    // A reduce over packed values runs in passes (see `WGSLLaunchPlan.windows`): the rows
+    // pass (chunks = 1) and the windows pass (chunks = 2) of the same kernel.
+    const windowed = seg.mode === "reduce" && bound === "packed";
+    /** `b0` = the row holding packed position `pos`: the last row whose offset is <= pos (at most 32 halvings). */
+    const findRow = (pos: string): void => {
+      B.line(`var ra = 0u;`).line(`var rz = ${param(layout.batchSizes)} - 1u;`);
+      B.open(`for (var it = 0u; it < 32u && ra + 1u < rz; it = it + 1u) {`);
+      B.line("let mid = (ra + rz) / 2u;");
+      B.line(`if (u32(${offs}[mid]) <= ${pos}) { ra = mid; } else { rz = mid; }`);
+      B.close();
+      B.line("b0 = ra;");
+    };
+    const mapped = seg.mode === "map";
+    if (mapped) {
+      // One invocation per window of C packed positions (and base point); it walks their rows.
+      B.line(`let packedN = u32(${offs}[${param(layout.batchSizes)} - 1u]);`);
+      B.line(`let t0 = bq * ${C}u;`).line(`let t1 = min(packedN, t0 + ${C}u);`);
+      B.line("if (t0 >= t1) { return; }");
+      B.line("var b0 = 0u;");
+      findRow("t0");
+    } else if (windowed) {
+      B.line("let phase = chunks;").line("let w = bq / 2u;").line("var b0 = bq;");
+      B.open("if (phase == 2u) {");
+      // Window w covers positions [w C, (w + 1) C); slot 0 the row holding its first position, slot 1 its last.
+      B.line(`let packedN = u32(${offs}[${param(layout.batchSizes)} - 1u]);`);
+      B.line(`if (w * ${C}u >= packedN) { return; }`);
+      B.line(`let pos = select(w * ${C}u, min(packedN, (w + 1u) * ${C}u) - 1u, bq % 2u == 1u);`);
+      findRow("pos");
+      B.close();
+    } else {
+      B.line("let b0 = bq;");
+    }
+    B.line(`${mapped ? "var" : "let"} lo = u32(${offs}[b0]);`);
     kernel.inputs.forEach((inp, i) => {
       // Plain strides for padded inputs: s0 = M·base, s1 = base, so M = s0 / s1.
       if (inp.padded) {
@@ -390,27 +396,88 @@ export function kernelToWGSL(kernel: Kernel): string {
         B.line(`let m${i} = select(0u, ${s0} / max(${s1}, 1u), ${s1} > 0u);`);
       }
     });
-    B.line(`let hi = u32(in${seg.offsets}[b0 + 1u]);`);
+    B.line(`${mapped ? "var" : "let"} hi = u32(${offs}[b0 + 1u]);`);
     if (seg.mode === "reduce") {
       const vd = exprs[out.value]!.dtype;
       const isArg = out.reduce === "argmax";
       const ad = isArg ? "int32" : accDType(out.reduce!, out.dtype);
       if (isArg) B.line(`var best: ${REG[vd]} = ${extreme(vd, false, use)};`);
       B.line(`var acc: ${REG[ad]} = ${isArg ? "0i" : REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
-      B.open("for (var t = lo; t < hi; t = t + 1u) {");
-      emitBody();
-      if (isArg) {
-        B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
+      const fold = (): void => {
+        if (isArg) {
+          B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
+        } else {
+          B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
+        }
+      };
+      const partial = (pk: string): void => {
+        B.line(`let pk = ${pk};`);
+        if (isArg) B.line("out0[2u * pk] = bitcast<i32>(best);").line("out0[2u * pk + 1u] = acc;");
+        else B.line(`out0[pk] = ${ad === "bool" ? castTo("acc", "bool", "uint32", use) : "acc"};`);
+      };
+      B.line("let n = hi - lo;");
+      if (windowed) {
+        // Rows pass: rows of at most C positions, whole. Windows pass: one chunk of a long
+        // row, its partial in slot gi; a row-combine pass (codegen/wgsl-combine.ts) finishes long rows.
+        B.line("var t0 = lo;").line("var t1 = hi;");
+        B.open("if (phase == 1u) {").line(`if (n > ${C}u) { return; }`);
+        B.close().open("else if (bq % 2u == 0u) {");
+        B.line(`let k = (w * ${C}u - lo + ${C - 1}u) / ${C}u;`);
+        B.line(`t0 = lo + k * ${C}u;`).line(`t1 = min(hi, t0 + ${C}u);`);
+        B.line("if (k == 0u || t0 >= hi) { return; }");
+        B.close().open("else {");
+        B.line(`if (lo < w * ${C}u || n <= ${C}u) { return; }`).line(`t1 = lo + ${C}u;`);
+        B.close();
+        B.open("for (var t = t0; t < t1; t = t + 1u) {");
+        emitBody();
+        fold();
+        B.close();
+        B.open("if (phase == 2u) {");
+        partial("gi");
+        B.line("return;");
+        B.close();
       } else {
-        B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
+        // The loop walks the positions whose values depend on t (see `segmentRowBound`): the
+        // first M (the padded length) when only padded tensors are read; none when nothing
+        // depends on t. Past them every position gives the same value, folded once in
+        // closed form (n copies summed as value × n). Chunk g of a row: positions [g C, (g + 1) C).
+        const padded = kernel.inputs.flatMap((inp, i) => (inp.padded && loadsInput.has(i) ? [`m${i}`] : []));
+        const span = bound === "padded" ? `min(n, ${padded.reduce((a, m) => `max(${a}, ${m})`)})` : "0u";
+        B.line(`let span = ${span};`);
+        if (bound !== "none") {
+          B.line(`let t0 = lo + min(span, g * ${C}u);`).line(`let t1 = lo + min(span, (g + 1u) * ${C}u);`);
+          B.open("for (var t = t0; t < t1; t = t + 1u) {");
+          emitBody();
+          fold();
+          B.close();
+        }
+        B.open("if (g == 0u && span < n) {");
+        B.line("let t = lo + span;");
+        emitBody();
+        if (out.reduce === "sum" || out.reduce === "mean") {
+          B.line(`acc = acc + ${castTo(`v${out.value}`, vd, ad, use)} * ${castTo("(n - span)", "uint32", ad, use)};`);
+        } else {
+          fold();
+        }
+        B.close();
+        // Several chunks: this chunk's partial (mean: the sum), folded by combine passes (codegen/wgsl-combine.ts).
+        B.open("if (chunks > 1u) {");
+        partial("gi * chunks + g");
+        B.line("return;");
+        B.close();
       }
-      B.close();
       let v = "acc";
-      if (out.reduce === "mean") v = `acc / f32(hi - lo)`;
+      if (out.reduce === "mean") v = `acc / f32(n)`;
       if (!isArg) v = castTo(v, ad, out.dtype, use);
       B.line(`out0[gi] = ${store(v)};`);
-    } else if (seg.mode === "map") {
-      B.open("for (var t = lo; t < hi; t = t + 1u) {");
+    } else if (mapped) {
+      B.open("for (var t = t0; t < t1; t = t + 1u) {");
+      // The next rows: a few steps forward, then (past many empty rows) a binary search.
+      B.line(`for (var st = 0u; st < 8u && t >= hi; st = st + 1u) { b0 = b0 + 1u; lo = hi; hi = u32(${offs}[b0 + 1u]); }`);
+      B.open("if (t >= hi) {");
+      findRow("t");
+      B.line(`lo = u32(${offs}[b0]);`).line(`hi = u32(${offs}[b0 + 1u]);`);
+      B.close();
       emitBody();
       B.line(`out0[t * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
       B.close();
@@ -420,7 +487,9 @@ export function kernelToWGSL(kernel: Kernel): string {
       const maxN = seg.maxN! >= 0 ? `${seg.maxN}u` : "maxN";
       B.line(`let len = min(hi - lo, ${maxN});`);
       B.line(`let start = ${seg.left ? `${maxN} - len` : "0u"};`);
-      B.open(`for (var n = 0u; n < ${maxN}; n = n + 1u) {`);
+      // Chunk g of a padded row: positions [g C, (g + 1) C).
+      B.line(`let n1 = min(${maxN}, (g + 1u) * ${C}u);`);
+      B.open(`for (var n = min(${maxN}, g * ${C}u); n < n1; n = n + 1u) {`);
       B.line("let inside = n >= start && n < start + len;");
       B.line("let t = select(lo, lo + n - start, inside);");
       // The output expression says what padding positions hold (see `Segment`).
@@ -479,7 +548,7 @@ export function kernelToWGSL(kernel: Kernel): string {
       let v = `acc${j}`;
       if (out.reduce === "mean") {
         const ad = accDType("mean", out.dtype);
-        const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), `${reducedBaseCount}.0f`].join(" * ");
+        const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), literal(reducedBaseCount, "float32", use)].join(" * ");
         v = ad === "float32" ? `${v} / (${countF})` : `${v} / ${castTo(`(${countF})`, "float32", ad, use)}`;
       }
       if (out.reduce !== "argmin" && out.reduce !== "argmax") v = castTo(v, accDType(out.reduce!, out.dtype), out.dtype, use);
@@ -517,16 +586,4 @@ function indexCode(e: IndexExpr, rank: number): string {
     case "mod":
       return `(${indexCode(e.a, rank)} % ${indexCode(e.b, rank)})`;
   }
-}
-
-/** The helpers a kernel used, with their dependencies first, in a stable order. */
-function helperCode(used: ReadonlySet<Helper>): string {
-  const order: Helper[] = [];
-  const visit = (h: Helper): void => {
-    if (order.includes(h)) return;
-    for (const d of HELPERS[h].deps) visit(d as Helper);
-    order.push(h);
-  };
-  for (const h of (Object.keys(HELPERS) as Helper[]).filter((k) => used.has(k))) visit(h);
-  return order.length === 0 ? "" : order.map((h) => HELPERS[h].code).join("\n") + "\n";
 }

@@ -267,6 +267,24 @@ function segmentOpName(n: Node): string {
   return n.op === "segment_reduce" ? `segment_reduce(${String(n.attrs.op)})` : n.op;
 }
 
+/** Reductions that have no value over no elements (NumPy raises for them too). */
+const NO_EMPTY = new Set(["min", "max", "argmin", "argmax"]);
+
+/**
+ * Batch sizes are known only here, so this is where a min/max/argmin/argmax over an
+ * empty batch axis becomes a ShapeError (as over an empty base axis at trace time),
+ * never a silent ±Inf or 0. sum gives 0, prod 1, mean NaN, all true, any false.
+ */
+function checkEmptyReductions(order: readonly Node[], types: ReadonlyMap<Node, ConcreteType>): void {
+  for (const n of order) {
+    if (!NO_EMPTY.has(n.op)) continue;
+    const x = types.get(n.inputs[0]!)!;
+    for (const a of (n.attrs.batchAxes as readonly number[] | undefined) ?? []) {
+      if (x.batch[a] === 0) throw new ShapeError(`${n.op}: cannot reduce an empty batch axis ${a} of x ${fmtTypeShape(x)}`);
+    }
+  }
+}
+
 export class Program {
   private readonly compiled: (CompiledKernel | undefined)[];
   /** For each step, the nodes whose buffers die after it. */
@@ -519,6 +537,7 @@ export class Program {
     const bound = new Map<Node, ConcreteType>();
     this.schedule.graph.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
     const types = inferConcrete(this.schedule.order, bound, lengths);
+    checkEmptyReductions(this.schedule.order, types);
     const plan: LaunchPlan = {
       outputs: this.schedule.steps.map((st) => {
         const outs = st.kind === "kernel" ? st.outputs : st.kind === "copy" ? [st.node] : [];

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { DTypeError, UnsupportedOpError } from "../../ir/errors.js";
 import { ix, type Kernel } from "../../ir/kernel.js";
-import { kernelToWGSL, outputCount, wgslLoopTrips, wgslWorkgroups, wgslParamLayout } from "../../codegen/wgsl.js";
+import { kernelToWGSL, outputCount, wgslLaunchPlan, wgslLoopTrips, wgslWorkgroups, wgslParamLayout } from "../../codegen/wgsl.js";
 
 const add3: Kernel = {
   batchRank: 2,
@@ -54,7 +54,7 @@ describe("kernelToWGSL", () => {
       }
       "
     `);
-    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], consts: 6, length: 6 });
+    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], consts: 6, chunks: 6, length: 7 });
   });
 
   it("gives one source for kernels that differ only in object identity", () => {
@@ -89,12 +89,15 @@ describe("kernelToWGSL", () => {
     expect(src).toContain("let rn = P.v[0].y * 5u;");
     expect(src).toContain("var<workgroup> wacc0");
     expect(src).toContain("workgroupBarrier();");
-    expect(src).toContain("acc0 / (f32(P.v[0].y) * 5.0f)");
+    // mean divides once, by the whole reduced count.
+    expect(src).toContain("wacc0[0] / f32(rn)");
     expect(outputCount(k, [7, 3])).toBe(3 * 4);
     expect(wgslWorkgroups(k, [7, 3])).toBe(3 * 4);
-    // The loop bound an adapter with a loop cap must check: ceil(7 * 5 / 64) iterations per thread.
-    expect(wgslLoopTrips(k, [7, 3], 0)).toBe(1);
-    expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(Math.ceil((700_000 * 5) / 64));
+    // Per thread: ceil(7 * 5 / 64) iterations, then log2(64) = 6 steps of the shared-memory tree.
+    expect(wgslLoopTrips(k, [7, 3], 0)).toBe(1 + 6);
+    // 3.5M reduced elements: chunks of 64 × 256 per workgroup, so 256 + 6 iterations per thread, not 54,688.
+    expect(wgslLaunchPlan(k, [700_000, 3])).toEqual({ count: 12, chunks: Math.ceil((700_000 * 5) / 16384), workgroups: 12 * 214, partial: true, windows: 0, rowChunks: 0 });
+    expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(256 + 6);
   });
 
   it("reads constants from the uniform (their bits), so the source does not depend on their values", () => {
@@ -112,7 +115,7 @@ describe("kernelToWGSL", () => {
     });
     const src = kernelToWGSL(withConsts([Infinity, NaN, -2147483648, 1e-3, 4294967295, 1]));
     // Slots after the strides (6 = P.v[1].z): f32 and i32 by bitcast, u32 as is, bool as != 0.
-    expect(wgslParamLayout(withConsts([0, 0, 0, 0, 0, 0]))).toMatchObject({ consts: 6, length: 12 });
+    expect(wgslParamLayout(withConsts([0, 0, 0, 0, 0, 0]))).toMatchObject({ consts: 6, chunks: 12, length: 13 });
     expect(src).toContain("let v0: f32 = bitcast<f32>(P.v[1].z);");
     expect(src).toContain("let v1: f32 = bitcast<f32>(P.v[1].w);");
     expect(src).toContain("let v2: i32 = bitcast<i32>(P.v[2].x);");
