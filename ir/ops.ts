@@ -101,12 +101,27 @@ function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
   return { dtype: COMPARE_BINARY.has(o) || LOGICAL_BINARY.has(o) ? "bool" : x!.dtype, batch, base };
 }
 
+/**
+ * Reduction axes are canonical: in range and strictly increasing. Kernels walk
+ * the reduced axes in this order (an inlined reduction pairs the k-th reduced
+ * coordinate with the k-th reduced axis of the input), so the attribute admits
+ * one spelling per set of axes; the frontend sorts, and IR text with `[1,0]`
+ * or `[0,0]` is refused here instead of reaching a kernel.
+ */
 function checkAxes(op: Op, what: "batch" | "base", axes: readonly number[], rank: number, x: TensorType): void {
-  const seen = new Set<number>();
+  let prev = -1;
   for (const a of axes) {
     if (a < 0 || a >= rank) throw new ShapeError(`${op}: ${what} axis ${a} is out of range for x ${fmtTypeShape(x)}`);
-    if (seen.has(a)) throw new ShapeError(`${op}: repeated ${what} axis ${a} for x ${fmtTypeShape(x)}`);
-    seen.add(a);
+    if (a === prev) throw new ShapeError(`${op}: repeated ${what} axis ${a} for x ${fmtTypeShape(x)}`);
+    if (a < prev) throw new ShapeError(`${op}: ${what} axes (${axes.join(",")}) must be sorted in increasing order for x ${fmtTypeShape(x)}`);
+    prev = a;
+  }
+}
+
+/** A size list of an attribute (`reshape`, `expand`, …): every entry `>= min` (-1 where a dim is kept or inferred). */
+function checkSizes(op: Op, what: string, shape: readonly number[], min: number, x: TensorType): void {
+  for (const d of shape) {
+    if (d < min) throw new ShapeError(`${op}: ${what} (${shape.join(",")}) has an invalid size ${d} for x ${fmtTypeShape(x)}`);
   }
 }
 
@@ -154,6 +169,7 @@ function permuteType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTy
 
 function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
   const shape = attrs.shape as number[];
+  checkSizes(op, "shape", shape, 0, x!);
   const r = broadcastShapes<number>(x!.base, shape);
   if (shape.length < x!.base.length || !r.ok || r.shape.some((d, i) => d !== shape[i])) {
     throw new ShapeError(`${op}: cannot expand the base of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
@@ -205,6 +221,7 @@ function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Ten
 function rebatchType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
   const k = attrs.batchDim as number;
   const base = attrs.base as number[];
+  checkSizes(op, "base", base, 0, x!);
   const full = [...x!.batch, ...x!.base];
   if (k > full.length || full.length - k !== base.length || full.slice(k).some((d, i) => typeof d === "number" && d !== base[i])) {
     throw new ShapeError(`${op}: x ${fmtTypeShape(x!)} split after ${k} dims does not give the base (${base.join(",")})`);
@@ -219,7 +236,8 @@ function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Tenso
     throw new ShapeError(`${op}: ${start}:${stop < 0 ? "" : stop}:${step} ${why} for batch axis ${axis} of x ${fmtTypeShape(x!)}`);
   };
   if (d === undefined) bad("is out of range");
-  if (step < 1 || start < 0 || (stop >= 0 && stop < start)) bad("is not a valid slice");
+  // stop -1 means "to the end" (the only way to say it for a symbolic size).
+  if (step < 1 || start < 0 || stop < -1 || (stop >= 0 && stop < start)) bad("is not a valid slice");
   const batch = [...x!.batch];
   if (typeof d === "number") {
     const end = stop < 0 ? d : stop;
@@ -258,6 +276,7 @@ function batchExpandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Tens
     throw new ShapeError(`${op}: cannot expand the batch of x ${fmtTypeShape(x!)} to (${shape.join(",")}): ${why}`);
   };
   if (n < xb.length) bad("fewer dims than x");
+  checkSizes(op, "shape", shape, -1, x!);
   const out: Dim[] = [];
   for (let i = 0; i < n; i++) {
     const t = shape[i]!;
