@@ -19,7 +19,7 @@ import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 import { TensorDict } from "./tensordict/tensordict.js";
-import { flatten, leafKinds, unflatten, type JitArg } from "./args.js";
+import { checkFunction, checkJitOptions, checkSpecs, flatten, leafKinds, unflatten, type JitArg } from "./args.js";
 
 export interface JitStats {
   /** Times the function was traced. */
@@ -102,6 +102,8 @@ export function dictSpec(batch: readonly string[], entries: { readonly [key: str
  * ```
  */
 export function trace<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, specs: readonly (ArgSpec | DictSpec)[], opts: JitOptions = {}): JitFunction<A, R> {
+  checkFunction("trace", fn);
+  checkSpecs(specs);
   const f = jit(fn, opts);
   // Placeholders carry only a type: tracing reads dtype, batch rank and base shape (and a dict's keys).
   const of = (dtype: DType, batchRank: number, base: readonly number[]) => new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
@@ -170,6 +172,8 @@ let nextTraceId = 1;
  * ```
  */
 export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, opts: JitOptions = {}): JitFunction<A, R> {
+  checkFunction("jit", fn);
+  checkJitOptions("jit", opts);
   const entries = new Map<string, Entry>();
   let last: Entry | undefined;
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
