@@ -16,8 +16,9 @@
 import { isFloat, type DType } from "../../ir/dtype.js";
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { fmtShape, prod } from "../../ir/types.js";
-import type { NestedArray, Tensor } from "../tensor.js";
-import { full as fullTensor, tensor as tensorFrom } from "../creation.js";
+import { Tensor, type NestedArray } from "../tensor.js";
+import { full as fullTensor, MAX_NESTING, tensor as tensorFrom } from "../creation.js";
+import { checkSizes, describe } from "../check.js";
 import { batchIndexHost, batchSliceHost, type BatchIndex } from "./host.js";
 import type { Scalar } from "./scalar.js";
 import { negate } from "./components.js";
@@ -39,8 +40,14 @@ export interface TypedOptions {
 export type ScalarLike = Scalar | number;
 
 /** The Tensor behind a typed value or a number (numbers stay numbers: they are weakly typed). */
-export function raw(x: { readonly t: Tensor } | number): Tensor | number {
-  return typeof x === "number" ? x : x.t;
+export function raw(x: { readonly t: Tensor } | number, op = "typed op", name = "y"): Tensor | number {
+  if (typeof x === "number") return x;
+  const t = typeof x === "object" && x !== null ? (x as { t?: unknown }).t : undefined;
+  if (!(t instanceof Tensor)) {
+    const hint = x instanceof Tensor ? " (wrap a plain Tensor in its type, e.g. new Scalar(t))" : "";
+    throw new DTypeError(`${op}: ${name} must be a typed tensor or a number, got ${describe(x)}${hint}`);
+  }
+  return t;
 }
 
 export abstract class PrimitiveTensor<Self> {
@@ -48,6 +55,7 @@ export abstract class PrimitiveTensor<Self> {
   readonly t: Tensor;
 
   protected constructor(t: Tensor, name: string, base: readonly number[], integer = false) {
+    if (!(t instanceof Tensor)) throw new DTypeError(`${name}: expected a Tensor, got ${describe(t)}`);
     if (t.baseShape.length !== base.length || t.baseShape.some((d, i) => d !== base[i])) {
       throw new ShapeError(`${name}: expected base (${base.join(",")}), got x ${t.toString()}`);
     }
@@ -66,15 +74,19 @@ export abstract class PrimitiveTensor<Self> {
 
   /** `R2.zeros([5, 2])` is `(5,2; 3,3)` zeros. */
   static zeros<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
+    checkSizes(`${this.NAME}.zeros`, "batchShape", batchShape);
     return new this(fullTensor(batchShape, this.BASE, 0, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
   }
 
   static ones<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
+    checkSizes(`${this.NAME}.ones`, "batchShape", batchShape);
     return new this(fullTensor(batchShape, this.BASE, 1, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
   }
 
   /** Every component equal to `value`. */
   static full<T>(this: PrimitiveClass<T>, batchShape: readonly number[], value: number, opts: TypedOptions = {}): T {
+    checkSizes(`${this.NAME}.full`, "batchShape", batchShape);
+    if (typeof value !== "number") throw new DTypeError(`${this.NAME}.full: value must be a number, got ${describe(value)}`);
     return new this(fullTensor(batchShape, this.BASE, value, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
   }
 
@@ -84,7 +96,8 @@ export abstract class PrimitiveTensor<Self> {
    */
   static create<T>(this: PrimitiveClass<T>, data: NestedArray, opts: TypedOptions = {}): T {
     let rank = 0;
-    for (let p: NestedArray = data; Array.isArray(p); p = p[0] as NestedArray) rank++;
+    // Bounded: a cyclic or absurdly deep list is reported by tensor() below.
+    for (let p: NestedArray = data; Array.isArray(p) && rank <= MAX_NESTING; p = p[0] as NestedArray) rank++;
     const batchDim = rank - this.BASE.length;
     if (batchDim < 0) throw new ShapeError(`${this.NAME}.create: data of rank ${rank} is smaller than the base (${this.BASE.join(",")})`);
     return new this(tensorFrom(data, { batchDim, dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
@@ -129,17 +142,17 @@ export abstract class PrimitiveTensor<Self> {
 
   /** `x + y` with the same type, a Scalar (broadcast over the base) or a number. */
   add(y: Self | ScalarLike): Self {
-    return this.make(this.t.add(raw(y as { readonly t: Tensor } | number)));
+    return this.make(this.t.add(raw(y as { readonly t: Tensor } | number, "add")));
   }
   sub(y: Self | ScalarLike): Self {
-    return this.make(this.t.sub(raw(y as { readonly t: Tensor } | number)));
+    return this.make(this.t.sub(raw(y as { readonly t: Tensor } | number, "sub")));
   }
   /** Scaling by a Scalar or a number; typed products are overloads on each type. */
   mul(y: ScalarLike): Self {
-    return this.make(this.t.mul(raw(y)));
+    return this.make(this.t.mul(raw(y, "mul")));
   }
   div(y: ScalarLike): Self {
-    return this.make(this.t.div(raw(y)));
+    return this.make(this.t.div(raw(y, "div")));
   }
   neg(): Self {
     return this.make(negate(this.t));

@@ -2,6 +2,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { Tensor, where } from "../tensor.js";
 import { PrimitiveTensor, type TypedOptions } from "./base.js";
+import { fillFrom } from "./fill.js";
 import { assemble, vecOf } from "./components.js";
 import { Vec } from "./vec.js";
 
@@ -35,8 +36,7 @@ export class MillerIndex extends PrimitiveTensor<MillerIndex> {
 
   /** `MillerIndex.fill(1, 1, 0)` (int32). */
   static fill(a: number, b: number, c: number, opts: TypedOptions = {}): MillerIndex {
-    const dtype = opts.dtype ?? "int32";
-    return new MillerIndex(assemble([a, b, c].map((v) => Tensor._const(v, dtype)), [3]));
+    return new MillerIndex(fillFrom([a, b, c], [3], opts.dtype ?? "int32", "MillerIndex.fill"));
   }
 
   /**

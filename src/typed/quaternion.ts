@@ -19,7 +19,7 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
   }
 
   static fill(s: ScalarLike, q1: ScalarLike, q2: ScalarLike, q3: ScalarLike, opts: TypedOptions = {}): Quaternion {
-    return new Quaternion(fillFrom([s, q1, q2, q3], [4], opts.dtype));
+    return new Quaternion(fillFrom([s, q1, q2, q3], [4], opts.dtype, "Quaternion.fill"));
   }
 
   /** `((1-|r|²)/(1+|r|²), 2r/(1+|r|²))`. */

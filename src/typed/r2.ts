@@ -34,8 +34,8 @@ export class R2 extends PrimitiveTensor<R2> {
   static fill(a11: ScalarLike, a12: ScalarLike, a13: ScalarLike, a21: ScalarLike, a22: ScalarLike, a23: ScalarLike, a31: ScalarLike, a32: ScalarLike, a33: ScalarLike, opts?: TypedOptions): R2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): R2 {
     const { values, opts } = splitFillArgs(args);
-    const dtype = fillDType(values, opts.dtype);
-    const v = scalarsOf(values, dtype);
+    const dtype = fillDType(values, opts.dtype, "R2.fill");
+    const v = scalarsOf(values, dtype, "R2.fill");
     const z = zerosOf(dtype);
     const g = (i: number) => v[i]!;
     switch (v.length) {

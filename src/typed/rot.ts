@@ -3,7 +3,8 @@
  * `r = n·tan(θ/4)` for angle θ about the unit axis n.
  */
 import type { DType } from "../../ir/dtype.js";
-import { BatchwiseError } from "../../ir/errors.js";
+import { DTypeError } from "../../ir/errors.js";
+import { describe } from "../check.js";
 import type { Tensor } from "../tensor.js";
 import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, cross3, cst, dotOf, negate, vecOf, zerosOf } from "./components.js";
@@ -28,7 +29,7 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** MRP components directly. */
   static fill(r0: ScalarLike, r1: ScalarLike, r2: ScalarLike, opts: TypedOptions = {}): Rot {
-    return new Rot(fillFrom([r0, r1, r2], [3], opts.dtype));
+    return new Rot(fillFrom([r0, r1, r2], [3], opts.dtype, "Rot.fill"));
   }
 
   /** The zero vector (no rotation). */
@@ -64,8 +65,8 @@ export class Rot extends PrimitiveTensor<Rot> {
    * changes nothing for angles in their usual ranges.)
    */
   static fromEulerAngles(v: Vec, convention: EulerConvention, angleType: AngleType = "radians"): Rot {
-    if (angleType !== "degrees" && angleType !== "radians") throw new BatchwiseError("Rot angle_type must be either 'degrees' or 'radians'");
-    if (convention !== "bunge" && convention !== "roe" && convention !== "kocks") throw new BatchwiseError(`Unknown Rot angle_convention ${String(convention)}`);
+    if (angleType !== "degrees" && angleType !== "radians") throw new DTypeError(`Rot.fromEulerAngles: Rot angle_type must be either 'degrees' or 'radians', got ${describe(angleType)}`);
+    if (convention !== "bunge" && convention !== "roe" && convention !== "kocks") throw new DTypeError(`Rot.fromEulerAngles: Unknown Rot angle_convention ${typeof convention === "string" ? convention : describe(convention)} (conventions are bunge, roe, kocks)`);
     let [a, b, c] = vecOf(angleType === "degrees" ? v.t.mul(Math.PI / 180) : v.t) as [Tensor, Tensor, Tensor];
     if (convention === "bunge") {
       a = a.sub(Math.PI / 2);

@@ -45,8 +45,8 @@ export class SR2 extends PrimitiveTensor<SR2> {
   static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, a23: ScalarLike, a13: ScalarLike, a12: ScalarLike, opts?: TypedOptions): SR2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): SR2 {
     const { values, opts } = splitFillArgs(args);
-    const dtype = fillDType(values, opts.dtype);
-    const v = scalarsOf(values, dtype);
+    const dtype = fillDType(values, opts.dtype, "SR2.fill");
+    const v = scalarsOf(values, dtype, "SR2.fill");
     const z = zerosOf(dtype);
     switch (v.length) {
       case 1: return new SR2(assemble([v[0]!, v[0]!, v[0]!, z, z, z], [6]));

@@ -90,8 +90,8 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
 
   /** `c1·C1 + c2·C2 + c3·C3` (cubic symmetry); batched Scalars broadcast. */
   static fillC1C2C3(c1: ScalarLike, c2: ScalarLike, c3: ScalarLike, opts: TypedOptions = {}): SSR4 {
-    const dtype = fillDType([c1, c2, c3], opts.dtype);
-    const [a, b, c] = scalarsOf([c1, c2, c3], dtype) as [Tensor, Tensor, Tensor];
+    const dtype = fillDType([c1, c2, c3], opts.dtype, "SSR4.fillC1C2C3");
+    const [a, b, c] = scalarsOf([c1, c2, c3], dtype, "SSR4.fillC1C2C3") as [Tensor, Tensor, Tensor];
     return fromC1C2C3(a, b, c, dtype);
   }
 
@@ -101,8 +101,8 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
    * `SSR4.isotropicENu(100, 0.3)`; E and ν may be batched Scalars.
    */
   static isotropicENu(E: ScalarLike, nu: ScalarLike, opts: TypedOptions = {}): SSR4 {
-    const dtype = fillDType([E, nu], opts.dtype);
-    const [e, v] = scalarsOf([E, nu], dtype) as [Tensor, Tensor];
+    const dtype = fillDType([E, nu], opts.dtype, "SSR4.isotropicENu");
+    const [e, v] = scalarsOf([E, nu], dtype, "SSR4.isotropicENu") as [Tensor, Tensor];
     const oneMinus2v = v.mul(-2).add(1);
     const pf = e.div(v.add(1).mul(oneMinus2v));
     return fromC1C2C3(negate(v).add(1).mul(pf), v.mul(pf), oneMinus2v.mul(pf), dtype);

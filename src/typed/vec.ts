@@ -21,7 +21,7 @@ export class Vec extends PrimitiveTensor<Vec> {
 
   /** `Vec.fill(1, 2, 3)`; Scalars broadcast their batch shapes. */
   static fill(v0: ScalarLike, v1: ScalarLike, v2: ScalarLike, opts: TypedOptions = {}): Vec {
-    return new Vec(fillFrom([v0, v1, v2], [3], opts.dtype));
+    return new Vec(fillFrom([v0, v1, v2], [3], opts.dtype, "Vec.fill"));
   }
 
   /** `a·b`. */

@@ -20,7 +20,7 @@ export class WR2 extends PrimitiveTensor<WR2> {
   }
 
   static fill(w0: ScalarLike, w1: ScalarLike, w2: ScalarLike, opts: TypedOptions = {}): WR2 {
-    return new WR2(fillFrom([w0, w1, w2], [3], opts.dtype));
+    return new WR2(fillFrom([w0, w1, w2], [3], opts.dtype, "WR2.fill"));
   }
 
   /** The skew part `(T-Tᵀ)/2` as an axial vector (NEML2's `WR2(R2)`). */
