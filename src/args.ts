@@ -131,33 +131,47 @@ export function checkJitOptions(who: string, opts: unknown): void {
   }
 }
 
-function checkLabels(where: string, batch: unknown): void {
+function checkLabels(where: string, batch: unknown, who: string): void {
   if (!Array.isArray(batch) || !batch.every((b) => typeof b === "string")) {
-    throw new TraceError(`trace: ${where}.batch must be an array of batch labels (strings), got ${describe(batch)}`);
+    throw new TraceError(`${who}: ${where}.batch must be an array of batch labels (strings), got ${describe(batch)}`);
+  }
+}
+
+/** The parts given to `spec`, `jaggedSpec` or `dictSpec`, checked as the spec they make. */
+export function checkSpecParts(who: string, parts: { batch?: unknown; base?: unknown; entries?: unknown }): void {
+  // The dtype is checked where the spec is used (trace names the spec's position).
+  if ("batch" in parts && (!Array.isArray(parts.batch) || !parts.batch.every((b) => typeof b === "string"))) {
+    throw new TraceError(`${who}: batch must be an array of batch labels (strings), got ${describe(parts.batch)}`);
+  }
+  if ("base" in parts && (!Array.isArray(parts.base) || !parts.base.every((d) => typeof d === "number" && Number.isInteger(d) && d >= 0))) {
+    throw new TraceError(`${who}: base must be an array of static non-negative sizes, got ${Array.isArray(parts.base) ? `(${parts.base.map(describe).join(",")})` : describe(parts.base)}`);
+  }
+  if ("entries" in parts && (typeof parts.entries !== "object" || parts.entries === null || Array.isArray(parts.entries))) {
+    throw new TraceError(`${who}: entries must be an object of specs, got ${describe(parts.entries)}`);
   }
 }
 
 /** One argument spec of `trace` (see `spec`, `jaggedSpec`, `dictSpec`). */
-function checkSpec(s: unknown, where: string, depth: number): void {
+function checkSpec(s: unknown, where: string, depth: number, who = "trace"): void {
   if (typeof s !== "object" || s === null || Array.isArray(s)) {
-    throw new TraceError(`trace: ${where} must be a spec (spec(), jaggedSpec() or dictSpec()), got ${describe(s)}`);
+    throw new TraceError(`${who}: ${where} must be a spec (spec(), jaggedSpec() or dictSpec()), got ${describe(s)}`);
   }
-  if (depth > 32) throw new TraceError(`trace: ${where} nests dict specs more than 32 deep`);
+  if (depth > 32) throw new TraceError(`${who}: ${where} nests dict specs more than 32 deep`);
   const o = s as Record<string, unknown>;
-  checkLabels(where, o.batch);
+  checkLabels(where, o.batch, who);
   if ("entries" in o) {
     const e = o.entries;
-    if (typeof e !== "object" || e === null || Array.isArray(e)) throw new TraceError(`trace: ${where}.entries must be an object of specs, got ${describe(e)}`);
-    for (const [k, v] of Object.entries(e)) checkSpec(v, `${where}.${k}`, depth + 1);
+    if (typeof e !== "object" || e === null || Array.isArray(e)) throw new TraceError(`${who}: ${where}.entries must be an object of specs, got ${describe(e)}`);
+    for (const [k, v] of Object.entries(e)) checkSpec(v, `${where}.${k}`, depth + 1, who);
     return;
   }
-  if (!isDType(o.dtype)) throw new DTypeError(`trace: ${where} has an unknown dtype ${typeof o.dtype === "string" ? o.dtype : describe(o.dtype)}`);
+  if (!isDType(o.dtype)) throw new DTypeError(`${who}: ${where} has an unknown dtype ${typeof o.dtype === "string" ? o.dtype : describe(o.dtype)}`);
   const base = o.base;
   if (!Array.isArray(base) || !base.every((d) => typeof d === "number" && Number.isInteger(d) && d >= 0)) {
     const shown = Array.isArray(base) ? `(${base.map((d: unknown) => (typeof d === "number" ? String(d) : describe(d))).join(",")})` : describe(base);
-    throw new TraceError(`trace: ${where}.base must be static non-negative sizes, got ${shown}`);
+    throw new TraceError(`${who}: ${where}.base must be static non-negative sizes, got ${shown}`);
   }
-  if (o.jagged !== undefined && typeof o.jagged !== "boolean") throw new TraceError(`trace: ${where}.jagged must be true or false, got ${describe(o.jagged)}`);
+  if (o.jagged !== undefined && typeof o.jagged !== "boolean") throw new TraceError(`${who}: ${where}.jagged must be true or false, got ${describe(o.jagged)}`);
 }
 
 /** The specs `trace` takes: an array, one spec per argument. */

@@ -19,7 +19,7 @@ import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 import { TensorDict } from "./tensordict/tensordict.js";
-import { checkFunction, checkJitOptions, checkSpecs, flatten, leafKinds, unflatten, type JitArg } from "./args.js";
+import { checkFunction, checkJitOptions, checkSpecParts, checkSpecs, flatten, leafKinds, unflatten, type JitArg } from "./args.js";
 
 export interface JitStats {
   /** Times the function was traced. */
@@ -73,11 +73,13 @@ export interface ArgSpec {
 
 /** `spec("float32", ["B"], [3, 3])`: a `(B; 3,3)` float32 argument for `trace`. */
 export function spec(dtype: DType, batch: readonly string[], base: readonly number[]): ArgSpec {
+  checkSpecParts("spec", { batch, base });
   return { dtype, batch: [...batch], base: [...base] };
 }
 
 /** A jagged `(B, ~N; base)` argument for `trace`. */
 export function jaggedSpec(dtype: DType, base: readonly number[]): ArgSpec {
+  checkSpecParts("jaggedSpec", { base });
   return { dtype, batch: ["B", "~N"], base: [...base], jagged: true };
 }
 
@@ -89,6 +91,7 @@ export interface DictSpec {
 
 /** `dictSpec(["B"], { obs: spec("float32", ["B"], [3]) })`: a TensorDict with batch size `[B]`. */
 export function dictSpec(batch: readonly string[], entries: { readonly [key: string]: ArgSpec | DictSpec }): DictSpec {
+  checkSpecParts("dictSpec", { batch, entries });
   return { batch: [...batch], entries: { ...entries } };
 }
 

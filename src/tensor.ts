@@ -237,7 +237,7 @@ export class Tensor {
    * returns the tensor's own storage (fast; do not modify it).
    */
   dataSync(opts: { copy?: boolean } = {}): TypedArray {
-    return readTensorSync(this, opts.copy ?? true);
+    return readTensorSync(this, opts?.copy ?? true);
   }
 
   /** The values as nested arrays (bool tensors give booleans). */
@@ -550,7 +550,7 @@ export class Tensor {
    */
   rebatch(batchDim: number): Tensor {
     if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > this.rank) {
-      throw new ShapeError(`rebatch: batchDim ${batchDim} does not fit x ${this.toString()} (rank ${this.rank})`);
+      throw new ShapeError(`rebatch: batchDim ${describe(batchDim)} does not fit x ${this.toString()} (rank ${this.rank})`);
     }
     if (batchDim === this.batchDim) return this;
     const base = this.shape.slice(batchDim);

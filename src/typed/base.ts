@@ -18,7 +18,7 @@ import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { fmtShape, prod } from "../../ir/types.js";
 import { Tensor, type NestedArray } from "../tensor.js";
 import { full as fullTensor, MAX_NESTING, tensor as tensorFrom } from "../creation.js";
-import { checkSizes, describe } from "../check.js";
+import { checkDType, checkSizes, describe } from "../check.js";
 import { batchIndexHost, batchSliceHost, type BatchIndex } from "./host.js";
 import type { Scalar } from "./scalar.js";
 import { negate } from "./components.js";
@@ -36,6 +36,13 @@ export interface TypedOptions {
   readonly dtype?: DType;
 }
 
+/** The dtype of typed options (undefined when none is given), checked. */
+export function optDType(op: string, opts: TypedOptions | undefined | null): DType | undefined {
+  if (opts === undefined || opts === null) return undefined;
+  if (typeof opts !== "object" || Array.isArray(opts)) throw new DTypeError(`${op}: options must be an object, got ${describe(opts)}`);
+  return opts.dtype === undefined ? undefined : checkDType(op, opts.dtype);
+}
+
 /** Anything a typed operation accepts as a scalar: a Scalar or a JS number. */
 export type ScalarLike = Scalar | number;
 
@@ -48,6 +55,22 @@ export function raw(x: { readonly t: Tensor } | number, op = "typed op", name = 
     throw new DTypeError(`${op}: ${name} must be a typed tensor or a number, got ${describe(x)}${hint}`);
   }
   return t;
+}
+
+/**
+ * Checks a typed argument: `x` must be an instance of one of `types` (a DTypeError
+ * naming the op and the argument otherwise). Typed methods read `x.t` right away,
+ * so without this a wrong argument would surface as a TypeError deep inside.
+ */
+export function need(op: string, name: string, x: unknown, ...types: readonly (abstract new (...args: never[]) => unknown)[]): void {
+  for (const C of types) if (x instanceof C) return;
+  const names = types.map((C) => (C as unknown as { NAME?: string }).NAME ?? C.name);
+  throw new DTypeError(`${op}: ${name} must be ${names.length === 1 ? `a ${names[0]}` : `one of ${names.join(", ")}`}, got ${describe(x)}`);
+}
+
+/** A plain Tensor argument of the component-level helpers. */
+export function needTensor(op: string, name: string, x: unknown): void {
+  if (!(x instanceof Tensor)) throw new DTypeError(`${op}: ${name} must be a Tensor, got ${describe(x)}`);
 }
 
 export abstract class PrimitiveTensor<Self> {
@@ -75,19 +98,19 @@ export abstract class PrimitiveTensor<Self> {
   /** `R2.zeros([5, 2])` is `(5,2; 3,3)` zeros. */
   static zeros<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
     checkSizes(`${this.NAME}.zeros`, "batchShape", batchShape);
-    return new this(fullTensor(batchShape, this.BASE, 0, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    return new this(fullTensor(batchShape, this.BASE, 0, { dtype: optDType(`${this.NAME}.zeros`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   static ones<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
     checkSizes(`${this.NAME}.ones`, "batchShape", batchShape);
-    return new this(fullTensor(batchShape, this.BASE, 1, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    return new this(fullTensor(batchShape, this.BASE, 1, { dtype: optDType(`${this.NAME}.ones`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   /** Every component equal to `value`. */
   static full<T>(this: PrimitiveClass<T>, batchShape: readonly number[], value: number, opts: TypedOptions = {}): T {
     checkSizes(`${this.NAME}.full`, "batchShape", batchShape);
     if (typeof value !== "number") throw new DTypeError(`${this.NAME}.full: value must be a number, got ${describe(value)}`);
-    return new this(fullTensor(batchShape, this.BASE, value, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    return new this(fullTensor(batchShape, this.BASE, value, { dtype: optDType(`${this.NAME}.full`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   /**
@@ -100,7 +123,7 @@ export abstract class PrimitiveTensor<Self> {
     for (let p: NestedArray = data; Array.isArray(p) && rank <= MAX_NESTING; p = p[0] as NestedArray) rank++;
     const batchDim = rank - this.BASE.length;
     if (batchDim < 0) throw new ShapeError(`${this.NAME}.create: data of rank ${rank} is smaller than the base (${this.BASE.join(",")})`);
-    return new this(tensorFrom(data, { batchDim, dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    return new this(tensorFrom(data, { batchDim, dtype: optDType(`${this.NAME}.create`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   // ---- shape ----

@@ -1,7 +1,7 @@
 /** Functions over several typed tensors: batch stacking/concatenation and linspace/logspace. */
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { checkElementCount } from "../../ir/shapes.js";
-import { describe } from "../check.js";
+import { checkInt, describe } from "../check.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor, where } from "../tensor.js";
 import type { PrimitiveTensor } from "./base.js";
@@ -48,6 +48,7 @@ function toRank(t: Tensor, rank: number): Tensor {
  */
 export function batchStack<T>(xs: readonly Typed<T>[], d = 0): T {
   checkTypedList("batchStack", xs);
+  checkInt("batchStack", "d", d);
   const rank = Math.max(...xs.map((x) => x.t.batchDim)) + 1;
   const dim = d < 0 ? d + rank : d;
   if (!Number.isInteger(dim) || dim < 0 || dim >= rank) throw new ShapeError(`batchStack: batch dim ${d} is out of range for rank ${rank}`);
@@ -77,6 +78,7 @@ export function batchCat<T>(xs: readonly Typed<T>[], d = 0): T {
  */
 export function linspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim = 0): T {
   checkTyped("linspace", "start", start);
+  checkInt("linspace", "dim", dim);
   checkTyped("linspace", "end", end);
   if (!Number.isInteger(nstep) || nstep < 1) throw new ShapeError(`linspace: nstep ${describe(nstep)} must be a positive integer`);
   checkElementCount("linspace", { batch: [nstep], base: [] }, "the steps");

@@ -4,7 +4,7 @@
  * they work inside `jit`. Negative indices need concrete batch sizes (eagerly).
  */
 import { ShapeError } from "../../ir/errors.js";
-import { describe } from "../check.js";
+import { checkInt, describe } from "../check.js";
 import { Tensor } from "../tensor.js";
 
 /** One batch index: an int, a slice, `null` (new size-1 axis) or `"..."`. */
@@ -79,6 +79,7 @@ export function batchIndexHost(t: Tensor, indices: readonly BatchIndex[]): Tenso
 }
 
 export function batchSliceHost(t: Tensor, dim: number, start: number, stop: number | undefined, step: number): Tensor {
+  checkInt("batchSlice", "dim", dim);
   const n = t.batchDim;
   const d = dim < 0 ? dim + n : dim;
   if (!Number.isInteger(d) || d < 0 || d >= n) throw new ShapeError(`batchSlice: batch dim ${dim} is out of range for x ${t.toString()}`);
@@ -89,6 +90,7 @@ export function batchSliceHost(t: Tensor, dim: number, start: number, stop: numb
 
 /** Concatenates along an existing batch dim; the other batch dims and the bases must match. */
 export function batchCatHost(ts: readonly Tensor[], dim: number): Tensor {
+  checkInt("batchCat", "dim", dim);
   const first = ts[0]!;
   const n = first.batchDim;
   const d = dim < 0 ? dim + n : dim;
