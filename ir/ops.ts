@@ -306,11 +306,13 @@ function matmulType(op: Op, [a, b]: readonly TensorType[]): TensorType {
   if (k1 !== k2) {
     throw new ShapeError(`${op}: x ${fmtTypeShape(a!)} has ${k1} columns but y ${fmtTypeShape(b!)} has ${k2} rows`);
   }
-  const { batch, base: lead } = broadcastTypes(op, [
-    { name: "x", type: { ...a!, base: am.slice(0, -2) } },
-    { name: "y", type: { ...b!, base: bm.slice(0, -2) } },
-  ]);
-  const base = [...lead];
+  // The batch dims and the leading (stacked) base dims broadcast; messages show the whole operands.
+  const rb = broadcastShapes<Dim>(a!.batch, b!.batch);
+  if (!rb.ok) throw new ShapeError(`${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`);
+  const rl = broadcastShapes<number>(am.slice(0, -2), bm.slice(0, -2));
+  if (!rl.ok) throw new ShapeError(`${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: leading base dim ${rl.dim} is ${rl.a} vs ${rl.b}`);
+  const batch = rb.shape;
+  const base = [...rl.shape];
   if (a!.base.length > 1) base.push(am[am.length - 2]!);
   if (b!.base.length > 1) base.push(bm[bm.length - 1]!);
   return { dtype: a!.dtype, batch, base };

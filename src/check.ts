@@ -19,6 +19,14 @@ export function typedArrayName(v: unknown): string | undefined {
   return TYPED_ARRAY_TAG.call(v) as string | undefined;
 }
 
+/**
+ * "a" or "an" before a type name, as it is read aloud: an Int8Array, a Uint16Array,
+ * an R2 and an SSR4 (letters read by name), a Rot.
+ */
+export function article(name: string): string {
+  return /^[AEIO]/.test(name) || /^[FHLMNRSX][A-Z0-9]/.test(name) ? "an" : "a";
+}
+
 /** A short description of a value for error messages: `NaN`, `the string "a"`, `null`, `an object`. */
 export function describe(v: unknown): string {
   switch (typeof v) {
@@ -40,14 +48,14 @@ export function describe(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
   const ta = typedArrayName(v);
-  if (ta !== undefined) return `${/^[AEIOU]/.test(ta) ? "an" : "a"} ${ta}`;
+  if (ta !== undefined) return `${article(ta)} ${ta}`;
   let name: unknown;
   try {
     name = (v as { constructor?: { name?: unknown } }).constructor?.name;
   } catch {
     name = undefined;
   }
-  return typeof name === "string" && name !== "" && name !== "Object" ? `a ${name}` : "an object";
+  return typeof name === "string" && name !== "" && name !== "Object" ? `${article(name)} ${name}` : "an object";
 }
 
 /** An integer argument (finite, no fraction) within [min, max]. */

@@ -18,7 +18,7 @@ import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { fmtShape, prod } from "../../ir/types.js";
 import { Tensor, type NestedArray } from "../tensor.js";
 import { full as fullTensor, MAX_NESTING, tensor as tensorFrom } from "../creation.js";
-import { checkDType, checkSizes, describe } from "../check.js";
+import { article, checkDType, checkSizes, describe } from "../check.js";
 import { batchIndexHost, batchSliceHost, type BatchIndex } from "./host.js";
 import type { Scalar } from "./scalar.js";
 import { negate } from "./components.js";
@@ -65,7 +65,7 @@ export function raw(x: { readonly t: Tensor } | number, op = "typed op", name = 
 export function need(op: string, name: string, x: unknown, ...types: readonly (abstract new (...args: never[]) => unknown)[]): void {
   for (const C of types) if (x instanceof C) return;
   const names = types.map((C) => (C as unknown as { NAME?: string }).NAME ?? C.name);
-  throw new DTypeError(`${op}: ${name} must be ${names.length === 1 ? `a ${names[0]}` : `one of ${names.join(", ")}`}, got ${describe(x)}`);
+  throw new DTypeError(`${op}: ${name} must be ${names.length === 1 ? `${article(names[0]!)} ${names[0]}` : `one of ${names.join(", ")}`}, got ${describe(x)}`);
 }
 
 /** A plain Tensor argument of the component-level helpers. */
@@ -165,10 +165,20 @@ export abstract class PrimitiveTensor<Self> {
 
   /** `x + y` with the same type, a Scalar (broadcast over the base) or a number. */
   add(y: Self | ScalarLike): Self {
-    return this.make(this.t.add(raw(y as { readonly t: Tensor } | number, "add")));
+    return this.make(this.t.add(this.sameOrScalar("add", y)));
   }
   sub(y: Self | ScalarLike): Self {
-    return this.make(this.t.sub(raw(y as { readonly t: Tensor } | number, "sub")));
+    return this.make(this.t.sub(this.sameOrScalar("sub", y)));
+  }
+
+  /** The operand of `add`/`sub`: a value of this type, a Scalar or a number. */
+  private sameOrScalar(op: string, y: unknown): Tensor | number {
+    const t = raw(y as { readonly t: Tensor } | number, op);
+    if (typeof t !== "number" && t.baseDim !== 0 && (y as object).constructor !== this.constructor) {
+      const name = (this.constructor as PrimitiveClass<Self>).NAME;
+      throw new DTypeError(`${name}.${op}: y must be ${article(name)} ${name}, a Scalar or a number, got ${describe(y)}`);
+    }
+    return t;
   }
   /** Scaling by a Scalar or a number; typed products are overloads on each type. */
   mul(y: ScalarLike): Self {
