@@ -6,7 +6,7 @@ import { z } from "zod";
 import { isDType, isFloat, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
-import { broadcastShapes, broadcastTypes, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
+import { broadcastShapes, broadcastTypes, fmtShape, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
 
 export const UNARY_OPS: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
   "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
@@ -68,6 +68,40 @@ export interface OpInfo {
   readonly attrs: z.ZodType<Attrs>;
   /** Infers the result type; throws ShapeError/DTypeError naming the op and argument. */
   readonly type: (op: Op, ins: readonly TensorType[], attrs: Attrs) => TensorType;
+}
+
+/**
+ * The most elements a tensor may have: 2^31 - 1, so that every element index
+ * (and every `argmax` result, an int32) fits a signed 32-bit integer, on both
+ * backends. Larger sizes are a ShapeError when the tensor is made, not a
+ * RangeError from an allocation, or a wrapped index in a kernel.
+ */
+export const MAX_ELEMENTS = 2 ** 31 - 1;
+
+/**
+ * Throws a ShapeError when a type with known sizes has more than MAX_ELEMENTS
+ * elements (symbolic batch dims are checked when they bind to sizes).
+ */
+export function checkElementCount(op: string, t: { readonly batch: readonly Dim[]; readonly base: readonly number[] }, what = "the result"): void {
+  let n = 1;
+  for (const d of t.batch) if (typeof d === "number") n *= d;
+  for (const d of t.base) n *= d;
+  if (n > MAX_ELEMENTS) {
+    throw new ShapeError(`${op}: ${what} ${fmtShape(t.batch, t.base)} would have ${n} elements, more than the limit ${MAX_ELEMENTS} (2^31 - 1)`);
+  }
+}
+
+/**
+ * A type rule whose result can hold more elements than its inputs (broadcasts,
+ * expands, matmul, concatenation, padding), checked against MAX_ELEMENTS. Rules
+ * that only keep or shrink the element count skip the check.
+ */
+function sized(rule: OpInfo["type"]): OpInfo["type"] {
+  return (op, ins, attrs) => {
+    const t = rule(op, ins, attrs);
+    checkElementCount(op, t);
+    return t;
+  };
 }
 
 const noAttrs = z.object({}).strict();
@@ -421,7 +455,7 @@ function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
 }
 
 const unary: OpInfo = { arity: 1, args: ["x"], attrs: noAttrs, type: unaryType };
-const binary: OpInfo = { arity: 2, args: ["x", "y"], attrs: noAttrs, type: binaryType };
+const binary: OpInfo = { arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) };
 const reduce: OpInfo = { arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType };
 
 export const OPS: { readonly [K in Op]: OpInfo } = {
@@ -445,30 +479,30 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     attrs: z.object({ dtype: dtypeSchema }).strict(),
     type: (_op, [x], attrs) => ({ dtype: attrs.dtype as DType, batch: x!.batch, base: x!.base }),
   },
-  where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: whereType },
-  matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: matmulType },
+  where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: sized(whereType) },
+  matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(matmulType) },
   segment_reduce: {
     arity: 2,
     args: ["values", "offsets"],
     attrs: z.object({ op: z.enum(["sum", "mean", "max", "min", "argmax", "count"]) }).strict(),
-    type: segmentType,
+    type: sized(segmentType),
   },
-  segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: segmentType },
-  segment_unpad: { arity: 3, args: ["padded", "offsets", "like"], attrs: noAttrs, type: segmentType },
+  segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: sized(segmentType) },
+  segment_unpad: { arity: 3, args: ["padded", "offsets", "like"], attrs: noAttrs, type: sized(segmentType) },
   segment_pad: {
     arity: 2,
     args: ["values", "offsets"],
     // maxN -1: the longest row, read from the offsets at run time.
     attrs: z.object({ maxN: z.number().int().min(-1), value: anyNumber, left: z.boolean() }).strict(),
-    type: segmentType,
+    type: sized(segmentType),
   },
   segment_mask: {
     arity: 1,
     args: ["offsets"],
     attrs: z.object({ maxN: z.number().int().min(-1), left: z.boolean() }).strict(),
-    type: segmentType,
+    type: sized(segmentType),
   },
-  concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: concatType },
+  concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: sized(concatType) },
   neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
   tan: unary, tanh: unary, sigmoid: unary, asin: unary, acos: unary, atan: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
   sign: unary, not: unary, isnan: unary, isinf: unary, isfinite: unary,
@@ -479,7 +513,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   all: reduce, any: reduce,
   reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: reshapeType },
   permute: { arity: 1, args: ["x"], attrs: z.object({ perm: intList }).strict(), type: permuteType },
-  expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: expandType },
+  expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: sized(expandType) },
   slice: {
     arity: 1,
     args: ["x"],
@@ -519,8 +553,8 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     attrs: z.object({ axis: z.number().int().nonnegative(), start: z.number().int(), stop: z.number().int(), step: z.number().int() }).strict(),
     type: batchSliceType,
   },
-  batch_concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: batchConcatType },
-  batch_expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchExpandType },
+  batch_concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: sized(batchConcatType) },
+  batch_expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: sized(batchExpandType) },
 };
 
 export const ALL_OPS = Object.keys(OPS) as Op[];

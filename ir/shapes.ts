@@ -5,29 +5,11 @@
  */
 import { ShapeError } from "./errors.js";
 import type { Node } from "./graph.js";
-import { OPS } from "./ops.js";
-import { fmtShape, fmtType, isConcrete, type Dim, type TensorType } from "./types.js";
+import { checkElementCount, OPS } from "./ops.js";
 
-/**
- * The most elements a tensor may have: 2^31 - 1, so that every element index
- * (and every `argmax` result, an int32) fits a signed 32-bit integer, on both
- * backends. Larger sizes are a ShapeError when the tensor is made, not a
- * RangeError from an allocation, or a wrapped index in a kernel.
- */
-export const MAX_ELEMENTS = 2 ** 31 - 1;
+import { fmtType, isConcrete, type TensorType } from "./types.js";
 
-/**
- * Throws a ShapeError when a type with known sizes has more than MAX_ELEMENTS
- * elements (symbolic batch dims are checked when they bind to sizes).
- */
-export function checkElementCount(op: string, t: { readonly batch: readonly Dim[]; readonly base: readonly number[] }, what = "the result"): void {
-  let n = 1;
-  for (const d of t.batch) if (typeof d === "number") n *= d;
-  for (const d of t.base) n *= d;
-  if (n > MAX_ELEMENTS) {
-    throw new ShapeError(`${op}: ${what} ${fmtShape(t.batch, t.base)} would have ${n} elements, more than the limit ${MAX_ELEMENTS} (2^31 - 1)`);
-  }
-}
+export { checkElementCount, MAX_ELEMENTS } from "./ops.js";
 
 export interface ConcreteType extends TensorType {
   readonly batch: readonly number[];
@@ -78,6 +60,7 @@ export function inferConcrete(order: readonly Node[], inputTypes: ReadonlyMap<No
     const attrs = len === undefined ? n.attrs : { ...n.attrs, maxN: len };
     const t = OPS[n.op].type(n.op, n.inputs.map((i) => out.get(i)!), attrs);
     if (!isConcrete(t.batch)) throw new ShapeError(`${n.op}: could not resolve the batch shape ${fmtType(t)}`);
+    // Sizes bound per call: a broadcast, expand or pad may reach the element limit only now.
     checkElementCount(n.op, t);
     out.set(n, t as ConcreteType);
   }

@@ -76,18 +76,23 @@ export function checkFinite(op: string, name: string, v: unknown): number {
 
 /**
  * A list of sizes: an array of integers `>= min` (0 for sizes; -1 where the
- * function infers or keeps a dim). `suffix` adds context (the tensor) to errors.
+ * function infers or keeps a dim). `of` (a tensor) is named in errors.
  */
-export function checkSizes(op: string, name: string, shape: unknown, min = 0, suffix = ""): readonly number[] {
-  if (!Array.isArray(shape)) throw new ShapeError(`${op}: ${name} must be an array of sizes, got ${describe(shape)}${suffix}`);
+export function checkSizes(op: string, name: string, shape: unknown, min = 0, of?: { toString(): string }): readonly number[] {
+  if (!Array.isArray(shape)) throw new ShapeError(`${op}: ${name} must be an array of sizes, got ${describe(shape)}${forX(of)}`);
   for (let i = 0; i < shape.length; i++) {
     const d: unknown = shape[i];
     if (typeof d !== "number" || !Number.isInteger(d) || d < min) {
       const list = shape.map((x: unknown) => (typeof x === "number" ? String(x) : "?")).join(",");
-      throw new ShapeError(`${op}: ${name} (${list}) has an invalid size ${describe(d)} at index ${i}${min < 0 ? " (sizes are >= 0, or -1)" : ""}${suffix}`);
+      throw new ShapeError(`${op}: ${name} (${list}) has an invalid size ${describe(d)} at index ${i}${min < 0 ? " (sizes are >= 0, or -1)" : ""}${forX(of)}`);
     }
   }
   return shape as readonly number[];
+}
+
+/** ` for x (2; 3)`: the context of a message, formatted only when it is thrown. */
+function forX(of: { toString(): string } | undefined): string {
+  return of === undefined ? "" : ` for x ${of.toString()}`;
 }
 
 /** A dtype name. */

@@ -8,7 +8,6 @@ import { isFloat, promote, promoteWithNumber, castScalar, type DType, type Typed
 import { DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
 import { FLOAT_UNARY, OPS, REDUCE_OPS, type Attrs, type Op } from "../ir/ops.js";
-import { checkElementCount } from "../ir/shapes.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
 import type { Backend, DeviceBuffer } from "../runtime/backend.js";
 import { checkDType, checkSizes, describe, fitsDType } from "./check.js";
@@ -142,7 +141,6 @@ export class Tensor {
   /** @internal Records an op. The type rule runs now, so bad shapes fail at the call. */
   static _op(op: Op, inputs: readonly Tensor[], attrs: Attrs = {}): Tensor {
     const type = OPS[op].type(op, inputs.map((t) => t._type), attrs);
-    checkElementCount(op, type);
     return new Tensor(type, { kind: "lazy", op, inputs, attrs });
   }
 
@@ -396,7 +394,7 @@ export class Tensor {
 
   /** Reshapes the base (one -1 is inferred); the batch is untouched. */
   reshape(shape: readonly number[]): Tensor {
-    checkSizes("reshape", "shape", shape, -1, ` for x ${this.toString()}`);
+    checkSizes("reshape", "shape", shape, -1, this);
     return Tensor._op("reshape", [this], { shape: inferShape("reshape", shape, prod(this.baseShape), this, "base") });
   }
 
@@ -428,7 +426,7 @@ export class Tensor {
 
   /** Broadcasts the base to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
   expand(shape: readonly number[]): Tensor {
-    checkSizes("expand", "shape", shape, -1, ` for x ${this.toString()}`);
+    checkSizes("expand", "shape", shape, -1, this);
     const off = shape.length - this.baseDim;
     const target = shape.map((d, i) => (d === -1 && i >= off ? this.baseShape[i - off]! : d));
     return Tensor._op("expand", [this], { shape: target });
@@ -488,7 +486,7 @@ export class Tensor {
 
   /** Reshapes the batch dims (one -1 is inferred); the base is untouched. */
   batchReshape(shape: readonly number[]): Tensor {
-    checkSizes("batchReshape", "shape", shape, -1, ` for x ${this.toString()}`);
+    checkSizes("batchReshape", "shape", shape, -1, this);
     if (this._type.batch.every((d) => typeof d === "number")) {
       inferShape("batchReshape", shape, prod(this.batchShape), this, "batch");
     }
@@ -567,7 +565,7 @@ export class Tensor {
 
   /** Broadcasts the batch to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
   batchExpand(shape: readonly number[]): Tensor {
-    checkSizes("batchExpand", "shape", shape, -1, ` for x ${this.toString()}`);
+    checkSizes("batchExpand", "shape", shape, -1, this);
     return Tensor._op("batch_expand", [this], { shape: [...shape] });
   }
 }
