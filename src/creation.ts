@@ -104,7 +104,13 @@ export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
         flat[k++] = v;
       } else if (typeof v === "boolean") flat[k++] = v ? 1 : 0;
       else {
-        const what = Array.isArray(v) ? `an array, deeper than the shape (${shape.join(",")}) read off the first elements (ragged nesting)` : v === undefined ? "undefined (a hole or a missing element)" : describe(v);
+        const what = Array.isArray(v)
+          ? `an array, deeper than the shape (${shape.join(",")}) read off the first elements (ragged nesting)`
+          : v === undefined
+            ? "undefined (a hole or a missing element)"
+            : typedArrayName(v) !== undefined
+              ? `${describe(v)} (typed arrays go to fromTypedArray)`
+              : describe(v);
         throw new (Array.isArray(v) ? ShapeError : DTypeError)(`tensor: ${pathOf(path)} is ${what}; entries must be numbers or booleans`);
       }
       return;
