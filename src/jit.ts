@@ -180,7 +180,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   const entries = new Map<string, Entry>();
   let last: Entry | undefined;
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
-  const name = opts.name ?? (fn.name || "jit");
+  // A function name such as "bound f" or "ü" is not an IR name (`func @name`): keep letters, digits, _ . -
+  const name = opts.name ?? ((fn.name || "jit").replace(/[^\w.-]/g, "_") || "jit");
 
   let lastArgs: readonly Tensor[] | undefined;
   let lastKinds = "";

@@ -11,6 +11,8 @@ import {
   fromTypedArray,
   jit,
   ones,
+  parseGraph,
+  printGraph,
   setBackend,
   ShapeError,
   tensor,
@@ -140,6 +142,18 @@ describe("sizes, bounds and element counts (case 8)", () => {
     expect(() => f(zeros([2 ** 16], [1]), zeros([], [2 ** 16]))).toThrow(ShapeError);
     expect(() => f(zeros([2 ** 16], [1]), zeros([], [2 ** 16]))).toThrow("add: the result (65536; 65536) would have 4294967296 elements");
     expect(f(zeros([2], [1]), zeros([], [3])).toString()).toBe("(2; 3)");
+  });
+});
+
+describe("IR text from jit", () => {
+  it("names a trace after its function even when the function name is not an IR name", () => {
+    function g(x: Tensor): Tensor {
+      return x.mul(2);
+    }
+    const f = jit(g.bind(null)); // named "bound g"
+    f(zeros([2], [3]));
+    expect(f.dump().split("\n")[0]).toBe("func @bound_g(%x0: f32[b0; 3]) -> (f32[b0; 3]) {");
+    expect(printGraph(parseGraph(f.dump()))).toBe(f.dump());
   });
 });
 
