@@ -27,7 +27,7 @@ export function article(name: string): string {
   return /^[AEIO]/.test(name) || /^[FHLMNRSX][A-Z0-9]/.test(name) ? "an" : "a";
 }
 
-/** A short description of a value for error messages: `NaN`, `the string "a"`, `null`, `an object`. */
+/** A short description of a value for error messages: `NaN`, `a string ("a")`, `null`, `an object`. */
 export function describe(v: unknown): string {
   switch (typeof v) {
     case "number":
