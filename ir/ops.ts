@@ -6,7 +6,7 @@ import { z } from "zod";
 import { isDType, isFloat, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
-import { broadcastShapes, broadcastTypes, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
+import { broadcastShapes, broadcastTypes, fmtShape, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
 
 export const UNARY_OPS: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
   "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
@@ -70,6 +70,40 @@ export interface OpInfo {
   readonly type: (op: Op, ins: readonly TensorType[], attrs: Attrs) => TensorType;
 }
 
+/**
+ * The most elements a tensor may have: 2^31 - 1, so that every element index
+ * (and every `argmax` result, an int32) fits a signed 32-bit integer, on both
+ * backends. Larger sizes are a ShapeError when the tensor is made, not a
+ * RangeError from an allocation, or a wrapped index in a kernel.
+ */
+export const MAX_ELEMENTS = 2 ** 31 - 1;
+
+/**
+ * Throws a ShapeError when a type with known sizes has more than MAX_ELEMENTS
+ * elements (symbolic batch dims are checked when they bind to sizes).
+ */
+export function checkElementCount(op: string, t: { readonly batch: readonly Dim[]; readonly base: readonly number[] }, what = "the result"): void {
+  let n = 1;
+  for (const d of t.batch) if (typeof d === "number") n *= d;
+  for (const d of t.base) n *= d;
+  if (n > MAX_ELEMENTS) {
+    throw new ShapeError(`${op}: ${what} ${fmtShape(t.batch, t.base)} would have ${n} elements, more than the limit ${MAX_ELEMENTS} (2^31 - 1)`);
+  }
+}
+
+/**
+ * A type rule whose result can hold more elements than its inputs (broadcasts,
+ * expands, matmul, concatenation, padding), checked against MAX_ELEMENTS. Rules
+ * that only keep or shrink the element count skip the check.
+ */
+function sized(rule: OpInfo["type"]): OpInfo["type"] {
+  return (op, ins, attrs) => {
+    const t = rule(op, ins, attrs);
+    checkElementCount(op, t);
+    return t;
+  };
+}
+
 const noAttrs = z.object({}).strict();
 const dtypeSchema = z.string().refine(isDType, "not a dtype");
 const intList = z.array(z.number().int());
@@ -101,12 +135,27 @@ function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
   return { dtype: COMPARE_BINARY.has(o) || LOGICAL_BINARY.has(o) ? "bool" : x!.dtype, batch, base };
 }
 
+/**
+ * Reduction axes are canonical: in range and strictly increasing. Kernels walk
+ * the reduced axes in this order (an inlined reduction pairs the k-th reduced
+ * coordinate with the k-th reduced axis of the input), so the attribute admits
+ * one spelling per set of axes; the frontend sorts, and IR text with `[1,0]`
+ * or `[0,0]` is refused here instead of reaching a kernel.
+ */
 function checkAxes(op: Op, what: "batch" | "base", axes: readonly number[], rank: number, x: TensorType): void {
-  const seen = new Set<number>();
+  let prev = -1;
   for (const a of axes) {
     if (a < 0 || a >= rank) throw new ShapeError(`${op}: ${what} axis ${a} is out of range for x ${fmtTypeShape(x)}`);
-    if (seen.has(a)) throw new ShapeError(`${op}: repeated ${what} axis ${a} for x ${fmtTypeShape(x)}`);
-    seen.add(a);
+    if (a === prev) throw new ShapeError(`${op}: repeated ${what} axis ${a} for x ${fmtTypeShape(x)}`);
+    if (a < prev) throw new ShapeError(`${op}: ${what} axes (${axes.join(",")}) must be sorted in increasing order for x ${fmtTypeShape(x)}`);
+    prev = a;
+  }
+}
+
+/** A size list of an attribute (`reshape`, `expand`, …): every entry `>= min` (-1 where a dim is kept or inferred). */
+function checkSizes(op: Op, what: string, shape: readonly number[], min: number, x: TensorType): void {
+  for (const d of shape) {
+    if (d < min) throw new ShapeError(`${op}: ${what} (${shape.join(",")}) has an invalid size ${d} for x ${fmtTypeShape(x)}`);
   }
 }
 
@@ -154,6 +203,7 @@ function permuteType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTy
 
 function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
   const shape = attrs.shape as number[];
+  checkSizes(op, "shape", shape, 0, x!);
   const r = broadcastShapes<number>(x!.base, shape);
   if (shape.length < x!.base.length || !r.ok || r.shape.some((d, i) => d !== shape[i])) {
     throw new ShapeError(`${op}: cannot expand the base of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
@@ -205,6 +255,7 @@ function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Ten
 function rebatchType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
   const k = attrs.batchDim as number;
   const base = attrs.base as number[];
+  checkSizes(op, "base", base, 0, x!);
   const full = [...x!.batch, ...x!.base];
   if (k > full.length || full.length - k !== base.length || full.slice(k).some((d, i) => typeof d === "number" && d !== base[i])) {
     throw new ShapeError(`${op}: x ${fmtTypeShape(x!)} split after ${k} dims does not give the base (${base.join(",")})`);
@@ -219,7 +270,8 @@ function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Tenso
     throw new ShapeError(`${op}: ${start}:${stop < 0 ? "" : stop}:${step} ${why} for batch axis ${axis} of x ${fmtTypeShape(x!)}`);
   };
   if (d === undefined) bad("is out of range");
-  if (step < 1 || start < 0 || (stop >= 0 && stop < start)) bad("is not a valid slice");
+  // stop -1 means "to the end" (the only way to say it for a symbolic size).
+  if (step < 1 || start < 0 || stop < -1 || (stop >= 0 && stop < start)) bad("is not a valid slice");
   const batch = [...x!.batch];
   if (typeof d === "number") {
     const end = stop < 0 ? d : stop;
@@ -258,6 +310,7 @@ function batchExpandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Tens
     throw new ShapeError(`${op}: cannot expand the batch of x ${fmtTypeShape(x!)} to (${shape.join(",")}): ${why}`);
   };
   if (n < xb.length) bad("fewer dims than x");
+  checkSizes(op, "shape", shape, -1, x!);
   const out: Dim[] = [];
   for (let i = 0; i < n; i++) {
     const t = shape[i]!;
@@ -287,11 +340,13 @@ function matmulType(op: Op, [a, b]: readonly TensorType[]): TensorType {
   if (k1 !== k2) {
     throw new ShapeError(`${op}: x ${fmtTypeShape(a!)} has ${k1} columns but y ${fmtTypeShape(b!)} has ${k2} rows`);
   }
-  const { batch, base: lead } = broadcastTypes(op, [
-    { name: "x", type: { ...a!, base: am.slice(0, -2) } },
-    { name: "y", type: { ...b!, base: bm.slice(0, -2) } },
-  ]);
-  const base = [...lead];
+  // The batch dims and the leading (stacked) base dims broadcast; messages show the whole operands.
+  const rb = broadcastShapes<Dim>(a!.batch, b!.batch);
+  if (!rb.ok) throw new ShapeError(`${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`);
+  const rl = broadcastShapes<number>(am.slice(0, -2), bm.slice(0, -2));
+  if (!rl.ok) throw new ShapeError(`${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: leading base dim ${rl.dim} is ${rl.a} vs ${rl.b}`);
+  const batch = rb.shape;
+  const base = [...rl.shape];
   if (a!.base.length > 1) base.push(am[am.length - 2]!);
   if (b!.base.length > 1) base.push(bm[bm.length - 1]!);
   return { dtype: a!.dtype, batch, base };
@@ -400,7 +455,7 @@ function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
 }
 
 const unary: OpInfo = { arity: 1, args: ["x"], attrs: noAttrs, type: unaryType };
-const binary: OpInfo = { arity: 2, args: ["x", "y"], attrs: noAttrs, type: binaryType };
+const binary: OpInfo = { arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) };
 const reduce: OpInfo = { arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType };
 
 export const OPS: { readonly [K in Op]: OpInfo } = {
@@ -424,30 +479,30 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     attrs: z.object({ dtype: dtypeSchema }).strict(),
     type: (_op, [x], attrs) => ({ dtype: attrs.dtype as DType, batch: x!.batch, base: x!.base }),
   },
-  where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: whereType },
-  matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: matmulType },
+  where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: sized(whereType) },
+  matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(matmulType) },
   segment_reduce: {
     arity: 2,
     args: ["values", "offsets"],
     attrs: z.object({ op: z.enum(["sum", "mean", "max", "min", "argmax", "count"]) }).strict(),
-    type: segmentType,
+    type: sized(segmentType),
   },
-  segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: segmentType },
-  segment_unpad: { arity: 3, args: ["padded", "offsets", "like"], attrs: noAttrs, type: segmentType },
+  segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: sized(segmentType) },
+  segment_unpad: { arity: 3, args: ["padded", "offsets", "like"], attrs: noAttrs, type: sized(segmentType) },
   segment_pad: {
     arity: 2,
     args: ["values", "offsets"],
     // maxN -1: the longest row, read from the offsets at run time.
     attrs: z.object({ maxN: z.number().int().min(-1), value: anyNumber, left: z.boolean() }).strict(),
-    type: segmentType,
+    type: sized(segmentType),
   },
   segment_mask: {
     arity: 1,
     args: ["offsets"],
     attrs: z.object({ maxN: z.number().int().min(-1), left: z.boolean() }).strict(),
-    type: segmentType,
+    type: sized(segmentType),
   },
-  concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: concatType },
+  concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: sized(concatType) },
   neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
   tan: unary, tanh: unary, sigmoid: unary, asin: unary, acos: unary, atan: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
   sign: unary, not: unary, isnan: unary, isinf: unary, isfinite: unary,
@@ -458,7 +513,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   all: reduce, any: reduce,
   reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: reshapeType },
   permute: { arity: 1, args: ["x"], attrs: z.object({ perm: intList }).strict(), type: permuteType },
-  expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: expandType },
+  expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: sized(expandType) },
   slice: {
     arity: 1,
     args: ["x"],
@@ -498,8 +553,8 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     attrs: z.object({ axis: z.number().int().nonnegative(), start: z.number().int(), stop: z.number().int(), step: z.number().int() }).strict(),
     type: batchSliceType,
   },
-  batch_concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: batchConcatType },
-  batch_expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchExpandType },
+  batch_concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: sized(batchConcatType) },
+  batch_expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: sized(batchExpandType) },
 };
 
 export const ALL_OPS = Object.keys(OPS) as Op[];

@@ -3,10 +3,14 @@
  * (`%name` for inputs, `%0, %1…` in order), sorted attrs, a type on every value.
  * `parseGraph(printGraph(g))` prints back to the same text.
  */
+import { IRError } from "./errors.js";
 import { fmtAttrs, topoOrder, type Graph, type Node } from "./graph.js";
 import { fmtType } from "./types.js";
 
 export function printGraph(g: Graph): string {
+  if (typeof g !== "object" || g === null || !Array.isArray(g.inputs) || !Array.isArray(g.outputs) || !Array.isArray(g.inputNames)) {
+    throw new IRError(`printGraph: g must be a graph (name, inputs, inputNames, outputs), got ${g === null ? "null" : typeof g}`);
+  }
   const names = new Map<Node, string>();
   g.inputs.forEach((n, i) => names.set(n, `%${g.inputNames[i]}`));
   const lines: string[] = [];

@@ -5,8 +5,11 @@
  */
 import { ShapeError } from "./errors.js";
 import type { Node } from "./graph.js";
-import { OPS } from "./ops.js";
+import { checkElementCount, OPS } from "./ops.js";
+
 import { fmtType, isConcrete, type TensorType } from "./types.js";
+
+export { checkElementCount, MAX_ELEMENTS } from "./ops.js";
 
 export interface ConcreteType extends TensorType {
   readonly batch: readonly number[];
@@ -57,6 +60,8 @@ export function inferConcrete(order: readonly Node[], inputTypes: ReadonlyMap<No
     const attrs = len === undefined ? n.attrs : { ...n.attrs, maxN: len };
     const t = OPS[n.op].type(n.op, n.inputs.map((i) => out.get(i)!), attrs);
     if (!isConcrete(t.batch)) throw new ShapeError(`${n.op}: could not resolve the batch shape ${fmtType(t)}`);
+    // Sizes bound per call: a broadcast, expand or pad may reach the element limit only now.
+    checkElementCount(n.op, t);
     out.set(n, t as ConcreteType);
   }
   return out;

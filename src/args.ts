@@ -11,7 +11,9 @@
  *   tensor, so no size enters the trace key; only a dict with no tensors under
  *   it records its size (`"s"`).
  */
-import { TraceError } from "../ir/errors.js";
+import { isDType } from "../ir/dtype.js";
+import { DTypeError, TraceError } from "../ir/errors.js";
+import { describe } from "./check.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 import { entryBatch, TensorDict } from "./tensordict/tensordict.js";
@@ -26,7 +28,7 @@ interface DictShape {
   readonly k: readonly (readonly [string, string])[];
 }
 
-function flattenOne(a: unknown, tensors: Tensor[], who: string): string {
+function flattenOne(a: unknown, tensors: Tensor[], who: string, where = "an argument"): string {
   if (a instanceof JaggedTensor) {
     tensors.push(a.values, a.offsets);
     return "j";
@@ -42,14 +44,14 @@ function flattenOne(a: unknown, tensors: Tensor[], who: string): string {
     const json = JSON.stringify(shape);
     return `d${json.length}:${json}`;
   }
-  throw new TraceError(`${who}: arguments and results must be Tensors, JaggedTensors or TensorDicts`);
+  throw new TraceError(`${who}: ${where} is ${describe(a)}; arguments and results must be Tensors, JaggedTensors or TensorDicts`);
 }
 
 /** The tensors of `items`, and their `kinds` (see the file comment). */
 export function flatten(items: readonly unknown[], who = "jit"): { tensors: Tensor[]; kinds: string } {
   const tensors: Tensor[] = [];
   let kinds = "";
-  for (const a of items) kinds += flattenOne(a, tensors, who);
+  for (let i = 0; i < items.length; i++) kinds += flattenOne(items[i], tensors, who, `argument ${i}`);
   return { tensors, kinds };
 }
 
@@ -103,4 +105,77 @@ export function unflatten(tensors: readonly Tensor[], kinds: string): JitArg[] {
   const at = { pos: 0, i: 0 };
   while (at.pos < kinds.length) out.push(unflattenOne(tensors, kinds, at));
   return out;
+}
+
+// ---- validation of what jit and trace are given (cheap: runs once per jit/trace, not per call) ----
+
+/** The function `jit`/`trace` compiles. */
+export function checkFunction(who: string, fn: unknown): void {
+  if (typeof fn !== "function") throw new TraceError(`${who}: fn must be a function, got ${describe(fn)}`);
+}
+
+/** `jit` options: an object whose known fields have the right kinds. */
+export function checkJitOptions(who: string, opts: unknown): void {
+  if (opts === undefined) return;
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) throw new TraceError(`${who}: options must be an object, got ${describe(opts)}`);
+  const o = opts as Record<string, unknown>;
+  if (o.name !== undefined && (typeof o.name !== "string" || !/^[\w.-]+$/.test(o.name))) {
+    throw new TraceError(`${who}: options.name must be a name of letters, digits, '_', '.' or '-', got ${describe(o.name)}`);
+  }
+  if (o.fusion !== undefined && typeof o.fusion !== "boolean") throw new TraceError(`${who}: options.fusion must be true or false, got ${describe(o.fusion)}`);
+  if (o.float32 !== undefined && o.float32 !== "exact" && o.float32 !== "relaxed") {
+    throw new TraceError(`${who}: options.float32 must be "exact" or "relaxed", got ${describe(o.float32)}`);
+  }
+  if (o.backend !== undefined && (typeof o.backend !== "object" || o.backend === null || typeof (o.backend as { name?: unknown }).name !== "string")) {
+    throw new TraceError(`${who}: options.backend must be a backend, got ${describe(o.backend)}`);
+  }
+}
+
+function checkLabels(where: string, batch: unknown, who: string): void {
+  if (!Array.isArray(batch) || !batch.every((b) => typeof b === "string")) {
+    throw new TraceError(`${who}: ${where}.batch must be an array of batch labels (strings), got ${describe(batch)}`);
+  }
+}
+
+/** The parts given to `spec`, `jaggedSpec` or `dictSpec`, checked as the spec they make. */
+export function checkSpecParts(who: string, parts: { batch?: unknown; base?: unknown; entries?: unknown }): void {
+  // The dtype is checked where the spec is used (trace names the spec's position).
+  if ("batch" in parts && (!Array.isArray(parts.batch) || !parts.batch.every((b) => typeof b === "string"))) {
+    throw new TraceError(`${who}: batch must be an array of batch labels (strings), got ${describe(parts.batch)}`);
+  }
+  if ("base" in parts && (!Array.isArray(parts.base) || !parts.base.every((d) => typeof d === "number" && Number.isInteger(d) && d >= 0))) {
+    throw new TraceError(`${who}: base must be an array of static non-negative sizes, got ${Array.isArray(parts.base) ? `(${parts.base.map(describe).join(",")})` : describe(parts.base)}`);
+  }
+  if ("entries" in parts && (typeof parts.entries !== "object" || parts.entries === null || Array.isArray(parts.entries))) {
+    throw new TraceError(`${who}: entries must be an object of specs, got ${describe(parts.entries)}`);
+  }
+}
+
+/** One argument spec of `trace` (see `spec`, `jaggedSpec`, `dictSpec`). */
+function checkSpec(s: unknown, where: string, depth: number, who = "trace"): void {
+  if (typeof s !== "object" || s === null || Array.isArray(s)) {
+    throw new TraceError(`${who}: ${where} must be a spec (spec(), jaggedSpec() or dictSpec()), got ${describe(s)}`);
+  }
+  if (depth > 32) throw new TraceError(`${who}: ${where} nests dict specs more than 32 deep`);
+  const o = s as Record<string, unknown>;
+  checkLabels(where, o.batch, who);
+  if ("entries" in o) {
+    const e = o.entries;
+    if (typeof e !== "object" || e === null || Array.isArray(e)) throw new TraceError(`${who}: ${where}.entries must be an object of specs, got ${describe(e)}`);
+    for (const [k, v] of Object.entries(e)) checkSpec(v, `${where}.${k}`, depth + 1, who);
+    return;
+  }
+  if (!isDType(o.dtype)) throw new DTypeError(`${who}: ${where} has an unknown dtype ${typeof o.dtype === "string" ? o.dtype : describe(o.dtype)}`);
+  const base = o.base;
+  if (!Array.isArray(base) || !base.every((d) => typeof d === "number" && Number.isInteger(d) && d >= 0)) {
+    const shown = Array.isArray(base) ? `(${base.map((d: unknown) => (typeof d === "number" ? String(d) : describe(d))).join(",")})` : describe(base);
+    throw new TraceError(`${who}: ${where}.base must be static non-negative sizes, got ${shown}`);
+  }
+  if (o.jagged !== undefined && typeof o.jagged !== "boolean") throw new TraceError(`${who}: ${where}.jagged must be true or false, got ${describe(o.jagged)}`);
+}
+
+/** The specs `trace` takes: an array, one spec per argument. */
+export function checkSpecs(specs: unknown): void {
+  if (!Array.isArray(specs)) throw new TraceError(`trace: specs must be an array with one spec per argument, got ${describe(specs)}`);
+  specs.forEach((s, i) => checkSpec(s, `spec ${i}`, 0));
 }

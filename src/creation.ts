@@ -1,7 +1,9 @@
 /** Creating tensors from data and by shape. */
-import { ARRAY_CTOR, castScalar, isDType, type DType, type TypedArray } from "../ir/dtype.js";
-import { DTypeError, ShapeError } from "../ir/errors.js";
+import { ARRAY_CTOR, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
+import { BackendError, DTypeError, ShapeError } from "../ir/errors.js";
+import { checkElementCount } from "../ir/shapes.js";
 import { fmtShape, prod } from "../ir/types.js";
+import { checkDType, checkFinite, checkInt, checkOptions, checkSizes, describe, fitsDType, typedArrayName } from "./check.js";
 import { JsBackend } from "../runtime/js.js";
 import { getBackend } from "./backend.js";
 import { Tensor, where, type NestedArray } from "./tensor.js";
@@ -15,15 +17,12 @@ export interface TensorOptions extends CreateOptions {
   readonly batchDim?: number;
 }
 
-function checkShape(op: string, shape: readonly number[]): void {
-  for (const d of shape) {
-    if (!Number.isInteger(d) || d < 0) throw new ShapeError(`${op}: shape (${shape.join(",")}) has an invalid size ${d}`);
-  }
-}
+/** The deepest nesting `tensor` accepts (NumPy allows 64 dims). */
+export const MAX_NESTING = 64;
 
-function checkDType(op: string, dtype: string): DType {
-  if (!isDType(dtype)) throw new DTypeError(`${op}: unknown dtype ${dtype}`);
-  return dtype;
+/** A shape argument of a creation function: sizes, and an element count within the limit. */
+function checkShape(op: string, name: string, shape: unknown): readonly number[] {
+  return checkSizes(op, name, shape, 0);
 }
 
 /** Wraps data already laid out row-major, batch dims first. */
@@ -37,135 +36,253 @@ function fromData(dtype: DType, batch: readonly number[], base: readonly number[
   return Tensor._fromBuffer({ dtype, batch: [...batch], base: [...base] }, buf, backend);
 }
 
-function checkBatchDim(op: string, shape: readonly number[], batchDim: number): void {
-  if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > shape.length) {
-    throw new ShapeError(`${op}: batchDim ${batchDim} does not fit shape (${shape.join(",")})`);
+/** A zero-filled array of `n` elements; an allocation the engine refuses is a BackendError, not a RangeError. */
+function allocate(op: string, dtype: DType, n: number, batch: readonly number[], base: readonly number[]): TypedArray {
+  try {
+    return new ARRAY_CTOR[dtype](n);
+  } catch (e) {
+    if (e instanceof RangeError) throw new BackendError(`${op}: cannot allocate ${n} ${dtype} elements for ${fmtShape(batch, base)}: ${e.message}`);
+    throw e;
   }
 }
 
-function splitShape(op: string, shape: readonly number[], batchDim: number): [number[], number[]] {
-  checkBatchDim(op, shape, batchDim);
-  return [shape.slice(0, batchDim), shape.slice(batchDim)];
+function checkBatchDim(op: string, shape: readonly number[], batchDim: unknown): number {
+  if (typeof batchDim !== "number" || !Number.isInteger(batchDim) || batchDim < 0 || batchDim > shape.length) {
+    throw new ShapeError(`${op}: batchDim ${describe(batchDim)} does not fit shape (${shape.join(",")})`);
+  }
+  return batchDim;
 }
 
 /** The batch shape of tensors without batch dims; shared, never written. */
 const NO_DIMS: readonly number[] = Object.freeze([]);
 
-/**
- * A tensor from nested arrays: `tensor([[1, 2, 3], [4, 5, 6]], { batchDim: 1 })`
- * is `(2; 3)`. Booleans give a bool tensor; the default dtype is float32.
- */
-export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
-  const shape: number[] = [];
-  let probe: NestedArray = data;
-  while (Array.isArray(probe)) {
-    shape.push(probe.length);
-    probe = probe[0] as NestedArray;
-    if (probe === undefined) break;
-  }
-  const dtype = checkDType("tensor", opts.dtype ?? (typeof probe === "boolean" ? "bool" : "float32"));
-  const flat: number[] = [];
-  const walk = (v: NestedArray, d: number): void => {
-    if (d === shape.length) {
-      if (Array.isArray(v)) throw new ShapeError(`tensor: nested data is ragged: deeper than shape (${shape.join(",")})`);
-      flat.push(castScalar(typeof v === "boolean" ? (v ? 1 : 0) : v, dtype));
-      return;
-    }
-    if (!Array.isArray(v) || v.length !== shape[d]) {
-      throw new ShapeError(`tensor: nested data is ragged at depth ${d}: expected ${shape[d]} entries, shape (${shape.join(",")})`);
-    }
-    for (const x of v) walk(x, d + 1);
-  };
-  walk(data, 0);
-  const [batch, base] = splitShape("tensor", shape, opts.batchDim ?? 0);
-  return fromData(dtype, batch, base, new ARRAY_CTOR[dtype](flat));
+/** `data[1][0]`: where a nested value sits, for messages. */
+function pathOf(path: readonly number[], depth = path.length): string {
+  let s = "data";
+  for (let i = 0; i < depth; i++) s += `[${path[i]}]`;
+  return s;
 }
 
-function dtypeOfArray(a: TypedArray): DType {
+/**
+ * A tensor from nested arrays: `tensor([[1, 2, 3], [4, 5, 6]], { batchDim: 1 })`
+ * is `(2; 3)`. The leaves must be numbers or booleans, the nesting regular (every
+ * list at one depth has the same length) and at most 64 deep; anything else (a
+ * string, null, a hole, a cycle) is an error naming where it is. All-boolean
+ * data gives a bool tensor; the default dtype is otherwise float32. Integer dtypes
+ * refuse values they cannot hold (NaN, ±Infinity, out of range), as NumPy 2 does.
+ */
+export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
+  const o = checkOptions("tensor", opts);
+  // The shape is read off the first element at each depth; a cycle there would never end.
+  const shape: number[] = [];
+  const firstPath: number[] = [];
+  const chain: unknown[] = [];
+  let probe: unknown = data;
+  while (Array.isArray(probe)) {
+    if (chain.includes(probe)) throw new ShapeError(`tensor: ${pathOf(firstPath)} is an array that contains itself (cyclic nesting)`);
+    if (shape.length === MAX_NESTING) throw new ShapeError(`tensor: data is nested deeper than ${MAX_NESTING} levels`);
+    chain.push(probe);
+    shape.push(probe.length);
+    if (probe.length === 0) break;
+    probe = probe[0];
+    firstPath.push(0);
+  }
+  let dtype: DType | undefined = o.dtype === undefined ? undefined : checkDType("tensor", o.dtype);
+  const n = prod(shape);
+  checkElementCount("tensor", { batch: [], base: shape }, "data");
+  const flat: number[] = new Array<number>(n);
+  let k = 0;
+  let allBool = true;
+  const path: number[] = [];
+  const walk = (v: unknown, d: number): void => {
+    if (d === shape.length) {
+      if (typeof v === "number") {
+        allBool = false;
+        if (dtype !== undefined && !fitsDType(v, dtype)) {
+          throw new DTypeError(`tensor: ${pathOf(path)} is ${v}, which ${dtype} cannot hold (integer dtypes take finite values in range)`);
+        }
+        flat[k++] = v;
+      } else if (typeof v === "boolean") flat[k++] = v ? 1 : 0;
+      else {
+        const what = Array.isArray(v)
+          ? `an array, deeper than the shape (${shape.join(",")}) read off the first elements (ragged nesting)`
+          : v === undefined
+            ? "undefined (a hole or a missing element)"
+            : typedArrayName(v) !== undefined
+              ? `${describe(v)} (typed arrays go to fromTypedArray)`
+              : describe(v);
+        throw new (Array.isArray(v) ? ShapeError : DTypeError)(`tensor: ${pathOf(path)} is ${what}; entries must be numbers or booleans`);
+      }
+      return;
+    }
+    if (!Array.isArray(v)) {
+      throw new ShapeError(`tensor: ${pathOf(path)} is ${describe(v)}, but the data has shape (${shape.join(",")}) read off the first elements, so it must be a list of ${shape[d]} (ragged nesting)`);
+    }
+    if (v.length !== shape[d]) {
+      throw new ShapeError(`tensor: ${pathOf(path)} has ${v.length} entries, but the data has shape (${shape.join(",")}) read off the first elements, so it must have ${shape[d]} (ragged nesting)`);
+    }
+    for (let i = 0; i < v.length; i++) {
+      path[d] = i;
+      walk(v[i], d + 1);
+    }
+    path.length = d;
+  };
+  walk(data, 0);
+  dtype ??= allBool && n > 0 ? "bool" : "float32";
+  const arr = allocate("tensor", dtype, n, [], shape);
+  if (dtype === "bool") for (let i = 0; i < n; i++) arr[i] = flat[i]! !== 0 ? 1 : 0;
+  else arr.set(flat);
+  const batchDim = checkBatchDim("tensor", shape, o.batchDim ?? 0);
+  return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), arr);
+}
+
+/** The dtype each accepted typed array type holds. */
+const DTYPE_OF_ARRAY: Readonly<Record<string, DType>> = {
+  Float32Array: "float32",
+  Float64Array: "float64",
+  Int32Array: "int32",
+  Uint32Array: "uint32",
+  Uint8Array: "bool",
+};
+
+/**
+ * The dtype of an accepted typed array, or a DTypeError naming the array type:
+ * batchwise never guesses what an Int8Array or a Float16Array should become.
+ */
+function dtypeOfArray(op: string, a: unknown): DType {
   if (a instanceof Float32Array) return "float32";
-  if (a instanceof Float64Array) return "float64";
-  if (a instanceof Int32Array) return "int32";
-  if (a instanceof Uint32Array) return "uint32";
-  return "bool";
+  const name = typedArrayName(a);
+  const d = name === undefined ? undefined : DTYPE_OF_ARRAY[name];
+  if (d !== undefined) return d;
+  throw new DTypeError(
+    `${op}: data is ${describe(a)}; accepted are Float32Array (float32), Float64Array (float64), Int32Array (int32), Uint32Array (uint32) and Uint8Array (bool, 0/1)` +
+      (name === undefined ? "" : `: convert first, e.g. Float32Array.from(data)`),
+  );
 }
 
 /**
  * A tensor over a typed array, row-major with batch dims first:
  * `fromTypedArray(xyz, [B, N, 3], { batchDim: 1 })` is `(B; N,3)`.
- * The dtype follows the array type (Uint8Array is bool). The data is copied,
- * unless `copy: false` on the JS backend, where the tensor then reads the
- * caller's array directly (the caller must not change it while the tensor lives).
+ * The dtype follows the array type: Float32Array, Float64Array, Int32Array and
+ * Uint32Array hold their own dtype, and a Uint8Array is bool, so it must hold
+ * only 0 and 1 (a bool tensor's `dataSync()` is such an array). Other typed
+ * arrays are refused (DTypeError). `dtype` converts as `cast` does (to bool is
+ * `x != 0`). The data is copied, unless `copy: false` on the JS backend with no
+ * conversion, where the tensor then reads the caller's array directly (the caller
+ * must not change it while the tensor lives).
  */
 export function fromTypedArray(data: TypedArray, shape: readonly number[], opts: TensorOptions & { copy?: boolean } = {}): Tensor {
-  checkShape("fromTypedArray", shape);
-  const dtype = opts.dtype ?? dtypeOfArray(data);
+  const from = dtypeOfArray("fromTypedArray", data);
+  checkShape("fromTypedArray", "shape", shape);
+  const o = checkOptions("fromTypedArray", opts);
+  const dtype = o.dtype === undefined ? from : checkDType("fromTypedArray", o.dtype);
   if (prod(shape) !== data.length) {
     throw new ShapeError(`fromTypedArray: ${data.length} values do not fill shape (${shape.join(",")})`);
   }
-  const batchDim = opts.batchDim ?? 0;
-  checkBatchDim("fromTypedArray", shape, batchDim);
-  const same = data instanceof ARRAY_CTOR[dtype];
+  const batchDim = checkBatchDim("fromTypedArray", shape, o.batchDim ?? 0);
+  let same = from === dtype;
+  if (same && dtype === "bool") {
+    for (let i = 0; i < data.length; i++) {
+      if (data[i]! > 1) {
+        // Without a dtype, a Uint8Array is a bool tensor's storage: anything but 0/1 is a mistake, not a guess to make.
+        if (o.dtype === undefined) {
+          throw new DTypeError(`fromTypedArray: a Uint8Array is read as bool and must hold only 0 and 1, but data[${i}] is ${data[i]}: pass { dtype: "int32" } to read numbers, or { dtype: "bool" } for x != 0`);
+        }
+        same = false; // { dtype: "bool" } asked for x != 0: normalised below
+        break;
+      }
+    }
+  }
   const backend = getBackend();
-  if (opts.copy === false && same && backend instanceof JsBackend) {
+  if (o.copy === false && same && backend instanceof JsBackend) {
     // Lean on purpose: wrapping a list of a thousand arrays should make little garbage.
     const batch = batchDim === 0 ? NO_DIMS : shape.slice(0, batchDim);
     return Tensor._fromBuffer({ dtype, batch, base: shape.slice(batchDim) }, backend.wrap(dtype, data), backend);
   }
-  return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), same ? data : new ARRAY_CTOR[dtype](data));
+  let values: TypedArray;
+  if (same) values = data;
+  else if (dtype === "bool") {
+    values = new Uint8Array(data.length);
+    for (let i = 0; i < data.length; i++) values[i] = data[i]! !== 0 ? 1 : 0;
+  } else values = new ARRAY_CTOR[dtype](data);
+  return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), values);
+}
+
+/** A fill value: a number (or boolean) that `dtype` can hold. */
+function checkFill(op: string, value: unknown, dtype: DType): number {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value !== "number") throw new DTypeError(`${op}: value must be a number, got ${describe(value)}`);
+  if (!fitsDType(value, dtype)) throw new DTypeError(`${op}: value ${value} does not fit ${dtype} (integer dtypes hold finite values in range)`);
+  return value;
+}
+
+function fill(op: string, batchShape: readonly number[], baseShape: readonly number[], value: unknown, opts: CreateOptions | undefined): Tensor {
+  checkShape(op, "batchShape", batchShape);
+  checkShape(op, "baseShape", baseShape);
+  const dtype = checkDType(op, checkOptions(op, opts).dtype ?? "float32");
+  const v = checkFill(op, value, dtype);
+  checkElementCount(op, { batch: batchShape, base: baseShape });
+  const arr = allocate(op, dtype, prod(batchShape) * prod(baseShape), batchShape, baseShape);
+  if (v !== 0) arr.fill(castScalar(v, dtype));
+  return fromData(dtype, batchShape, baseShape, arr);
 }
 
 /** A tensor of `value` with the given batch and base shapes: `full([B], [3, 3], 0.5)` is `(B; 3,3)`. */
 export function full(batchShape: readonly number[], baseShape: readonly number[], value: number, opts: CreateOptions = {}): Tensor {
-  checkShape("full", batchShape);
-  checkShape("full", baseShape);
-  const dtype = checkDType("full", opts.dtype ?? "float32");
-  const arr = new ARRAY_CTOR[dtype](prod(batchShape) * prod(baseShape));
-  arr.fill(castScalar(value, dtype));
-  return fromData(dtype, batchShape, baseShape, arr);
+  return fill("full", batchShape, baseShape, value, opts);
 }
 
 export function zeros(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
-  return full(batchShape, baseShape, 0, opts);
+  return fill("zeros", batchShape, baseShape, 0, opts);
 }
 
 export function ones(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
-  return full(batchShape, baseShape, 1, opts);
+  return fill("ones", batchShape, baseShape, 1, opts);
 }
 
 /** Uninitialised in spirit; zero-filled in practice (typed arrays always are). */
 export function empty(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
-  return full(batchShape, baseShape, 0, opts);
+  return fill("empty", batchShape, baseShape, 0, opts);
 }
 
 /**
  * `arange(stop)`, `arange(start, stop, step?)`: a base vector `(;n)`. Float32
- * unless `dtype` says otherwise. A zero step is an error; a step of the wrong
- * sign gives no elements (Open3D).
+ * unless `dtype` says otherwise. Bounds and step must be finite; a zero step is
+ * an error; a step of the wrong sign gives no elements (Open3D).
  */
 export function arange(start: number, stop?: number, step = 1, opts: CreateOptions = {}): Tensor {
+  checkFinite("arange", "start", start);
   if (stop === undefined) [start, stop] = [0, start];
+  else checkFinite("arange", "stop", stop);
+  checkFinite("arange", "step", step);
   if (step === 0) throw new ShapeError("arange: step cannot be 0");
+  const dtype = checkDType("arange", checkOptions("arange", opts).dtype ?? "float32");
   const n = Math.max(0, Math.ceil((stop - start) / step));
-  const dtype = checkDType("arange", opts.dtype ?? "float32");
-  const arr = new ARRAY_CTOR[dtype](n);
+  checkElementCount("arange", { batch: [], base: [n] });
+  const last = start + (n - 1) * step;
+  if (n > 0 && (!fitsDType(start, dtype) || !fitsDType(last, dtype))) {
+    throw new DTypeError(`arange: the values ${start} … ${last} do not fit ${dtype}`);
+  }
+  const arr = allocate("arange", dtype, n, [], [n]);
   for (let i = 0; i < n; i++) arr[i] = castScalar(start + i * step, dtype);
   return fromData(dtype, [], [n], arr);
 }
 
 /** The identity matrix `(;n,n)`, or `(batchShape; n,n)` copies of it. */
 export function eye(n: number, opts: CreateOptions & { batchShape?: readonly number[] } = {}): Tensor {
-  checkShape("eye", [n]);
-  const batch = opts.batchShape ?? [];
-  checkShape("eye", batch);
-  const dtype = checkDType("eye", opts.dtype ?? "float32");
-  const arr = new ARRAY_CTOR[dtype](prod(batch) * n * n);
+  checkInt("eye", "n", n, 0);
+  const o = checkOptions("eye", opts);
+  const batch = checkShape("eye", "batchShape", o.batchShape ?? []);
+  const dtype = checkDType("eye", o.dtype ?? "float32");
+  checkElementCount("eye", { batch, base: [n, n] });
+  const arr = allocate("eye", dtype, prod(batch) * n * n, batch, [n, n]);
   for (let b = 0; b < prod(batch); b++) for (let i = 0; i < n; i++) arr[b * n * n + i * n + i] = 1;
   return fromData(dtype, batch, [n, n], arr);
 }
 
 /** A scalar `(;)` tensor. */
 export function scalar(value: number, opts: CreateOptions = {}): Tensor {
-  return full([], [], value, opts);
+  return fill("scalar", [], [], value, opts);
 }
 
 /**
@@ -177,6 +294,7 @@ export function scalar(value: number, opts: CreateOptions = {}): Tensor {
  * ```
  */
 export function diag(x: Tensor): Tensor {
+  if (!(x instanceof Tensor)) throw new DTypeError(`diag: x must be a Tensor, got ${describe(x)}`);
   const base = x.baseShape;
   if (base.length === 1) {
     const n = base[0]!;

@@ -20,7 +20,7 @@ import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 import { TensorDict } from "./tensordict/tensordict.js";
-import { flatten, leafKinds, unflatten, type JitArg } from "./args.js";
+import { checkFunction, checkJitOptions, checkSpecParts, checkSpecs, flatten, leafKinds, unflatten, type JitArg } from "./args.js";
 
 export interface JitStats {
   /** Times the function was traced. */
@@ -74,11 +74,13 @@ export interface ArgSpec {
 
 /** `spec("float32", ["B"], [3, 3])`: a `(B; 3,3)` float32 argument for `trace`. */
 export function spec(dtype: DType, batch: readonly string[], base: readonly number[]): ArgSpec {
+  checkSpecParts("spec", { batch, base });
   return { dtype, batch: [...batch], base: [...base] };
 }
 
 /** A jagged `(B, ~N; base)` argument for `trace`. */
 export function jaggedSpec(dtype: DType, base: readonly number[]): ArgSpec {
+  checkSpecParts("jaggedSpec", { base });
   return { dtype, batch: ["B", "~N"], base: [...base], jagged: true };
 }
 
@@ -90,6 +92,7 @@ export interface DictSpec {
 
 /** `dictSpec(["B"], { obs: spec("float32", ["B"], [3]) })`: a TensorDict with batch size `[B]`. */
 export function dictSpec(batch: readonly string[], entries: { readonly [key: string]: ArgSpec | DictSpec }): DictSpec {
+  checkSpecParts("dictSpec", { batch, entries });
   return { batch: [...batch], entries: { ...entries } };
 }
 
@@ -103,6 +106,8 @@ export function dictSpec(batch: readonly string[], entries: { readonly [key: str
  * ```
  */
 export function trace<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, specs: readonly (ArgSpec | DictSpec)[], opts: JitOptions = {}): JitFunction<A, R> {
+  checkFunction("trace", fn);
+  checkSpecs(specs);
   const f = jit(fn, opts);
   // Placeholders carry only a type: tracing reads dtype, batch rank and base shape (and a dict's keys).
   const of = (dtype: DType, batchRank: number, base: readonly number[]) => new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
@@ -177,6 +182,8 @@ let nextTraceId = 1;
  * ```
  */
 export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, opts: JitOptions = {}): JitFunction<A, R> {
+  checkFunction("jit", fn);
+  checkJitOptions("jit", opts);
   // The state below changes only when a trace and its compile succeed (a trace is a
   // transaction): a trace that throws, returns something other than tensors, or
   // whose kernels fail to compile leaves no entry, no fast-path signature and no
@@ -187,7 +194,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   /** For an entry whose compile is still pending: the `last` it replaced, restored if the compile fails. */
   const replaced = new WeakMap<Entry, Entry | undefined>();
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
-  const name = opts.name ?? (fn.name || "jit");
+  // A function name such as "bound f" or "ü" is not an IR name (`func @name`): keep letters, digits, _ . -
+  const name = opts.name ?? ((fn.name || "jit").replace(/[^\w.-]/g, "_") || "jit");
 
   /** Fast path: the entry and argument signature of the previous successful lookup. */
   let fast: { readonly entry: Entry; readonly args: readonly Tensor[]; readonly kinds: string } | undefined;

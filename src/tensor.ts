@@ -5,11 +5,12 @@
  * structure, not by batch size) and run.
  */
 import { isFloat, promote, promoteWithNumber, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
-import { DTypeError, ShapeError, TraceError } from "../ir/errors.js";
+import { DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
-import { FLOAT_UNARY, OPS, type Attrs, type Op } from "../ir/ops.js";
+import { FLOAT_UNARY, OPS, REDUCE_OPS, type Attrs, type Op } from "../ir/ops.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
 import type { Backend, DeviceBuffer } from "../runtime/backend.js";
+import { checkDType, checkSizes, describe, fitsDType } from "./check.js";
 import { readTensor, readTensorSync } from "./realize.js";
 
 /** Where a tensor's value comes from. */
@@ -27,17 +28,64 @@ export interface ReduceOptions {
 }
 
 function normAxis(op: string, axis: number, rank: number, what: "batch" | "base", t: Tensor): number {
+  if (typeof axis !== "number" || !Number.isInteger(axis)) {
+    throw new ShapeError(`${op}: ${what} axis must be an integer, got ${describe(axis)} for x ${t.toString()}`);
+  }
   const a = axis < 0 ? axis + rank : axis;
-  if (!Number.isInteger(a) || a < 0 || a >= rank) {
+  if (a < 0 || a >= rank) {
     throw new ShapeError(`${op}: ${what} axis ${axis} is out of range for x ${t.toString()}`);
   }
   return a;
 }
 
-function normAxes(op: string, axes: number | readonly number[] | undefined, rank: number, what: "batch" | "base", t: Tensor): number[] {
+const NO_AXES: readonly number[] = Object.freeze([]);
+
+/**
+ * Axes as the IR takes them: non-negative and in increasing order (negative axes
+ * count from the end; the order given does not matter, a repeated axis is an error).
+ */
+function normAxes(op: string, axes: unknown, rank: number, what: "batch" | "base", t: Tensor): readonly number[] {
   if (axes === undefined) return [...Array(rank).keys()];
-  const list = typeof axes === "number" ? [axes] : axes;
-  return list.map((a) => normAxis(op, a, rank, what, t));
+  if (typeof axes === "number") return [normAxis(op, axes, rank, what, t)];
+  if (!Array.isArray(axes)) throw new ShapeError(`${op}: ${what} axes must be an integer or an array of integers, got ${describe(axes)} for x ${t.toString()}`);
+  if (axes.length === 0) return NO_AXES;
+  const out = axes.map((a: number) => normAxis(op, a, rank, what, t));
+  if (out.length > 1) {
+    out.sort((a, b) => a - b);
+    for (let i = 1; i < out.length; i++) {
+      if (out[i] === out[i - 1]) throw new ShapeError(`${op}: ${what} axis ${out[i]} appears twice in (${axes.join(",")}) for x ${t.toString()}`);
+    }
+  }
+  return out;
+}
+
+function keepdimOf(op: string, opts: ReduceOptions | undefined): boolean {
+  const k: unknown = opts === undefined || opts === null ? undefined : opts.keepdim;
+  if (k === undefined) return false;
+  if (typeof k !== "boolean") throw new ShapeError(`${op}: keepdim must be true or false, got ${describe(k)}`);
+  return k;
+}
+
+/** The names of the methods whose IR op is named differently, for messages. */
+const METHOD_OF: Readonly<Record<string, string>> = { and: "logicalAnd", or: "logicalOr", xor: "logicalXor" };
+
+/**
+ * A JS number operand as a constant of `dtype` (the dtype it computes in). An
+ * integer dtype must hold it: 2**40 or -1 meeting an int32 or uint32 tensor is
+ * an error (as in NumPy 2), not a silently wrapped constant.
+ */
+function weakConst(op: string, name: string, v: number, dtype: DType, x: Tensor): Tensor {
+  if (!fitsDType(v, dtype)) {
+    throw new DTypeError(`${op}: ${name} = ${v} does not fit ${dtype}, the dtype ${op} computes in with x ${x.toString()} of dtype ${x.dtype}; cast to a wider dtype first`);
+  }
+  return Tensor._const(v, dtype);
+}
+
+/** A Tensor-or-number operand, or a DTypeError naming it. */
+function checkOperand(op: string, name: string, v: unknown, x: Tensor): void {
+  if (typeof v !== "number" && !(v instanceof Tensor)) {
+    throw new DTypeError(`${METHOD_OF[op] ?? op}: ${name} must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`);
+  }
 }
 
 /** Resolves one -1 in a target shape against a known element count. */
@@ -187,7 +235,7 @@ export class Tensor {
    * returns the tensor's own storage (fast; do not modify it).
    */
   dataSync(opts: { copy?: boolean } = {}): TypedArray {
-    return readTensorSync(this, opts.copy ?? true);
+    return readTensorSync(this, opts?.copy ?? true);
   }
 
   /** The values as nested arrays (bool tensors give booleans). */
@@ -246,6 +294,7 @@ export class Tensor {
   logicalNot(): Tensor { return this.unary("not"); }
 
   private binary(op: KBinaryOp, other: Tensor | number): Tensor {
+    checkOperand(op, "y", other, this);
     const kind: "arith" | "compare" | "logical" =
       op === "and" || op === "or" || op === "xor" ? "logical" : op === "eq" || op === "ne" || op === "lt" || op === "le" || op === "gt" || op === "ge" ? "compare" : "arith";
     let dtype: DType = typeof other === "number" ? promoteWithNumber(this.dtype, other) : promote(this.dtype, other.dtype);
@@ -253,7 +302,7 @@ export class Tensor {
     else if (kind === "arith" && dtype === "bool") dtype = "int32";
     if ((op === "div" || op === "pow") && !isFloat(dtype)) dtype = op === "div" ? "float32" : dtype;
     if (op === "atan2" && !isFloat(dtype)) dtype = "float32";
-    const y = typeof other === "number" ? Tensor._const(other, dtype) : other.cast(dtype);
+    const y = typeof other === "number" ? weakConst(METHOD_OF[op] ?? op, "y", other, dtype, this) : other.cast(dtype);
     return Tensor._op(op, [this.cast(dtype), y]);
   }
 
@@ -286,30 +335,36 @@ export class Tensor {
   /** Limits values to [lo, hi]; if lo > hi every element becomes hi (Open3D). NaN stays NaN. */
   clip(lo: number | Tensor, hi: number | Tensor): Tensor {
     if (this.dtype === "bool") throw new DTypeError(`clip: x ${this.toString()} of dtype bool cannot be clipped`);
-    const x = this.maximum(typeof lo === "number" ? Tensor._const(lo, this.dtype) : lo.cast(this.dtype));
-    return x.minimum(typeof hi === "number" ? Tensor._const(hi, this.dtype) : hi.cast(this.dtype));
+    checkOperand("clip", "lo", lo, this);
+    checkOperand("clip", "hi", hi, this);
+    const x = this.maximum(typeof lo === "number" ? weakConst("clip", "lo", lo, this.dtype, this) : lo.cast(this.dtype));
+    return x.minimum(typeof hi === "number" ? weakConst("clip", "hi", hi, this.dtype, this) : hi.cast(this.dtype));
   }
 
   /** Converts to another dtype (float to int truncates toward zero; to bool is `x != 0`). */
   cast(dtype: DType): Tensor {
-    return dtype === this.dtype ? this : Tensor._op("cast", [this], { dtype });
+    return dtype === this.dtype ? this : Tensor._op("cast", [this], { dtype: checkDType("cast", dtype) });
   }
 
   // ---- reductions ----
 
   /** Reduces over base and batch axes at once. */
-  reduce(op: KReduceOp, spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean }): Tensor {
-    const batchAxes = normAxes(op, spec.batchAxes ?? [], this.batchDim, "batch", this);
-    const baseAxes = normAxes(op, spec.baseAxes ?? [], this.baseDim, "base", this);
-    return Tensor._op(op, [this], { batchAxes, baseAxes, keep: spec.keepdim ?? false });
+  reduce(op: KReduceOp, spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean } = {}): Tensor {
+    if (!REDUCE_OPS.has(op)) {
+      throw new UnsupportedOpError(`reduce: unknown reduction ${typeof op === "string" ? JSON.stringify(op) : describe(op)} for x ${this.toString()} (reductions are ${[...REDUCE_OPS].join(", ")})`);
+    }
+    if (typeof spec !== "object" || spec === null) throw new ShapeError(`${op}: the axes spec must be an object, got ${describe(spec)} for x ${this.toString()}`);
+    const batchAxes = normAxes(op, spec.batchAxes ?? NO_AXES, this.batchDim, "batch", this);
+    const baseAxes = normAxes(op, spec.baseAxes ?? NO_AXES, this.baseDim, "base", this);
+    return Tensor._op(op, [this], { batchAxes, baseAxes, keep: keepdimOf(op, spec) });
   }
 
   private baseReduce(op: KReduceOp, axes: number | readonly number[] | undefined, opts?: ReduceOptions): Tensor {
-    return this.reduce(op, { baseAxes: normAxes(op, axes, this.baseDim, "base", this), keepdim: opts?.keepdim ?? false });
+    return Tensor._op(op, [this], { batchAxes: NO_AXES, baseAxes: normAxes(op, axes, this.baseDim, "base", this), keep: keepdimOf(op, opts) });
   }
 
   private batchReduce(op: KReduceOp, axes: number | readonly number[] | undefined, opts?: ReduceOptions): Tensor {
-    return this.reduce(op, { batchAxes: normAxes(op, axes, this.batchDim, "batch", this), keepdim: opts?.keepdim ?? false });
+    return Tensor._op(op, [this], { batchAxes: normAxes(op, axes, this.batchDim, "batch", this), baseAxes: NO_AXES, keep: keepdimOf(op, opts) });
   }
 
   /** Sum over base axes (all base axes by default). */
@@ -339,6 +394,7 @@ export class Tensor {
 
   /** Reshapes the base (one -1 is inferred); the batch is untouched. */
   reshape(shape: readonly number[]): Tensor {
+    checkSizes("reshape", "shape", shape, -1, this);
     return Tensor._op("reshape", [this], { shape: inferShape("reshape", shape, prod(this.baseShape), this, "base") });
   }
 
@@ -370,6 +426,7 @@ export class Tensor {
 
   /** Broadcasts the base to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
   expand(shape: readonly number[]): Tensor {
+    checkSizes("expand", "shape", shape, -1, this);
     const off = shape.length - this.baseDim;
     const target = shape.map((d, i) => (d === -1 && i >= off ? this.baseShape[i - off]! : d));
     return Tensor._op("expand", [this], { shape: target });
@@ -398,6 +455,8 @@ export class Tensor {
   slice(axis: number, start = 0, stop?: number, step = 1): Tensor {
     const a = normAxis("slice", axis, this.baseDim, "base", this);
     const n = this.baseShape[a]!;
+    checkBound("slice", "start", start, this);
+    if (stop !== undefined) checkBound("slice", "stop", stop, this);
     if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`slice: step ${step} must be a positive integer for x ${this.toString()}`);
     const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
     const s = clamp(start);
@@ -409,6 +468,7 @@ export class Tensor {
   select(axis: number, i: number): Tensor {
     const a = normAxis("select", axis, this.baseDim, "base", this);
     const n = this.baseShape[a]!;
+    checkBound("select", "index", i, this);
     const k = i < 0 ? i + n : i;
     if (!Number.isInteger(k) || k < 0 || k >= n) throw new ShapeError(`select: index ${i} is out of range for base axis ${axis} of x ${this.toString()}`);
     return this.slice(a, k, k + 1).squeeze(a);
@@ -416,6 +476,7 @@ export class Tensor {
 
   /** Matrix product over the last base dims (NumPy `matmul` rules), batched and broadcast. */
   matmul(y: Tensor): Tensor {
+    if (!(y instanceof Tensor)) throw new DTypeError(`matmul: y must be a Tensor, got ${describe(y)} (x ${this.toString()})`);
     const d = promote(this.dtype, y.dtype);
     const dt = d === "bool" ? "int32" : d;
     return Tensor._op("matmul", [this.cast(dt), y.cast(dt)]);
@@ -425,6 +486,7 @@ export class Tensor {
 
   /** Reshapes the batch dims (one -1 is inferred); the base is untouched. */
   batchReshape(shape: readonly number[]): Tensor {
+    checkSizes("batchReshape", "shape", shape, -1, this);
     if (this._type.batch.every((d) => typeof d === "number")) {
       inferShape("batchReshape", shape, prod(this.batchShape), this, "batch");
     }
@@ -449,6 +511,8 @@ export class Tensor {
    */
   batchSlice(axis: number, start = 0, stop?: number, step = 1): Tensor {
     const a = normAxis("batchSlice", axis, this.batchDim, "batch", this);
+    checkBound("batchSlice", "start", start, this);
+    if (stop !== undefined) checkBound("batchSlice", "stop", stop, this);
     if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`batchSlice: step ${step} must be a positive integer for x ${this.toString()}`);
     const n = this.batchShape[a]!;
     if (n < 0) {
@@ -468,6 +532,7 @@ export class Tensor {
   batchIndex(axis: number, i: number): Tensor {
     const a = normAxis("batchIndex", axis, this.batchDim, "batch", this);
     const n = this.batchShape[a]!;
+    checkBound("batchIndex", "index", i, this);
     if (n < 0 && i < 0) throw new TraceError(`batchIndex: a negative index needs a concrete batch size, x ${this.toString()} is traced`);
     const k = i < 0 ? i + n : i;
     if (!Number.isInteger(k) || k < 0 || (n >= 0 && k >= n)) {
@@ -483,7 +548,7 @@ export class Tensor {
    */
   rebatch(batchDim: number): Tensor {
     if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > this.rank) {
-      throw new ShapeError(`rebatch: batchDim ${batchDim} does not fit x ${this.toString()} (rank ${this.rank})`);
+      throw new ShapeError(`rebatch: batchDim ${describe(batchDim)} does not fit x ${this.toString()} (rank ${this.rank})`);
     }
     if (batchDim === this.batchDim) return this;
     const base = this.shape.slice(batchDim);
@@ -500,8 +565,14 @@ export class Tensor {
 
   /** Broadcasts the batch to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
   batchExpand(shape: readonly number[]): Tensor {
+    checkSizes("batchExpand", "shape", shape, -1, this);
     return Tensor._op("batch_expand", [this], { shape: [...shape] });
   }
+}
+
+/** A slice bound or an index: an integer (out-of-range bounds clamp where the method says so). */
+function checkBound(op: string, name: string, v: unknown, t: Tensor): void {
+  if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${name} must be an integer, got ${describe(v)} for x ${t.toString()}`);
 }
 
 function nest(data: TypedArray, shape: readonly number[], bool: boolean): NestedArray {
@@ -519,14 +590,17 @@ function nest(data: TypedArray, shape: readonly number[], bool: boolean): Nested
 
 /** `where(cond, x, y)`: x where cond is true, else y; all three broadcast. */
 export function where(cond: Tensor, x: Tensor | number, y: Tensor | number): Tensor {
+  if (!(cond instanceof Tensor)) throw new DTypeError(`where: cond must be a Tensor, got ${describe(cond)}`);
+  checkOperand("where", "x", x, cond);
+  checkOperand("where", "y", y, cond);
   const c = cond.cast("bool");
   let dtype: DType;
   if (typeof x === "number" && typeof y === "number") dtype = Number.isInteger(x) && Number.isInteger(y) ? "int32" : "float32";
   else if (typeof x === "number") dtype = promoteWithNumber((y as Tensor).dtype, x);
   else if (typeof y === "number") dtype = promoteWithNumber(x.dtype, y);
   else dtype = promote(x.dtype, y.dtype);
-  const xt = typeof x === "number" ? Tensor._const(x, dtype) : x.cast(dtype);
-  const yt = typeof y === "number" ? Tensor._const(y, dtype) : y.cast(dtype);
+  const xt = typeof x === "number" ? weakConst("where", "x", x, dtype, cond) : x.cast(dtype);
+  const yt = typeof y === "number" ? weakConst("where", "y", y, dtype, cond) : y.cast(dtype);
   return Tensor._op("where", [c, xt, yt]);
 }
 
@@ -536,7 +610,7 @@ export function where(cond: Tensor, x: Tensor | number, y: Tensor | number): Ten
  * `baseCat([a (B; 2), b (; 1)], 0)` is `(B; 3)`.
  */
 export function baseCat(tensors: readonly Tensor[], axis = 0): Tensor {
-  if (tensors.length === 0) throw new ShapeError("baseCat: needs at least one tensor");
+  checkTensorList("baseCat", tensors);
   const first = tensors[0]!;
   const a = normAxis("baseCat", axis, first.baseDim, "base", first);
   const dtype = tensors.map((t) => t.dtype).reduce(promote);
@@ -548,8 +622,17 @@ export function baseCat(tensors: readonly Tensor[], axis = 0): Tensor {
  * three `(B;)` components stacked at axis 0 give a `(B; 3)` vector.
  */
 export function baseStack(tensors: readonly Tensor[], axis = 0): Tensor {
-  if (tensors.length === 0) throw new ShapeError("baseStack: needs at least one tensor");
+  checkTensorList("baseStack", tensors);
   const first = tensors[0]!;
   const a = normAxis("baseStack", axis, first.baseDim + 1, "base", first);
   return baseCat(tensors.map((t) => t.unsqueeze(a)), a);
+}
+
+/** A non-empty array of Tensors. */
+function checkTensorList(op: string, tensors: unknown): void {
+  if (!Array.isArray(tensors)) throw new DTypeError(`${op}: tensors must be an array of Tensors, got ${describe(tensors)}`);
+  if (tensors.length === 0) throw new ShapeError(`${op}: needs at least one tensor`);
+  tensors.forEach((t: unknown, i) => {
+    if (!(t instanceof Tensor)) throw new DTypeError(`${op}: tensors[${i}] must be a Tensor, got ${describe(t)}`);
+  });
 }

@@ -16,8 +16,9 @@
 import { isFloat, type DType } from "../../ir/dtype.js";
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { fmtShape, prod } from "../../ir/types.js";
-import type { NestedArray, Tensor } from "../tensor.js";
-import { full as fullTensor, tensor as tensorFrom } from "../creation.js";
+import { Tensor, type NestedArray } from "../tensor.js";
+import { full as fullTensor, MAX_NESTING, tensor as tensorFrom } from "../creation.js";
+import { article, checkDType, checkSizes, describe } from "../check.js";
 import { batchIndexHost, batchSliceHost, type BatchIndex } from "./host.js";
 import type { Scalar } from "./scalar.js";
 import { negate } from "./components.js";
@@ -35,12 +36,41 @@ export interface TypedOptions {
   readonly dtype?: DType;
 }
 
+/** The dtype of typed options (undefined when none is given), checked. */
+export function optDType(op: string, opts: TypedOptions | undefined | null): DType | undefined {
+  if (opts === undefined || opts === null) return undefined;
+  if (typeof opts !== "object" || Array.isArray(opts)) throw new DTypeError(`${op}: options must be an object, got ${describe(opts)}`);
+  return opts.dtype === undefined ? undefined : checkDType(op, opts.dtype);
+}
+
 /** Anything a typed operation accepts as a scalar: a Scalar or a JS number. */
 export type ScalarLike = Scalar | number;
 
 /** The Tensor behind a typed value or a number (numbers stay numbers: they are weakly typed). */
-export function raw(x: { readonly t: Tensor } | number): Tensor | number {
-  return typeof x === "number" ? x : x.t;
+export function raw(x: { readonly t: Tensor } | number, op = "typed op", name = "y"): Tensor | number {
+  if (typeof x === "number") return x;
+  const t = typeof x === "object" && x !== null ? (x as { t?: unknown }).t : undefined;
+  if (!(t instanceof Tensor)) {
+    const hint = x instanceof Tensor ? " (wrap a plain Tensor in its type, e.g. new Scalar(t))" : "";
+    throw new DTypeError(`${op}: ${name} must be a typed tensor or a number, got ${describe(x)}${hint}`);
+  }
+  return t;
+}
+
+/**
+ * Checks a typed argument: `x` must be an instance of one of `types` (a DTypeError
+ * naming the op and the argument otherwise). Typed methods read `x.t` right away,
+ * so without this a wrong argument would surface as a TypeError deep inside.
+ */
+export function need(op: string, name: string, x: unknown, ...types: readonly (abstract new (...args: never[]) => unknown)[]): void {
+  for (const C of types) if (x instanceof C) return;
+  const names = types.map((C) => (C as unknown as { NAME?: string }).NAME ?? C.name);
+  throw new DTypeError(`${op}: ${name} must be ${names.length === 1 ? `${article(names[0]!)} ${names[0]}` : `one of ${names.join(", ")}`}, got ${describe(x)}`);
+}
+
+/** A plain Tensor argument of the component-level helpers. */
+export function needTensor(op: string, name: string, x: unknown): void {
+  if (!(x instanceof Tensor)) throw new DTypeError(`${op}: ${name} must be a Tensor, got ${describe(x)}`);
 }
 
 export abstract class PrimitiveTensor<Self> {
@@ -48,6 +78,7 @@ export abstract class PrimitiveTensor<Self> {
   readonly t: Tensor;
 
   protected constructor(t: Tensor, name: string, base: readonly number[], integer = false) {
+    if (!(t instanceof Tensor)) throw new DTypeError(`${name}: expected a Tensor, got ${describe(t)}`);
     if (t.baseShape.length !== base.length || t.baseShape.some((d, i) => d !== base[i])) {
       throw new ShapeError(`${name}: expected base (${base.join(",")}), got x ${t.toString()}`);
     }
@@ -66,16 +97,20 @@ export abstract class PrimitiveTensor<Self> {
 
   /** `R2.zeros([5, 2])` is `(5,2; 3,3)` zeros. */
   static zeros<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
-    return new this(fullTensor(batchShape, this.BASE, 0, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    checkSizes(`${this.NAME}.zeros`, "batchShape", batchShape);
+    return new this(fullTensor(batchShape, this.BASE, 0, { dtype: optDType(`${this.NAME}.zeros`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   static ones<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
-    return new this(fullTensor(batchShape, this.BASE, 1, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    checkSizes(`${this.NAME}.ones`, "batchShape", batchShape);
+    return new this(fullTensor(batchShape, this.BASE, 1, { dtype: optDType(`${this.NAME}.ones`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   /** Every component equal to `value`. */
   static full<T>(this: PrimitiveClass<T>, batchShape: readonly number[], value: number, opts: TypedOptions = {}): T {
-    return new this(fullTensor(batchShape, this.BASE, value, { dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    checkSizes(`${this.NAME}.full`, "batchShape", batchShape);
+    if (typeof value !== "number") throw new DTypeError(`${this.NAME}.full: value must be a number, got ${describe(value)}`);
+    return new this(fullTensor(batchShape, this.BASE, value, { dtype: optDType(`${this.NAME}.full`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   /**
@@ -84,10 +119,11 @@ export abstract class PrimitiveTensor<Self> {
    */
   static create<T>(this: PrimitiveClass<T>, data: NestedArray, opts: TypedOptions = {}): T {
     let rank = 0;
-    for (let p: NestedArray = data; Array.isArray(p); p = p[0] as NestedArray) rank++;
+    // Bounded: a cyclic or absurdly deep list is reported by tensor() below.
+    for (let p: NestedArray = data; Array.isArray(p) && rank <= MAX_NESTING; p = p[0] as NestedArray) rank++;
     const batchDim = rank - this.BASE.length;
     if (batchDim < 0) throw new ShapeError(`${this.NAME}.create: data of rank ${rank} is smaller than the base (${this.BASE.join(",")})`);
-    return new this(tensorFrom(data, { batchDim, dtype: opts.dtype ?? this.DEFAULT_DTYPE }));
+    return new this(tensorFrom(data, { batchDim, dtype: optDType(`${this.NAME}.create`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
   // ---- shape ----
@@ -129,17 +165,27 @@ export abstract class PrimitiveTensor<Self> {
 
   /** `x + y` with the same type, a Scalar (broadcast over the base) or a number. */
   add(y: Self | ScalarLike): Self {
-    return this.make(this.t.add(raw(y as { readonly t: Tensor } | number)));
+    return this.make(this.t.add(this.sameOrScalar("add", y)));
   }
   sub(y: Self | ScalarLike): Self {
-    return this.make(this.t.sub(raw(y as { readonly t: Tensor } | number)));
+    return this.make(this.t.sub(this.sameOrScalar("sub", y)));
+  }
+
+  /** The operand of `add`/`sub`: a value of this type, a Scalar or a number. */
+  private sameOrScalar(op: string, y: unknown): Tensor | number {
+    const t = raw(y as { readonly t: Tensor } | number, op);
+    if (typeof t !== "number" && t.baseDim !== 0 && (y as object).constructor !== this.constructor) {
+      const name = (this.constructor as PrimitiveClass<Self>).NAME;
+      throw new DTypeError(`${name}.${op}: y must be ${article(name)} ${name}, a Scalar or a number, got ${describe(y)}`);
+    }
+    return t;
   }
   /** Scaling by a Scalar or a number; typed products are overloads on each type. */
   mul(y: ScalarLike): Self {
-    return this.make(this.t.mul(raw(y)));
+    return this.make(this.t.mul(raw(y, "mul")));
   }
   div(y: ScalarLike): Self {
-    return this.make(this.t.div(raw(y)));
+    return this.make(this.t.div(raw(y, "div")));
   }
   neg(): Self {
     return this.make(negate(this.t));

@@ -1,11 +1,31 @@
 /** Functions over several typed tensors: batch stacking/concatenation and linspace/logspace. */
-import { ShapeError } from "../../ir/errors.js";
+import { DTypeError, ShapeError } from "../../ir/errors.js";
+import { checkElementCount } from "../../ir/shapes.js";
+import { checkInt, describe } from "../check.js";
 import { fromTypedArray } from "../creation.js";
-import { where, type Tensor } from "../tensor.js";
+import { Tensor, where } from "../tensor.js";
 import type { PrimitiveTensor } from "./base.js";
 import { batchCatHost } from "./host.js";
 
 type Typed<T> = PrimitiveTensor<T> & { readonly t: Tensor };
+
+/** A typed tensor argument (an object holding a Tensor in `t`), or a DTypeError naming it. */
+function checkTyped(op: string, name: string, x: unknown): void {
+  const t = typeof x === "object" && x !== null ? (x as { t?: unknown }).t : undefined;
+  if (!(t instanceof Tensor)) throw new DTypeError(`${op}: ${name} must be a typed tensor, got ${describe(x)}`);
+}
+
+/** A non-empty array of typed tensors of one type. */
+function checkTypedList(op: string, xs: unknown): void {
+  if (!Array.isArray(xs)) throw new DTypeError(`${op}: xs must be an array of typed tensors, got ${describe(xs)}`);
+  if (xs.length === 0) throw new ShapeError(`${op}: needs at least one tensor`);
+  xs.forEach((x: unknown, i) => {
+    checkTyped(op, `xs[${i}]`, x);
+    if ((x as object).constructor !== (xs[0] as object).constructor) {
+      throw new DTypeError(`${op}: xs[${i}] is ${describe(x)} but xs[0] is ${describe(xs[0])}; the tensors must be of one type`);
+    }
+  });
+}
 
 function rewrap<T>(like: Typed<T>, t: Tensor): T {
   return new (like.constructor as new (t: Tensor) => T)(t);
@@ -27,7 +47,8 @@ function toRank(t: Tensor, rank: number): Tensor {
  * do not leak between slots.
  */
 export function batchStack<T>(xs: readonly Typed<T>[], d = 0): T {
-  if (xs.length === 0) throw new ShapeError("batchStack: needs at least one tensor");
+  checkTypedList("batchStack", xs);
+  checkInt("batchStack", "d", d);
   const rank = Math.max(...xs.map((x) => x.t.batchDim)) + 1;
   const dim = d < 0 ? d + rank : d;
   if (!Number.isInteger(dim) || dim < 0 || dim >= rank) throw new ShapeError(`batchStack: batch dim ${d} is out of range for rank ${rank}`);
@@ -46,7 +67,7 @@ export function batchStack<T>(xs: readonly Typed<T>[], d = 0): T {
 
 /** Concatenates along an existing batch dim (same shapes elsewhere). Host-side, eager only (see host.ts). */
 export function batchCat<T>(xs: readonly Typed<T>[], d = 0): T {
-  if (xs.length === 0) throw new ShapeError("batchCat: needs at least one tensor");
+  checkTypedList("batchCat", xs);
   return rewrap(xs[0]!, batchCatHost(xs.map((x) => x.t), d));
 }
 
@@ -56,7 +77,11 @@ export function batchCat<T>(xs: readonly Typed<T>[], d = 0): T {
  * nstep 101 and dim 2 gives `(5,3,101,1,2; 6)`. Traceable.
  */
 export function linspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim = 0): T {
-  if (!Number.isInteger(nstep) || nstep < 1) throw new ShapeError(`linspace: nstep ${nstep} must be a positive integer`);
+  checkTyped("linspace", "start", start);
+  checkInt("linspace", "dim", dim);
+  checkTyped("linspace", "end", end);
+  if (!Number.isInteger(nstep) || nstep < 1) throw new ShapeError(`linspace: nstep ${describe(nstep)} must be a positive integer`);
+  checkElementCount("linspace", { batch: [nstep], base: [] }, "the steps");
   const rank = Math.max(start.t.batchDim, end.t.batchDim);
   const d = dim < 0 ? dim + rank + 1 : dim;
   if (!Number.isInteger(d) || d < 0 || d > rank) throw new ShapeError(`linspace: batch dim ${dim} is out of range for batch rank ${rank}`);
@@ -70,6 +95,7 @@ export function linspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim =
 
 /** `base ** linspace(start, end, nstep, dim)`. */
 export function logspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim = 0, base = 10): T {
+  if (typeof base !== "number" || !(base > 0) || base === Infinity) throw new DTypeError(`logspace: base must be a positive finite number, got ${describe(base)}`);
   const l = linspace(start, end, nstep, dim) as unknown as Typed<T>;
   return rewrap(start, l.t.mul(Math.log(base)).exp());
 }

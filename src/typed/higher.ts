@@ -6,11 +6,11 @@
  */
 import type { DType } from "../../ir/dtype.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, type TypedOptions } from "./base.js";
 import { assemble, cst, dotOf, vecOf } from "./components.js";
 import { fullToMandel, fullToSkew } from "./mandel.js";
 import { R2 } from "./r2.js";
-import type { Vec } from "./vec.js";
+import { Vec } from "./vec.js";
 
 const F = "float32" as DType;
 
@@ -27,11 +27,12 @@ export class R3 extends PrimitiveTensor<R3> {
   static leviCivita(opts: TypedOptions = {}): R3 {
     const eps = (i: number, j: number, k: number) => ((i - j) * (j - k) * (k - i)) / 2;
     const c: Tensor[] = [];
-    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 3; k++) c.push(cst(eps(i, j, k), opts.dtype ?? F));
+    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 3; k++) c.push(cst(eps(i, j, k), optDType("R3.leviCivita", opts) ?? F));
     return new R3(assemble(c, [3, 3, 3]));
   }
   /** `Aᵢⱼₖvₖ`: an R2. */
   contractK(v: Vec): R2 {
+    need("R3.contractK", "v", v, Vec);
     const w = vecOf(v.t);
     const a = vecOf(this.t).map((row) => vecOf(row).map(vecOf));
     return new R2(assemble(a.flatMap((row) => row.map((x) => dotOf(x, w))), [3, 3]));
@@ -108,6 +109,7 @@ export class SWR4 extends PrimitiveTensor<SWR4> {
    * WSR4); SEMANTICS.md lists that as an upstream bug, so it is not copied.
    */
   static fromR4(f: R4): SWR4 {
+    need("SWR4.fromR4", "f", f, R4);
     const s = f.t.add(f.t.permute(1, 0, 2, 3)).mul(0.5);
     return new SWR4(fullToMandel(fullToSkew(s, 2), 0));
   }
@@ -124,6 +126,7 @@ export class WSR4 extends PrimitiveTensor<WSR4> {
   }
   /** `mandel(skew₀₁((F + F^{T23})/2), 1)`. */
   static fromR4(f: R4): WSR4 {
+    need("WSR4.fromR4", "f", f, R4);
     const s = f.t.add(f.t.permute(0, 1, 3, 2)).mul(0.5);
     return new WSR4(fullToMandel(fullToSkew(s, 0), 1));
   }
@@ -144,6 +147,7 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
    * axes 2,3; axes 1,2 would mix the pairs.)
    */
   static fromR4(f: R4): WWR4 {
+    need("WWR4.fromR4", "f", f, R4);
     const t = f.t;
     const a = t.sub(t.permute(1, 0, 2, 3)).sub(t.permute(0, 1, 3, 2)).add(t.permute(1, 0, 3, 2));
     return new WWR4(fullToSkew(fullToSkew(a, 2), 0));

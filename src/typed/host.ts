@@ -4,6 +4,7 @@
  * they work inside `jit`. Negative indices need concrete batch sizes (eagerly).
  */
 import { ShapeError } from "../../ir/errors.js";
+import { checkInt, describe } from "../check.js";
 import { Tensor } from "../tensor.js";
 
 /** One batch index: an int, a slice, `null` (new size-1 axis) or `"..."`. */
@@ -35,7 +36,26 @@ function gather(t: Tensor, axes: readonly Axis[]): Tensor {
   return x;
 }
 
+/** Each index is an int, a `{start, stop, step}` slice of ints, `null` or `"..."`. */
+function checkIndices(t: Tensor, indices: unknown): readonly BatchIndex[] {
+  if (!Array.isArray(indices)) throw new ShapeError(`batchIndex: indices must be an array, got ${describe(indices)} for x ${t.toString()}`);
+  indices.forEach((ix: unknown, k) => {
+    if (ix === null || ix === "..." || typeof ix === "number") return;
+    if (typeof ix !== "object" || Array.isArray(ix)) {
+      throw new ShapeError(`batchIndex: index ${k} must be an integer, a {start, stop, step} slice, null or "...", got ${describe(ix)} for x ${t.toString()}`);
+    }
+    for (const [key, v] of Object.entries(ix as object)) {
+      if (key !== "start" && key !== "stop" && key !== "step") throw new ShapeError(`batchIndex: index ${k} has an unknown field ${JSON.stringify(key)} for x ${t.toString()}`);
+      if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v))) {
+        throw new ShapeError(`batchIndex: index ${k}.${key} must be an integer, got ${describe(v)} for x ${t.toString()}`);
+      }
+    }
+  });
+  return indices as readonly BatchIndex[];
+}
+
 export function batchIndexHost(t: Tensor, indices: readonly BatchIndex[]): Tensor {
+  checkIndices(t, indices);
   const batch = t.batchShape;
   const nEllipsis = indices.filter((x) => x === "...").length;
   if (nEllipsis > 1) throw new ShapeError(`batchIndex: at most one "..." in the indices for x ${t.toString()}`);
@@ -59,6 +79,7 @@ export function batchIndexHost(t: Tensor, indices: readonly BatchIndex[]): Tenso
 }
 
 export function batchSliceHost(t: Tensor, dim: number, start: number, stop: number | undefined, step: number): Tensor {
+  checkInt("batchSlice", "dim", dim);
   const n = t.batchDim;
   const d = dim < 0 ? dim + n : dim;
   if (!Number.isInteger(d) || d < 0 || d >= n) throw new ShapeError(`batchSlice: batch dim ${dim} is out of range for x ${t.toString()}`);
@@ -69,6 +90,7 @@ export function batchSliceHost(t: Tensor, dim: number, start: number, stop: numb
 
 /** Concatenates along an existing batch dim; the other batch dims and the bases must match. */
 export function batchCatHost(ts: readonly Tensor[], dim: number): Tensor {
+  checkInt("batchCat", "dim", dim);
   const first = ts[0]!;
   const n = first.batchDim;
   const d = dim < 0 ? dim + n : dim;

@@ -11,6 +11,8 @@
 import { ShapeError } from "../../ir/errors.js";
 import { baseStack, type Tensor } from "../tensor.js";
 import { negate, zerosOf } from "./components.js";
+import { needTensor } from "./base.js";
+import { checkInt } from "../check.js";
 
 /** Mandel index → (i, j) of the full matrix. */
 export const MANDEL_PAIRS: readonly (readonly [number, number])[] = [[0, 0], [1, 1], [2, 2], [1, 2], [0, 2], [0, 1]];
@@ -22,6 +24,8 @@ export const MANDEL_REVERSE: readonly (readonly number[])[] = [[0, 5, 4], [5, 1,
 export const SKEW_PAIRS: readonly (readonly [number, number])[] = [[2, 1], [0, 2], [1, 0]];
 
 function checkAxes(op: string, t: Tensor, dim: number, sizes: readonly number[]): number {
+  needTensor(op, "t", t);
+  checkInt(op, "dim", dim);
   const d = dim < 0 ? dim + t.baseDim : dim;
   const ok = d >= 0 && d + sizes.length <= t.baseDim && sizes.every((s, k) => t.baseShape[d + k] === s);
   if (!ok) throw new ShapeError(`${op}: expected base axes ${dim}.. of sizes (${sizes.join(",")}), got x ${t.toString()}`);

@@ -1,7 +1,8 @@
 /** MillerIndex `(3)`: crystallographic plane or direction indices, int32. */
 import type { DType } from "../../ir/dtype.js";
 import { Tensor, where } from "../tensor.js";
-import { PrimitiveTensor, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, needTensor, type TypedOptions } from "./base.js";
+import { fillFrom } from "./fill.js";
 import { assemble, vecOf } from "./components.js";
 import { Vec } from "./vec.js";
 
@@ -12,6 +13,8 @@ import { Vec } from "./vec.js";
  * `gcd(0, 0) = 0`.
  */
 export function gcd(a: Tensor, b: Tensor): Tensor {
+  needTensor("gcd", "a", a);
+  needTensor("gcd", "b", b);
   let x = a.abs();
   let y = b.abs();
   for (let i = 0; i < 46; i++) {
@@ -35,8 +38,7 @@ export class MillerIndex extends PrimitiveTensor<MillerIndex> {
 
   /** `MillerIndex.fill(1, 1, 0)` (int32). */
   static fill(a: number, b: number, c: number, opts: TypedOptions = {}): MillerIndex {
-    const dtype = opts.dtype ?? "int32";
-    return new MillerIndex(assemble([a, b, c].map((v) => Tensor._const(v, dtype)), [3]));
+    return new MillerIndex(fillFrom([a, b, c], [3], optDType("MillerIndex.fill", opts) ?? "int32", "MillerIndex.fill"));
   }
 
   /**
@@ -59,7 +61,7 @@ export class MillerIndex extends PrimitiveTensor<MillerIndex> {
 
   /** As a float Vec. */
   toVec(opts: TypedOptions = {}): Vec {
-    return new Vec(this.t.cast(opts.dtype ?? "float32"));
+    return new Vec(this.t.cast(optDType("MillerIndex.toVec", opts) ?? "float32"));
   }
 
   /** As a unit Vec. */

@@ -1,7 +1,7 @@
 /** Quaternion `(4)`: scalar first, `(s, q1, q2, q3)`. */
 import type { DType } from "../../ir/dtype.js";
 import { where, type Tensor } from "../tensor.js";
-import { PrimitiveTensor, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, at, dotOf, mat3, negate, vecOf } from "./components.js";
 import { fillFrom } from "./fill.js";
 import { R2 } from "./r2.js";
@@ -19,11 +19,12 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
   }
 
   static fill(s: ScalarLike, q1: ScalarLike, q2: ScalarLike, q3: ScalarLike, opts: TypedOptions = {}): Quaternion {
-    return new Quaternion(fillFrom([s, q1, q2, q3], [4], opts.dtype));
+    return new Quaternion(fillFrom([s, q1, q2, q3], [4], optDType("Quaternion.fill", opts), "Quaternion.fill"));
   }
 
   /** `((1-|r|²)/(1+|r|²), 2r/(1+|r|²))`. */
   static fromRot(r: Rot): Quaternion {
+    need("Quaternion.fromRot", "r", r, Rot);
     const rr = r.normSq().t;
     const d = rr.add(1);
     const s = negate(rr).add(1).div(d);
@@ -38,6 +39,7 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
    * The result has `s ≥ 0`.
    */
   static fromR2(m: R2): Quaternion {
+    need("Quaternion.fromR2", "m", m, R2);
     const a = mat3(m.t);
     const e = (i: number, j: number) => a[i]![j]!;
     const tr = e(0, 0).add(e(1, 1)).add(e(2, 2));
@@ -83,11 +85,13 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
   }
 
   dot(q: Quaternion): Scalar {
+    need("Quaternion.dot", "q", q, Quaternion);
     return new Scalar(dotOf(vecOf(this.t), vecOf(q.t)));
   }
 
   /** `2·acos(min(|q·p|, 1))`. */
   dist(q: Quaternion): Scalar {
+    need("Quaternion.dist", "q", q, Quaternion);
     return new Scalar(this.dot(q).t.abs().minimum(1).acos().mul(2));
   }
 

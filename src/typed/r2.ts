@@ -2,7 +2,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, at, cofactors3, det3, dotOf, inverse3, mat3, matmul3, sumOf, transposeOf, vecOf, zerosOf } from "./components.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { mandelToFull, skewToFull } from "./mandel.js";
@@ -34,8 +34,8 @@ export class R2 extends PrimitiveTensor<R2> {
   static fill(a11: ScalarLike, a12: ScalarLike, a13: ScalarLike, a21: ScalarLike, a22: ScalarLike, a23: ScalarLike, a31: ScalarLike, a32: ScalarLike, a33: ScalarLike, opts?: TypedOptions): R2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): R2 {
     const { values, opts } = splitFillArgs(args);
-    const dtype = fillDType(values, opts.dtype);
-    const v = scalarsOf(values, dtype);
+    const dtype = fillDType(values, optDType("R2.fill", opts), "R2.fill");
+    const v = scalarsOf(values, dtype, "R2.fill");
     const z = zerosOf(dtype);
     const g = (i: number) => v[i]!;
     switch (v.length) {
@@ -53,11 +53,13 @@ export class R2 extends PrimitiveTensor<R2> {
 
   /** The skew matrix of `v`: `[[0,-v2,v1],[v2,0,-v0],[-v1,v0,0]]` (equals `WR2(v).toR2()`). */
   static skew(v: Vec): R2 {
+    need("R2.skew", "v", v, Vec);
     return new R2(skewToFull(v.t));
   }
 
   /** The full matrix of an SR2 (`mandelToFull`), a WR2 (`skewToFull`) or a Rot (`eulerRodrigues`). */
   static from(x: SR2 | WR2 | Rot): R2 {
+    need("R2.from", "x", x, SR2, WR2, Rot);
     if (x instanceof SR2) return new R2(mandelToFull(x.t));
     if (x instanceof WR2) return new R2(skewToFull(x.t));
     return x.eulerRodrigues();
@@ -74,7 +76,7 @@ export class R2 extends PrimitiveTensor<R2> {
       const v = vecOf(y.t);
       return new Vec(assemble(a.map((row) => dotOf(row, v)), [3]));
     }
-    return new R2(this.t.mul(raw(y)));
+    return new R2(this.t.mul(raw(y, "R2.mul")));
   }
 
   /** `det A` by cofactor expansion. */
@@ -105,6 +107,7 @@ export class R2 extends PrimitiveTensor<R2> {
   }
   /** `A:B = Σ AᵢⱼBᵢⱼ`. */
   inner(b: R2): Scalar {
+    need("R2.inner", "b", b, R2);
     return new Scalar(dotOf(mat3(this.t).flat(), mat3(b.t).flat()));
   }
   normSq(): Scalar {
@@ -115,10 +118,12 @@ export class R2 extends PrimitiveTensor<R2> {
   }
   /** `AᵢⱼBₖₗ` as an R4. */
   outer(b: R2): R4 {
+    need("R2.outer", "b", b, R2);
     return new R4(this.t.reshape([3, 3, 1, 1]).mul(b.t.reshape([1, 1, 3, 3])));
   }
   /** `R·A·Rᵀ`. */
   rotate(r: Rot | R2): R2 {
+    need("R2.rotate", "r", r, Rot, R2);
     const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
     return new R2(assemble(matmul3(matmul3(q, mat3(this.t)), transposeOf(q)).flat(), [3, 3]));
   }

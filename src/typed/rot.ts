@@ -3,9 +3,10 @@
  * `r = n·tan(θ/4)` for angle θ about the unit axis n.
  */
 import type { DType } from "../../ir/dtype.js";
-import { BatchwiseError } from "../../ir/errors.js";
+import { DTypeError } from "../../ir/errors.js";
+import { describe } from "../check.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, cross3, cst, dotOf, negate, vecOf, zerosOf } from "./components.js";
 import { fillFrom } from "./fill.js";
 import { Quaternion } from "./quaternion.js";
@@ -28,7 +29,7 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** MRP components directly. */
   static fill(r0: ScalarLike, r1: ScalarLike, r2: ScalarLike, opts: TypedOptions = {}): Rot {
-    return new Rot(fillFrom([r0, r1, r2], [3], opts.dtype));
+    return new Rot(fillFrom([r0, r1, r2], [3], optDType("Rot.fill", opts), "Rot.fill"));
   }
 
   /** The zero vector (no rotation). */
@@ -38,11 +39,14 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** From standard Rodrigues parameters `ρ = n·tan(θ/2)`: `r = ρ/(sqrt(1+|ρ|²)+1)` (NEML2's `fill_rodrigues`). */
   static fromRodrigues(rho: Vec): Rot {
+    need("Rot.fromRodrigues", "rho", rho, Vec);
     return new Rot(rho.t.div(rho.normSq().t.add(1).sqrt().add(1)));
   }
 
   /** `n̂·tan(θ/4)`: the axis is normalised. */
   static fromAxisAngle(axis: Vec, angle: ScalarLike): Rot {
+    need("Rot.fromAxisAngle", "axis", axis, Vec);
+    raw(angle, "Rot.fromAxisAngle", "angle");
     const theta = raw(angle);
     const t = typeof theta === "number" ? Math.tan(theta / 4) : theta.div(4).tan();
     return new Rot(axis.t.div(axis.norm().t).mul(t));
@@ -54,6 +58,7 @@ export class Rot extends PrimitiveTensor<Rot> {
    * NEML2 uses acos of the trace, which loses precision there).
    */
   static fromMatrix(m: R2): Rot {
+    need("Rot.fromMatrix", "m", m, R2);
     return Quaternion.fromR2(m).toRot();
   }
 
@@ -64,8 +69,9 @@ export class Rot extends PrimitiveTensor<Rot> {
    * changes nothing for angles in their usual ranges.)
    */
   static fromEulerAngles(v: Vec, convention: EulerConvention, angleType: AngleType = "radians"): Rot {
-    if (angleType !== "degrees" && angleType !== "radians") throw new BatchwiseError("Rot angle_type must be either 'degrees' or 'radians'");
-    if (convention !== "bunge" && convention !== "roe" && convention !== "kocks") throw new BatchwiseError(`Unknown Rot angle_convention ${String(convention)}`);
+    need("Rot.fromEulerAngles", "v", v, Vec);
+    if (angleType !== "degrees" && angleType !== "radians") throw new DTypeError(`Rot.fromEulerAngles: Rot angle_type must be either 'degrees' or 'radians', got ${describe(angleType)}`);
+    if (convention !== "bunge" && convention !== "roe" && convention !== "kocks") throw new DTypeError(`Rot.fromEulerAngles: Unknown Rot angle_convention ${typeof convention === "string" ? convention : describe(convention)} (conventions are bunge, roe, kocks)`);
     let [a, b, c] = vecOf(angleType === "degrees" ? v.t.mul(Math.PI / 180) : v.t) as [Tensor, Tensor, Tensor];
     if (convention === "bunge") {
       a = a.sub(Math.PI / 2);
@@ -114,7 +120,7 @@ export class Rot extends PrimitiveTensor<Rot> {
   override mul(y: Rot): Rot;
   override mul(y: ScalarLike): Rot;
   override mul(y: Rot | ScalarLike): Rot {
-    if (!(y instanceof Rot)) return new Rot(this.t.mul(raw(y)));
+    if (!(y instanceof Rot)) return new Rot(this.t.mul(raw(y, "Rot.mul")));
     const a = vecOf(this.t);
     const b = vecOf(y.t);
     const aa = dotOf(a, a);
@@ -128,10 +134,12 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** `r * this` (NEML2's `Rot::rotate`). */
   rotate(r: Rot): Rot {
+    need("Rot.rotate", "r", r, Rot);
     return r.mul(this);
   }
 
   dot(r: Rot): Scalar {
+    need("Rot.dot", "r", r, Rot);
     return new Scalar(dotOf(vecOf(this.t), vecOf(r.t)));
   }
   normSq(): Scalar {
@@ -148,6 +156,7 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** Geodesic distance `4·asin(clip(|r1-r2|/sqrt((1+|r1|²)(1+|r2|²)), -1, 1))`. */
   gdist(r: Rot): Scalar {
+    need("Rot.gdist", "r", r, Rot);
     const d = this.sub(r).norm().t;
     const den = this.normSq().t.add(1).mul(r.normSq().t.add(1)).sqrt();
     return new Scalar(d.div(den).clip(-1, 1).asin().mul(4));
@@ -155,6 +164,7 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** The smallest `gdist` over both MRPs of each orientation (the shadows). */
   dist(r: Rot): Scalar {
+    need("Rot.dist", "r", r, Rot);
     const s = this.shadow();
     const rs = r.shadow();
     return new Scalar(this.gdist(r).t.minimum(s.gdist(r).t).minimum(this.gdist(rs).t).minimum(s.gdist(rs).t));

@@ -1,7 +1,8 @@
 /** Scalar `()`: a batched number. Times any typed value it broadcasts over the base (NEML2's scalar rule). */
 import type { DType } from "../../ir/dtype.js";
 import { Tensor } from "../tensor.js";
-import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { fillDType, scalarsOf } from "./fill.js";
+import { PrimitiveTensor, optDType, raw, type ScalarLike, type TypedOptions } from "./base.js";
 
 export class Scalar extends PrimitiveTensor<Scalar> {
   static readonly NAME = "Scalar";
@@ -15,35 +16,36 @@ export class Scalar extends PrimitiveTensor<Scalar> {
 
   /** `Scalar.fill(2.5)` is `(;)`. */
   static fill(value: number, opts: TypedOptions = {}): Scalar {
-    return new Scalar(Tensor._const(value, opts.dtype ?? "float32"));
+    const dtype = fillDType([value], optDType("Scalar.fill", opts), "Scalar.fill");
+    return new Scalar(scalarsOf([value], dtype, "Scalar.fill")[0]!);
   }
 
   /** Scalar ⊕ prim gives the prim; Scalar ⊕ Scalar/number gives a Scalar. */
   override add<T extends PrimitiveTensor<T>>(y: T): T;
   override add(y: ScalarLike): Scalar;
   override add(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.add(raw(y))) : rewrap(y, this.t.add(y.t));
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.add(raw(y, "Scalar.add"))) : rewrap(y, this.t.add(raw(y, "Scalar.add") as Tensor));
   }
   override sub<T extends PrimitiveTensor<T>>(y: T): T;
   override sub(y: ScalarLike): Scalar;
   override sub(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.sub(raw(y))) : rewrap(y, this.t.sub(y.t));
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.sub(raw(y, "Scalar.sub"))) : rewrap(y, this.t.sub(raw(y, "Scalar.sub") as Tensor));
   }
   override mul<T extends PrimitiveTensor<T>>(y: T): T;
   override mul(y: ScalarLike): Scalar;
   override mul(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.mul(raw(y))) : rewrap(y, this.t.mul(y.t));
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.mul(raw(y, "Scalar.mul"))) : rewrap(y, this.t.mul(raw(y, "Scalar.mul") as Tensor));
   }
   override div<T extends PrimitiveTensor<T>>(y: T): T;
   override div(y: ScalarLike): Scalar;
   override div(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.div(raw(y))) : rewrap(y, this.t.div(y.t));
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.div(raw(y, "Scalar.div"))) : rewrap(y, this.t.div(raw(y, "Scalar.div") as Tensor));
   }
 
-  pow(y: ScalarLike): Scalar { return new Scalar(this.t.pow(raw(y))); }
-  maximum(y: ScalarLike): Scalar { return new Scalar(this.t.maximum(raw(y))); }
-  minimum(y: ScalarLike): Scalar { return new Scalar(this.t.minimum(raw(y))); }
-  clip(lo: ScalarLike, hi: ScalarLike): Scalar { return new Scalar(this.t.clip(raw(lo), raw(hi))); }
+  pow(y: ScalarLike): Scalar { return new Scalar(this.t.pow(raw(y, "Scalar.pow", "y"))); }
+  maximum(y: ScalarLike): Scalar { return new Scalar(this.t.maximum(raw(y, "Scalar.maximum", "y"))); }
+  minimum(y: ScalarLike): Scalar { return new Scalar(this.t.minimum(raw(y, "Scalar.minimum", "y"))); }
+  clip(lo: ScalarLike, hi: ScalarLike): Scalar { return new Scalar(this.t.clip(raw(lo, "Scalar.clip", "lo"), raw(hi, "Scalar.clip", "hi"))); }
   abs(): Scalar { return new Scalar(this.t.abs()); }
   sqrt(): Scalar { return new Scalar(this.t.sqrt()); }
   exp(): Scalar { return new Scalar(this.t.exp()); }
@@ -56,7 +58,7 @@ export class Scalar extends PrimitiveTensor<Scalar> {
   acos(): Scalar { return new Scalar(this.t.acos()); }
   atan(): Scalar { return new Scalar(this.t.atan()); }
   /** `atan2(this, x)`: the angle of the point (x, this). */
-  atan2(x: ScalarLike): Scalar { return new Scalar(this.t.atan2(raw(x))); }
+  atan2(x: ScalarLike): Scalar { return new Scalar(this.t.atan2(raw(x, "Scalar.atan2", "x"))); }
   /** `⟨x⟩ = max(x, 0)` (NEML2's `macaulay`). */
   macaulay(): Scalar { return new Scalar(this.t.maximum(0)); }
 

@@ -5,7 +5,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, at, det3, dotOf, inverse3, mat3, matmul3, sumOf, transposeOf, vecOf, zerosOf } from "./components.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { MANDEL_FACTORS, MANDEL_PAIRS, MANDEL_REVERSE, mandelToFull } from "./mandel.js";
@@ -13,6 +13,7 @@ import { R2, splitFillArgs } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SSR4 } from "./ssr4.js";
+import { checkInt } from "../check.js";
 
 /** The tensor components `a[i][j]` of a Mandel vector (shears divided by √2). */
 export function sr2Full(t: Tensor): Tensor[][] {
@@ -45,8 +46,8 @@ export class SR2 extends PrimitiveTensor<SR2> {
   static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, a23: ScalarLike, a13: ScalarLike, a12: ScalarLike, opts?: TypedOptions): SR2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): SR2 {
     const { values, opts } = splitFillArgs(args);
-    const dtype = fillDType(values, opts.dtype);
-    const v = scalarsOf(values, dtype);
+    const dtype = fillDType(values, optDType("SR2.fill", opts), "SR2.fill");
+    const v = scalarsOf(values, dtype, "SR2.fill");
     const z = zerosOf(dtype);
     switch (v.length) {
       case 1: return new SR2(assemble([v[0]!, v[0]!, v[0]!, z, z, z], [6]));
@@ -63,6 +64,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
 
   /** Symmetrises `(T+Tᵀ)/2`, then Mandel (NEML2's `SR2(R2)`). */
   static fromR2(r: R2): SR2 {
+    need("SR2.fromR2", "r", r, R2);
     const a = mat3(r.t);
     const s = a.map((row, i) => row.map((x, j) => (i === j ? x : x.add(a[j]![i]!).mul(0.5))));
     return new SR2(sr2FromFull(s));
@@ -75,6 +77,8 @@ export class SR2 extends PrimitiveTensor<SR2> {
 
   /** Tensor component `(i, j)`: the Mandel entry divided by its factor. */
   component(i: number, j: number): Scalar {
+    checkInt("SR2.component", "i", i, 0, 2);
+    checkInt("SR2.component", "j", j, 0, 2);
     const k = MANDEL_REVERSE[i]![j]!;
     return new Scalar(k < 3 ? at(this.t, k) : at(this.t, k).mul(Math.SQRT1_2));
   }
@@ -88,7 +92,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
       const c = vecOf(y.t).map(vecOf);
       return new SR2(assemble([0, 1, 2, 3, 4, 5].map((j) => dotOf(s, c.map((row) => row[j]!))), [6]));
     }
-    return new SR2(this.t.mul(raw(y)));
+    return new SR2(this.t.mul(raw(y, "SR2.mul")));
   }
 
   tr(): Scalar {
@@ -104,6 +108,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
   }
   /** `a:b`, exact on Mandel vectors thanks to the √2 factors. */
   inner(b: SR2): Scalar {
+    need("SR2.inner", "b", b, SR2);
     return new Scalar(dotOf(vecOf(this.t), vecOf(b.t)));
   }
   normSq(): Scalar {
@@ -116,6 +121,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
   }
   /** `aᵢbⱼ` on Mandel vectors: an SSR4. */
   outer(b: SR2): SSR4 {
+    need("SR2.outer", "b", b, SR2);
     return new SSR4(this.t.reshape([6, 1]).mul(b.t.reshape([1, 6])));
   }
   det(): Scalar {
@@ -131,6 +137,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
   }
   /** `R·S·Rᵀ`, re-Mandeled. */
   rotate(r: Rot | R2): SR2 {
+    need("SR2.rotate", "r", r, Rot, R2);
     const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
     return new SR2(sr2FromFull(matmul3(matmul3(q, sr2Full(this.t)), transposeOf(q))));
   }

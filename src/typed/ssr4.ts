@@ -2,7 +2,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { eye } from "../creation.js";
 import { where, type Tensor } from "../tensor.js";
-import { PrimitiveTensor, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, cst, dotOf, mat3, negate, vecOf, zerosOf } from "./components.js";
 import { Scalar } from "./scalar.js";
 import { fillDType, scalarsOf } from "./fill.js";
@@ -36,6 +36,7 @@ function constant(value: (i: number, j: number) => number, dtype: DType): SSR4 {
  * on the diagonal block and `1/√2` on the shears (the √2 of `S_ab = S_ba = s_J/√2`).
  */
 export function mandelRotation(r: R2): Tensor[][] {
+  need("mandelRotation", "r", r, R2);
   const m = mat3(r.t);
   return MANDEL_PAIRS.map(([p, q], I) =>
     MANDEL_PAIRS.map(([a, b], J) => {
@@ -61,37 +62,37 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
 
   /** `δij δkl`: ones in the top-left 3×3 block. */
   static identity(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (i < 3 && j < 3 ? 1 : 0), opts.dtype ?? "float32");
+    return constant((i, j) => (i < 3 && j < 3 ? 1 : 0), optDType("SSR4.identity", opts) ?? "float32");
   }
   /** The symmetric identity: eye(6) in Mandel form. */
   static identitySym(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (i === j ? 1 : 0), opts.dtype ?? "float32");
+    return constant((i, j) => (i === j ? 1 : 0), optDType("SSR4.identitySym", opts) ?? "float32");
   }
   /** `identity/3`. */
   static identityVol(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (i < 3 && j < 3 ? 1 / 3 : 0), opts.dtype ?? "float32");
+    return constant((i, j) => (i < 3 && j < 3 ? 1 / 3 : 0), optDType("SSR4.identityVol", opts) ?? "float32");
   }
   /** `identitySym - identity/3`. */
   static identityDev(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (i === j ? 1 : 0) - (i < 3 && j < 3 ? 1 / 3 : 0), opts.dtype ?? "float32");
+    return constant((i, j) => (i === j ? 1 : 0) - (i < 3 && j < 3 ? 1 / 3 : 0), optDType("SSR4.identityDev", opts) ?? "float32");
   }
   /** Ones on the normal diagonal. */
   static identityC1(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (C1(i, j) ? 1 : 0), opts.dtype ?? "float32");
+    return constant((i, j) => (C1(i, j) ? 1 : 0), optDType("SSR4.identityC1", opts) ?? "float32");
   }
   /** Ones off the diagonal of the normal block. */
   static identityC2(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (C2(i, j) ? 1 : 0), opts.dtype ?? "float32");
+    return constant((i, j) => (C2(i, j) ? 1 : 0), optDType("SSR4.identityC2", opts) ?? "float32");
   }
   /** Ones on the shear diagonal. */
   static identityC3(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (C3(i, j) ? 1 : 0), opts.dtype ?? "float32");
+    return constant((i, j) => (C3(i, j) ? 1 : 0), optDType("SSR4.identityC3", opts) ?? "float32");
   }
 
   /** `c1·C1 + c2·C2 + c3·C3` (cubic symmetry); batched Scalars broadcast. */
   static fillC1C2C3(c1: ScalarLike, c2: ScalarLike, c3: ScalarLike, opts: TypedOptions = {}): SSR4 {
-    const dtype = fillDType([c1, c2, c3], opts.dtype);
-    const [a, b, c] = scalarsOf([c1, c2, c3], dtype) as [Tensor, Tensor, Tensor];
+    const dtype = fillDType([c1, c2, c3], optDType("SSR4.fillC1C2C3", opts), "SSR4.fillC1C2C3");
+    const [a, b, c] = scalarsOf([c1, c2, c3], dtype, "SSR4.fillC1C2C3") as [Tensor, Tensor, Tensor];
     return fromC1C2C3(a, b, c, dtype);
   }
 
@@ -101,8 +102,8 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
    * `SSR4.isotropicENu(100, 0.3)`; E and ν may be batched Scalars.
    */
   static isotropicENu(E: ScalarLike, nu: ScalarLike, opts: TypedOptions = {}): SSR4 {
-    const dtype = fillDType([E, nu], opts.dtype);
-    const [e, v] = scalarsOf([E, nu], dtype) as [Tensor, Tensor];
+    const dtype = fillDType([E, nu], optDType("SSR4.isotropicENu", opts), "SSR4.isotropicENu");
+    const [e, v] = scalarsOf([E, nu], dtype, "SSR4.isotropicENu") as [Tensor, Tensor];
     const oneMinus2v = v.mul(-2).add(1);
     const pf = e.div(v.add(1).mul(oneMinus2v));
     return fromC1C2C3(negate(v).add(1).mul(pf), v.mul(pf), oneMinus2v.mul(pf), dtype);
@@ -110,6 +111,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
 
   /** Minor-symmetrises `(T + T^{01} + T^{23} + T^{01,23})/4`, then Mandel on both pairs. */
   static fromR4(r: R4): SSR4 {
+    need("SSR4.fromR4", "r", r, R4);
     const t = r.t;
     const s = t.add(t.permute(1, 0, 2, 3)).add(t.permute(0, 1, 3, 2)).add(t.permute(1, 0, 3, 2)).mul(0.25);
     return new SSR4(fullToMandel(fullToMandel(s, 0), 1));
@@ -130,7 +132,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
       return new SR2(assemble(mat6(this.t).map((row) => dotOf(row, s)), [6]));
     }
     if (y instanceof SSR4) return new SSR4(assemble(matmul6(mat6(this.t), mat6(y.t)).flat(), [6, 6]));
-    return new SSR4(this.t.mul(raw(y)));
+    return new SSR4(this.t.mul(raw(y, "SSR4.mul")));
   }
 
   /** Swaps the two Mandel axes. */
@@ -144,6 +146,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
 
   /** `Q·C·Qᵀ` with `Q` the Mandel form of `R` (see `mandelRotation`). */
   rotate(r: Rot | R2): SSR4 {
+    need("SSR4.rotate", "r", r, Rot, R2);
     const q = mandelRotation(r instanceof Rot ? r.eulerRodrigues() : r);
     const qt = q[0]!.map((_, j) => q.map((row) => row[j]!));
     const qc = matmul6(q, mat6(this.t));
@@ -185,11 +188,12 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
 
   /** `∂C/∂C`: the identity on SSR4, an SSSSR8. */
   static identityMap(opts: TypedOptions = {}): SSSSR8 {
-    return new SSSSR8(eye(36, { dtype: opts.dtype ?? "float32" }).reshape([6, 6, 6, 6]));
+    return new SSSSR8(eye(36, { dtype: optDType("SSSSR8.identityMap", opts) ?? "float32" }).reshape([6, 6, 6, 6]));
   }
 
   /** `A::B = Σ AᵢⱼBᵢⱼ` (exact on Mandel components). */
   inner(b: SSR4): Scalar {
+    need("SSR4.inner", "b", b, SSR4);
     return new Scalar(dotOf(mat6(this.t).flat(), mat6(b.t).flat()));
   }
 }

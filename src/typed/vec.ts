@@ -1,7 +1,7 @@
 /** Vec `(3)`: a vector. */
 import type { DType } from "../../ir/dtype.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, cross3, dotOf, vecOf } from "./components.js";
 import { fillFrom } from "./fill.js";
 import { R2 } from "./r2.js";
@@ -21,19 +21,22 @@ export class Vec extends PrimitiveTensor<Vec> {
 
   /** `Vec.fill(1, 2, 3)`; Scalars broadcast their batch shapes. */
   static fill(v0: ScalarLike, v1: ScalarLike, v2: ScalarLike, opts: TypedOptions = {}): Vec {
-    return new Vec(fillFrom([v0, v1, v2], [3], opts.dtype));
+    return new Vec(fillFrom([v0, v1, v2], [3], optDType("Vec.fill", opts), "Vec.fill"));
   }
 
   /** `a·b`. */
   dot(v: Vec): Scalar {
+    need("Vec.dot", "v", v, Vec);
     return new Scalar(dotOf(vecOf(this.t), vecOf(v.t)));
   }
   /** `a×b` (batch shapes broadcast). */
   cross(v: Vec): Vec {
+    need("Vec.cross", "v", v, Vec);
     return new Vec(assemble(cross3(vecOf(this.t), vecOf(v.t)), [3]));
   }
   /** `aᵢbⱼ` as an R2. */
   outer(v: Vec): R2 {
+    need("Vec.outer", "v", v, Vec);
     return new R2(this.t.reshape([3, 1]).mul(v.t.reshape([1, 3])));
   }
   /** `aᵢaⱼ` as an SR2. */
@@ -49,10 +52,12 @@ export class Vec extends PrimitiveTensor<Vec> {
   }
   /** `R·v` with `R` a rotation matrix or the matrix of a Rot. */
   rotate(r: Rot | R2): Vec {
+    need("Vec.rotate", "r", r, Rot, R2);
     return (r instanceof Rot ? r.eulerRodrigues() : r).mul(this);
   }
   /** `op·v` (NEML2's `transform`). */
   transform(op: R2): Vec {
+    need("Vec.transform", "op", op, R2);
     return op.mul(this);
   }
   /** The skew matrix `W` with `W·u = v×u`. */

@@ -1,7 +1,7 @@
 /** WR2 `(3)`: a skew-symmetric second-order tensor as its axial vector `(W21, W02, W10)`. */
 import type { DType } from "../../ir/dtype.js";
 import { where, type Tensor } from "../tensor.js";
-import { PrimitiveTensor, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, dotOf, mat3, vecOf } from "./components.js";
 import { fillFrom } from "./fill.js";
 import { SKEW_PAIRS, skewToFull } from "./mandel.js";
@@ -20,11 +20,12 @@ export class WR2 extends PrimitiveTensor<WR2> {
   }
 
   static fill(w0: ScalarLike, w1: ScalarLike, w2: ScalarLike, opts: TypedOptions = {}): WR2 {
-    return new WR2(fillFrom([w0, w1, w2], [3], opts.dtype));
+    return new WR2(fillFrom([w0, w1, w2], [3], optDType("WR2.fill", opts), "WR2.fill"));
   }
 
   /** The skew part `(T-Tᵀ)/2` as an axial vector (NEML2's `WR2(R2)`). */
   static fromR2(r: R2): WR2 {
+    need("WR2.fromR2", "r", r, R2);
     const a = mat3(r.t);
     return new WR2(assemble(SKEW_PAIRS.map(([i, j]) => a[i]![j]!.sub(a[j]![i]!).mul(0.5)), [3]));
   }

@@ -18,6 +18,7 @@ import {
   BatchwiseError,
   BUNDLE_VERSION,
   BundleError,
+  DTypeError,
   bundleSha256,
   fromTypedArray,
   JaggedTensor,
@@ -286,9 +287,8 @@ describe("bad jit and trace uses are TraceErrors", () => {
     ["an async function", () => jit((async (x: Tensor) => x) as unknown as (x: Tensor) => Tensor, { name: "a" })(ones3()), /jit @a: .*it returned a Promise \(an async function cannot be traced/],
     ["an array holding a string", () => jit((x: Tensor) => [x, "s"] as unknown as Tensor[], { name: "s" })(ones3()), 'jit @s: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); element 1 of the returned array is a string ("s")'],
     ["trace returning an object", () => trace(() => ({}) as Tensor, [spec("float32", ["B"], [3])], { name: "o" }), /jit @o: .*it returned a plain object/],
-    ["trace with an unknown dtype", () => trace((x: Tensor) => x, [spec("float16" as never, ["B"], [3])]), "trace: spec 0 has an unknown dtype float16"],
-    ["trace with a negative base size", () => trace((x: Tensor) => x, [spec("float32", ["B"], [-1])]), "trace: spec 0 base (-1) must be static non-negative sizes"],
-    ["trace with a fractional base size", () => trace((x: Tensor) => x, [spec("float32", ["B"], [1.5])]), "trace: spec 0 base (1.5) must be static non-negative sizes"],
+    ["trace with a negative base size", () => trace((x: Tensor) => x, [spec("float32", ["B"], [-1])]), "spec: base must be an array of static non-negative sizes, got (-1)"],
+    ["trace with a fractional base size", () => trace((x: Tensor) => x, [spec("float32", ["B"], [1.5])]), "spec: base must be an array of static non-negative sizes, got (1.5)"],
     ["dump before any trace", () => jit((x: Tensor) => x, { name: "d" }).dump(), "jit @d: not traced yet; call it once first"],
     ["bundle before any trace", () => jit((x: Tensor) => x, { name: "b" }).bundle(), "jit @b: not traced yet; call it once first (or use trace)"],
     ["dump after an unknown pass", () => { const f = jit((x: Tensor) => x.neg()); f(ones3()); return f.dump({ after: "nope" }); }, /dump: unknown pass "nope"; passes are input, lower/],
@@ -306,4 +306,7 @@ describe("bad jit and trace uses are TraceErrors", () => {
       await refuses(run, TraceError, message);
     });
   }
+  it("trace with an unknown dtype is a DTypeError", async () => {
+    await refuses(() => trace((x: Tensor) => x, [spec("float16" as never, ["B"], [3])]), DTypeError, "trace: spec 0 has an unknown dtype float16");
+  });
 });
