@@ -20,6 +20,7 @@ const TOL: Record<Mode, number> = {
   // interpreter rounds every op, so they differ by its accumulated rounding error.
   "float32 relaxed": 1e-4,
   int32: 0,
+  uint32: 0,
 };
 
 function check(seed: number, mode: Mode, unrollLimit: number): void {
