@@ -323,7 +323,13 @@ export class Tally {
   readonly runs = new Map<string, number>();
   readonly known = new Map<string, { count: number; first: string }>();
   readonly unknown: string[] = [];
+  /** Milliseconds spent per configuration (and in the reference). */
+  readonly ms = new Map<string, number>();
   graphs = 0;
+
+  time(what: string, ms: number): void {
+    this.ms.set(what, (this.ms.get(what) ?? 0) + ms);
+  }
 
   record(f: FailureContext | undefined, config: string): void {
     this.runs.set(config, (this.runs.get(config) ?? 0) + 1);
@@ -341,6 +347,7 @@ export class Tally {
 
   summary(title: string): string {
     const lines = [`${title}: ${this.graphs} random graphs, ${[...this.runs.values()].reduce((a, b) => a + b, 0)} runs (${[...this.runs].map(([k, v]) => `${k} ${v}`).join(", ")})`];
+    if (this.ms.size > 0) lines.push(`  time per part: ${[...this.ms].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")}`);
     for (const [id, e] of this.known) {
       const kind = KNOWN_OPEN.find((k) => k.id === id)?.permanent ? "LIMITATION" : "KNOWN_OPEN";
       lines.push(`  ${kind} ${id}: ${e.count} failing runs; first:\n    ${e.first.replace(/\n/g, "\n    ")}`);

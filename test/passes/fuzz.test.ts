@@ -102,11 +102,15 @@ function attempt(f: () => Value[]): Outcome {
 
 /** Runs one case in every configuration; returns the failures. */
 function runCase(c: RandomCase, tally: Tally | undefined, tag: string): string[] {
+  const t0 = performance.now();
   const inputs = randomInputs(c);
   const ref = reference(c, inputs, true);
+  tally?.time("reference", performance.now() - t0);
   const failures: string[] = [];
   for (const cfg of CONFIGS) {
+    const t0 = performance.now();
     const why = judge(c, ref, attempt(() => cfg.run(c, c.graph, inputs, js)), cfg.rule);
+    tally?.time(cfg.name, performance.now() - t0);
     let ctx: FailureContext | undefined;
     if (why !== undefined) {
       // The eager path's pipeline is "jit relaxed"'s; the reruns use that on fresh caches.
