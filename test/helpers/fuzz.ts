@@ -141,7 +141,7 @@ function hasCollidingConsts(g: Graph): boolean {
 }
 
 /** The mismatch of a comparison message involves a special value (NaN, ±Inf, ±0) on either side. */
-function specialMismatch(message: string): boolean {
+export function specialMismatch(message: string): boolean {
   const m = /got (\S+), expected (\S+)/.exec(message);
   if (m === null) return false;
   const special = (s: string): boolean => ["NaN", "Infinity", "-Infinity", "0", "-0"].includes(s);
