@@ -6,11 +6,14 @@
  * - "jit relaxed": the pass pipeline as jit runs it, fused, float32 intermediates in float64;
  * - "jit exact":   the same with every float32 op rounded (`float32: "exact"`);
  * - "op-by-op":    fusion off (one kernel per op), exact;
- * - "eager":       the public Tensor API's eager path (lazy ops, fused and cached at the read).
+ * - "eager":       the public Tensor API's eager path (its methods, a constant right operand
+ *                  passed as a plain number; lazy ops, fused and cached at the read).
  *
- * Kernel and program caches are shared across the run, as in a long-lived process.
- * The rules of comparison are in test/helpers/fuzz.ts. A failure prints its seed and
- * graph; replay one with BATCHWISE_FUZZ_SEED=<seed>.
+ * One seed in three compiles base loops instead of unrolling them. Kernel and program
+ * caches are shared across the run, as in a long-lived process. The rules of comparison
+ * are in test/helpers/fuzz.ts. A failure prints its seed and graph; replay one with
+ * BATCHWISE_FUZZ_SEED=<seed> (a failure that needs an earlier graph's cache entry is
+ * classified by re-running it on fresh caches; replay those with the whole run).
  */
 import { describe, expect, it } from "vitest";
 import { topoOrder, type Graph, type Node } from "../../ir/graph.js";
