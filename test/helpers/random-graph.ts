@@ -124,6 +124,17 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
     const y = pick(r, pool.filter((n) => n.type.dtype === dtype));
     const kind = Math.floor(r() * 11);
     let n: Node | undefined;
+    if (specials && r() < 0.1) {
+      // A round trip through another dtype: float -> int of NaN, ±Inf and out-of-range values, int -> float rounding.
+      const other = pick(r, (["float32", "float64", "int32", "uint32", "bool"] as const).filter((d) => d !== dtype));
+      const there = tryMake("cast", [x], { dtype: other });
+      n = there ? tryMake("cast", [there], { dtype }) : undefined;
+      if (n !== undefined) {
+        pool.push(n);
+        s++;
+      }
+      continue;
+    }
     switch (kind) {
       case 0:
       case 1:
