@@ -29,6 +29,7 @@ import { runRules } from "../../passes/driver.js";
 import { fuse } from "../../passes/fuse.js";
 import { lowerOps } from "../../passes/lower.js";
 import { rewriteGraph } from "../../passes/rewrite.js";
+import type { Schedule } from "../../ir/schedule.js";
 import { randomInputs, type Family, type RandomCase } from "./random-graph.js";
 
 /** The family of a fuzz seed: float32 half the time, then float64, int32, uint32. */
@@ -224,6 +225,31 @@ export function judge(c: RandomCase, ref: Reference, got: Outcome, rule: Rule): 
   return compareValues(got.values, ref.want.values, rule, ref.alt);
 }
 
+/**
+ * Watches the kernels compiled in a run for JSON key collisions: a kernel whose
+ * JSON text equals an earlier kernel's while the two differ in a constant JSON
+ * cannot write (NaN, ±Inf, -0). A cache keyed on JSON hands it the earlier kernel.
+ */
+export class KeyCollisions {
+  private readonly seen = new Map<string, string>();
+
+  /** Records the schedule's kernels; true if one of them collides with an earlier, different kernel. */
+  observe(schedule: Schedule): boolean {
+    let hit = false;
+    for (const step of schedule.steps) {
+      if (step.kind !== "kernel") continue;
+      const json = JSON.stringify(step.kernel);
+      const exact = JSON.stringify(step.kernel, (_k, v: unknown) =>
+        typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : String(v)}` : v,
+      );
+      const prev = this.seen.get(json);
+      if (prev === undefined) this.seen.set(json, exact);
+      else if (prev !== exact) hit = true;
+    }
+    return hit;
+  }
+}
+
 /** What a failing case is checked against to see whether it is a known open bug. */
 export interface FailureContext {
   readonly c: RandomCase;
@@ -232,6 +258,8 @@ export interface FailureContext {
   readonly message: string;
   /** Re-runs the same configuration with fresh kernel/program caches (undefined: not possible). */
   readonly freshRun?: () => string | undefined;
+  /** Without a fresh re-run: whether a kernel of the case collided with an earlier one's JSON key (`KeyCollisions`). */
+  readonly keyCollision?: boolean;
   /** Re-runs on the graph with sorted reduction axes. */
   readonly sortedRun?: () => string | undefined;
   /** Re-runs without the fold and simplify rules. */
@@ -256,7 +284,7 @@ export const KNOWN_OPEN: readonly KnownOpen[] = [
   {
     id: "cache-key-specials",
     description: "kernel cache keys are JSON.stringify: a constant NaN/±Inf/-0 collides with null/0, so a later graph reuses another's kernel (passes with fresh caches)",
-    matches: (f) => (f.freshRun !== undefined ? f.freshRun() === undefined : hasJsonUnsafeConst(f.c.graph)),
+    matches: (f) => (f.freshRun !== undefined ? f.freshRun() === undefined : f.keyCollision === true),
   },
   {
     id: "fuse-expr-key-specials",

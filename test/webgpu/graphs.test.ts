@@ -19,7 +19,7 @@ import type { WebGPUBackend } from "../../runtime/webgpu/backend.js";
 import { closeEnough, randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
-import { fuzzCount, jsonTwin, judge, reference, Tally, type Outcome, type Rule } from "../helpers/fuzz.js";
+import { fuzzCount, jsonTwin, judge, KeyCollisions, reference, Tally, type Outcome, type Rule } from "../helpers/fuzz.js";
 import type { RandomCase } from "../helpers/random-graph.js";
 import { topoOrder } from "../../ir/graph.js";
 
@@ -49,10 +49,12 @@ async function runOnGpu(gpu: WebGPUBackend, seed: number, family: "float32" | "i
 }
 
 /** Runs a case's graph on the GPU; the outcome is its outputs or the error it threw. */
-async function gpuOutcome(gpu: WebGPUBackend, c: RandomCase, inputs: readonly Value[]): Promise<Outcome> {
+async function gpuOutcome(gpu: WebGPUBackend, c: RandomCase, inputs: readonly Value[], keys: KeyCollisions): Promise<Outcome & { collided?: boolean }> {
   const bufs: { buffer: ReturnType<WebGPUBackend["alloc"]>; type: Value["type"] }[] = [];
+  let collided = false;
   try {
     const { schedule } = runPipeline(c.graph, { maxKernelBuffers: gpu.maxKernelBuffers, unrollLimit: c.seed % 3 === 0 ? 0 : 64 });
+    collided = keys.observe(schedule);
     const program = await Program.create(schedule, gpu);
     for (const v of inputs) {
       const b = gpu.alloc(v.type.dtype, v.data.length);
@@ -63,9 +65,9 @@ async function gpuOutcome(gpu: WebGPUBackend, c: RandomCase, inputs: readonly Va
     const values: Value[] = await Promise.all(outs.map(async (o) => ({ type: o.type, data: await gpu.read(o.buffer) })));
     // Outputs may share a buffer (a reshape of another output) or be an input: free each once.
     for (const b of new Set(outs.map((o) => o.buffer))) if (!bufs.some((x) => x.buffer === b)) gpu.free(b);
-    return { values };
+    return { values, collided };
   } catch (error) {
-    return { error };
+    return { error, collided };
   } finally {
     for (const b of bufs) gpu.free(b.buffer);
   }
@@ -89,6 +91,7 @@ const seeds = REPLAY === undefined ? Array.from({ length: GPU_GRAPHS }, (_, i) =
 describeWebGPU(probe, "WebGPU fuzz: random graphs with special values against the reference interpreter", (gpu) => {
   it(`${seeds.length} graphs`, async () => {
     const tally = new Tally();
+    const keys = new KeyCollisions();
     const t0 = performance.now();
     const before = gpu.stats.dispatches;
     for (const seed of seeds) {
@@ -97,8 +100,9 @@ describeWebGPU(probe, "WebGPU fuzz: random graphs with special values against th
       for (const [cc, tag] of twin ? ([[{ ...c, graph: twin }, " (twin)"], [c, ""]] as const) : ([[c, ""]] as const)) {
         const inputs = randomInputs(cc);
         const ref = reference(cc, inputs, false);
-        const why = judge(cc, ref, await gpuOutcome(gpu, cc, inputs), rule);
-        tally.record(why === undefined ? undefined : { c: cc, backend: "webgpu", config: `${rule}${tag}`, message: why }, "webgpu");
+        const got = await gpuOutcome(gpu, cc, inputs, keys);
+        const why = judge(cc, ref, got, rule);
+        tally.record(why === undefined ? undefined : { c: cc, backend: "webgpu", config: `${rule}${tag}`, message: why, keyCollision: got.collided }, "webgpu");
       }
       tally.graphs++;
     }
