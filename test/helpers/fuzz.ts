@@ -5,19 +5,23 @@
  * and sorts a failure into a known open bug (`KNOWN_OPEN`) or a new one.
  *
  * Comparison rules (element by element):
- * - integer and bool outputs, float64 outputs, and float32 outputs of a
- *   configuration that rounds every op ("exact"): bit-exact (`Object.is`, so NaN
- *   matches NaN and -0 does not match +0);
- * - float32 outputs of a "relaxed" configuration (JS kernels keep float32
- *   intermediates in float64): the element must match either the interpreter's
- *   float32 result or the same graph evaluated in float64 and rounded once, NaN,
- *   ±Inf and signed zeros exactly, finite values within |got - want| <= tol·max(1, |want|);
- * - WebGPU float32 ("gpu"): the same against the float32 result, with a tolerance
- *   for its transcendentals (WGSL leaves them a few ulp to a few 1e-5 loose).
+ * - "exact" (integer and bool outputs, float64 outputs, float32 outputs of a
+ *   configuration that rounds every op): bit-exact (`Object.is`, so NaN matches
+ *   NaN and -0 does not match +0);
+ * - "relaxed" (JS kernels that keep float32 intermediates in float64): an element
+ *   must equal the interpreter's float32 result or the same graph evaluated in
+ *   float64 and rounded once (its "float64 twin"): NaN and ±Inf exactly, finite
+ *   values within |got - want| <= 1e-4·max(1, |want|) (a zero is never met by the
+ *   zero of the other sign, only by itself or a rounding-size value); where the
+ *   two references themselves disagree (a float32 overflow or underflow on the
+ *   way) the element is counted, not judged (`rangeDependent`);
+ * - "gpu" (WebGPU float32): the same, within 2e-4·max(1, |want|) of the float32 result (WGSL's transcendentals and
+ *   float32 sums are that loose); integers computed from float32 values (the mean
+ *   of integers) get the same tolerance.
  * A configuration may throw only a `BatchwiseError`, and only where the rules ask
- * for one (min/max/argmin/argmax over an empty group).
+ * for one: min/max/argmin/argmax over an empty axis must throw one.
  */
-import { castScalar, isFloat, type DType, type TypedArray } from "../../ir/dtype.js";
+import { castScalar, isFloat, type DType } from "../../ir/dtype.js";
 import { BatchwiseError } from "../../ir/errors.js";
 import { makeGraph, Node, topoOrder, type Graph } from "../../ir/graph.js";
 import { interpret, type Value } from "../../ir/interpret.js";
@@ -46,7 +50,7 @@ export const TOLERANCE: Record<Exclude<Rule, "exact">, number> = { relaxed: 1e-4
 /** What a configuration produced: outputs, or the error it threw. */
 export type Outcome = { readonly values: readonly Value[] } | { readonly error: unknown };
 
-/** The float64 twin of a float32 graph: same ops, every float32 dtype widened (for the relaxed rule). */
+/** The float64 twin of a graph: same ops, every float32 dtype widened, means of integers too (for the relaxed rule). */
 export function widen(g: Graph): Graph {
   const map = new Map<Node, Node>();
   const f = (d: unknown): unknown => (d === "float32" ? "float64" : d);
@@ -402,5 +406,3 @@ export function fuzzCount(base: number): number {
   const k = Number(process.env["BATCHWISE_FUZZ_RUNS"] ?? 1);
   return Math.max(1, Math.round(base * (Number.isFinite(k) && k > 0 ? k : 1)));
 }
-
-export type { TypedArray };
