@@ -15,9 +15,10 @@
  *   zero of the other sign, only by itself or a rounding-size value); where the
  *   two references themselves disagree (a float32 overflow or underflow on the
  *   way) the element is counted, not judged (`rangeDependent`);
- * - "gpu" (WebGPU float32): the same, within 2e-4·max(1, |want|) of the float32 result (WGSL's transcendentals and
- *   float32 sums are that loose); integers computed from float32 values (the mean
- *   of integers) get the same tolerance.
+ * - "gpu" (WebGPU float32): against the float32 result only, NaN and ±Inf exactly,
+ *   zeros as above, finite values within 2e-4·max(1, |want|) (WGSL's transcendentals
+ *   and float32 sums are that loose); integers computed from float32 values (the
+ *   mean of integers) get the same tolerance.
  * A configuration may throw only a `BatchwiseError`, and only where the rules ask
  * for one: min/max/argmin/argmax over an empty axis must throw one.
  */
