@@ -88,7 +88,7 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
   const specials = opts.specials === true;
   const batchRank = Math.floor(r() * 3);
   const baseRank = Math.floor(r() * 3);
-  // With specials, about one case in six has an empty dim somewhere.
+  // With specials, a dim is empty (size 0) one time in twenty (about one case in eighteen has an empty input).
   const dim = (): number => (specials && r() < 0.05 ? 0 : 1 + Math.floor(r() * 4));
   const base = Array.from({ length: baseRank }, dim);
   const batch = Array.from({ length: batchRank }, dim);
@@ -114,7 +114,7 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
   const int = family === "int32" || family === "uint32";
   const unary = (int ? INT_UNARY : FLOAT_UNARY).filter((o) => !smooth || !JUMPY.has(o));
   const binary = (int ? (specials ? INT_BINARY_SPECIAL : INT_BINARY) : FLOAT_BINARY).filter((o) => !smooth || !JUMPY.has(o));
-  /** Axes of a reduction: a random subset, shuffled when drawing specials (the op takes them in any order). */
+  /** Axes of a reduction: a random subset, in decreasing order half the time with specials (the op takes them in any order). */
   const axesOf = (rank: number, p: number): number[] => {
     const axes = [...Array(rank).keys()].filter(() => r() < (specials ? Math.min(1, p + 0.2) : p));
     return specials && r() < 0.5 ? axes.reverse() : axes;
