@@ -4,7 +4,7 @@
  * each applied only where its type rule accepts the operands.
  */
 import fc from "fast-check";
-import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
+import { ARRAY_CTOR, castScalar, isFloat, type DType, type TypedArray } from "../../ir/dtype.js";
 import { makeGraph, Node, type Graph } from "../../ir/graph.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "../../ir/kernel.js";
 import type { Value } from "../../ir/interpret.js";
@@ -12,12 +12,35 @@ import type { ConcreteType } from "../../ir/shapes.js";
 import { OPS } from "../../ir/ops.js";
 import { rng } from "../../bench/cases.js";
 
-export type Family = "float64" | "float32" | "int32";
+export type Family = "float64" | "float32" | "int32" | "uint32";
+
+/**
+ * Special values drawn into input data and graph constants when `specials` is on:
+ * NaN, ±Inf, ±0, huge and tiny magnitudes (float32's largest finite value and its
+ * subnormals, float64's extremes), and the integer extremes.
+ */
+export const SPECIAL_FLOATS: Record<"float32" | "float64", readonly number[]> = {
+  float32: [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, 2, 1e30, -1e30, 3.4028234663852886e38, -3.4028234663852886e38, 1e-30, -1e-30, 1e-40, -1e-45, 1.401298464324817e-45, 2147483647, -2147483648, 4294967295, 16777217],
+  float64: [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, 2, 1e300, -1e300, 1.7976931348623157e308, -1.7976931348623157e308, 1e-300, -1e-300, 5e-324, -5e-324, 3.4028234663852886e38, 1e-45, 2147483647, -2147483648, 4294967295, 9007199254740993],
+};
+export const SPECIAL_INTS: Record<"int32" | "uint32", readonly number[]> = {
+  int32: [0, 1, -1, 2, -2, 2147483647, -2147483648, -2147483647, 65536, 46341, -46341, 1073741824],
+  uint32: [0, 1, 2, 4294967295, 4294967294, 2147483648, 2147483647, 65536, 65537],
+};
+
+/** The values JSON cannot write (NaN, ±Inf, -0), drawn more often in float data. */
+const NON_FINITE = [NaN, Infinity, -Infinity, -0];
+
+function specialsOf(family: Family): readonly number[] {
+  return family === "int32" || family === "uint32" ? SPECIAL_INTS[family] : SPECIAL_FLOATS[family];
+}
 
 const FLOAT_UNARY: KUnaryOp[] = ["neg", "abs", "sqrt", "exp", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "sign", "rsqrt", "log", "tan", "asin", "acos", "atan"];
 const INT_UNARY: KUnaryOp[] = ["neg", "abs", "sign"];
 const FLOAT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod", "pow", "atan2"];
 const INT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod"];
+/** With `specials`, integer graphs also raise to powers (wrapping like the other integer ops). */
+const INT_BINARY_SPECIAL: KBinaryOp[] = [...INT_BINARY, "pow"];
 const COMPARE: KBinaryOp[] = ["eq", "ne", "lt", "le", "gt", "ge"];
 const REDUCE: KReduceOp[] = ["sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any"];
 
@@ -26,6 +49,8 @@ export interface RandomCase {
   /** Concrete input types (batch sizes chosen for this run). */
   readonly inputTypes: readonly ConcreteType[];
   readonly seed: number;
+  /** Drawn with special values (see `randomCase`'s `specials`); `randomInputs` draws them too. */
+  readonly specials: boolean;
 }
 
 /** A tiny deterministic PRNG (mulberry32, shared with the benchmarks) so a failing case can be replayed from its seed. */
@@ -53,14 +78,20 @@ function tryMake(op: Parameters<typeof Node.make>[0], inputs: Node[], attrs: Rec
 /**
  * `smooth` leaves out ops whose result jumps when the input moves by one rounding
  * error (floor, round, sign, mod, comparisons, …), for backends that round differently.
+ * `specials` draws NaN, ±Inf, -0, huge/tiny magnitudes and integer extremes into
+ * constants (and, through `randomInputs`, into input data), empty (size-0) batch and
+ * base dims, reduction axes in any order, and integer `pow`.
  */
-export function randomCase(seed: number, family: Family, opts: { steps?: number; allowCompare?: boolean; smooth?: boolean } = {}): RandomCase {
+export function randomCase(seed: number, family: Family, opts: { steps?: number; allowCompare?: boolean; smooth?: boolean; specials?: boolean } = {}): RandomCase {
   const r = rng(seed);
   const dtype: DType = family;
+  const specials = opts.specials === true;
   const batchRank = Math.floor(r() * 3);
   const baseRank = Math.floor(r() * 3);
-  const base = Array.from({ length: baseRank }, () => 1 + Math.floor(r() * 4));
-  const batch = Array.from({ length: batchRank }, () => 1 + Math.floor(r() * 4));
+  // With specials, a dim is empty (size 0) one time in twenty (about one case in eighteen has an empty input).
+  const dim = (): number => (specials && r() < 0.05 ? 0 : 1 + Math.floor(r() * 4));
+  const base = Array.from({ length: baseRank }, dim);
+  const batch = Array.from({ length: batchRank }, dim);
   const nInputs = 1 + Math.floor(r() * 3);
   const inputs: Node[] = [];
   const inputTypes: ConcreteType[] = [];
@@ -79,14 +110,31 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
   const steps = opts.steps ?? 2 + Math.floor(r() * 6);
   // asin/acos: NaN just past ±1 and an infinite slope at ±1; atan2: the branch cut at y = ±0, x < 0.
   const JUMPY = new Set<string>(["floor", "ceil", "round", "trunc", "sign", "mod", "tan", "pow", "div", "asin", "acos", "atan2"]);
-  const smooth = opts.smooth === true && family !== "int32";
-  const unary = (family === "int32" ? INT_UNARY : FLOAT_UNARY).filter((o) => !smooth || !JUMPY.has(o));
-  const binary = (family === "int32" ? INT_BINARY : FLOAT_BINARY).filter((o) => !smooth || !JUMPY.has(o));
+  const smooth = opts.smooth === true && family !== "int32" && family !== "uint32";
+  const int = family === "int32" || family === "uint32";
+  const unary = (int ? INT_UNARY : FLOAT_UNARY).filter((o) => !smooth || !JUMPY.has(o));
+  const binary = (int ? (specials ? INT_BINARY_SPECIAL : INT_BINARY) : FLOAT_BINARY).filter((o) => !smooth || !JUMPY.has(o));
+  /** Axes of a reduction: a random subset, in decreasing order half the time with specials (the op takes them in any order). */
+  const axesOf = (rank: number, p: number): number[] => {
+    const axes = [...Array(rank).keys()].filter(() => r() < (specials ? Math.min(1, p + 0.2) : p));
+    return specials && r() < 0.5 ? axes.reverse() : axes;
+  };
   for (let s = 0, tries = 0; s < steps && tries < 200; tries++) {
     const x = pick(r, pool.filter((n) => n.type.dtype === dtype));
     const y = pick(r, pool.filter((n) => n.type.dtype === dtype));
     const kind = Math.floor(r() * 11);
     let n: Node | undefined;
+    if (specials && r() < 0.1) {
+      // A round trip through another dtype: float -> int of NaN, ±Inf and out-of-range values, int -> float rounding.
+      const other = pick(r, (["float32", "float64", "int32", "uint32", "bool"] as const).filter((d) => d !== dtype));
+      const there = tryMake("cast", [x], { dtype: other });
+      n = there ? tryMake("cast", [there], { dtype }) : undefined;
+      if (n !== undefined) {
+        pool.push(n);
+        s++;
+      }
+      continue;
+    }
     switch (kind) {
       case 0:
       case 1:
@@ -99,8 +147,9 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
       case 4: {
         // Special constants exercise the simplifier's rules (x*1, x-0, x/4, pow(x,2), ...).
         const special = [0, 1, -1, 2, 4, 0.5, -0];
-        const value = r() < 0.5 ? pick(r, special) : family === "int32" ? Math.floor(r() * 7) - 3 : Math.round((r() * 4 - 2) * 100) / 100;
-        const c = tryMake("const", [], { dtype, value: family === "int32" ? Math.trunc(value) : value });
+        let value = r() < 0.5 ? pick(r, special) : int ? Math.floor(r() * 7) - 3 : Math.round((r() * 4 - 2) * 100) / 100;
+        if (specials && r() < 0.6) value = pick(r, !int && r() < 0.5 ? NON_FINITE : specialsOf(family));
+        const c = tryMake("const", [], { dtype, value: castScalar(value, dtype) });
         n = tryMake(pick(r, binary), r() < 0.5 ? [x, c!] : [c!, x]);
         break;
       }
@@ -112,14 +161,14 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
       }
       case 6: {
         const op = pick(r, smooth ? REDUCE.filter((o) => o !== "argmin" && o !== "argmax") : REDUCE);
-        const batchAxes = x.type.batch.map((_, i) => i).filter(() => r() < 0.4);
-        const baseAxes = x.type.base.map((_, i) => i).filter(() => r() < 0.5);
+        const batchAxes = axesOf(x.type.batch.length, 0.4);
+        const baseAxes = axesOf(x.type.base.length, 0.5);
         if (op === "argmin" || op === "argmax") {
           const all = [...batchAxes.map((a) => ["b", a] as const), ...baseAxes.map((a) => ["s", a] as const)];
           if (all.length === 0) break;
           const [side, a] = pick(r, all);
           const red = tryMake(op, [x], { batchAxes: side === "b" ? [a] : [], baseAxes: side === "s" ? [a] : [], keep: r() < 0.5 });
-          n = red && family !== "int32" ? tryMake("cast", [red], { dtype }) : red;
+          n = red && red.type.dtype !== dtype ? tryMake("cast", [red], { dtype }) : red;
         } else if (op === "all" || op === "any") {
           const red = tryMake(op, [tryMake("cast", [x], { dtype: "bool" })!], { batchAxes, baseAxes, keep: r() < 0.5 });
           n = red ? tryMake("cast", [red], { dtype }) : undefined;
@@ -166,16 +215,24 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
   }
   const outs = [pool[pool.length - 1]!];
   if (pool.length > 2 && r() < 0.5) outs.push(pool[pool.length - 2]!);
-  return { graph: makeGraph("random", inputs, outs), inputTypes, seed };
+  return { graph: makeGraph("random", inputs, outs), inputTypes, seed, specials };
 }
 
-/** Input values for a case: floats in [-2, 2] with a few special values, ints in [-5, 5]. */
+/**
+ * Input values for a case: floats in [-2, 2] (three decimals), ints in [-5, 5]
+ * (uint32: [0, 10]); with `specials`, about one element in four is a special value
+ * of the dtype (NaN, ±Inf, -0, huge, tiny, integer extremes).
+ */
 export function randomInputs(c: RandomCase): Value[] {
   const r = rng(c.seed ^ 0x9e3779b9);
   return c.inputTypes.map((t) => {
     const n = [...t.batch, ...t.base].reduce((p, d) => p * d, 1);
     const data: TypedArray = new ARRAY_CTOR[t.dtype](n);
-    for (let i = 0; i < n; i++) data[i] = t.dtype === "int32" ? Math.floor(r() * 11) - 5 : Math.round((r() * 4 - 2) * 1000) / 1000;
+    const family = t.dtype as Family;
+    for (let i = 0; i < n; i++) {
+      if (c.specials && r() < 0.25) data[i] = pick(r, !isFloat(t.dtype) || r() < 0.6 ? specialsOf(family) : NON_FINITE);
+      else data[i] = t.dtype === "int32" ? Math.floor(r() * 11) - 5 : t.dtype === "uint32" ? Math.floor(r() * 11) : Math.round((r() * 4 - 2) * 1000) / 1000;
+    }
     return { type: t, data };
   });
 }

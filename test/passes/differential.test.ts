@@ -20,6 +20,7 @@ const TOL: Record<Mode, number> = {
   // interpreter rounds every op, so they differ by its accumulated rounding error.
   "float32 relaxed": 1e-4,
   int32: 0,
+  uint32: 0,
 };
 
 function check(seed: number, mode: Mode, unrollLimit: number): void {
@@ -40,7 +41,7 @@ function check(seed: number, mode: Mode, unrollLimit: number): void {
 }
 
 describe("JS kernels equal the reference interpreter on random graphs", () => {
-  for (const mode of ["float64", "float32", "float32 relaxed", "int32"] as const) {
+  for (const mode of ["float64", "float32", "float32 relaxed", "int32", "uint32"] as const) {
     it(`${mode}, unrolled and looped base`, () => {
       fc.assert(
         fc.property(seedArb, fc.boolean(), (seed, unroll) => check(seed, mode, unroll ? 64 : 0)),

@@ -1,7 +1,8 @@
 /**
  * The same kernel IR on the JS backend and on WebGPU must agree: hand-made
  * kernels covering every op family and reduce op, then random elementwise and
- * reduction kernels (fast-check) over random broadcast patterns and batch sizes.
+ * reduction kernels (fast-check) over random broadcast patterns and batch sizes,
+ * with NaN, ±Inf and ±0 in their data.
  * Each run asserts that the WebGPU dispatch counter moved (no silent fallback).
  */
 import fc from "fast-check";
@@ -11,6 +12,7 @@ import { ix, numel, type IndexExpr, type KBinaryOp, type KExpr, type KReduceOp, 
 import { JsBackend } from "../../runtime/js.js";
 import type { Backend } from "../../runtime/backend.js";
 import { closeTo, describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { specialMismatch } from "../helpers/fuzz.js";
 
 const probe = await probeWebGPU();
 afterAll(() => probe.backend?.destroy());
@@ -305,7 +307,9 @@ function buildRandom(s: RandomSpec): Case {
     }
     inputs.push({ dtype: "float32", batchRank: rank, baseShape: shape });
     strides.push(st);
-    datas.push(Float32Array.from({ length: numel(sizes) * numel(shape) }, () => r(-2, 2)));
+    // One element in eight is NaN, ±Inf or ±0: both backends must carry them through every op and reduction.
+    const SPECIAL = [NaN, Infinity, -Infinity, 0, -0];
+    datas.push(Float32Array.from({ length: numel(sizes) * numel(shape) }, () => (r(0, 1) < 0.125 ? SPECIAL[Math.floor(r(0, 5))]! : r(-2, 2))));
     exprs.push({ k: "load", input: i, index, dtype: "float32" });
   });
   // Operands are drawn from the float32 values only (comparisons feed `where` alone).
@@ -358,6 +362,7 @@ describeWebGPU(probe, "WebGPU agrees with the JS backend", (gpu) => {
 
   it("on random fused kernels and batch sizes (fast-check)", async () => {
     let runs = 0;
+    const knownOpen: string[] = [];
     await fc.assert(
       fc.asyncProperty(specArb, async (spec) => {
         const c = buildRandom(spec);
@@ -368,10 +373,17 @@ describeWebGPU(probe, "WebGPU agrees with the JS backend", (gpu) => {
         runs++;
         // f32 on the GPU vs f64 intermediates in JS: a loose tolerance still catches any indexing error.
         const why = agree(c, a, g, 1e-4, 1e-4);
+        // TEMPORARY (KNOWN_OPEN "wgsl-specials" in test/helpers/fuzz.ts): WGSL loses NaN/±Inf through some ops
+        // (x - x gives 0 for x = Inf). Counted and printed, not failed, until that fix lands.
+        if (why && specialMismatch(why)) {
+          knownOpen.push(why);
+          return;
+        }
         if (why) throw new Error(`${why}\n--- WGSL ---\n${(await gpu.compile(c.kernel)).source}`);
       }),
       { numRuns: 60, seed: Number(process.env["BATCHWISE_FC_SEED"] ?? 20240607) },
     );
+    if (knownOpen.length > 0) console.log(`KNOWN_OPEN wgsl-specials: ${knownOpen.length} of 60 random kernels; first: ${knownOpen[0]}`);
     expect(runs).toBe(60);
   });
 });
