@@ -40,7 +40,7 @@ const LIBS: LibSpec[] = [
   // Every float32 op rounded, bit-identical to op-by-op evaluation (jit option float32: "exact").
   { id: "batchwise-exact", adapter: "libs/batchwise.ts", backend: "js-exact", needsPeers: false },
   // Skipped (with the reason) when no WebGPU adapter can be had. Dawn on Mesa needs a
-  // surfaceless EGL; Mesa's shader cache off keeps first-compile times honest (DESIGN.md §7).
+  // surfaceless EGL; Mesa's shader cache off keeps first-compile times honest (docs/ARCHITECTURE.md, Backends).
   {
     id: "batchwise-webgpu",
     adapter: "libs/batchwise.ts",

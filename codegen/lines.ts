@@ -1,4 +1,4 @@
-/** A tiny line builder with indentation (STYLE.md §6): no template engine. */
+/** A tiny line builder with indentation (docs/ARCHITECTURE.md, Kernels): no template engine. */
 export class Lines {
   private readonly out: string[] = [];
   private depth = 0;

@@ -1,6 +1,6 @@
 /**
  * The WGSL code generator's tables: dtype spellings, helper functions emitted on
- * demand, and per-op templates (STYLE.md §6). kernelToWGSL in ./wgsl.ts uses them.
+ * demand, and per-op templates (docs/ARCHITECTURE.md, Kernels). kernelToWGSL in ./wgsl.ts uses them.
  */
 import type { DType } from "../ir/dtype.js";
 import { DTypeError, UnsupportedOpError } from "../ir/errors.js";

@@ -1,5 +1,5 @@
 /**
- * Kernel IR → WGSL (DESIGN.md §6, WGSL half).
+ * Kernel IR → WGSL (docs/ARCHITECTURE.md, Kernels, WGSL half).
  *
  * One invocation per output element (a point of the non-reduced space); reduced
  * axes become loops inside the invocation. Kernels that reduce batch axes (run-time

@@ -1,6 +1,6 @@
 /**
  * Typed errors. Every user-facing error names the op, the argument and the shapes
- * involved in `(batch; base)` notation (DESIGN.md §9).
+ * involved in `(batch; base)` notation (docs/ARCHITECTURE.md, Errors).
  */
 export class BatchwiseError extends Error {
   constructor(message: string) {

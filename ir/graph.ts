@@ -1,6 +1,6 @@
 /**
  * Graph IR: one immutable, hash-consed node kind `{ op, inputs, attrs, type }`
- * (DESIGN.md §4). Building a node runs its op's type rule, so every node in
+ * (docs/ARCHITECTURE.md, The graph IR). Building a node runs its op's type rule, so every node in
  * existence is well typed; equal structure gives the same node object, so CSE
  * is free.
  */

@@ -15,7 +15,7 @@
  * arguments (0 for a size-1 dim that is broadcast). Its base dims are static and
  * its base index is given per load as index expressions over the space's base
  * axis variables. Nothing in a kernel depends on a batch size, so one compiled
- * kernel serves every batch size (DESIGN.md §6).
+ * kernel serves every batch size (docs/ARCHITECTURE.md, Kernels).
  */
 import type { DType } from "./dtype.js";
 import { canonicalKey } from "./key.js";

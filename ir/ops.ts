@@ -1,5 +1,5 @@
 /**
- * The closed op set of the graph IR and its one typed table (STYLE.md §1).
+ * The closed op set of the graph IR and its one typed table (docs/ARCHITECTURE.md, The graph IR).
  * Adding an op to the union without its table entry fails `tsc`.
  */
 import { z } from "zod";

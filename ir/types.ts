@@ -1,6 +1,6 @@
 /**
  * Tensor types: a dtype, a batch shape whose dims may be symbolic, and a static
- * base shape (DESIGN.md §3).
+ * base shape (docs/ARCHITECTURE.md, Shapes and types).
  */
 import { DTYPE_SHORT, type DType } from "./dtype.js";
 import { ShapeError } from "./errors.js";

@@ -1,4 +1,4 @@
-/** The IR verifier: runs before and after the pass pipeline (DESIGN.md §5). */
+/** The IR verifier: runs before and after the pass pipeline (docs/ARCHITECTURE.md, Fusion and the schedule). */
 import { IRError } from "./errors.js";
 import { topoOrder, type Graph } from "./graph.js";
 import { OPS } from "./ops.js";

@@ -1,5 +1,5 @@
 /**
- * The rewrite driver (STYLE.md §3): a pass is a list of rules; the driver
+ * The rewrite driver (docs/ARCHITECTURE.md, Passes): a pass is a list of rules; the driver
  * rebuilds the graph bottom-up, applying the first matching rule at each node
  * until none matches, and repeats over the graph until nothing changes. It has a
  * step limit and, when it is reached, names the rule that kept firing.

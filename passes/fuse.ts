@@ -1,5 +1,5 @@
 /**
- * Fusion and scheduling: groups graph nodes into kernels (DESIGN.md §5).
+ * Fusion and scheduling: groups graph nodes into kernels (docs/ARCHITECTURE.md, Fusion and the schedule).
  *
  * A node is *materialized* (written to a buffer) when it is a graph output, a
  * reduction, the source of a batch view, or used more than once with a base

@@ -1,5 +1,5 @@
 /**
- * The pass pipeline: one flat, named list (STYLE.md §4), the verifier at both
+ * The pass pipeline: one flat, named list (docs/ARCHITECTURE.md, Passes), the verifier at both
  * ends, and the graph after every pass available for dumps
  * (`f.dump({ after })`, `BATCHWISE_DEBUG=passes`).
  *

@@ -1,5 +1,5 @@
 /**
- * The narrow backend contract (DESIGN.md §7): allocate, write, read, compile,
+ * The narrow backend contract (docs/ARCHITECTURE.md, Backends): allocate, write, read, compile,
  * dispatch, free. The program executor (runtime/program.ts) is the only caller.
  */
 import type { DType, TypedArray } from "../ir/dtype.js";

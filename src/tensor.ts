@@ -1,6 +1,6 @@
 /**
  * Tensor: a lazily evaluated array whose shape is split into batch and base
- * dims, `(batch; base)` (DESIGN.md §1). Every op records a node; nothing runs
+ * dims, `(batch; base)` (docs/ARCHITECTURE.md, Shapes and types). Every op records a node; nothing runs
  * until a value is read, and then the whole pending graph is compiled (cached by
  * structure, not by batch size) and run.
  */

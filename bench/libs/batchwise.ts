@@ -85,7 +85,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
     }
   }
   if (backend === "webgpu" || backend === "webgpu-unfused") {
-    // Needs a WebGPU adapter (a GPU, or Dawn on Mesa's software rasterizer: DESIGN.md §7).
+    // Needs a WebGPU adapter (a GPU, or Dawn on Mesa's software rasterizer: docs/ARCHITECTURE.md, Backends).
     if (typeof bw.initWebGPU !== "function" || typeof bw.setBackend !== "function") {
       const why = "src/index.ts does not export initWebGPU()/setBackend() yet";
       adapter.skipped = { B1: why, B2: why, B3: why, B4: why };

@@ -1,5 +1,5 @@
 /**
- * The WebGPU backend (DESIGN.md §7): kernels become WGSL compute pipelines,
+ * The WebGPU backend (docs/ARCHITECTURE.md, Backends): kernels become WGSL compute pipelines,
  * tensors live in pooled storage buffers, batch sizes and strides travel in a
  * per-dispatch uniform. bool is stored as one u32 per element on the device and
  * as a Uint8Array on the host.

@@ -1,6 +1,6 @@
 /**
  * Stacking, concatenation and padding of plain tensors along their BATCH dims,
- * with the semantics of torch and tensordict (SEMANTICS.md §(d)): `stack`,
+ * with the semantics of torch and tensordict (`torch.stack`, `pad_sequence`): `stack`,
  * `cat`, `padSequence`, `unpadSequence`. The TensorDict versions will reuse these.
  *
  * On the JS backend they copy on the host (`TypedArray.set`) and return

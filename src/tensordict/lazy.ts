@@ -1,6 +1,6 @@
 /**
  * Lazy stacks of TensorDicts (tensordict's `LazyStackedTensorDict`,
- * `lazy_stack`, `maybe_dense_stack`, `densify`; SEMANTICS.md §(d)).
+ * `lazy_stack`, `maybe_dense_stack`, `densify`).
  *
  * A lazy stack copies nothing: it holds its members and the dim they are
  * stacked on. Members must have the same number of batch dims; where their

@@ -1,7 +1,7 @@
 /**
  * Stacking, concatenation and padding of TensorDicts (tensordict's
  * `torch.stack`, `torch.cat`, `maybe_dense_stack`, `pad_sequence`,
- * `unpad_sequence`; SEMANTICS.md §(d)), entry by entry with the plain-tensor
+ * `unpad_sequence`), entry by entry with the plain-tensor
  * versions in ../ragged/sequence.ts. Error texts are tensordict's, with
  * batchwise's names and `(batch; base)` shapes.
  */

@@ -1,6 +1,5 @@
 /**
- * `TensorDict`: named tensors sharing leading batch dims (PyTorch tensordict,
- * SEMANTICS.md §(d)).
+ * `TensorDict`: named tensors sharing leading batch dims (PyTorch's tensordict).
  *
  * A TensorDict has a `batchSize`, and every entry's batch shape starts with it.
  * An entry may have more batch dims of its own, and any base shape. Batch-dim

@@ -106,7 +106,7 @@ export class SWR4 extends PrimitiveTensor<SWR4> {
   }
   /**
    * `mandel₀₁(skew₂₃((F + F^{T01})/2))`. NEML2 omits the /2 here (but not in
-   * WSR4); SEMANTICS.md lists that as an upstream bug, so it is not copied.
+   * WSR4), an upstream inconsistency we do not copy.
    */
   static fromR4(f: R4): SWR4 {
     need("SWR4.fromR4", "f", f, R4);
@@ -143,7 +143,7 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
   }
   /**
    * `skew₀₁(skew₂₃(F - F^{T01} - F^{T23} + F^{T01,23}))`, with no /4, as
-   * SEMANTICS.md states it. (Its `skew(…, 1)` is read as the second *pair*,
+   * NEML2 defines it. (Its `skew(…, 1)` is read as the second *pair*,
    * axes 2,3; axes 1,2 would mix the pairs.)
    */
   static fromR4(f: R4): WWR4 {

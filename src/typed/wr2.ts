@@ -46,8 +46,8 @@ export class WR2 extends PrimitiveTensor<WR2> {
   /**
    * The exponential map to a rotation: angle `|w|` about `w/|w|`, i.e. the MRP
    * `r = w·tan(|w|/4)/|w|`, so `exp().eulerRodrigues()` equals `expm(W)`.
-   * NEML2's code uses an approximation that is not this map (SEMANTICS.md
-   * lists it as an upstream bug); below |w| < 1e-3 the series
+   * NEML2's code uses an approximation that is not this map (an upstream
+   * bug we do not copy); below |w| < 1e-3 the series
    * `tan(x/4)/x = 1/4 + x²/192` avoids 0/0.
    */
   exp(): Rot {

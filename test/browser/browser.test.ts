@@ -1,7 +1,7 @@
 /**
  * batchwise in a browser: test/browser/page.ts, bundled for the browser with
  * esbuild, runs in headless Chromium on the browser's own WebGPU
- * (`navigator.gpu`; SwiftShader on a machine without a GPU, DESIGN.md §7) and
+ * (`navigator.gpu`; SwiftShader on a machine without a GPU, docs/ARCHITECTURE.md, Backends) and
  * on the JS backend. It checks results against formulas written out in the page.
  *
  * Needs Debian's chromium (`/usr/bin/chromium`, or CHROMIUM_PATH). Without it the

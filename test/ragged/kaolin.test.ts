@@ -1,5 +1,5 @@
 /**
- * Kaolin's batch helpers (SEMANTICS.md §(a)): the round trips of Kaolin's own
+ * Kaolin's batch helpers (`kaolin.ops.batch`): the round trips of Kaolin's own
  * test_batch.py on random shapes and every dtype, the padding checked at every
  * position outside each tensor, and the exact error texts.
  */

@@ -1,6 +1,6 @@
 /**
  * stack / cat / padSequence / unpadSequence on plain tensors along batch dims
- * (torch and tensordict semantics, SEMANTICS.md §(d)): values against a
+ * (torch and tensordict semantics): values against a
  * per-element reference, the padding checked everywhere, masks, and the errors.
  */
 import fc from "fast-check";

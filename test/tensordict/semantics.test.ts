@@ -1,6 +1,6 @@
 /**
  * Independent semantics tests for batchwise's TensorDict module against PyTorch
- * tensordict, as written down in /work/shared/reference/SEMANTICS.md §(d).
+ * tensordict's documented behaviour.
  *
  * What is checked: construction and the batch-size prefix rule, keys and nested
  * keys, batch-dim ops (index/slice/reshape/unbind/expand/unsqueeze/squeeze),
@@ -12,7 +12,7 @@
  * Where the expected values come from: every expected array below is written out
  * literally from small inputs that can be checked by eye (indexing, reshaping,
  * stacking and padding worked out by hand), and the expected batch sizes, error
- * texts and types come from SEMANTICS.md §(d) or tensordict's own tests
+ * texts and types come from tensordict's documentation or its own tests
  * (test_lazy.py / test_generic.py). No expected value is computed with the
  * function under test.
  */
@@ -857,7 +857,7 @@ describe("padSequence on TensorDicts", () => {
   });
 
   it("an empty list of TensorDicts: 'list_of_tensordicts cannot be empty'", () => {
-    // SEMANTICS.md §(d) pad_sequence errors: "list_of_tensordicts cannot be empty".
+    // tensordict's pad_sequence error: "list_of_tensordicts cannot be empty".
     expect(() => padSequence([] as TensorDict[])).toThrow(/list_of_tensordicts cannot be empty/);
   });
 

@@ -91,7 +91,7 @@ describe("Mandel and skew conventions", () => {
     const F = sym.outer(skw);
     expectClose(SWR4.fromR4(F), vals(SR2.fill(1, 2, 3, 4, 5, 6)).flatMap((s) => [1, -2, 0.5].map((w) => s * w)), 1e-5);
     expectClose(WSR4.fromR4(skw.outer(sym)), [1, -2, 0.5].flatMap((w) => vals(SR2.fill(1, 2, 3, 4, 5, 6)).map((s) => s * w)), 1e-5);
-    // WWR4 as SEMANTICS states it (no /4): 4× the axial parts' outer product.
+    // WWR4 as NEML2 defines it (no /4): 4× the axial parts' outer product.
     expectClose(WWR4.fromR4(skw.outer(skw)), [1, -2, 0.5].flatMap((a) => [1, -2, 0.5].map((b) => 4 * a * b)), 1e-5);
   });
 });
