@@ -15,7 +15,6 @@ import { parseGraph } from "../../ir/parse.js";
 import { mapStep } from "../../ir/schedule.js";
 import { Program } from "../../runtime/program.js";
 import {
-  BatchwiseError,
   BUNDLE_VERSION,
   BundleError,
   DTypeError,
@@ -33,6 +32,7 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { refuses } from "../helpers/refuses.js";
 import { rng } from "../helpers/random-graph.js";
 import { js } from "../helpers/run.js";
 
@@ -83,21 +83,6 @@ async function tamper(edit: (t: string) => string, rehash: boolean): Promise<Bun
   return importBundle(edited.replace(/export const sha256 = "[0-9a-f]{64}";/, `export const sha256 = "${h}";`));
 }
 
-/** Expects `run` to fail with `cls` and a message matching `message`, within a second. */
-async function refuses(run: () => unknown, cls: abstract new (...a: never[]) => BatchwiseError, message: string | RegExp): Promise<void> {
-  const t0 = performance.now();
-  let err: unknown;
-  try {
-    await run();
-  } catch (e) {
-    err = e;
-  }
-  const ms = performance.now() - t0;
-  expect(err, String(message)).toBeInstanceOf(cls);
-  expect(err).toBeInstanceOf(BatchwiseError);
-  expect((err as Error).message).toMatch(message);
-  expect(ms).toBeLessThan(1000);
-}
 
 const close = (got: number[], want: number[]) => {
   expect(got.length).toBe(want.length);
