@@ -6,6 +6,8 @@ import { JsBackend } from "../runtime/js.js";
 const jsBackend = new JsBackend();
 const backends = new Map<string, Backend>([["js", jsBackend]]);
 let current: Backend = jsBackend;
+/** How to make a backend available, for the error when it is not. */
+const INIT_HINT: Readonly<Record<string, string>> = { webgpu: " (call await initWebGPU() first)" };
 
 export function getJsBackend(): JsBackend {
   return jsBackend;
@@ -27,6 +29,6 @@ export function registerBackend(b: Backend): void {
  */
 export function setBackend(name: "js" | "webgpu"): void {
   const b = backends.get(name);
-  if (b === undefined) throw new BackendError(`setBackend: backend "${name}" is not initialised${name === "webgpu" ? " (call await initWebGPU() first)" : ""}`);
+  if (b === undefined) throw new BackendError(`setBackend: backend "${name}" is not initialised${INIT_HINT[name] ?? ""}`);
   current = b;
 }

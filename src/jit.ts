@@ -9,6 +9,7 @@ import { printGraph } from "../ir/print.js";
 import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
 import type { FuseOptions } from "../passes/fuse.js";
+import { fuseOptionsFor } from "../runtime/fuse-options.js";
 import type { Backend } from "../runtime/backend.js";
 import { kernelSources, Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
@@ -285,7 +286,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     counters.traces++;
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
-    const fuseOptions: FuseOptions = { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 !== "exact" };
+    const fuseOptions: FuseOptions = fuseOptionsFor(backend, opts);
     const pipeline = runPipeline(built.graph, fuseOptions, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;

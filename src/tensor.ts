@@ -148,7 +148,7 @@ export class Tensor {
   static _fromBuffer(type: TensorType, buffer: DeviceBuffer, backend: Backend): Tensor {
     const t = new Tensor(type, { kind: "buffer", buffer, backend });
     // Host buffers are the garbage collector's: nothing to count (this runs per list element in the ragged helpers).
-    if (backend.name !== "js") t._track(buffer, backend);
+    if (!backend.hostMemory) t._track(buffer, backend);
     return t;
   }
 
@@ -156,7 +156,7 @@ export class Tensor {
   _adopt(buffer: DeviceBuffer, backend: Backend): void {
     this._src = { kind: "buffer", buffer, backend };
     // Host memory is the garbage collector's; device memory is counted and freed by us.
-    if (backend.name !== "js") this._track(buffer, backend);
+    if (!backend.hostMemory) this._track(buffer, backend);
   }
 
   private _track(buffer: DeviceBuffer, backend: Backend): void {
@@ -171,7 +171,7 @@ export class Tensor {
   dispose(): void {
     const s = this._src;
     this._src = { kind: "disposed" };
-    if (s.kind === "buffer" && s.backend.name !== "js") {
+    if (s.kind === "buffer" && !s.backend.hostMemory) {
       collected.unregister(this);
       releaseBuffer(s.buffer, s.backend);
     }
