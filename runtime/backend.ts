@@ -49,6 +49,8 @@ export interface Backend extends BackendCapabilities {
   /** The name messages print ("JS", "WebGPU"). */
   readonly displayName: string;
   alloc(dtype: DType, length: number): DeviceBuffer;
+  /** Whether `buf` is a buffer this backend's kernels can bind (JS: any host buffer; WebGPU: its own). */
+  owns(buf: DeviceBuffer): boolean;
   write(buf: DeviceBuffer, data: TypedArray): void;
   read(buf: DeviceBuffer): Promise<TypedArray>;
   /** Synchronous read-back; only backends whose memory is host memory provide it. */

@@ -37,6 +37,10 @@ export class JsBackend implements Backend {
     return new JsBuffer(dtype, new ARRAY_CTOR[dtype](length));
   }
 
+  owns(buf: DeviceBuffer): boolean {
+    return buf instanceof JsBuffer;
+  }
+
   /** Wraps an existing typed array without copying. */
   wrap(dtype: DType, data: TypedArray): JsBuffer {
     return new JsBuffer(dtype, data);

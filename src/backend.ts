@@ -2,6 +2,7 @@
 import { BackendError } from "../ir/errors.js";
 import type { Backend } from "../runtime/backend.js";
 import { JsBackend } from "../runtime/js.js";
+import { describe } from "./check.js";
 
 const jsBackend = new JsBackend();
 const backends = new Map<string, Backend>([["js", jsBackend]]);
@@ -21,6 +22,26 @@ export function getBackend(): Backend {
 /** Makes a backend available under its name (used by `initWebGPU`). */
 export function registerBackend(b: Backend): void {
   backends.set(b.name, b);
+}
+
+/**
+ * The backend a `to(backend)` call names: a registered backend's name, or a Backend
+ * object (as `jit(fn, { backend })` takes). Anything else is a BackendError.
+ */
+export function resolveBackend(op: string, b: unknown): Backend {
+  if (typeof b === "string") {
+    const r = backends.get(b);
+    if (r === undefined) {
+      const known = [...backends.keys()].map((k) => `"${k}"`).join(", ");
+      throw new BackendError(`${op}: backend "${b}" is not initialised${INIT_HINT[b] ?? ""}; initialised backends are ${known}`);
+    }
+    return r;
+  }
+  const o = b as Partial<Backend> | null;
+  if (typeof o === "object" && o !== null && typeof o.name === "string" && typeof o.alloc === "function" && typeof o.write === "function" && typeof o.read === "function" && Array.isArray(o.dtypes)) {
+    return o as Backend;
+  }
+  throw new BackendError(`${op}: backend must be "js", "webgpu" or a Backend object, got ${describe(b)}`);
 }
 
 /**

@@ -282,6 +282,10 @@ export class WebGPUBackend implements Backend {
     return this.state;
   }
 
+  owns(buf: DeviceBuffer): boolean {
+    return buf instanceof WebGPUBuffer && buf.owner === this;
+  }
+
   private own(buf: DeviceBuffer, what: string): WebGPUBuffer {
     if (!(buf instanceof WebGPUBuffer) || buf.owner !== this) {
       throw new BackendError(`webgpu: ${what} is not a buffer of this WebGPU backend`);
