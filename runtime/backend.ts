@@ -18,15 +18,47 @@ export interface CompiledKernel {
   readonly source: string;
 }
 
-export interface Backend {
-  readonly name: "js" | "webgpu";
+/**
+ * What a backend can do. `src/` decides by these fields, never by the backend's name, so a
+ * third backend states its capabilities here and needs no edits in `src/`.
+ */
+export interface BackendCapabilities {
+  /**
+   * Buffers are host memory owned by the garbage collector: `free` is a no-op and tensors
+   * need not reference-count them. false: device memory, counted and freed explicitly.
+   */
+  readonly hostMemory: boolean;
+  /** The dtypes its buffers and kernels can hold (WebGPU: no float64, WGSL has no f64). */
+  readonly dtypes: readonly DType[];
   /** How many storage buffers one kernel may bind (inputs + outputs); Infinity on JS. */
   readonly maxKernelBuffers: number;
+  /**
+   * One unrolled kernel may write outputs of different small base shapes (see
+   * `FuseOptions.mixedBaseOutputs`).
+   */
+  readonly mixedBaseOutputs: boolean;
+  /** `compile` returns the kernel itself, never a Promise, so programs run synchronously. */
+  readonly syncCompile: boolean;
+  /** The code a bundle must ship for each kernel so that `load` can run it without code generation. */
+  readonly shippedKernel: keyof ShippedKernel;
+}
+
+export interface Backend extends BackendCapabilities {
+  /** For cache keys and `setBackend`; decisions go by the capability fields. */
+  readonly name: "js" | "webgpu";
+  /** The name messages print ("JS", "WebGPU"). */
+  readonly displayName: string;
   alloc(dtype: DType, length: number): DeviceBuffer;
+  /** Whether `buf` is a buffer this backend's kernels can bind (JS: any host buffer; WebGPU: its own). */
+  owns(buf: DeviceBuffer): boolean;
   write(buf: DeviceBuffer, data: TypedArray): void;
   read(buf: DeviceBuffer): Promise<TypedArray>;
   /** Synchronous read-back; only backends whose memory is host memory provide it. */
   readSync?(buf: DeviceBuffer): TypedArray;
+  /** The buffer's own storage, no copy (host-memory backends only); writes to it change the buffer. */
+  view?(buf: DeviceBuffer): TypedArray;
+  /** A buffer that is `data` itself, no copy (host-memory backends only). */
+  wrap?(dtype: DType, data: TypedArray): DeviceBuffer;
   /** The source `compile` would build the kernel from (for dumps; no compilation). */
   source(kernel: Kernel): string;
   /** Compiles a kernel; callers cache by `kernelKey`, so this is called once per distinct kernel. */

@@ -25,10 +25,20 @@ interface JsCompiled extends CompiledKernel {
 
 export class JsBackend implements Backend {
   readonly name = "js" as const;
+  readonly displayName = "JS";
+  readonly hostMemory = true;
+  readonly dtypes: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
   readonly maxKernelBuffers = Infinity;
+  readonly mixedBaseOutputs = true;
+  readonly syncCompile = true;
+  readonly shippedKernel = "js" as const;
 
   alloc(dtype: DType, length: number): JsBuffer {
     return new JsBuffer(dtype, new ARRAY_CTOR[dtype](length));
+  }
+
+  owns(buf: DeviceBuffer): boolean {
+    return buf instanceof JsBuffer;
   }
 
   /** Wraps an existing typed array without copying. */
@@ -46,6 +56,10 @@ export class JsBackend implements Backend {
 
   readSync(buf: DeviceBuffer): TypedArray {
     return (buf as JsBuffer).data.slice();
+  }
+
+  view(buf: DeviceBuffer): TypedArray {
+    return (buf as JsBuffer).data;
   }
 
   source(kernel: Kernel): string {

@@ -2,10 +2,13 @@
 import { BackendError } from "../ir/errors.js";
 import type { Backend } from "../runtime/backend.js";
 import { JsBackend } from "../runtime/js.js";
+import { describe } from "./check.js";
 
 const jsBackend = new JsBackend();
 const backends = new Map<string, Backend>([["js", jsBackend]]);
 let current: Backend = jsBackend;
+/** How to make a backend available, for the error when it is not. */
+const INIT_HINT: Readonly<Record<string, string>> = { webgpu: " (call await initWebGPU() first)" };
 
 export function getJsBackend(): JsBackend {
   return jsBackend;
@@ -22,11 +25,31 @@ export function registerBackend(b: Backend): void {
 }
 
 /**
+ * The backend a `to(backend)` call names: a registered backend's name, or a Backend
+ * object (as `jit(fn, { backend })` takes). Anything else is a BackendError.
+ */
+export function resolveBackend(op: string, b: unknown): Backend {
+  if (typeof b === "string") {
+    const r = backends.get(b);
+    if (r === undefined) {
+      const known = [...backends.keys()].map((k) => `"${k}"`).join(", ");
+      throw new BackendError(`${op}: backend "${b}" is not initialised${INIT_HINT[b] ?? ""}; initialised backends are ${known}`);
+    }
+    return r;
+  }
+  const o = b as Partial<Backend> | null;
+  if (typeof o === "object" && o !== null && typeof o.name === "string" && typeof o.alloc === "function" && typeof o.write === "function" && typeof o.read === "function" && Array.isArray(o.dtypes)) {
+    return o as Backend;
+  }
+  throw new BackendError(`${op}: backend must be "js", "webgpu" or a Backend object, got ${describe(b)}`);
+}
+
+/**
  * Selects the backend for new tensors and programs: `setBackend("js")`, or
  * `setBackend("webgpu")` after `await initWebGPU()`.
  */
 export function setBackend(name: "js" | "webgpu"): void {
   const b = backends.get(name);
-  if (b === undefined) throw new BackendError(`setBackend: backend "${name}" is not initialised${name === "webgpu" ? " (call await initWebGPU() first)" : ""}`);
+  if (b === undefined) throw new BackendError(`setBackend: backend "${name}" is not initialised${INIT_HINT[name] ?? ""}`);
   current = b;
 }

@@ -540,8 +540,8 @@ export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}
   const backend = opts.backend ?? getBackend();
   shipped.forEach((k, i) => {
     if (steps[i]!.kind !== "kernel") return;
-    const has = backend.name === "js" ? typeof k?.js === "function" : typeof k?.wgsl === "string";
-    check(has, `step ${i} ships no ${backend.name === "js" ? "JS function" : "WGSL"} kernel (the bundle was traced on ${snapshot.traced}; kernels WGSL cannot hold, such as float64 or, from a JS trace, outputs of mixed base shapes, ship JS only: trace with jit(fn, { backend }) on the backend you will load on)`);
+    const has = backend.shippedKernel === "js" ? typeof k?.js === "function" : typeof k?.wgsl === "string";
+    check(has, `step ${i} ships no ${backend.shippedKernel === "js" ? "JS function" : "WGSL"} kernel (the bundle was traced on ${snapshot.traced}; kernels WGSL cannot hold, such as float64 or, from a JS trace, outputs of mixed base shapes, ship JS only: trace with jit(fn, { backend }) on the backend you will load on)`);
   });
   const program = await Program.fromShipped({ graph, order, steps }, backend, shipped.map((k) => k ?? undefined));
   const captured = constants.map((c) => fromTypedArray(c.data as TypedArray, [...c.batch, ...c.base], { batchDim: c.batch.length, dtype: c.dtype }));

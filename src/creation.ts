@@ -4,7 +4,6 @@ import { BackendError, DTypeError, ShapeError } from "../ir/errors.js";
 import { checkElementCount } from "../ir/shapes.js";
 import { fmtShape, prod } from "../ir/types.js";
 import { checkDType, checkFinite, checkInt, checkOptions, checkSizes, describe, fitsDType, typedArrayName } from "./check.js";
-import { JsBackend } from "../runtime/js.js";
 import { getBackend } from "./backend.js";
 import { Tensor, where, type NestedArray } from "./tensor.js";
 
@@ -28,8 +27,8 @@ function checkShape(op: string, name: string, shape: unknown): readonly number[]
 /** Wraps data already laid out row-major, batch dims first. */
 function fromData(dtype: DType, batch: readonly number[], base: readonly number[], data: TypedArray): Tensor {
   const backend = getBackend();
-  if (dtype === "float64" && backend.name === "webgpu") {
-    throw new DTypeError(`tensor ${fmtShape(batch, base)} is float64, which WebGPU cannot hold (WGSL has no f64): cast to float32 or use the js backend`);
+  if (!backend.dtypes.includes(dtype)) {
+    throw new DTypeError(`tensor ${fmtShape(batch, base)} is ${dtype}, which ${backend.displayName} cannot hold${dtype === "float64" && backend.shippedKernel === "wgsl" ? " (WGSL has no f64)" : ""}: cast to float32 or use the js backend`);
   }
   const buf = backend.alloc(dtype, data.length);
   backend.write(buf, data);
@@ -194,7 +193,7 @@ export function fromTypedArray(data: TypedArray, shape: readonly number[], opts:
     }
   }
   const backend = getBackend();
-  if (o.copy === false && same && backend instanceof JsBackend) {
+  if (o.copy === false && same && backend.wrap !== undefined) {
     // Lean on purpose: wrapping a list of a thousand arrays should make little garbage.
     const batch = batchDim === 0 ? NO_DIMS : shape.slice(0, batchDim);
     return Tensor._fromBuffer({ dtype, batch, base: shape.slice(batchDim) }, backend.wrap(dtype, data), backend);

@@ -3,12 +3,13 @@
  * with symbolic batch dims; compile the graph once; run it at any batch size.
  */
 import { isDType, type DType } from "../ir/dtype.js";
-import { TraceError } from "../ir/errors.js";
+import { BackendError, TraceError } from "../ir/errors.js";
 import { graphToDot, scheduleToDot } from "../ir/dot.js";
 import { printGraph } from "../ir/print.js";
 import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
 import type { FuseOptions } from "../passes/fuse.js";
+import { fuseOptionsFor } from "../runtime/fuse-options.js";
 import type { Backend } from "../runtime/backend.js";
 import { kernelSources, Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
@@ -285,7 +286,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     counters.traces++;
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
-    const fuseOptions: FuseOptions = { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, fusion: opts.fusion ?? true, mixedBaseOutputs: backend.name === "js", relaxedFloat32: opts.float32 !== "exact" };
+    const fuseOptions: FuseOptions = fuseOptionsFor(backend, opts);
     const pipeline = runPipeline(built.graph, fuseOptions, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
@@ -309,12 +310,16 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     return entry;
   };
 
-  const bind = (e: Entry, args: readonly Tensor[]): BoundValue[] => {
+  const bind = (e: Entry, args: readonly Tensor[], backend: Backend): BoundValue[] => {
     const bound: BoundValue[] = [];
     for (const list of [args, e.captured]) {
       for (const t of list) {
         const s = t._src;
         if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
+        if (!backend.owns(s.buffer)) {
+          const what = list === args ? `argument ${bound.length} ${t.toString()}` : `a captured tensor ${t.toString()}`;
+          throw new BackendError(`jit @${name}: ${what} lives on the ${s.backend.name} backend, but this function runs on ${backend.name}: move it first with await t.to("${backend.name}")`);
+        }
         bound.push({ buffer: s.buffer, type: concreteType(t) });
       }
     }
@@ -342,7 +347,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const e = entryFor(tensors, kinds);
     setLast(e);
     if (e.program instanceof Promise) throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
-    return runEntry(e, e.program, e.program.run(bind(e, tensors)));
+    return runEntry(e, e.program, e.program.run(bind(e, tensors, e.program.backend)));
   }) as JitFunction<A, R>;
 
   f.callAsync = async (...args: A): Promise<R> => {
@@ -352,7 +357,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const e = entryFor(tensors, kinds);
     setLast(e);
     const program = await e.program;
-    const bound = bind(e, tensors);
+    const bound = bind(e, tensors, program.backend);
     // Values the host needs before the launch (offsets of a pad to the longest row), read back now.
     const hostValues = new Map<number, ArrayLike<number>>();
     for (const i of program.hostInputs) hostValues.set(i, await program.backend.read(bound[i]!.buffer));

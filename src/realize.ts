@@ -11,7 +11,7 @@ import type { ConcreteType } from "../ir/shapes.js";
 import { isConcrete } from "../ir/types.js";
 import { runPipeline } from "../passes/pipeline.js";
 import type { Backend } from "../runtime/backend.js";
-import { JsBuffer } from "../runtime/js.js";
+import { fuseOptionsFor } from "../runtime/fuse-options.js";
 import { Program } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
@@ -91,7 +91,7 @@ function pendingProgram(t: Tensor): Pending | undefined {
   const backend = getBackend();
   const built = buildGraph("eager", [t], []);
   const text = printGraph(built.graph);
-  const program = programFor(text, () => runPipeline(built.graph, { maxKernelBuffers: backend.maxKernelBuffers, unrollLimit: 64, mixedBaseOutputs: backend.name === "js", relaxedFloat32: true }), backend);
+  const program = programFor(text, () => runPipeline(built.graph, fuseOptionsFor(backend)), backend);
   return { program, captured: built.captured };
 }
 
@@ -118,7 +118,7 @@ export function readTensorSync(t: Tensor, copy = true): TypedArray {
   const s = t._src;
   if (s.kind !== "buffer") throw new TraceError("internal: not realized");
   if (s.backend.readSync === undefined) throw new BackendError(`dataSync: the ${s.backend.name} backend reads asynchronously; use await t.data()`);
-  if (!copy && s.buffer instanceof JsBuffer) return s.buffer.data;
+  if (!copy && s.backend.view !== undefined) return s.backend.view(s.buffer);
   return s.backend.readSync(s.buffer);
 }
 

@@ -4,14 +4,15 @@
  * until a value is read, and then the whole pending graph is compiled (cached by
  * structure, not by batch size) and run.
  */
-import { isFloat, promote, promoteWithNumber, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
-import { DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../ir/errors.js";
+import { ARRAY_CTOR, isFloat, promote, promoteWithNumber, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
+import { BackendError, DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
 import { FLOAT_UNARY, OPS, REDUCE_OPS, type Attrs, type Op } from "../ir/ops.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
 import type { Backend, DeviceBuffer } from "../runtime/backend.js";
 import { checkDType, checkSizes, describe, fitsDType } from "./check.js";
-import { readTensor, readTensorSync } from "./realize.js";
+import { resolveBackend } from "./backend.js";
+import { readTensor, readTensorSync, realize } from "./realize.js";
 
 /** Where a tensor's value comes from. */
 export type TensorSource =
@@ -148,7 +149,7 @@ export class Tensor {
   static _fromBuffer(type: TensorType, buffer: DeviceBuffer, backend: Backend): Tensor {
     const t = new Tensor(type, { kind: "buffer", buffer, backend });
     // Host buffers are the garbage collector's: nothing to count (this runs per list element in the ragged helpers).
-    if (backend.name !== "js") t._track(buffer, backend);
+    if (!backend.hostMemory) t._track(buffer, backend);
     return t;
   }
 
@@ -156,7 +157,7 @@ export class Tensor {
   _adopt(buffer: DeviceBuffer, backend: Backend): void {
     this._src = { kind: "buffer", buffer, backend };
     // Host memory is the garbage collector's; device memory is counted and freed by us.
-    if (backend.name !== "js") this._track(buffer, backend);
+    if (!backend.hostMemory) this._track(buffer, backend);
   }
 
   private _track(buffer: DeviceBuffer, backend: Backend): void {
@@ -171,7 +172,7 @@ export class Tensor {
   dispose(): void {
     const s = this._src;
     this._src = { kind: "disposed" };
-    if (s.kind === "buffer" && s.backend.name !== "js") {
+    if (s.kind === "buffer" && !s.backend.hostMemory) {
       collected.unregister(this);
       releaseBuffer(s.buffer, s.backend);
     }
@@ -236,6 +237,31 @@ export class Tensor {
    */
   dataSync(opts: { copy?: boolean } = {}): TypedArray {
     return readTensorSync(this, opts?.copy ?? true);
+  }
+
+  /**
+   * A copy of the tensor on another backend: `await t.to("webgpu")`, `await t.to("js")`,
+   * or `await t.to(backend)` with a Backend object. A lazy tensor is computed first (on
+   * the current backend); a tensor already on `backend` is returned as it is. The values
+   * are read back from the source backend and written to the target; the source tensor
+   * stays valid. A dtype the target cannot hold (float64 on WebGPU) is a DTypeError, an
+   * unknown or uninitialised backend a BackendError.
+   */
+  async to(backend: Backend | "js" | "webgpu"): Promise<Tensor> {
+    const target = resolveBackend("to", backend);
+    if (this._src.kind === "buffer" && this._src.backend === target) return this;
+    if (!target.dtypes.includes(this.dtype)) {
+      throw new DTypeError(`to: x ${this.toString()} is ${this.dtype}, which ${target.displayName} cannot hold${target.shippedKernel === "wgsl" && this.dtype === "float64" ? " (WGSL has no f64)" : ""}: cast it first, e.g. x.cast("float32")`);
+    }
+    await realize(this);
+    const s = this._src;
+    if (s.kind !== "buffer") throw new BackendError(`to: ${this.toString()} was disposed while it was being computed`);
+    if (s.backend === target) return this;
+    const read = await s.backend.read(s.buffer);
+    const data = read instanceof ARRAY_CTOR[this.dtype] ? read : new ARRAY_CTOR[this.dtype](read);
+    const buf = target.alloc(this.dtype, data.length);
+    target.write(buf, data);
+    return Tensor._fromBuffer(this._type, buf, target);
   }
 
   /** The values as nested arrays (bool tensors give booleans). */

@@ -162,6 +162,15 @@ function rowBound(kernel: Kernel, ins: readonly WebGPUBuffer[], outs: readonly W
 
 export class WebGPUBackend implements Backend {
   readonly name = "webgpu" as const;
+  readonly displayName = "WebGPU";
+  readonly hostMemory = false;
+  /** No float64: WGSL has no f64. */
+  readonly dtypes: readonly DType[] = ["float32", "int32", "uint32", "bool"];
+  /** The outputs of one kernel share one base shape. */
+  readonly mixedBaseOutputs = false;
+  /** Pipelines are created asynchronously. */
+  readonly syncCompile = false;
+  readonly shippedKernel = "wgsl" as const;
   private state: DeviceState;
   private nextGen = 0;
   private destroyed = false;
@@ -271,6 +280,10 @@ export class WebGPUBackend implements Backend {
       throw new BackendError(`webgpu: device error: ${msg}`);
     }
     return this.state;
+  }
+
+  owns(buf: DeviceBuffer): boolean {
+    return buf instanceof WebGPUBuffer && buf.owner === this;
   }
 
   private own(buf: DeviceBuffer, what: string): WebGPUBuffer {

@@ -13,6 +13,7 @@ import { longestRow } from "../../ir/shapes.js";
 import { checkElements, describeValue, optionsArg, paddingArg, sideArg, tensorArg } from "./check.js";
 import { knownHostValues, onHost } from "./device.js";
 import type { SegmentReduceOp } from "../../ir/ops.js";
+import type { Backend } from "../../runtime/backend.js";
 import { fmtShape } from "../../ir/types.js";
 import { offsetsProblem } from "../../runtime/program.js";
 import { fromTypedArray } from "../creation.js";
@@ -103,6 +104,16 @@ export class JaggedTensor {
   argmax(): Tensor { return this.reduceRows("argmax"); }
   /** The row length at every base point, int32 `(B; base)` (see `lengths` for `(B;)`). */
   count(): Tensor { return this.reduceRows("count"); }
+
+  /**
+   * A copy on another backend (`Tensor.to` on the values and the offsets): the same
+   * jagged tensor when both already live there.
+   */
+  async to(backend: Backend | "js" | "webgpu"): Promise<JaggedTensor> {
+    const values = await this.values.to(backend);
+    const offsets = await this.offsets.to(backend);
+    return values === this.values && offsets === this.offsets ? this : new JaggedTensor(values, offsets);
+  }
 
   /** Applies an elementwise function to the values; the rows stay as they are. */
   map(fn: (values: Tensor) => Tensor): JaggedTensor {
