@@ -299,7 +299,7 @@ function layoutTypes(kinds: string): string[] {
 }
 
 /** How the items of a layout map to graph inputs, for comments: `f32[b0; 3,3]`, `jagged f32[t0; 3] (offsets i32[r0; ])`, `TensorDict (2 tensors)`. */
-function layoutComments(kinds: string, types: readonly TensorType[]): string[] {
+export function describeLayout(kinds: string, types: readonly TensorType[]): string[] {
   const out: string[] = [];
   let k = 0;
   for (let pos = 0; pos < kinds.length; ) {
@@ -338,9 +338,9 @@ export function bundleTypes(t: Traced, opts: BundleTypesOptions = {}): string {
   if (typeof from !== "string" || from === "") throw new BundleError(`bundleTypes: opts.from must be a module specifier, got ${typeof from === "string" ? "an empty string" : typeof from}`);
   const g = t.schedule.graph;
   const argTypes = layoutTypes(t.args);
-  const argComments = layoutComments(t.args, g.inputs.map((n) => n.type));
+  const argComments = describeLayout(t.args, g.inputs.map((n) => n.type));
   const resTypes = layoutTypes(t.results);
-  const resComments = layoutComments(t.results, g.outputs.map((n) => n.type));
+  const resComments = describeLayout(t.results, g.outputs.map((n) => n.type));
   const params = `[${argTypes.map((ty, i) => `x${i}: ${ty}`).join(", ")}]`;
   const result = t.multi ? `[${resTypes.join(", ")}]` : resTypes[0]!;
   const used = ["Tensor", "JaggedTensor", "TensorDict"].filter((n) => argTypes.includes(n) || resTypes.includes(n));
