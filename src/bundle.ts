@@ -7,7 +7,12 @@
  * copies) with nodes named by their position in the graph's topological order,
  * each kernel as a JS function and as WGSL source, the captured constants, how
  * arguments and results map to tensors and jagged tensors, and the SHA-256 of
- * all of that (its canonical encoding, `bundleContent`).
+ * all of that (its canonical encoding, `bundleContent`). `f.bundleAsync()` writes
+ * the same text on any backend (it reads the captured constants asynchronously:
+ * on WebGPU they live on the device, where `f.bundle()` cannot read them).
+ * `f.bundleTypes()` writes the module's TypeScript declarations, whose `args` and
+ * `results` types carry the traced signature (`BundleArgs`, `BundleResults`), so
+ * that `await loadBundle(mod)` is typed like the traced function.
  *
  * `loadBundle(module)` treats the module as untrusted input. In order, it
  * 1. validates every field against a schema (types, ranges, sizes: a malformed
