@@ -186,6 +186,8 @@ async function traceExport(file: string, v: TraceValues): Promise<{ f: JitFuncti
   if (typeof (fn as { bundle?: unknown }).bundle === "function" && typeof (fn as { dump?: unknown }).dump === "function") {
     throw new CliError(`export "${name}" of ${file} is already a jit function; export the plain function of tensors (the CLI traces it)`);
   }
+  const arity = (fn as (...a: unknown[]) => unknown).length;
+  if (specs.length < arity) throw new CliError(`export "${name}" of ${file} takes ${arity} arguments, got ${specs.length} --spec (one per argument, in order)`);
   let backend = getBackend();
   let release = (): void => undefined;
   if (v.backend === "webgpu") {

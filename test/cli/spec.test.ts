@@ -56,7 +56,7 @@ describe("parseSpec", () => {
 describe("CLI usage and input errors (in-process)", () => {
   const dir = mkdtempSync(join(tmpdir(), "batchwise-cli-unit-"));
   const index = pathToFileURL(resolve(import.meta.dirname, "../../src/index.ts")).href;
-  writeFileSync(join(dir, "m.mjs"), `import { jit } from ${JSON.stringify(index)};\nexport const exp = (x) => x.exp();\nexport const jitted = jit((x) => x.exp());\nexport const n = 7;\n`);
+  writeFileSync(join(dir, "m.mjs"), `import { jit } from ${JSON.stringify(index)};\nexport const exp = (x) => x.exp();\nexport const jitted = jit((x) => x.exp());\nexport const n = 7;\nexport const two = (x, y) => x.add(y);\n`);
   writeFileSync(join(dir, "not-a-bundle.mjs"), "export const format = 'something else';\n");
   const run = async (...argv: string[]) => {
     let out = "";
@@ -93,6 +93,7 @@ describe("CLI usage and input errors (in-process)", () => {
       [["dump", join(dir, "nope.mjs"), "-e", "exp", "-s", "f32[B; 3]"], `batchwise dump: cannot find module ${join(dir, "nope.mjs")}`],
       [["dump", m, "-e", "n", "-s", "f32[B; 3]"], `batchwise dump: export "n" of ${m} is a number, not a function of tensors`],
       [["dump", m, "-e", "jitted", "-s", "f32[B; 3]"], `batchwise dump: export "jitted" of ${m} is already a jit function; export the plain function of tensors (the CLI traces it)`],
+      [["dump", m, "-e", "two", "-s", "f32[B; 3]"], `batchwise dump: export "two" of ${m} takes 2 arguments, got 1 --spec (one per argument, in order)`],
       [["dump", m, "-e", "exp", "-s", "f32[B; 3]", "--after", "nope"], `batchwise dump: TraceError: dump: unknown pass "nope"; passes are input, lower,`],
       [["inspect", join(dir, "not-a-bundle.mjs")], `batchwise inspect: BundleError: loadBundle: not a batchwise bundle (format "something else")`],
     ];
