@@ -317,7 +317,7 @@ export function describeLayout(kinds: string, types: readonly TensorType[]): str
       const m = /^(\d+):/.exec(kinds.slice(pos))!;
       const item = kinds.slice(pos - 1, pos + m[0].length + Number(m[1]));
       const n = [...(layoutLeaves(item) as { leaves: string }).leaves].reduce((p, l) => p + (l === "j" ? 2 : 1), 0);
-      out.push(`TensorDict (${n} tensors: ${types.slice(k, k + n).map(fmtType).join(", ")})`);
+      out.push(`TensorDict (${n} tensor${n === 1 ? "" : "s"}: ${types.slice(k, k + n).map(fmtType).join(", ")})`);
       k += n;
       pos += m[0].length + Number(m[1]);
     }

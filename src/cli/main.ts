@@ -140,10 +140,9 @@ function parse<C extends Command>(command: C, argv: readonly string[]) {
 }
 
 /** The one positional argument of a command. */
-function onePositional(command: string, positionals: readonly string[], what: string): string {
+function onePositional(positionals: readonly string[], what: string): string {
   if (positionals.length === 0) throw new UsageError(`missing ${what}`);
   if (positionals.length > 1) throw new UsageError(`one ${what} expected, got ${positionals.length} arguments (${positionals.map((p) => JSON.stringify(p)).join(" ")}); quote each --spec`);
-  void command;
   return positionals[0]!;
 }
 
@@ -219,7 +218,7 @@ export function typesPath(out: string): string {
 async function bundleCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values, positionals } = parse("bundle", argv);
   if (values.help) return help(io, "bundle");
-  const file = onePositional("bundle", positionals, "<file> (the module to trace)");
+  const file = onePositional(positionals, "<file> (the module to trace)");
   const out = values.out ?? join(dirname(file), `${(values.export ?? "f").replace(/[^\w.-]/g, "_")}.bundle.mjs`);
   const types = typesPath(out);
   const { f, release } = await traceExport(file, values);
@@ -241,7 +240,7 @@ async function bundleCommand(argv: readonly string[], io: CliIO): Promise<number
 async function dumpCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values, positionals } = parse("dump", argv);
   if (values.help) return help(io, "dump");
-  const file = onePositional("dump", positionals, "<file> (the module to trace)");
+  const file = onePositional(positionals, "<file> (the module to trace)");
   if (values.kernels && values.dot) throw new UsageError("--kernels and --dot exclude each other");
   if (values.kernels && values.after !== undefined) throw new UsageError("--kernels prints the fused kernels; --after does not apply");
   const { f, release } = await traceExport(file, values);
@@ -264,7 +263,7 @@ function kernelLine(i: number, step: number, k: Kernel, shipped: { js?: unknown;
 async function inspectCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values, positionals } = parse("inspect", argv);
   if (values.help) return help(io, "inspect");
-  const file = onePositional("inspect", positionals, "<bundle.mjs> (the bundle to inspect)");
+  const file = onePositional(positionals, "<bundle.mjs> (the bundle to inspect)");
   const mod = (await importFile(file, "bundle")) as unknown as BundleModule;
   const { getJsBackend } = await import("../backend.js");
   // loadBundle's checks, all of them: a bundle that fails one is exit code 1.

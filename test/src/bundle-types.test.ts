@@ -56,7 +56,7 @@ describe("typed bundles", () => {
     expect(d1).toContain(`import type { BundleArgs, BundleModule, BundleResults, Tensor, TensorDict } from "../lib/index.js";`);
     expect(d1).toContain("export declare const args: BundleArgs<[x0: TensorDict]>;");
     expect(d1).toContain("export declare const results: BundleResults<Tensor>;");
-    expect(d1).toContain(" * - x0: TensorDict (1 tensors: i32[b0; 2])\n");
+    expect(d1).toContain(" * - x0: TensorDict (1 tensor: i32[b0; 2])\n");
     expect(() => one.bundleTypes({ from: "" })).toThrow(BundleError);
   });
 
