@@ -7,7 +7,12 @@
  * copies) with nodes named by their position in the graph's topological order,
  * each kernel as a JS function and as WGSL source, the captured constants, how
  * arguments and results map to tensors and jagged tensors, and the SHA-256 of
- * all of that (its canonical encoding, `bundleContent`).
+ * all of that (its canonical encoding, `bundleContent`). `f.bundleAsync()` writes
+ * the same text on any backend (it reads the captured constants asynchronously:
+ * on WebGPU they live on the device, where `f.bundle()` cannot read them).
+ * `f.bundleTypes()` writes the module's TypeScript declarations, whose `args` and
+ * `results` types carry the traced signature (`BundleArgs`, `BundleResults`), so
+ * that `await loadBundle(mod)` is typed like the traced function.
  *
  * `loadBundle(module)` treats the module as untrusted input. In order, it
  * 1. validates every field against a schema (types, ranges, sizes: a malformed
@@ -49,7 +54,7 @@ import type { Kernel } from "../ir/kernel.js";
 import { parseGraph } from "../ir/parse.js";
 import { printGraph } from "../ir/print.js";
 import { mapStep, type Schedule, type Step, type StepOf } from "../ir/schedule.js";
-import { fmtShape } from "../ir/types.js";
+import { fmtShape, fmtType, type TensorType } from "../ir/types.js";
 import { kernelToJS } from "../codegen/js.js";
 import { kernelToWGSL } from "../codegen/wgsl.js";
 import { fuse, type FuseOptions } from "../passes/fuse.js";
@@ -212,17 +217,39 @@ function fuseOptionsOf(o: FuseOptions): BundleFuseOptions {
 
 const ARRAY_NAME: { readonly [D in DType]: string } = { float32: "Float32Array", float64: "Float64Array", int32: "Int32Array", uint32: "Uint32Array", bool: "Uint8Array" };
 
-/** The ES module text of a bundle (see the file comment). */
-export function bundleSource(t: Traced): string {
+/**
+ * The values of a trace's captured constants, read synchronously: on a backend
+ * that reads only asynchronously (WebGPU) this is a BundleError pointing to
+ * `bundleSourceAsync` (`await f.bundleAsync()`).
+ */
+function capturedValuesSync(t: Traced): ArrayLike<number>[] {
+  return t.captured.map((c, i) => {
+    const s = c._src;
+    if (s.kind === "buffer" && s.backend.readSync === undefined) {
+      const type = concreteType(c);
+      throw new BundleError(`f.bundle(): captured constant ${i} ${fmtShape(type.batch, type.base)} ${type.dtype} lives on the ${s.backend.name} backend, which reads only asynchronously; use await f.bundleAsync()`);
+    }
+    return c.dataSync({ copy: false });
+  });
+}
+
+/**
+ * The ES module text of a bundle (see the file comment). The captured constants'
+ * values are `values` when given (one per `t.captured`), else read synchronously
+ * (JS backend; see `bundleSourceAsync` for the others).
+ */
+export function bundleSource(t: Traced, values?: readonly ArrayLike<number>[]): string {
   const s = t.schedule;
   const text = printGraph(s.graph);
   const index = new Map<Node, number>(s.order.map((n, i) => [n, i]));
   const at = (n: Node): number => index.get(n)!;
   const steps: BundleStep[] = s.steps.map((st) => mapStep(st, at));
   const kernels = s.steps.map((st) => (st.kind === "kernel" ? kernelText(st.kernel) : null));
-  const captured = t.captured.map((c): BundleConstant => {
+  const data = values ?? capturedValuesSync(t);
+  if (data.length !== t.captured.length) throw new BundleError(`bundle: internal: ${data.length} values for ${t.captured.length} captured constants`);
+  const captured = t.captured.map((c, i): BundleConstant => {
     const type = concreteType(c);
-    return { dtype: type.dtype, batch: [...type.batch], base: [...type.base], data: c.dataSync({ copy: false }) };
+    return { dtype: type.dtype, batch: [...type.batch], base: [...type.base], data: data[i]! };
   });
   const fuseOpts = fuseOptionsOf(t.fuse);
   const content: Content = { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, traced: t.backend, fuse: fuseOpts, graph: text, steps, kernels, captured, args: t.args, results: t.results, multi: t.multi };
@@ -250,15 +277,135 @@ export function bundleSource(t: Traced): string {
   ].join("\n");
 }
 
-/** A loaded bundle: call it like the jit function it came from. */
-export interface BundleFunction {
-  (...args: JitArg[]): JitArg | JitArg[];
+/**
+ * `bundleSource` on any backend: the captured constants are read with
+ * `await t.data()` (on WebGPU they live on the device and read asynchronously).
+ */
+export async function bundleSourceAsync(t: Traced): Promise<string> {
+  const values = await Promise.all(t.captured.map((c) => c.data()));
+  return bundleSource(t, values);
+}
+
+/** The items of an argument/result layout (see args.ts) as TypeScript types: Tensor, JaggedTensor, TensorDict. */
+function layoutTypes(kinds: string): string[] {
+  const out: string[] = [];
+  for (let pos = 0; pos < kinds.length; ) {
+    const c = kinds[pos++]!;
+    if (c === "t") out.push("Tensor");
+    else if (c === "j") out.push("JaggedTensor");
+    else {
+      const m = /^(\d+):/.exec(kinds.slice(pos));
+      if (c !== "d" || m === null) throw new BundleError(`bundle: internal: bad layout "${kinds}" at ${pos - 1}`);
+      out.push("TensorDict");
+      pos += m[0].length + Number(m[1]);
+    }
+  }
+  return out;
+}
+
+/** How the items of a layout map to graph inputs, for comments: `f32[b0; 3,3]`, `jagged f32[t0; 3] (offsets i32[r0; ])`, `TensorDict (2 tensors)`. */
+export function describeLayout(kinds: string, types: readonly TensorType[]): string[] {
+  const out: string[] = [];
+  let k = 0;
+  for (let pos = 0; pos < kinds.length; ) {
+    const c = kinds[pos++]!;
+    if (c === "t") out.push(fmtType(types[k++]!));
+    else if (c === "j") {
+      out.push(`jagged ${fmtType(types[k]!)} (offsets ${fmtType(types[k + 1]!)})`);
+      k += 2;
+    } else {
+      const m = /^(\d+):/.exec(kinds.slice(pos))!;
+      const item = kinds.slice(pos - 1, pos + m[0].length + Number(m[1]));
+      const n = [...(layoutLeaves(item) as { leaves: string }).leaves].reduce((p, l) => p + (l === "j" ? 2 : 1), 0);
+      out.push(`TensorDict (${n} tensor${n === 1 ? "" : "s"}: ${types.slice(k, k + n).map(fmtType).join(", ")})`);
+      k += n;
+      pos += m[0].length + Number(m[1]);
+    }
+  }
+  return out;
+}
+
+export interface BundleTypesOptions {
+  /** The module the declarations import batchwise's types from (default "batchwise"). */
+  readonly from?: string;
+}
+
+/**
+ * The TypeScript declarations of a bundle module (`f.bundleTypes()`): save them
+ * next to the bundle as `name.d.mts` for `name.mjs` (`name.d.ts` for `name.js`).
+ * They declare every export, and the traced function's signature in the types of
+ * `args` and `results` (`BundleArgs`, `BundleResults`, types only), so that
+ * `await loadBundle(mod)` is typed like the traced function:
+ * `(x0: Tensor) => Tensor`, `callAsync` returning a `Promise` of the same.
+ */
+export function bundleTypes(t: Traced, opts: BundleTypesOptions = {}): string {
+  const from = opts.from ?? "batchwise";
+  if (typeof from !== "string" || from === "") throw new BundleError(`bundleTypes: opts.from must be a module specifier, got ${typeof from === "string" ? "an empty string" : typeof from}`);
+  const g = t.schedule.graph;
+  const argTypes = layoutTypes(t.args);
+  const argComments = describeLayout(t.args, g.inputs.map((n) => n.type));
+  const resTypes = layoutTypes(t.results);
+  const resComments = describeLayout(t.results, g.outputs.map((n) => n.type));
+  const params = `[${argTypes.map((ty, i) => `x${i}: ${ty}`).join(", ")}]`;
+  const result = t.multi ? `[${resTypes.join(", ")}]` : resTypes[0]!;
+  const used = ["Tensor", "JaggedTensor", "TensorDict"].filter((n) => argTypes.includes(n) || resTypes.includes(n));
+  const signature = `(${argTypes.map((ty, i) => `x${i}: ${ty}`).join(", ")}) => ${result}`;
+  return [
+    `// Types of the batchwise bundle of @${g.name}: ${signature}. Written with the bundle; do not edit.`,
+    `import type { BundleArgs, BundleModule, BundleResults${used.map((n) => `, ${n}`).join("")} } from ${JSON.stringify(from)};`,
+    `export declare const format: ${literal(BUNDLE_FORMAT)};`,
+    `export declare const version: ${BUNDLE_VERSION};`,
+    `export declare const traced: ${literal(t.backend)};`,
+    `export declare const fuse: BundleModule["fuse"];`,
+    `export declare const graph: string;`,
+    `/**`,
+    ` * The arguments (IR types, batch dims symbolic):`,
+    ...argComments.map((c, i) => ` * - x${i}: ${c}`),
+    ` */`,
+    `export declare const args: BundleArgs<${params}>;`,
+    `/**`,
+    ` * The results (IR types):`,
+    ...resComments.map((c, i) => ` * - ${i}: ${c}`),
+    ` */`,
+    `export declare const results: BundleResults<${result}>;`,
+    `export declare const multi: ${t.multi};`,
+    `export declare const steps: BundleModule["steps"];`,
+    `export declare const kernels: BundleModule["kernels"];`,
+    `export declare const captured: BundleModule["captured"];`,
+    `export declare const sha256: string;`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * A bundle's argument layout, carrying the traced function's parameter types for
+ * TypeScript in a property that exists only in the types (the value is the layout string).
+ */
+export type BundleArgs<A extends readonly unknown[]> = string & { readonly "~args"?: A };
+/** A bundle's result layout, carrying the traced function's result type (types only). */
+export type BundleResults<R> = string & { readonly "~results"?: R };
+
+/** A loaded bundle: call it like the jit function it came from (typed `(...args: A) => R` from its declarations). */
+export interface BundleFunction<A extends readonly unknown[] = JitArg[], R = JitArg | JitArg[]> {
+  (...args: A): R;
   /** Async variant, needed on WebGPU. */
-  callAsync(...args: JitArg[]): Promise<JitArg | JitArg[]>;
+  callAsync(...args: A): Promise<R>;
   /** The fused graph's IR text. */
   dump(): string;
   readonly backend: Backend;
 }
+
+/**
+ * The function `loadBundle` gives for a module type: typed from the module's
+ * declarations (`bundleTypes`) when it has them, else `BundleFunction` (any
+ * tensors in, a value or an array out).
+ */
+export type BundleFunctionOf<M> = 0 extends 1 & M
+  ? BundleFunction
+  : BundleFunction<
+      M extends { readonly args: { readonly "~args"?: infer A } } ? (A extends readonly unknown[] ? A : JitArg[]) : JitArg[],
+      M extends { readonly results: { readonly "~results"?: infer R } } ? (unknown extends R ? JitArg | JitArg[] : R) : JitArg | JitArg[]
+    >;
 
 function check(ok: boolean, why: string): asserts ok {
   if (!ok) throw new BundleError(`loadBundle: ${why}`);
@@ -511,6 +658,12 @@ export interface LoadBundleOptions {
  * caller's `opts.sha256`), then loads the shipped kernels without compiling any.
  * Asynchronous because WebCrypto and WebGPU pipeline creation are.
  */
+export function loadBundle<M extends BundleModule>(mod: M, opts?: LoadBundleOptions): Promise<BundleFunctionOf<M>>;
+/**
+ * `loadBundle<typeof f>(mod)`: typed like the function `F` (a jit function, or the
+ * traced function itself) for a module without declarations.
+ */
+export function loadBundle<F extends (...args: never) => unknown>(mod: BundleModule, opts?: LoadBundleOptions): Promise<BundleFunction<Parameters<F>, ReturnType<F>>>;
 export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}): Promise<BundleFunction> {
   if (opts === null || typeof opts !== "object") throw new BundleError(`loadBundle: options must be an object, got ${opts === null ? "null" : typeof opts}`);
   const pinned = opts.sha256;

@@ -7,7 +7,8 @@ export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, diag, sc
 export { jit, trace, spec, jaggedSpec, dictSpec, type ArgSpec, type DictSpec, type JitOptions, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
-export { loadBundle, bundleSha256, BUNDLE_FORMAT, BUNDLE_VERSION, type BundleModule, type BundleFunction, type LoadBundleOptions } from "./bundle.js";
+export { parseSpec } from "./cli/spec.js";
+export { loadBundle, bundleSha256, BUNDLE_FORMAT, BUNDLE_VERSION, type BundleModule, type BundleFunction, type BundleFunctionOf, type BundleArgs, type BundleResults, type BundleTypesOptions, type LoadBundleOptions } from "./bundle.js";
 export { BatchwiseError, ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError, BundleError, KeyError } from "../ir/errors.js";
 export { promote, type DType, type TypedArray } from "../ir/dtype.js";
 export { fmtShape, type Dim, type TensorType } from "../ir/types.js";

@@ -15,7 +15,7 @@ import { kernelSources, Program, type BoundValue } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
 import { debugLog, debugOn } from "../runtime/debug.js";
-import { bundleSource } from "./bundle.js";
+import { bundleSource, bundleSourceAsync, bundleTypes, type BundleTypesOptions, type Traced } from "./bundle.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
@@ -59,6 +59,17 @@ export interface JitFunction<A extends JitArg[], R extends JitOutput> {
    * kernels (JS functions and WGSL), to load with `loadBundle` and no compiler.
    */
   bundle(): string;
+  /**
+   * `bundle()` on any backend: captured constants are read asynchronously (on
+   * WebGPU they live on the device, and `bundle()` is a BundleError for them).
+   */
+  bundleAsync(): Promise<string>;
+  /**
+   * The TypeScript declarations of `bundle()`'s module, to save next to it
+   * (`f.bundle.d.mts` for `f.bundle.mjs`): with them, `await loadBundle(mod)` is
+   * typed `(x0: Tensor, …) => …` from the trace's arguments and results.
+   */
+  bundleTypes(opts?: BundleTypesOptions): string;
 }
 
 /**
@@ -382,10 +393,13 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     return graphToDot(g);
   };
 
-  f.bundle = (): string => {
+  const traced = (): Traced => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first (or use trace)`);
-    return bundleSource({ backend: last.backend, schedule: last.pipeline.schedule, fuse: last.fuse, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi });
+    return { backend: last.backend, schedule: last.pipeline.schedule, fuse: last.fuse, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi };
   };
+  f.bundle = (): string => bundleSource(traced());
+  f.bundleAsync = async (): Promise<string> => bundleSourceAsync(traced());
+  f.bundleTypes = (o?: BundleTypesOptions): string => bundleTypes(traced(), o);
 
   f.dump = (o: DumpOptions = {}): string => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);

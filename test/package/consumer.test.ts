@@ -103,6 +103,12 @@ describe("the packed package in a fresh project", () => {
     expect(cjs.stdout.trim()).toBe("4,5");
   }, 60_000);
 
+  it("installs the batchwise command", async () => {
+    const r = await run("npx", ["--no-install", "batchwise", "--help"], { cwd: join(dir, "app") });
+    expect(r.stdout).toMatch(/bundle/);
+    expect(r.stdout).toMatch(/inspect/);
+  }, 60_000);
+
   it("says how to install webgpu when initWebGPU needs it and it is missing", async () => {
     const script = 'import { initWebGPU, BackendError } from "batchwise"; initWebGPU().then(() => console.log("no error"), (e) => console.log(e instanceof BackendError, e.message));';
     const r = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: join(dir, "app") });
