@@ -23,6 +23,8 @@ export interface PageSize {
   readonly name: string;
   readonly raw: number;
   readonly gzip: number;
+  /** The minified page. */
+  readonly code: string;
   /** Bytes in the output per input file (relative to the repository root or node_modules). */
   readonly inputs: ReadonlyMap<string, number>;
 }
@@ -58,16 +60,16 @@ async function page(name: string, contents: string): Promise<PageSize> {
   for (const o of Object.values(meta.outputs)) {
     for (const [file, { bytesInOutput }] of Object.entries(o.inputs)) inputs.set(file, (inputs.get(file) ?? 0) + bytesInOutput);
   }
-  return { name, raw: out.length, gzip: gzipSync(out, { level: 9 }).length, inputs };
+  return { name, raw: out.length, gzip: gzipSync(out, { level: 9 }).length, code: new TextDecoder().decode(out), inputs };
 }
 
 export async function sizes(): Promise<{ jit: PageSize; runtime: PageSize }> {
   return { jit: await page("jit", PAGES.jit), runtime: await page("runtime", PAGES.runtime) };
 }
 
-/** Input files of the runtime page that belong to the compiler (must be none). */
+/** Input files of a page that belong to the compiler: the passes, the code generators, the tracer (jit) and its installer. */
 export function compilerInputs(p: PageSize): string[] {
-  return [...p.inputs.keys()].filter((f) => /^(passes|codegen)\//.test(f) || /^src\/(jit|graph|realize-compile)\.ts$/.test(f));
+  return [...p.inputs.keys()].filter((f) => /^(passes|codegen)\//.test(f) || /^src\/(jit|compiler)\.ts$/.test(f) || f === "runtime/js.ts");
 }
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
