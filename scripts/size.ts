@@ -5,7 +5,11 @@
  * `batchwise/runtime` is src/runtime-entry.ts).
  *
  *   jit page      uses jit + tensor from `batchwise`
- *   runtime page  only loads and runs a bundle, from `batchwise/runtime`
+ *   runtime page  only loads and runs a bundle on JS, from `batchwise/runtime`
+ *   runtime+webgpu the same on WebGPU (reported, not budgeted): the WebGPU backend
+ *                 plans launches and writes the combine shaders of tree reductions
+ *                 when it loads a kernel, so it imports codegen/wgsl*.ts (the WGSL
+ *                 generator comes along, as it shares a module with the planner)
  *
  * Prints raw and gzip sizes (node:zlib, level 9) and the largest inputs of each
  * page. `npm run size -- --check` also fails (exit code 1) when a page is over
@@ -41,6 +45,12 @@ export async function run(mod, sha256) {
   const f = await loadBundle(mod, { sha256 });
   return f(tensor([[1, 2, 3]], { batchDim: 1 })).dataSync();
 }`,
+  "runtime+webgpu": `import { initWebGPU, loadBundle, tensor } from "./src/runtime-entry.ts";
+export async function run(mod, sha256) {
+  await initWebGPU();
+  const f = await loadBundle(mod, { sha256 });
+  return f.callAsync(tensor([[1, 2, 3]], { batchDim: 1 }));
+}`,
 } as const;
 
 async function page(name: string, contents: string): Promise<PageSize> {
@@ -63,8 +73,8 @@ async function page(name: string, contents: string): Promise<PageSize> {
   return { name, raw: out.length, gzip: gzipSync(out, { level: 9 }).length, code: new TextDecoder().decode(out), inputs };
 }
 
-export async function sizes(): Promise<{ jit: PageSize; runtime: PageSize }> {
-  return { jit: await page("jit", PAGES.jit), runtime: await page("runtime", PAGES.runtime) };
+export async function sizes(): Promise<{ jit: PageSize; runtime: PageSize; runtimeWebGPU: PageSize }> {
+  return { jit: await page("jit", PAGES.jit), runtime: await page("runtime", PAGES.runtime), runtimeWebGPU: await page("runtime+webgpu", PAGES["runtime+webgpu"]) };
 }
 
 /** Input files of a page that belong to the compiler: the passes, the code generators, the tracer (jit) and its installer. */
@@ -89,6 +99,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   const s = await sizes();
   console.log(report(s.jit));
   console.log(report(s.runtime));
+  console.log(report(s.runtimeWebGPU));
   if (process.argv.includes("--check")) {
     const problems: string[] = [];
     if (s.jit.gzip > BUDGET.jit) problems.push(`jit page ${kb(s.jit.gzip)} gzip > ${kb(BUDGET.jit)}`);
