@@ -5,7 +5,7 @@
  * is free.
  */
 import { IRError } from "./errors.js";
-import { OPS, type Attrs, type AttrValue, type Op } from "./ops.js";
+import { attrProblem, OPS, type Attrs, type AttrValue, type Op } from "./ops.js";
 import { fmtType, type TensorType } from "./types.js";
 
 let nextId = 0;
@@ -32,10 +32,9 @@ export class Node {
     if (info.arity < 0 ? inputs.length === 0 : inputs.length !== info.arity) {
       throw new IRError(`${op}: expects ${info.arity < 0 ? "one or more" : info.arity} inputs, got ${inputs.length}`);
     }
-    const parsed = info.attrs.safeParse(attrs);
-    if (!parsed.success) {
-      throw new IRError(`${op}: bad attributes ${fmtAttrs(attrs)}: ${parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`);
-    }
+    // A plain check of the attribute keys and value kinds (no schema library on this hot path).
+    const bad = attrProblem(op, attrs);
+    if (bad !== undefined) throw new IRError(`${op}: bad attributes ${fmtAttrs(attrs)}: ${bad}`);
     let t: TensorType;
     if (op === "input") {
       if (type === undefined) throw new IRError("input: needs an explicit type");

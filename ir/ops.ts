@@ -2,7 +2,6 @@
  * The closed op set of the graph IR and its one typed table (docs/ARCHITECTURE.md, The graph IR).
  * Adding an op to the union without its table entry fails `tsc`.
  */
-import { z } from "zod";
 import { isDType, isFloat, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
@@ -65,7 +64,8 @@ export interface OpInfo {
   readonly arity: number;
   /** Argument names used in error messages. */
   readonly args: readonly string[];
-  readonly attrs: z.ZodType<Attrs>;
+  /** The attribute names and the kind of value each holds (exactly these keys). */
+  readonly attrs: AttrSpec;
   /** Infers the result type; throws ShapeError/DTypeError naming the op and argument. */
   readonly type: (op: Op, ins: readonly TensorType[], attrs: Attrs) => TensorType;
 }
@@ -104,12 +104,61 @@ function sized(rule: OpInfo["type"]): OpInfo["type"] {
   };
 }
 
-const noAttrs = z.object({}).strict();
-const dtypeSchema = z.string().refine(isDType, "not a dtype");
-const intList = z.array(z.number().int());
-/** Any JS number, NaN and ±Infinity included (z.number() refuses them). */
-const anyNumber = z.custom<number>((v) => typeof v === "number", "not a number");
-const reduceAttrs = z.object({ batchAxes: intList, baseAxes: intList, keep: z.boolean() }).strict();
+/**
+ * The kind of an attribute value: `int` any integer, `nat` an integer >= 0,
+ * `maxN` an integer >= -1, `number` any JS number (NaN, ±Infinity and -0
+ * included), `bool`, `dtype` a dtype name, `ints` an array of integers, or a
+ * list of the allowed strings.
+ */
+export type AttrKind = "int" | "nat" | "maxN" | "number" | "bool" | "dtype" | "ints" | readonly string[];
+export type AttrSpec = Readonly<Record<string, AttrKind>>;
+
+const noAttrs: AttrSpec = {};
+const reduceAttrs: AttrSpec = { batchAxes: "ints", baseAxes: "ints", keep: "bool" };
+const sliceSpec: AttrSpec = { axis: "nat", start: "int", stop: "int", step: "int" };
+
+function kindProblem(kind: AttrKind, v: unknown): string | undefined {
+  switch (kind) {
+    case "int":
+      return Number.isInteger(v) ? undefined : "must be an integer";
+    case "nat":
+      return Number.isInteger(v) && (v as number) >= 0 ? undefined : "must be an integer >= 0";
+    case "maxN":
+      return Number.isInteger(v) && (v as number) >= -1 ? undefined : "must be an integer >= -1";
+    case "number":
+      return typeof v === "number" ? undefined : "must be a number";
+    case "bool":
+      return typeof v === "boolean" ? undefined : "must be a boolean";
+    case "dtype":
+      return typeof v === "string" && isDType(v) ? undefined : "must be a dtype";
+    case "ints":
+      return Array.isArray(v) && v.every((x) => Number.isInteger(x)) ? undefined : "must be a list of integers";
+    default:
+      return typeof v === "string" && kind.includes(v) ? undefined : `must be one of ${kind.join(", ")}`;
+  }
+}
+
+/**
+ * Why `attrs` are not the attributes of `op` (exactly the keys of its spec, each
+ * value of its kind), or undefined. A plain check, cheap enough for every node
+ * creation: the IR text parser, the verifier and `Node.make` all rely on it.
+ */
+export function attrProblem(op: Op, attrs: unknown): string | undefined {
+  if (attrs === null || typeof attrs !== "object" || Array.isArray(attrs)) return "not an object";
+  const proto = Object.getPrototypeOf(attrs);
+  if (proto !== Object.prototype && proto !== null) return "not a plain object";
+  const spec = OPS[op].attrs;
+  const a = attrs as Record<string, unknown>;
+  for (const k of Object.keys(a)) {
+    if (!Object.prototype.hasOwnProperty.call(spec, k)) return `unknown attribute ${JSON.stringify(k)}`;
+  }
+  for (const k of Object.keys(spec)) {
+    if (!Object.prototype.hasOwnProperty.call(a, k)) return `${k} is missing`;
+    const why = kindProblem(spec[k]!, a[k]);
+    if (why !== undefined) return `${k} ${why}`;
+  }
+  return undefined;
+}
 
 function argType(op: Op, name: string, t: TensorType): string {
   return `${op}: ${name} ${fmtTypeShape(t)} of dtype ${t.dtype}`;
@@ -462,7 +511,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   input: {
     arity: 0,
     args: [],
-    attrs: z.object({ index: z.number().int().nonnegative() }).strict(),
+    attrs: { index: "nat" },
     type: () => {
       throw new ShapeError("input: the type of an input is given, not inferred");
     },
@@ -470,13 +519,13 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   const: {
     arity: 0,
     args: [],
-    attrs: z.object({ dtype: dtypeSchema, value: anyNumber }).strict(),
+    attrs: { dtype: "dtype", value: "number" },
     type: (_op, _ins, attrs) => ({ dtype: attrs.dtype as DType, batch: [], base: [] }),
   },
   cast: {
     arity: 1,
     args: ["x"],
-    attrs: z.object({ dtype: dtypeSchema }).strict(),
+    attrs: { dtype: "dtype" },
     type: (_op, [x], attrs) => ({ dtype: attrs.dtype as DType, batch: x!.batch, base: x!.base }),
   },
   where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: sized(whereType) },
@@ -484,7 +533,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   segment_reduce: {
     arity: 2,
     args: ["values", "offsets"],
-    attrs: z.object({ op: z.enum(["sum", "mean", "max", "min", "argmax", "count"]) }).strict(),
+    attrs: { op: ["sum", "mean", "max", "min", "argmax", "count"] },
     type: sized(segmentType),
   },
   segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: sized(segmentType) },
@@ -493,16 +542,16 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     arity: 2,
     args: ["values", "offsets"],
     // maxN -1: the longest row, read from the offsets at run time.
-    attrs: z.object({ maxN: z.number().int().min(-1), value: anyNumber, left: z.boolean() }).strict(),
+    attrs: { maxN: "maxN", value: "number", left: "bool" },
     type: sized(segmentType),
   },
   segment_mask: {
     arity: 1,
     args: ["offsets"],
-    attrs: z.object({ maxN: z.number().int().min(-1), left: z.boolean() }).strict(),
+    attrs: { maxN: "maxN", left: "bool" },
     type: sized(segmentType),
   },
-  concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: sized(concatType) },
+  concat: { arity: -1, args: [], attrs: { axis: "nat" }, type: sized(concatType) },
   neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
   tan: unary, tanh: unary, sigmoid: unary, asin: unary, acos: unary, atan: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
   sign: unary, not: unary, isnan: unary, isinf: unary, isfinite: unary,
@@ -511,21 +560,21 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   and: binary, or: binary, xor: binary,
   sum: reduce, mean: reduce, prod: reduce, min: reduce, max: reduce, argmin: reduce, argmax: reduce,
   all: reduce, any: reduce,
-  reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: reshapeType },
-  permute: { arity: 1, args: ["x"], attrs: z.object({ perm: intList }).strict(), type: permuteType },
-  expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: sized(expandType) },
+  reshape: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: reshapeType },
+  permute: { arity: 1, args: ["x"], attrs: { perm: "ints" }, type: permuteType },
+  expand: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: sized(expandType) },
   slice: {
     arity: 1,
     args: ["x"],
-    attrs: z.object({ axis: z.number().int().nonnegative(), start: z.number().int(), stop: z.number().int(), step: z.number().int() }).strict(),
+    attrs: sliceSpec,
     type: sliceType,
   },
-  batch_reshape: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: batchReshapeType },
-  rebatch: { arity: 1, args: ["x"], attrs: z.object({ batchDim: z.number().int().nonnegative(), base: intList }).strict(), type: rebatchType },
+  batch_reshape: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: batchReshapeType },
+  rebatch: { arity: 1, args: ["x"], attrs: { batchDim: "nat", base: "ints" }, type: rebatchType },
   batch_unsqueeze: {
     arity: 1,
     args: ["x"],
-    attrs: z.object({ dim: z.number().int().nonnegative() }).strict(),
+    attrs: { dim: "nat" },
     type: (op, [x], attrs) => {
       const d = attrs.dim as number;
       if (d > x!.batch.length) throw new ShapeError(`${op}: dim ${d} is out of range for x ${fmtTypeShape(x!)}`);
@@ -537,7 +586,7 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   batch_squeeze: {
     arity: 1,
     args: ["x"],
-    attrs: z.object({ dim: z.number().int().nonnegative() }).strict(),
+    attrs: { dim: "nat" },
     type: (op, [x], attrs) => {
       const d = attrs.dim as number;
       const size = x!.batch[d];
@@ -550,11 +599,11 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   batch_slice: {
     arity: 1,
     args: ["x"],
-    attrs: z.object({ axis: z.number().int().nonnegative(), start: z.number().int(), stop: z.number().int(), step: z.number().int() }).strict(),
+    attrs: sliceSpec,
     type: batchSliceType,
   },
-  batch_concat: { arity: -1, args: [], attrs: z.object({ axis: z.number().int().nonnegative() }).strict(), type: sized(batchConcatType) },
-  batch_expand: { arity: 1, args: ["x"], attrs: z.object({ shape: intList }).strict(), type: sized(batchExpandType) },
+  batch_concat: { arity: -1, args: [], attrs: { axis: "nat" }, type: sized(batchConcatType) },
+  batch_expand: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: sized(batchExpandType) },
 };
 
 export const ALL_OPS = Object.keys(OPS) as Op[];

@@ -1,7 +1,7 @@
 /** The IR verifier: runs before and after the pass pipeline (docs/ARCHITECTURE.md, Fusion and the schedule). */
 import { IRError } from "./errors.js";
 import { topoOrder, type Graph } from "./graph.js";
-import { OPS } from "./ops.js";
+import { attrProblem, OPS } from "./ops.js";
 import { fmtType } from "./types.js";
 
 export function verifyGraph(g: Graph, where = "verify"): void {
@@ -19,7 +19,8 @@ export function verifyGraph(g: Graph, where = "verify"): void {
     if (n.op === "input") continue;
     const info = OPS[n.op];
     if (info.arity >= 0 && n.inputs.length !== info.arity) fail(`${n.op} has ${n.inputs.length} inputs, expects ${info.arity}`);
-    if (!info.attrs.safeParse(n.attrs).success) fail(`${n.op} has bad attributes`);
+    const bad = attrProblem(n.op, n.attrs);
+    if (bad !== undefined) fail(`${n.op} has bad attributes: ${bad}`);
     const t = info.type(n.op, n.inputs.map((i) => i.type), n.attrs);
     if (fmtType(t) !== fmtType(n.type)) fail(`${n.op} is typed ${fmtType(n.type)} but its rule gives ${fmtType(t)}`);
   }

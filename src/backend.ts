@@ -1,16 +1,17 @@
 /** Backend selection. The JS backend is the default and needs nothing installed. */
 import { BackendError } from "../ir/errors.js";
 import type { Backend } from "../runtime/backend.js";
-import { JsBackend } from "../runtime/js.js";
+import { JsHostBackend } from "../runtime/js-host.js";
 import { describe } from "./check.js";
 
-const jsBackend = new JsBackend();
+// Compiles kernels once the full library installed its compiler (src/compiler.ts); loads shipped ones always.
+const jsBackend = new JsHostBackend();
 const backends = new Map<string, Backend>([["js", jsBackend]]);
 let current: Backend = jsBackend;
 /** How to make a backend available, for the error when it is not. */
 const INIT_HINT: Readonly<Record<string, string>> = { webgpu: " (call await initWebGPU() first)" };
 
-export function getJsBackend(): JsBackend {
+export function getJsBackend(): JsHostBackend {
   return jsBackend;
 }
 

@@ -2,6 +2,11 @@
  * batchwise: batched tensors with `(batch; base)` shapes and a lazy graph
  * compiler that emits batch-generic kernels.
  */
+import { installCompiler } from "./compiler.js";
+
+// The full library compiles: eager tensor operations and jit use the pass pipeline and the code generators.
+installCompiler();
+
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, diag, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
 export { jit, trace, spec, jaggedSpec, dictSpec, type ArgSpec, type DictSpec, type JitOptions, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";

@@ -16,12 +16,16 @@ import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
 import { debugLog, debugOn } from "../runtime/debug.js";
 import { bundleSource, bundleSourceAsync, bundleTypes, type BundleTypesOptions, type Traced } from "./bundle.js";
+import { installCompiler } from "./compiler.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 import { TensorDict } from "./tensordict/tensordict.js";
 import { checkFunction, checkJitOptions, checkSpecParts, checkSpecs, flatten, leafKinds, unflatten, type JitArg } from "./args.js";
+
+// jit compiles (a page that imports only jit gets the compiler with it).
+installCompiler();
 
 export interface JitStats {
   /** Times the function was traced. */

@@ -6,12 +6,12 @@
  */
 import { ARRAY_CTOR, type TypedArray } from "../ir/dtype.js";
 import { BackendError, TraceError } from "../ir/errors.js";
+import type { Graph } from "../ir/graph.js";
 import { printGraph } from "../ir/print.js";
+import type { Schedule } from "../ir/schedule.js";
 import type { ConcreteType } from "../ir/shapes.js";
 import { isConcrete } from "../ir/types.js";
-import { runPipeline } from "../passes/pipeline.js";
 import type { Backend } from "../runtime/backend.js";
-import { fuseOptionsFor } from "../runtime/fuse-options.js";
 import { Program } from "../runtime/program.js";
 import { counters } from "../runtime/stats.js";
 import { getBackend } from "./backend.js";
@@ -27,13 +27,24 @@ import type { Tensor } from "./tensor.js";
 export const PROGRAM_CACHE_LIMIT = 512;
 const programCache = new Map<string, Program | Promise<Program>>();
 
+/**
+ * The pass pipeline for the eager path, installed by the full library
+ * (src/compiler.ts) so that `batchwise/runtime`, which has tensors but runs only
+ * bundles, carries no passes.
+ */
+let scheduler: ((graph: Graph, backend: Backend) => Schedule) | undefined;
+
+export function setEagerScheduler(s: (graph: Graph, backend: Backend) => Schedule): void {
+  scheduler = s;
+}
+
 /** Number of programs in the eager cache (tests check the bound). */
 export function programCacheSize(): number {
   return programCache.size;
 }
 
 /** The program for a graph on a backend, from the cache or built now. */
-export function programFor(text: string, build: () => ReturnType<typeof runPipeline>, backend: Backend): Program | Promise<Program> {
+export function programFor(text: string, build: () => { readonly schedule: Schedule }, backend: Backend): Program | Promise<Program> {
   const key = `${backend.name}\n${text}`;
   const hit = programCache.get(key);
   if (hit !== undefined) {
@@ -91,7 +102,11 @@ function pendingProgram(t: Tensor): Pending | undefined {
   const backend = getBackend();
   const built = buildGraph("eager", [t], []);
   const text = printGraph(built.graph);
-  const program = programFor(text, () => runPipeline(built.graph, fuseOptionsFor(backend)), backend);
+  const schedule = scheduler;
+  if (schedule === undefined) {
+    throw new BackendError(`${t.toString()}: computing tensor operations needs the compiler of the full batchwise entry; batchwise/runtime only runs bundles`);
+  }
+  const program = programFor(text, () => ({ schedule: schedule(built.graph, backend) }), backend);
   return { program, captured: built.captured };
 }
 

@@ -1,0 +1,112 @@
+/**
+ * Bundle sizes of two typical pages, as a browser application would ship them:
+ * esbuild, bundle + minify, platform browser, format esm, from the TypeScript
+ * sources of the package's entries (`batchwise` is src/index.ts,
+ * `batchwise/runtime` is src/runtime-entry.ts).
+ *
+ *   jit page      uses jit + tensor from `batchwise`
+ *   runtime page  only loads and runs a bundle on JS, from `batchwise/runtime`
+ *   runtime+webgpu the same on WebGPU (reported, not budgeted): the WebGPU backend
+ *                 plans launches and writes the combine shaders of tree reductions
+ *                 when it loads a kernel, so it imports codegen/wgsl*.ts (the WGSL
+ *                 generator comes along, as it shares a module with the planner)
+ *
+ * Prints raw and gzip sizes (node:zlib, level 9) and the largest inputs of each
+ * page. `npm run size -- --check` also fails (exit code 1) when a page is over
+ * its budget or the runtime page contains the tracer, the passes or the code
+ * generators. `sizes()` is what test/package/size.test.ts asserts on.
+ */
+import { build, type Metafile } from "esbuild";
+import { gzipSync } from "node:zlib";
+import { fileURLToPath } from "node:url";
+import { dirname, resolve } from "node:path";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+export interface PageSize {
+  readonly name: string;
+  readonly raw: number;
+  readonly gzip: number;
+  /** The minified page. */
+  readonly code: string;
+  /** Bytes in the output per input file (relative to the repository root or node_modules). */
+  readonly inputs: ReadonlyMap<string, number>;
+}
+
+/** Budgets from the packaging issue: min+gzip bytes. */
+export const BUDGET = { jit: 60 * 1024, runtime: 25 * 1024 } as const;
+
+export const PAGES = {
+  jit: `import { jit, tensor } from "./src/index.ts";
+const f = jit((x) => x.mul(2).add(1).sum(-1));
+console.log(f(tensor([[1, 2, 3]], { batchDim: 1 })).dataSync());`,
+  runtime: `import { loadBundle, tensor } from "./src/runtime-entry.ts";
+export async function run(mod, sha256) {
+  const f = await loadBundle(mod, { sha256 });
+  return f(tensor([[1, 2, 3]], { batchDim: 1 })).dataSync();
+}`,
+  "runtime+webgpu": `import { initWebGPU, loadBundle, tensor } from "./src/runtime-entry.ts";
+export async function run(mod, sha256) {
+  await initWebGPU();
+  const f = await loadBundle(mod, { sha256 });
+  return f.callAsync(tensor([[1, 2, 3]], { batchDim: 1 }));
+}`,
+} as const;
+
+async function page(name: string, contents: string): Promise<PageSize> {
+  const r = await build({
+    stdin: { contents, resolveDir: ROOT, sourcefile: `${name}-page.ts`, loader: "ts" },
+    bundle: true,
+    minify: true,
+    platform: "browser",
+    format: "esm",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+  });
+  const out = r.outputFiles[0]!.contents;
+  const meta: Metafile = r.metafile;
+  const inputs = new Map<string, number>();
+  for (const o of Object.values(meta.outputs)) {
+    for (const [file, { bytesInOutput }] of Object.entries(o.inputs)) inputs.set(file, (inputs.get(file) ?? 0) + bytesInOutput);
+  }
+  return { name, raw: out.length, gzip: gzipSync(out, { level: 9 }).length, code: new TextDecoder().decode(out), inputs };
+}
+
+export async function sizes(): Promise<{ jit: PageSize; runtime: PageSize; runtimeWebGPU: PageSize }> {
+  return { jit: await page("jit", PAGES.jit), runtime: await page("runtime", PAGES.runtime), runtimeWebGPU: await page("runtime+webgpu", PAGES["runtime+webgpu"]) };
+}
+
+/** Input files of a page that belong to the compiler: the passes, the code generators, the tracer (jit) and its installer. */
+export function compilerInputs(p: PageSize): string[] {
+  return [...p.inputs.keys()].filter((f) => /^(passes|codegen)\//.test(f) || /^src\/(jit|compiler)\.ts$/.test(f) || f === "runtime/js.ts");
+}
+
+const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
+
+function report(p: PageSize): string {
+  const groups = new Map<string, number>();
+  for (const [file, n] of p.inputs) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
+    const key = m !== null ? m[1]! : file.split("/").slice(0, file.startsWith("src/") && file.split("/").length > 2 ? 2 : 1).join("/");
+    groups.set(key, (groups.get(key) ?? 0) + n);
+  }
+  const top = [...groups].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  return [`${p.name} page: ${kb(p.raw)} minified, ${kb(p.gzip)} gzip`, ...top.map(([k, n]) => `  ${kb(n).padStart(9)}  ${k}`)].join("\n");
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const s = await sizes();
+  console.log(report(s.jit));
+  console.log(report(s.runtime));
+  console.log(report(s.runtimeWebGPU));
+  if (process.argv.includes("--check")) {
+    const problems: string[] = [];
+    if (s.jit.gzip > BUDGET.jit) problems.push(`jit page ${kb(s.jit.gzip)} gzip > ${kb(BUDGET.jit)}`);
+    if (s.runtime.gzip > BUDGET.runtime) problems.push(`runtime page ${kb(s.runtime.gzip)} gzip > ${kb(BUDGET.runtime)}`);
+    const bad = compilerInputs(s.runtime);
+    if (bad.length > 0) problems.push(`runtime page includes compiler files: ${bad.join(", ")}`);
+    for (const p of problems) console.error(p);
+    if (problems.length > 0) process.exit(1);
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * `batchwise/runtime`: loads and runs bundles (written by `f.bundle()`) on JS
+ * and WebGPU, with no tracer, no graph passes, no code generators and no
+ * `eval`, for pages that only run precompiled programs.
+ *
+ * The full `loadBundle` of `batchwise` re-derives a bundle's schedule and its
+ * kernels' sources from its graph and refuses any that differ. This one cannot
+ * (it has no compiler), so it trusts a bundle only by its content hash: the
+ * caller must pin the SHA-256 it expects (`loadBundle(mod, { sha256 })`, the
+ * `sha256` export of the bundle it trusts), checked with WebCrypto (or
+ * `@noble/hashes` where WebCrypto is missing), after the module passed the
+ * same schema as in the full loader. Without a pin it is a BundleError.
+ *
+ * Tensors made here (`tensor`, `fromTypedArray`, …) are the library's tensors;
+ * they are inputs and outputs of bundles. Eager tensor arithmetic needs the
+ * compiler and thus the full `batchwise` entry.
+ */
+import { BundleError } from "../ir/errors.js";
+import { mapStep, type Step } from "../ir/schedule.js";
+import { bundleFunction, check, checkHash, checkLayout, readBundle, type BundleFunction, type BundleModule, type LoadBundleOptions } from "./bundle-load.js";
+
+/**
+ * Loads a bundle module whose SHA-256 the caller pins (`opts.sha256`): checks
+ * the module against the bundle schema, its graph (which must parse and print
+ * back to itself), its content hash against the recorded and the pinned one,
+ * and its argument and result layout, then loads the shipped kernels on the
+ * current backend (or `opts.backend`) without compiling any.
+ */
+export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}): Promise<BundleFunction> {
+  if (opts !== null && typeof opts === "object" && opts.sha256 === undefined) {
+    throw new BundleError(
+      "loadBundle (batchwise/runtime): the bundle's SHA-256 is not pinned; pass the hash you trust (loadBundle(mod, { sha256 }), the sha256 export of the bundle as you wrote it), or load it with the full batchwise entry, which re-derives its schedule and kernels from its graph",
+    );
+  }
+  const b = readBundle(mod, opts);
+  // The hash first: from here on the content is the one the caller pinned.
+  await checkHash(b);
+  const { snapshot, order } = b;
+  check(snapshot.kernels.length === snapshot.steps.length, `the bundle's ${snapshot.steps.length} steps and ${snapshot.kernels.length} kernels do not match`);
+  const steps: Step[] = snapshot.steps.map((st, i) =>
+    mapStep(st, (n) => {
+      check(n < order.length, `step ${i} names node ${n}, the graph has ${order.length}`);
+      return order[n]!;
+    }),
+  );
+  checkLayout(snapshot, b.graph);
+  return bundleFunction(b, steps, opts.backend);
+}
+
+export { BUNDLE_FORMAT, BUNDLE_VERSION, type BundleModule, type BundleFunction, type LoadBundleOptions } from "./bundle-load.js";
+export { Tensor, type NestedArray } from "./tensor.js";
+export { tensor, fromTypedArray, full, zeros, ones, empty, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
+export { getBackend, setBackend } from "./backend.js";
+export type { Backend, BackendCapabilities } from "../runtime/backend.js";
+export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";
+export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";
+export type { DType, TypedArray } from "../ir/dtype.js";
+export { JaggedTensor } from "./ragged/jagged.js";
+export { jagged } from "./ragged/build.js";
+export { TensorDict } from "./tensordict/index.js";
