@@ -9,7 +9,7 @@
  * (uint32: i % 7; bool: i % 7 - 3 != 0).
  */
 import { PASS_NAMES } from "../passes/pipeline.ts";
-import { BatchwiseError, fromTypedArray, initWebGPU, jit, setBackend, Tensor, type DType, type JitArg, type JitFunction, type WebGPUBackend } from "../src/index.ts";
+import { BackendError, BatchwiseError, BundleError, DTypeError, IRError, KeyError, ShapeError, TraceError, UnsupportedOpError, fromTypedArray, initWebGPU, jit, setBackend, Tensor, type DType, type JitArg, type JitFunction, type WebGPUBackend } from "../src/index.ts";
 
 type Fn = JitFunction<[Tensor], JitArg | readonly JitArg[]>;
 type BackendName = "js" | "webgpu";
@@ -53,9 +53,19 @@ function setState(state: "ready" | "running" | "done" | "error"): void {
   ui.run.disabled = state === "running";
 }
 
+/**
+ * The class name of a BatchwiseError. Not `e.name`: the library sets it from
+ * `new.target.name`, which a minifier renames (the built page would say "t").
+ */
+const ERROR_CLASSES = { ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError, BundleError, KeyError };
+function errorName(e: BatchwiseError): string {
+  for (const [name, cls] of Object.entries(ERROR_CLASSES)) if (e instanceof cls) return name;
+  return "BatchwiseError";
+}
+
 function showError(e: unknown): void {
   let text: string;
-  if (e instanceof BatchwiseError) text = `${e.name}: ${e.message}`;
+  if (e instanceof BatchwiseError) text = `${errorName(e)}: ${e.message}`;
   else if (e instanceof SyntaxError) text = `SyntaxError in the function: ${e.message}`;
   else if (e instanceof Error) text = `${e.name}: ${e.message}`;
   else text = `Error: ${String(e)}`;
@@ -165,7 +175,9 @@ async function showGraph(f: Fn): Promise<void> {
   // Graphviz (WASM, about 1.5 MB) loads on first use.
   vizReady ??= import("@viz-js/viz").then((m) => m.instance());
   const viz = await vizReady;
-  ui.graph.replaceChildren(viz.renderSVGElement(dot));
+  // Graphviz sizes boxes with the metrics of fonts it knows; "monospace" is not one
+  // of them, so its boxes would not fit the browser's monospace text. Courier is.
+  ui.graph.replaceChildren(viz.renderSVGElement(dot.replaceAll('fontname="monospace"', 'fontname="Courier"')));
 }
 
 async function run(): Promise<void> {
