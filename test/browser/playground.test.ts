@@ -93,7 +93,7 @@ async function runExample(page: Page, backend: "js" | "webgpu", code?: string): 
     const text = (sel: string) => document.querySelector(sel)?.textContent ?? "";
     const err = document.querySelector<HTMLElement>("#error")!;
     const counters: Record<string, string> = {};
-    for (const tr of document.querySelectorAll<HTMLTableRowElement>("#counters tr")) counters[tr.dataset["counter"]!] = tr.cells[1]!.textContent ?? "";
+    for (const tr of Array.from(document.querySelectorAll<HTMLTableRowElement>("#counters tr"))) counters[tr.dataset["counter"]!] = tr.cells[1]!.textContent ?? "";
     const rows = Array.from(document.querySelectorAll<HTMLTableRowElement>("#results tbody tr"), (tr) => ({
       batch: tr.dataset["batch"]!,
       output: tr.cells[2]!.textContent ?? "",
