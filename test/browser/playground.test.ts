@@ -225,6 +225,12 @@ describe.runIf(haveBrowser || REQUIRE)("the playground page in headless Chromium
       expect(syntax.state).toBe("error");
       expect(syntax.error).toMatch(/^SyntaxError in the function/);
 
+      // float64 on WebGPU: a DTypeError (never a silent downcast), in the page as well.
+      await page.selectOption("#dtype", "float64");
+      const f64 = await runExample(page, "webgpu", "(x) => x.tanh()");
+      expect(f64.state).toBe("error");
+      expect(f64.error).toMatch(/^DTypeError: .*float64/);
+
       expect(pageErrors).toEqual([]);
       console.log(`[batchwise] playground screenshots: ${shot}, ${join(shots, "playground-error.png")}`);
     } finally {
