@@ -3,32 +3,46 @@
  * involved in `(batch; base)` notation (docs/ARCHITECTURE.md, Errors).
  */
 export class BatchwiseError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
+  // Written out, not `new.target.name`: a minifier renames classes, and users' bundles are minified.
+  override name = "BatchwiseError";
 }
 
 /** Shapes that cannot meet: broadcasting, reshapes, axis out of range. */
-export class ShapeError extends BatchwiseError {}
+export class ShapeError extends BatchwiseError {
+  override name = "ShapeError";
+}
 
 /** A dtype the op cannot take (or float64 on WebGPU). */
-export class DTypeError extends BatchwiseError {}
+export class DTypeError extends BatchwiseError {
+  override name = "DTypeError";
+}
 
 /** An op the IR, a pass or a backend does not know. */
-export class UnsupportedOpError extends BatchwiseError {}
+export class UnsupportedOpError extends BatchwiseError {
+  override name = "UnsupportedOpError";
+}
 
 /** IR text that does not parse, or a graph that fails the verifier. */
-export class IRError extends BatchwiseError {}
+export class IRError extends BatchwiseError {
+  override name = "IRError";
+}
 
 /** Misuse of `jit`/`trace`: a traced value read on the host, a non-tensor output. */
-export class TraceError extends BatchwiseError {}
+export class TraceError extends BatchwiseError {
+  override name = "TraceError";
+}
 
 /** A backend failure: no adapter, device lost, a limit exceeded, a WGSL compile error. */
-export class BackendError extends BatchwiseError {}
+export class BackendError extends BatchwiseError {
+  override name = "BackendError";
+}
 
 /** A bundle that is not one, is from another format version, or does not match its own graph. */
-export class BundleError extends BatchwiseError {}
+export class BundleError extends BatchwiseError {
+  override name = "BundleError";
+}
 
 /** A key a TensorDict does not have, or key sets that do not match (Python's KeyError). */
-export class KeyError extends BatchwiseError {}
+export class KeyError extends BatchwiseError {
+  override name = "KeyError";
+}

@@ -96,6 +96,15 @@ describe("the packed package in a fresh project", () => {
     expect(warnings).toEqual([]);
   }, 120_000);
 
+  it("keeps error class names in a minified bundle", async () => {
+    const entry = join(dir, "app/errors.js");
+    await writeFile(entry, 'import { zeros } from "batchwise";\ntry { zeros([2], [3]).add(zeros([2], [4])); } catch (e) { console.log(e.name); }\n');
+    const out = join(dir, "app/errors.min.mjs");
+    await esbuild({ entryPoints: [entry], absWorkingDir: join(dir, "app"), bundle: true, minify: true, platform: "node", format: "esm", outfile: out, logLevel: "silent" });
+    const r = await run(process.execPath, [out], { cwd: join(dir, "app") });
+    expect(r.stdout.trim()).toBe("ShapeError");
+  }, 60_000);
+
   it("runs in Node through import and require", async () => {
     const esm = await run(process.execPath, ["--input-type=module", "-e", 'import { tensor } from "batchwise"; console.log(Array.from(tensor([1, 2]).mul(3).dataSync()).join(","));'], { cwd: join(dir, "app") });
     expect(esm.stdout.trim()).toBe("3,6");
