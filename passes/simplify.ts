@@ -58,8 +58,13 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   { name: "add-neg", apply: (n) => (n.op === "add" && rhs(n).op === "neg" ? Node.make("sub", [lhs(n), lhs(rhs(n))]) : undefined) },
   // x - neg(y) -> x + y
   { name: "sub-neg", apply: (n) => (n.op === "sub" && rhs(n).op === "neg" ? Node.make("add", [lhs(n), lhs(rhs(n))]) : undefined) },
-  // abs(abs(x)) -> abs(x), abs(neg(x)) -> abs(x)
-  { name: "abs-abs", apply: (n) => (n.op === "abs" && (lhs(n).op === "abs" || lhs(n).op === "neg") ? Node.make("abs", [lhs(lhs(n))]) : undefined) },
+  // abs(abs(x)) -> abs(x); abs(neg(x)) -> abs(x) except for uint32, where abs is the identity and neg wraps
+  // (abs(neg(1)) is 4294967295, not 1)
+  {
+    name: "abs-abs",
+    apply: (n) =>
+      n.op === "abs" && (lhs(n).op === "abs" || (lhs(n).op === "neg" && n.type.dtype !== "uint32")) ? Node.make("abs", [lhs(lhs(n))]) : undefined,
+  },
   // not(not(x)) -> x
   { name: "not-not", apply: (n) => (n.op === "not" && lhs(n).op === "not" ? lhs(lhs(n)) : undefined) },
   // maximum(x, x) -> x, minimum(x, x) -> x, and(x, x) -> x, or(x, x) -> x
