@@ -39,14 +39,18 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   { name: "mul-zero-int", apply: (n) => (n.op === "mul" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, rhs(n)) : undefined) },
   // x * -1 -> neg(x)
   { name: "mul-minus-one", apply: (n) => (n.op === "mul" && isConst(rhs(n), -1) ? same(n, Node.make("neg", [lhs(n)])) : undefined) },
-  // x / c -> x * (1/c) when c is a power of two (1/c is exact)
+  // x / c -> x * (1/c) when c is a power of two and 1/c is finite and exact in the dtype (then both are the
+  // correctly rounded x·2^-k). Not when 1/c overflows: float64 c = 5e-324 = 2^-1074 has 1/c = Infinity,
+  // and -0 * Infinity is NaN where -0 / c is -0.
   {
     name: "div-pow2",
-    apply: (n) =>
-      n.op === "div" && isFloat(n.type.dtype) && isConst(rhs(n)) && isPow2(rhs(n).attrs.value as number) && !isConst(rhs(n), 1) &&
-      castScalar(1 / (rhs(n).attrs.value as number), n.type.dtype) === 1 / (rhs(n).attrs.value as number)
-        ? Node.make("mul", [lhs(n), Node.make("const", [], { dtype: n.type.dtype, value: 1 / (rhs(n).attrs.value as number) })])
-        : undefined,
+    apply: (n) => {
+      if (n.op !== "div" || !isFloat(n.type.dtype) || !isConst(rhs(n)) || isConst(rhs(n), 1)) return undefined;
+      const c = rhs(n).attrs.value as number;
+      const inv = 1 / c;
+      if (!isPow2(c) || !Number.isFinite(inv) || castScalar(inv, n.type.dtype) !== inv) return undefined;
+      return Node.make("mul", [lhs(n), Node.make("const", [], { dtype: n.type.dtype, value: inv })]);
+    },
   },
   // pow(x, 1) -> x
   { name: "pow-one", apply: (n) => (n.op === "pow" && isConst(rhs(n), 1) ? same(n, lhs(n)) : undefined) },

@@ -16,4 +16,11 @@ describe("fuzz regressions (JS)", () => {
     // uint32 neg wraps to 2^32 - x; abs of a uint32 is itself. The simplifier's abs(neg x) -> abs(x) gave [1, 2].
     expect(Array.from(f(tensor([1, 2, 0], { dtype: "uint32" })).dataSync())).toEqual([4294967295, 4294967294, 0]);
   });
+
+  it.each(both((x) => x.div(5e-324)))("float64 division by 5e-324 = 2^-1074 (1/c overflows) (%s)", (_mode, f) => {
+    // -0 / c = -0; 1e-310 is the subnormal 20240225330731 · 2^-1074; 1 / c overflows to Infinity.
+    // The simplifier turned x / c into x * Infinity: NaN for -0, Infinity for 1e-310.
+    const got = Array.from(f(tensor([-0, 1e-310, 1], { dtype: "float64" })).dataSync());
+    expect(got.map((v) => (Object.is(v, -0) ? "-0" : String(v)))).toEqual(["-0", "20240225330731", "Infinity"]);
+  });
 });
