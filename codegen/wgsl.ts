@@ -255,10 +255,14 @@ export function kernelToWGSL(kernel: Kernel): string {
     if (op in COMPARE) {
       const cmp = COMPARE[op as keyof typeof COMPARE];
       if (ad !== bd) fail(`value %${n}: ${op} operands differ in dtype (${ad} vs ${bd})`);
+      // A float comparison reads its left operand through bw_id: a driver that assumes no NaN turns
+      // select(x, y, x < y) into max(x, y) (Mesa does), which drops a NaN that where() must pass on.
       const out =
         ad === "bool" && cmp !== "==" && cmp !== "!="
           ? `(${castTo(a, "bool", "uint32", use)} ${cmp} ${castTo(b, "bool", "uint32", use)})`
-          : `(${a} ${cmp} ${b})`;
+          : ad === "float32"
+            ? (use("opaque"), `(bw_id(${a}) ${cmp} ${b})`)
+            : `(${a} ${cmp} ${b})`;
       return castTo(out, "bool", rd, use);
     }
     if (op in LOGIC) {
