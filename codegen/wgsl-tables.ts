@@ -475,9 +475,14 @@ export const extreme = (d: DType, high: boolean, use: (h: Helper) => void): stri
   }
 };
 
+/**
+ * A sum (and a mean's sum) starts at -0, the exact additive identity (-0 + x = x for every
+ * x, where +0 + -0 is +0): a sum of -0s is -0 as in NumPy, also when threads or chunks
+ * that saw no element fold their accumulators in. An empty sum is +0 (`sumResult`).
+ */
 export const REDUCE: { readonly [K in Exclude<KReduceOp, "argmin" | "argmax">]: ReduceRule } = {
-  sum: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
-  mean: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  sum: { init: (d, u) => literal(-0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  mean: { init: (d, u) => literal(-0, d, u), step: (acc, v) => `${acc} + ${v}` },
   prod: { init: (d, u) => literal(1, d, u), step: (acc, v) => `${acc} * ${v}` },
   max: {
     init: (d, u) => extreme(d, false, u),
@@ -490,6 +495,11 @@ export const REDUCE: { readonly [K in Exclude<KReduceOp, "argmin" | "argmax">]: 
   all: { init: () => "true", step: (acc, v) => `${acc} && ${v}` },
   any: { init: () => "false", step: (acc, v) => `${acc} || ${v}` },
 };
+
+/** The final value of a float32 sum whose accumulator is `v`: +0 when `empty` (a WGSL bool) holds, as NumPy's empty sum. */
+export function sumResult(v: string, ad: DType, empty: string, use: (h: Helper) => void): string {
+  return ad === "float32" ? `select(${v}, ${literal(0, "float32", use)}, ${empty})` : v;
+}
 
 export function checkDType(d: DType, what: string): void {
   if (d === "float64") {

@@ -29,7 +29,7 @@ import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp } from "../ir/kerne
 import { Lines } from "./lines.js";
 import {
   ARITH, COMPARE, FLOAT_MATH, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
-  castTo, checkDType, extreme, fail, literal, type Helper,
+  castTo, checkDType, extreme, fail, literal, sumResult, type Helper,
 } from "./wgsl-tables.js";
 import { WGSL_WORKGROUP_SIZE, segmentRowBound, treeReduction, wgslChunk, wgslParamLayout } from "./wgsl-launch.js";
 import { emitPartialStore, emitSharedTree, fromShared, helperCode, initAccumulators, isArg as isArgOp, sharedDecls, treeOuts } from "./wgsl-combine.js";
@@ -340,8 +340,9 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
       const ad = accDType(out.reduce!, out.dtype);
       let v = fromShared(`wacc${j}[0]`, ad);
-      // mean divides once, by the whole reduced count.
+      // mean divides once, by the whole reduced count; an empty sum is +0.
       if (out.reduce === "mean") v = ad === "float32" ? `${v} / f32(rn)` : `${v} / ${castTo("f32(rn)", "float32", ad, use)}`;
+      if (out.reduce === "sum") v = sumResult(v, ad, "rn == 0u", use);
       v = castTo(v, ad, out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
     });
@@ -472,6 +473,7 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
       let v = "acc";
       if (out.reduce === "mean") v = `acc / f32(n)`;
+      if (out.reduce === "sum") v = sumResult(v, ad, "n == 0u", use);
       if (!isArg) v = castTo(v, ad, out.dtype, use);
       B.line(`out0[gi] = ${store(v)};`);
     } else if (mapped) {
@@ -548,8 +550,11 @@ export function kernelToWGSL(kernel: Kernel): string {
     });
     for (let i = 0; i < loops.length; i++) B.close();
     const reducedBaseCount = [...reducedBase].reduce((p, a) => p * baseShape[a]!, 1);
+    // Whether the reduction is empty (an empty sum is +0): an empty reduced base axis, or a reduced batch size of 0.
+    const empty = reducedBaseCount === 0 ? "true" : reducedBatch.size === 0 ? "" : [...reducedBatch].map((a) => `${param(layout.batchSizes + a)} == 0u`).join(" || ");
     kernel.outputs.forEach((out, j) => {
       let v = `acc${j}`;
+      if (out.reduce === "sum" && empty !== "") v = sumResult(v, accDType("sum", out.dtype), empty, use);
       if (out.reduce === "mean") {
         const ad = accDType("mean", out.dtype);
         const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), literal(reducedBaseCount, "float32", use)].join(" * ");

@@ -170,11 +170,20 @@ export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): nu
   }
 }
 
+/**
+ * The sum of `values` in order, as NumPy: the sum of a non-empty group starts at -0 (the
+ * exact additive identity, -0 + x = x for every x), so a group of -0s sums to -0; an
+ * empty group sums to +0.
+ */
+export function sumRef(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((s, v) => s + v, -0);
+}
+
 /** Combines the values of one reduction group. `values` in iteration order. */
 export function reduceRef(op: KReduceOp, values: readonly number[], dtype: DType): number {
   switch (op) {
-    case "sum": return values.reduce((s, v) => s + v, 0);
-    case "mean": return values.reduce((s, v) => s + v, 0) / values.length;
+    case "sum": return sumRef(values);
+    case "mean": return sumRef(values) / values.length;
     case "prod": return values.reduce((s, v) => (isFloat(dtype) ? s * v : Math.imul(s, v)), 1);
     case "min": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.min(m, v)), Infinity);
     case "max": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity);
@@ -366,7 +375,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       const lead = baseIdx.slice(0, leadRank);
       const i = av ? 0 : baseIdx[leadRank]!;
       const j = bv ? 0 : baseIdx[baseIdx.length - 1]!;
-      let s = 0;
+      // The K-sum follows the sum rule (`sumRef`): -0 for K > 0 products that are all -0, +0 for K = 0.
+      let s = K === 0 ? 0 : -0;
       for (let k = 0; k < K; k++) {
         const x = a!.data[matmulOffset(a!.type, batchIdx, lead, av ? [k] : [i, k])]!;
         const y = b!.data[matmulOffset(b!.type, batchIdx, lead, bv ? [k] : [k, j])]!;

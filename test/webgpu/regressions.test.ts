@@ -6,6 +6,7 @@
 import { expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
 import { jit, setBackend, tensor, where, type Tensor } from "../../src/index.js";
+import { checkSignedZeroSums } from "../helpers/signed-zero-sums.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
 const probe = await probeWebGPUForFile();
@@ -32,4 +33,6 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
     const f = jit((a: Tensor, b: Tensor) => where(a.gt(b), a, b));
     expect(fmt(await (await f.callAsync(x, y)).data())).toEqual(["1", "NaN", "3", "NaN"]);
   }));
+
+  it("a sum of -0s is -0, an empty sum +0 (NumPy), on every WGSL code path", on(() => checkSignedZeroSums((t) => t.data())));
 });
