@@ -9,6 +9,7 @@
  * graphs, float32 graphs of one op of any kind (div, mod, pow, floor, … on inputs
  * that are exact, so no rounding jump), and int32/uint32 graphs (bit-exact).
  */
+import { writeFileSync } from "node:fs";
 import fc from "fast-check";
 import { afterAll, expect, it } from "vitest";
 import { interpret, type Value } from "../../ir/interpret.js";
@@ -108,6 +109,8 @@ describeWebGPU(probe, "WebGPU fuzz: random graphs with special values against th
     }
     console.log(`${tally.summary("WebGPU fuzz")}\n  WebGPU dispatches: ${gpu.stats.dispatches - before}\n  time: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     if (tally.unknown.length > 0) console.log(`NEW FAILURES (first 20):\n${tally.unknown.slice(0, 20).join("\n\n")}`);
+    // BATCHWISE_FUZZ_DUMP=<file>: every new failure, written to that file.
+    if (process.env["BATCHWISE_FUZZ_DUMP"]) writeFileSync(process.env["BATCHWISE_FUZZ_DUMP"], tally.unknown.join("\n\n"));
     expect(gpu.stats.dispatches).toBeGreaterThan(before);
     expect(tally.graphs).toBe(seeds.length);
     if (REPLAY !== undefined) expect([...tally.known.keys()]).toEqual([]);
