@@ -5,7 +5,7 @@
  */
 import { expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
-import { jit, setBackend, tensor, where, type Tensor } from "../../src/index.js";
+import { full, jit, setBackend, tensor, where, zeros, type Tensor } from "../../src/index.js";
 import { checkSignedZeroSums } from "../helpers/signed-zero-sums.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
@@ -35,4 +35,16 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
   }));
 
   it("a sum of -0s is -0, an empty sum +0 (NumPy), on every WGSL code path", on(() => checkSignedZeroSums((t) => t.data())));
+
+  it("an elementwise op over a base with an empty dim (WGSL had `r % 0u`) gives the empty result", on(async () => {
+    expect(Array.from(await zeros([4], [0]).add(1).data())).toEqual([]);
+    expect(Array.from(await zeros([2], [3, 0]).mul(tensor([2])).data())).toEqual([]);
+  }));
+
+  it("float mod with |a / b| >= 2^24 is the exact floor remainder, rounded once", on(async () => {
+    // 16777216 mod float32(-0.33) = -0.17666664..., mod float32(0.7) = 0.58571428..., mod 3 = 1 (exact
+    // rational arithmetic, rounded to float32; NumPy gives the same). a - b·floor(a/b) in float32 was off by up to |b|.
+    const got = await full([], [3], 16777216).mod(tensor([-0.33, 0.7, 3])).data();
+    expect(Array.from(got)).toEqual([-0.17666664719581604, 0.5857142806053162, 1]);
+  }));
 });
