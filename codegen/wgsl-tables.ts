@@ -364,7 +364,9 @@ function f32Bits(f: number): number {
 export function castTo(x: string, from: DType, to: DType, use: (h: Helper) => void): string {
   if (from === to) return x;
   if (to === "bool") {
-    if (from === "float32") return `(${x} != 0.0f)`;
+    // By the bits (x is not ±0): a driver that assumes no NaN/Inf rewrites a + b != 0 as a != -b,
+    // which is false for -Inf + Inf = NaN (Mesa does).
+    if (from === "float32") return `((bitcast<u32>(${x}) & 0x7fffffffu) != 0u)`;
     return from === "int32" ? `(${x} != 0i)` : `(${x} != 0u)`;
   }
   if (from === "bool") return `select(${literal(0, to, use)}, ${literal(1, to, use)}, ${x})`;

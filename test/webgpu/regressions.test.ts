@@ -47,4 +47,10 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
     const got = await full([], [3], 16777216).mod(tensor([-0.33, 0.7, 3])).data();
     expect(Array.from(got)).toEqual([-0.17666664719581604, 0.5857142806053162, 1]);
   }));
+
+  it("a float cast to bool is x != ±0, also for a NaN made by -Inf + Inf (the driver tested a != -b)", on(async () => {
+    const x = tensor([-Infinity, Infinity, -1, 0, -0, NaN, 2]);
+    // x + |x|: NaN, Inf, 0, 0, 0, NaN, 4; to bool: NaN is true, ±0 false.
+    expect(Array.from(await x.add(x.abs()).cast("bool").data())).toEqual([1, 1, 0, 0, 0, 1, 1]);
+  }));
 });
