@@ -55,4 +55,13 @@ describe("fuzz regressions (JS)", () => {
     ]);
     expect(Object.is(out!.data[0], -0)).toBe(true);
   });
+
+  it("the interpreter's float32 accumulation (WGSL's) rounds every step; the default accumulates in float64", () => {
+    const x = Node.make("input", [], { index: 0 }, { dtype: "float32", batch: [], base: [3] });
+    const g = makeGraph("p", [x], [Node.make("prod", [x], { batchAxes: [], baseAxes: [0], keep: false })]);
+    const inputs = [{ type: { dtype: "float32" as const, batch: [], base: [3] }, data: Float32Array.of(2 ** 127, 4, 2 ** -100) }];
+    // 2^127 · 4 · 2^-100 = 2^29 in float64; in float32 the running product 2^129 overflows first.
+    expect(interpret(g, inputs)[0]!.data[0]).toBe(536870912);
+    expect(interpret(g, inputs, { accumulation: "float32" })[0]!.data[0]).toBe(Infinity);
+  });
 });
