@@ -591,8 +591,12 @@ function indexCode(e: IndexExpr, rank: number): string {
     case "mul":
       return `(${indexCode(e.a, rank)} * ${indexCode(e.b, rank)})`;
     case "div":
-      return `(${indexCode(e.a, rank)} / ${indexCode(e.b, rank)})`;
-    case "mod":
-      return `(${indexCode(e.a, rank)} % ${indexCode(e.b, rank)})`;
+    case "mod": {
+      // A divisor 0 comes from a size-0 dim (a reshape of an empty tensor): such an index only
+      // runs for an element of that dim, of which there is none, but WGSL refuses a constant
+      // `% 0u` or `/ 0u` at compile time; 1u keeps it out of the source.
+      const b = indexCode(e.b, rank);
+      return `(${indexCode(e.a, rank)} ${e.k === "div" ? "/" : "%"} ${b === "0u" ? "1u" : b})`;
+    }
   }
 }

@@ -39,6 +39,9 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
   it("an elementwise op over a base with an empty dim (WGSL had `r % 0u`) gives the empty result", on(async () => {
     expect(Array.from(await zeros([4], [0]).add(1).data())).toEqual([]);
     expect(Array.from(await zeros([2], [3, 0]).mul(tensor([2])).data())).toEqual([]);
+    // A reshape of an empty base divides its index by the size-0 dim (WGSL had `x0 % 0u`).
+    expect(Array.from(await zeros([], [1, 0]).expand([2, 3, 0]).reshape([0]).data())).toEqual([]);
+    expect(Array.from(await zeros([], [3, 0], { dtype: "int32" }).reshape([0]).data())).toEqual([]);
   }));
 
   it("float mod with |a / b| >= 2^24 is the exact floor remainder, rounded once", on(async () => {
