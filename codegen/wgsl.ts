@@ -204,11 +204,14 @@ export function kernelToWGSL(kernel: Kernel): string {
       case "combine": {
         // Each operand is first brought to the result dtype (bool sums count in i32).
         const xs = e.xs.map((m) => castTo(ref(m), dtypeOf(m), e.op === "all" || e.op === "any" ? "bool" : e.dtype, use));
+        // Float terms after the first go through bw_id, as `add` does: a driver that reassociates
+        // turns a·b + a·c into a·(b + c) (Mesa does), which is -0 where the sum is +0 ((-0)(-0) + 0.2·(-0)).
+        const terms = (): string => (e.dtype === "float32" ? (use("opaque"), xs.map((x, i) => (i === 0 ? x : `bw_id(${x})`))) : xs).join(" + ");
         switch (e.op) {
           case "sum":
-            return `(${xs.join(" + ")})`;
+            return `(${terms()})`;
           case "mean":
-            return `((${xs.join(" + ")}) / ${xs.length}.0)`;
+            return `((${terms()}) / ${xs.length}.0)`;
           case "prod":
             return `(${xs.join(" * ")})`;
           case "min":

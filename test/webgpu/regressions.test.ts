@@ -56,4 +56,11 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
     // x + |x|: NaN, Inf, 0, 0, 0, NaN, 4; to bool: NaN is true, ±0 false.
     expect(Array.from(await x.add(x.abs()).cast("bool").data())).toEqual([1, 1, 0, 0, 0, 1, 1]);
   }));
+
+  it("a small inlined sum of products keeps the sign of zero (the driver factored a·b + a·c into a·(b + c))", on(async () => {
+    const a = tensor([-0, 0.5]);
+    // [a0, a1] @ [[a0, a1], [a0, a1]]: element 0 is (-0)(-0) + 0.5·(-0) = +0 + -0 = +0; element 1 is (-0)(0.5) + 0.25 = 0.25.
+    const got = await a.matmul(a.expand([2, 2])).data();
+    expect(Array.from(got, (v) => (Object.is(v, -0) ? "-0" : String(v)))).toEqual(["0", "0.25"]);
+  }));
 });
