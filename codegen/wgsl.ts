@@ -343,8 +343,12 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
       const ad = accDType(out.reduce!, out.dtype);
       let v = fromShared(`wacc${j}[0]`, ad);
-      // mean divides once, by the whole reduced count; an empty sum is +0.
-      if (out.reduce === "mean") v = ad === "float32" ? `${v} / f32(rn)` : `${v} / ${castTo("f32(rn)", "float32", ad, use)}`;
+      // mean divides once, by the whole reduced count, through bw_id: with an empty reduced base axis
+      // the compiler knows rn is 0 and folds x / 0.0 to 0, where the mean of nothing is NaN. An empty sum is +0.
+      if (out.reduce === "mean") {
+        use("opaque");
+        v = ad === "float32" ? `${v} / bw_id(f32(rn))` : `${v} / ${castTo("bw_id(f32(rn))", "float32", ad, use)}`;
+      }
       if (out.reduce === "sum") v = sumResult(v, ad, "rn == 0u", use);
       v = castTo(v, ad, out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);

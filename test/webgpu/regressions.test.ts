@@ -5,7 +5,7 @@
  */
 import { expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
-import { full, jit, setBackend, tensor, where, zeros, type Tensor } from "../../src/index.js";
+import { fromTypedArray, full, jit, setBackend, tensor, where, zeros, type Tensor } from "../../src/index.js";
 import { checkSignedZeroSums } from "../helpers/signed-zero-sums.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
@@ -62,5 +62,12 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
     // [a0, a1] @ [[a0, a1], [a0, a1]]: element 0 is (-0)(-0) + 0.5·(-0) = +0 + -0 = +0; element 1 is (-0)(0.5) + 0.25 = 0.25.
     const got = await a.matmul(a.expand([2, 2])).data();
     expect(Array.from(got, (v) => (Object.is(v, -0) ? "-0" : String(v)))).toEqual(["0", "0.25"]);
+  }));
+
+  it("the mean over batch axes and an empty base axis is NaN (the driver folded x / 0.0 to 0)", on(async () => {
+    const x = fromTypedArray(new Float32Array(0), [1, 4, 1, 0], { batchDim: 2 });
+    // Each output element reduces batch axis 0 and base axis 1 (size 0): the mean of nothing is NaN; the sum +0.
+    expect(Array.from(await x.reduce("mean", { batchAxes: [0], baseAxes: [1] }).data())).toEqual([NaN, NaN, NaN, NaN]);
+    expect(Array.from(await x.reduce("sum", { batchAxes: [0], baseAxes: [1] }).data())).toEqual([0, 0, 0, 0]);
   }));
 });
