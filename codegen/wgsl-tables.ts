@@ -417,18 +417,14 @@ export const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "is
 
 export type BinaryRule = (a: string, b: string, d: DType, use: (h: Helper) => void) => string;
 
-const infix =
-  (op: string): BinaryRule =>
-  (a, b) =>
-    `(${a} ${op} ${b})`;
-
 /** By operand dtype (bool operands of arithmetic are rejected before these run). */
 export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"]: BinaryRule } = {
   // float: the right operand through bw_id, so the compiler cannot cancel x - x, -x + x
   // or (x + 1) - x to a constant (wrong for NaN and ±Inf); integers wrap exactly.
   add: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} + bw_id(${b}))`) : `(${a} + ${b})`),
   sub: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} - bw_id(${b}))`) : `(${a} - ${b})`),
-  mul: infix("*"),
+  // float x * x: the right operand through bw_id, or a driver folds sqrt(a) * sqrt(a) to a (Mesa gives 1 for a = -1, not NaN).
+  mul: (a, b, d, use) => (d === "float32" && a === b ? (use("opaque"), `(${a} * bw_id(${b}))`) : `(${a} * ${b})`),
   div: (a, b, d, use) =>
     d === "float32" ? `(${a} / ${b})` : d === "int32" ? (use("idiv"), `bw_idiv(${a}, ${b})`) : (use("udiv"), `bw_udiv(${a}, ${b})`),
   pow: (a, b, d, use) =>

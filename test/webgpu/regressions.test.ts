@@ -70,4 +70,11 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
     expect(Array.from(await x.reduce("mean", { batchAxes: [0], baseAxes: [1] }).data())).toEqual([NaN, NaN, NaN, NaN]);
     expect(Array.from(await x.reduce("sum", { batchAxes: [0], baseAxes: [1] }).data())).toEqual([0, 0, 0, 0]);
   }));
+
+  it("x * x of a NaN stays NaN (the driver folded sqrt(a) * sqrt(a) to a)", on(async () => {
+    const a = tensor([-1, 4]);
+    // sqrt(-1) is NaN and NaN · NaN is NaN; sqrt(4)² = 4.
+    expect(Array.from(await a.sqrt().mul(a.sqrt()).data())).toEqual([NaN, 4]);
+    expect(Array.from(await a.sqrt().matmul(a.sqrt()).data())).toEqual([NaN]);
+  }));
 });
