@@ -385,7 +385,9 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   neg: (x, d) => (d === "uint32" ? `(0u - ${x})` : `(-${x})`),
   abs: (x, d) => (d === "uint32" ? x : `abs(${x})`),
   sqrt: (x) => `sqrt(${x})`,
-  rsqrt: (x) => `(1.0f / sqrt(${x}))`,
+  // 1 / sqrt(x) with the root through bw_id: Mesa fuses it into its own inverse square root, and
+  // tanh(rsqrt(-0)) then gave -Inf, not tanh(-Inf) = -1.
+  rsqrt: (x, _d, use) => (use("opaque"), `(1.0f / bw_id(sqrt(${x})))`),
   exp: (x, _d, use) => (use("fexp"), `bw_fexp(${x})`),
   log: (x, _d, use) => (use("flog"), `bw_flog(${x})`),
   sin: (x) => `sin(${x})`,

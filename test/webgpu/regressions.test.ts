@@ -77,4 +77,9 @@ describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
     expect(Array.from(await a.sqrt().mul(a.sqrt()).data())).toEqual([NaN, 4]);
     expect(Array.from(await a.sqrt().matmul(a.sqrt()).data())).toEqual([NaN]);
   }));
+
+  it("tanh(rsqrt(x)) at ±0 is tanh(±Inf) = ±1 (the driver's fused inverse square root gave -Inf)", on(async () => {
+    // rsqrt(-0) = 1 / -0 = -Inf, rsqrt(+0) = +Inf, rsqrt(-4) = NaN.
+    expect(Array.from(await tensor([-0, 0, -4]).rsqrt().tanh().data())).toEqual([-1, 1, NaN]);
+  }));
 });
