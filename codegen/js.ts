@@ -111,8 +111,9 @@ function castJS(x: string, to: DType): string {
 
 /** Inlined small reductions, with the reduction kernels' semantics (sum seeded with 0 in float64). */
 const COMBINE_JS: { readonly [K in KReduceOp]: (xs: readonly string[], d: DType, n: number) => string } = {
-  sum: (xs) => `(0 + ${xs.join(" + ")})`,
-  mean: (xs, _d, n) => `((0 + ${xs.join(" + ")}) / ${n})`,
+  // An inlined reduction has at least one term: its sum starts from the first (see INIT on -0).
+  sum: (xs) => `(${xs.join(" + ")})`,
+  mean: (xs, _d, n) => `((${xs.join(" + ")}) / ${n})`,
   prod: (xs, d) => (isFloat(d) ? `(1 * ${xs.join(" * ")})` : xs.reduce((a, x) => `Math.imul(${a}, ${x})`, "1")),
   min: (xs) => `Math.min(${xs.join(", ")})`,
   max: (xs) => `Math.max(${xs.join(", ")})`,
@@ -247,10 +248,22 @@ function monotoneRounding(op: KReduceOp, d: DType): boolean {
   return d === "float32" && (op === "min" || op === "max");
 }
 
+/**
+ * Accumulator start values. A sum (and a mean's sum) starts at -0, the exact additive
+ * identity (-0 + x = x for every x, where +0 + -0 is +0), so a sum of -0s is -0 as in
+ * NumPy; an empty sum is +0 (`SUM_EMPTY`).
+ */
 const INIT: { readonly [K in KReduceOp]: string } = {
-  sum: "0", mean: "0", prod: "1", min: "Infinity", max: "-Infinity",
+  sum: "-0", mean: "-0", prod: "1", min: "Infinity", max: "-Infinity",
   argmin: "Infinity", argmax: "-Infinity", all: "1", any: "0",
 };
+
+/** The start value of an accumulator over `count` elements (a JS expression): an empty sum is +0. */
+function initFor(op: KReduceOp, count: string): string {
+  if (op !== "sum") return INIT[op];
+  if (count === "0") return "0";
+  return /^\d+$/.test(count) ? INIT.sum : `(${count} === 0 ? 0 : -0)`;
+}
 
 export interface JsKernelSource {
   readonly source: string;
@@ -443,7 +456,7 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   if (reduce) {
     pts.forEach((pt, q) => {
       const acc = `acc_${q}`;
-      beforeSegment.push(`let ${acc} = ${INIT[out.reduce!]};`);
+      beforeSegment.push(`let ${acc} = ${initFor(out.reduce!, "hi - lo")};`);
       if (out.reduce === "argmax" || out.reduce === "argmin") beforeSegment.push(`let arg_${q} = 0;`);
       const v = em.value(out.value, pt, new Map(), monotoneRounding(out.reduce!, k.exprs[out.value]!.dtype)).name;
       if (out.reduce === "argmin" || out.reduce === "prod" || out.reduce === "all" || out.reduce === "any") {
@@ -585,11 +598,14 @@ export function kernelToJS(k: Kernel): JsKernelSource {
       });
     }
   } else {
-    const count = [...redBatch.map((a) => `n${a}`), String(numel(redBaseAxes.map((a) => k.baseShape[a]!)))].join(" * ");
+    const baseCount = numel(redBaseAxes.map((a) => k.baseShape[a]!));
+    const count = [...redBatch.map((a) => `n${a}`), String(baseCount)].join(" * ");
+    // Whether the reduction is empty is known before the loops (the sum's start value).
+    const sumCount = baseCount === 0 ? "0" : redBatch.length === 0 ? String(baseCount) : redBatch.map((a) => `n${a}`).join(" * ");
     keptPoints.forEach((kp, q) => {
       k.outputs.forEach((out, oi) => {
         const acc = `acc${oi}_${q}`;
-        keptInit.push(`let ${acc} = ${INIT[out.reduce!]};`);
+        keptInit.push(`let ${acc} = ${initFor(out.reduce!, sumCount)};`);
         if (out.reduce === "argmin" || out.reduce === "argmax") keptInit.push(`let arg${oi}_${q} = 0;`);
         const v = out.reduce === "mean" ? `${acc} / (${count})` : out.reduce === "argmin" || out.reduce === "argmax" ? `arg${oi}_${q}` : acc;
         after.push(`out${oi}[ob + ${outOffset(kp)}] = ${v};`);

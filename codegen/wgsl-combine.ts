@@ -16,7 +16,7 @@
 import type { DType } from "../ir/dtype.js";
 import { numel, type Kernel, type KReduceOp } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
-import { HELPERS, REDUCE, REG, STORE, castTo, extreme, type Helper } from "./wgsl-tables.js";
+import { HELPERS, REDUCE, REG, STORE, castTo, extreme, sumResult, type Helper } from "./wgsl-tables.js";
 import { WGSL_COMBINE_CHUNK, WGSL_ROW_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, wgslChunk } from "./wgsl-launch.js";
 
 /** What the tree keeps per output: its op, the compare dtype (argmin/argmax) or the accumulator dtype. */
@@ -129,9 +129,13 @@ export function emitPartialStore(B: Lines, outs: readonly TreeOut[], k: string):
   });
 }
 
-/** Whether the final combine kernel binds the offsets (after the partials): a segmented mean divides by its row's length. */
+/**
+ * Whether the final combine kernel binds the offsets (after the partials): a segmented
+ * mean divides by its row's length, a segmented float32 sum of an empty row is +0 (its
+ * partials hold the accumulator's start, -0).
+ */
 export function combineReadsOffsets(kernel: Kernel): boolean {
-  return kernel.segment !== undefined && kernel.outputs.some((o) => o.reduce === "mean");
+  return kernel.segment !== undefined && kernel.outputs.some((o) => o.reduce === "mean" || (o.reduce === "sum" && o.dtype === "float32"));
 }
 
 /**
@@ -204,6 +208,8 @@ export function combineToWGSL(kernel: Kernel, final: boolean): string {
         const n = seg !== undefined ? "f32(rows)" : "f32(P.v.w)";
         v = o.ad === "float32" ? `${v} / ${n}` : `${v} / ${castTo(n, "float32", o.ad, use)}`;
       }
+      // An empty sum is +0. Unsegmented, a reduction in several chunks is never empty.
+      if (o.op === "sum" && seg !== undefined) v = sumResult(v, o.ad, "rows == 0u", use);
       v = castTo(v, o.ad, out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
     });

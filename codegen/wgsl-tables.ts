@@ -364,7 +364,9 @@ function f32Bits(f: number): number {
 export function castTo(x: string, from: DType, to: DType, use: (h: Helper) => void): string {
   if (from === to) return x;
   if (to === "bool") {
-    if (from === "float32") return `(${x} != 0.0f)`;
+    // By the bits (x is not ±0): a driver that assumes no NaN/Inf rewrites a + b != 0 as a != -b,
+    // which is false for -Inf + Inf = NaN (Mesa does).
+    if (from === "float32") return `((bitcast<u32>(${x}) & 0x7fffffffu) != 0u)`;
     return from === "int32" ? `(${x} != 0i)` : `(${x} != 0u)`;
   }
   if (from === "bool") return `select(${literal(0, to, use)}, ${literal(1, to, use)}, ${x})`;
@@ -383,7 +385,9 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   neg: (x, d) => (d === "uint32" ? `(0u - ${x})` : `(-${x})`),
   abs: (x, d) => (d === "uint32" ? x : `abs(${x})`),
   sqrt: (x) => `sqrt(${x})`,
-  rsqrt: (x) => `(1.0f / sqrt(${x}))`,
+  // 1 / sqrt(x) with the root through bw_id: Mesa fuses it into its own inverse square root, and
+  // tanh(rsqrt(-0)) then gave -Inf, not tanh(-Inf) = -1.
+  rsqrt: (x, _d, use) => (use("opaque"), `(1.0f / bw_id(sqrt(${x})))`),
   exp: (x, _d, use) => (use("fexp"), `bw_fexp(${x})`),
   log: (x, _d, use) => (use("flog"), `bw_flog(${x})`),
   sin: (x) => `sin(${x})`,
@@ -415,18 +419,14 @@ export const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "is
 
 export type BinaryRule = (a: string, b: string, d: DType, use: (h: Helper) => void) => string;
 
-const infix =
-  (op: string): BinaryRule =>
-  (a, b) =>
-    `(${a} ${op} ${b})`;
-
 /** By operand dtype (bool operands of arithmetic are rejected before these run). */
 export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"]: BinaryRule } = {
   // float: the right operand through bw_id, so the compiler cannot cancel x - x, -x + x
   // or (x + 1) - x to a constant (wrong for NaN and ±Inf); integers wrap exactly.
   add: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} + bw_id(${b}))`) : `(${a} + ${b})`),
   sub: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} - bw_id(${b}))`) : `(${a} - ${b})`),
-  mul: infix("*"),
+  // float x * x: the right operand through bw_id, or a driver folds sqrt(a) * sqrt(a) to a (Mesa gives 1 for a = -1, not NaN).
+  mul: (a, b, d, use) => (d === "float32" && a === b ? (use("opaque"), `(${a} * bw_id(${b}))`) : `(${a} * ${b})`),
   div: (a, b, d, use) =>
     d === "float32" ? `(${a} / ${b})` : d === "int32" ? (use("idiv"), `bw_idiv(${a}, ${b})`) : (use("udiv"), `bw_udiv(${a}, ${b})`),
   pow: (a, b, d, use) =>
@@ -475,9 +475,14 @@ export const extreme = (d: DType, high: boolean, use: (h: Helper) => void): stri
   }
 };
 
+/**
+ * A sum (and a mean's sum) starts at -0, the exact additive identity (-0 + x = x for every
+ * x, where +0 + -0 is +0): a sum of -0s is -0 as in NumPy, also when threads or chunks
+ * that saw no element fold their accumulators in. An empty sum is +0 (`sumResult`).
+ */
 export const REDUCE: { readonly [K in Exclude<KReduceOp, "argmin" | "argmax">]: ReduceRule } = {
-  sum: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
-  mean: { init: (d, u) => literal(0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  sum: { init: (d, u) => literal(-0, d, u), step: (acc, v) => `${acc} + ${v}` },
+  mean: { init: (d, u) => literal(-0, d, u), step: (acc, v) => `${acc} + ${v}` },
   prod: { init: (d, u) => literal(1, d, u), step: (acc, v) => `${acc} * ${v}` },
   max: {
     init: (d, u) => extreme(d, false, u),
@@ -490,6 +495,11 @@ export const REDUCE: { readonly [K in Exclude<KReduceOp, "argmin" | "argmax">]: 
   all: { init: () => "true", step: (acc, v) => `${acc} && ${v}` },
   any: { init: () => "false", step: (acc, v) => `${acc} || ${v}` },
 };
+
+/** The final value of a float32 sum whose accumulator is `v`: +0 when `empty` (a WGSL bool) holds, as NumPy's empty sum. */
+export function sumResult(v: string, ad: DType, empty: string, use: (h: Helper) => void): string {
+  return ad === "float32" ? `select(${v}, ${literal(0, "float32", use)}, ${empty})` : v;
+}
 
 export function checkDType(d: DType, what: string): void {
   if (d === "float64") {

@@ -29,7 +29,7 @@ import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp } from "../ir/kerne
 import { Lines } from "./lines.js";
 import {
   ARITH, COMPARE, FLOAT_MATH, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
-  castTo, checkDType, extreme, fail, literal, type Helper,
+  castTo, checkDType, extreme, fail, literal, sumResult, type Helper,
 } from "./wgsl-tables.js";
 import { WGSL_WORKGROUP_SIZE, segmentRowBound, treeReduction, wgslChunk, wgslParamLayout } from "./wgsl-launch.js";
 import { emitPartialStore, emitSharedTree, fromShared, helperCode, initAccumulators, isArg as isArgOp, sharedDecls, treeOuts } from "./wgsl-combine.js";
@@ -204,11 +204,14 @@ export function kernelToWGSL(kernel: Kernel): string {
       case "combine": {
         // Each operand is first brought to the result dtype (bool sums count in i32).
         const xs = e.xs.map((m) => castTo(ref(m), dtypeOf(m), e.op === "all" || e.op === "any" ? "bool" : e.dtype, use));
+        // Float terms after the first go through bw_id, as `add` does: a driver that reassociates
+        // turns a·b + a·c into a·(b + c) (Mesa does), which is -0 where the sum is +0 ((-0)(-0) + 0.2·(-0)).
+        const terms = (): string => (e.dtype === "float32" ? (use("opaque"), xs.map((x, i) => (i === 0 ? x : `bw_id(${x})`))) : xs).join(" + ");
         switch (e.op) {
           case "sum":
-            return `(${xs.join(" + ")})`;
+            return `(${terms()})`;
           case "mean":
-            return `((${xs.join(" + ")}) / ${xs.length}.0)`;
+            return `((${terms()}) / ${xs.length}.0)`;
           case "prod":
             return `(${xs.join(" * ")})`;
           case "min":
@@ -255,10 +258,14 @@ export function kernelToWGSL(kernel: Kernel): string {
     if (op in COMPARE) {
       const cmp = COMPARE[op as keyof typeof COMPARE];
       if (ad !== bd) fail(`value %${n}: ${op} operands differ in dtype (${ad} vs ${bd})`);
+      // A float comparison reads its left operand through bw_id: a driver that assumes no NaN turns
+      // select(x, y, x < y) into max(x, y) (Mesa does), which drops a NaN that where() must pass on.
       const out =
         ad === "bool" && cmp !== "==" && cmp !== "!="
           ? `(${castTo(a, "bool", "uint32", use)} ${cmp} ${castTo(b, "bool", "uint32", use)})`
-          : `(${a} ${cmp} ${b})`;
+          : ad === "float32"
+            ? (use("opaque"), `(bw_id(${a}) ${cmp} ${b})`)
+            : `(${a} ${cmp} ${b})`;
       return castTo(out, "bool", rd, use);
     }
     if (op in LOGIC) {
@@ -336,8 +343,13 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
       const ad = accDType(out.reduce!, out.dtype);
       let v = fromShared(`wacc${j}[0]`, ad);
-      // mean divides once, by the whole reduced count.
-      if (out.reduce === "mean") v = ad === "float32" ? `${v} / f32(rn)` : `${v} / ${castTo("f32(rn)", "float32", ad, use)}`;
+      // mean divides once, by the whole reduced count, through bw_id: with an empty reduced base axis
+      // the compiler knows rn is 0 and folds x / 0.0 to 0, where the mean of nothing is NaN. An empty sum is +0.
+      if (out.reduce === "mean") {
+        use("opaque");
+        v = ad === "float32" ? `${v} / bw_id(f32(rn))` : `${v} / ${castTo("bw_id(f32(rn))", "float32", ad, use)}`;
+      }
+      if (out.reduce === "sum") v = sumResult(v, ad, "rn == 0u", use);
       v = castTo(v, ad, out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
     });
@@ -468,6 +480,7 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
       let v = "acc";
       if (out.reduce === "mean") v = `acc / f32(n)`;
+      if (out.reduce === "sum") v = sumResult(v, ad, "n == 0u", use);
       if (!isArg) v = castTo(v, ad, out.dtype, use);
       B.line(`out0[gi] = ${store(v)};`);
     } else if (mapped) {
@@ -544,8 +557,11 @@ export function kernelToWGSL(kernel: Kernel): string {
     });
     for (let i = 0; i < loops.length; i++) B.close();
     const reducedBaseCount = [...reducedBase].reduce((p, a) => p * baseShape[a]!, 1);
+    // Whether the reduction is empty (an empty sum is +0): an empty reduced base axis, or a reduced batch size of 0.
+    const empty = reducedBaseCount === 0 ? "true" : reducedBatch.size === 0 ? "" : [...reducedBatch].map((a) => `${param(layout.batchSizes + a)} == 0u`).join(" || ");
     kernel.outputs.forEach((out, j) => {
       let v = `acc${j}`;
+      if (out.reduce === "sum" && empty !== "") v = sumResult(v, accDType("sum", out.dtype), empty, use);
       if (out.reduce === "mean") {
         const ad = accDType("mean", out.dtype);
         const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), literal(reducedBaseCount, "float32", use)].join(" * ");
@@ -582,8 +598,12 @@ function indexCode(e: IndexExpr, rank: number): string {
     case "mul":
       return `(${indexCode(e.a, rank)} * ${indexCode(e.b, rank)})`;
     case "div":
-      return `(${indexCode(e.a, rank)} / ${indexCode(e.b, rank)})`;
-    case "mod":
-      return `(${indexCode(e.a, rank)} % ${indexCode(e.b, rank)})`;
+    case "mod": {
+      // A divisor 0 comes from a size-0 dim (a reshape of an empty tensor): such an index only
+      // runs for an element of that dim, of which there is none, but WGSL refuses a constant
+      // `% 0u` or `/ 0u` at compile time; 1u keeps it out of the source.
+      const b = indexCode(e.b, rank);
+      return `(${indexCode(e.a, rank)} ${e.k === "div" ? "/" : "%"} ${b === "0u" ? "1u" : b})`;
+    }
   }
 }

@@ -170,12 +170,32 @@ export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): nu
   }
 }
 
+/**
+ * The sum of `values` in order, as NumPy: the sum of a non-empty group starts at -0 (the
+ * exact additive identity, -0 + x = x for every x), so a group of -0s sums to -0; an
+ * empty group sums to +0.
+ */
+export function sumRef(values: readonly number[], round: (v: number) => number = (v) => v): number {
+  return values.length === 0 ? 0 : values.reduce((s, v) => round(s + v), -0);
+}
+
+/**
+ * How float32 sums and products accumulate: "float64" (the reference, and the JS
+ * backend: in float64, rounded once when stored) or "float32" (rounded after every
+ * step, as WGSL, which has no float64, and NumPy's float32 reductions do; a running
+ * value can then overflow or underflow where the float64 one does not).
+ */
+export type Accumulation = "float64" | "float32";
+
 /** Combines the values of one reduction group. `values` in iteration order. */
-export function reduceRef(op: KReduceOp, values: readonly number[], dtype: DType): number {
+export function reduceRef(op: KReduceOp, values: readonly number[], dtype: DType, acc: Accumulation = "float64"): number {
+  // The dtype the op accumulates in: a mean of integers is float32.
+  const f32 = acc === "float32" && (dtype === "float32" || (op === "mean" && !isFloat(dtype)));
+  const round = f32 ? Math.fround : (v: number) => v;
   switch (op) {
-    case "sum": return values.reduce((s, v) => s + v, 0);
-    case "mean": return values.reduce((s, v) => s + v, 0) / values.length;
-    case "prod": return values.reduce((s, v) => (isFloat(dtype) ? s * v : Math.imul(s, v)), 1);
+    case "sum": return sumRef(values, round);
+    case "mean": return sumRef(values, round) / values.length;
+    case "prod": return values.reduce((s, v) => (isFloat(dtype) ? round(s * v) : Math.imul(s, v)), 1);
     case "min": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.min(m, v)), Infinity);
     case "max": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity);
     case "argmin":
@@ -194,7 +214,7 @@ export function reduceRef(op: KReduceOp, values: readonly number[], dtype: DType
   }
 }
 
-function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
+function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumulation): TypedArray {
   const out = new ARRAY_CTOR[t.dtype](prod(fullShape(t)));
   const op = n.op;
   if (op === "const") {
@@ -240,7 +260,7 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       if (g === undefined) groups.set(o, (g = []));
       g.push(x.data[flat]!);
     });
-    for (let o = 0; o < out.length; o++) out[o] = reduceRef(op as KReduceOp, groups.get(o) ?? [], x.type.dtype);
+    for (let o = 0; o < out.length; o++) out[o] = reduceRef(op as KReduceOp, groups.get(o) ?? [], x.type.dtype, acc);
   } else if (op === "batch_slice") {
     const x = ins[0]!;
     const axis = n.attrs.axis as number;
@@ -286,7 +306,7 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
         const vals: number[] = [];
         for (let t = lo; t < hi; t++) vals.push(v!.data[t * S + s]!);
         out[b * S + s] =
-          r === "count" ? hi - lo : r === "argmax" ? (vals.length ? reduceRef("argmax", vals, v!.type.dtype) : 0) : reduceRef(r as KReduceOp, vals, v!.type.dtype);
+          r === "count" ? hi - lo : r === "argmax" ? (vals.length ? reduceRef("argmax", vals, v!.type.dtype) : 0) : reduceRef(r as KReduceOp, vals, v!.type.dtype, acc);
       }
     }
   } else if (op === "segment_expand") {
@@ -366,12 +386,15 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
       const lead = baseIdx.slice(0, leadRank);
       const i = av ? 0 : baseIdx[leadRank]!;
       const j = bv ? 0 : baseIdx[baseIdx.length - 1]!;
-      let s = 0;
+      // The K-sum follows the sum rule (`sumRef`): -0 for K > 0 products that are all -0, +0 for K = 0.
+      let s = K === 0 ? 0 : -0;
       for (let k = 0; k < K; k++) {
         const x = a!.data[matmulOffset(a!.type, batchIdx, lead, av ? [k] : [i, k])]!;
         const y = b!.data[matmulOffset(b!.type, batchIdx, lead, bv ? [k] : [k, j])]!;
-        // Products round to the dtype, sums accumulate in float64 (as a mul feeding a sum does).
+        // Products round to the dtype, sums accumulate in float64 (as a mul feeding a sum does), or in
+        // float32 with the "float32" accumulation.
         s += castScalar(t.dtype === "int32" || t.dtype === "uint32" ? Math.imul(x, y) : x * y, t.dtype);
+        if (acc === "float32" && t.dtype === "float32") s = Math.fround(s);
       }
       out[flat] = s;
     });
@@ -381,8 +404,12 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[]): TypedArray {
   return out;
 }
 
-/** Evaluates a graph on concrete inputs (data in each input's dtype, row-major). */
-export function interpret(g: Graph, inputs: readonly Value[]): Value[] {
+/**
+ * Evaluates a graph on concrete inputs (data in each input's dtype, row-major).
+ * `opts.accumulation` (default "float64") is how float32 sums and products accumulate (`Accumulation`).
+ */
+export function interpret(g: Graph, inputs: readonly Value[], opts: { readonly accumulation?: Accumulation } = {}): Value[] {
+  const acc = opts.accumulation ?? "float64";
   const order = topoOrder(g);
   const bound = new Map<Node, ConcreteType>();
   g.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
@@ -394,7 +421,7 @@ export function interpret(g: Graph, inputs: readonly Value[]): Value[] {
   for (const n of order) {
     if (n.op === "input") continue;
     const t = types.get(n)!;
-    values.set(n, { type: t, data: evalNode(n, t, n.inputs.map((i) => values.get(i)!)) });
+    values.set(n, { type: t, data: evalNode(n, t, n.inputs.map((i) => values.get(i)!), acc) });
   }
   return g.outputs.map((o) => values.get(o)!);
 }

@@ -39,14 +39,18 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   { name: "mul-zero-int", apply: (n) => (n.op === "mul" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, rhs(n)) : undefined) },
   // x * -1 -> neg(x)
   { name: "mul-minus-one", apply: (n) => (n.op === "mul" && isConst(rhs(n), -1) ? same(n, Node.make("neg", [lhs(n)])) : undefined) },
-  // x / c -> x * (1/c) when c is a power of two (1/c is exact)
+  // x / c -> x * (1/c) when c is a power of two and 1/c is finite and exact in the dtype (then both are the
+  // correctly rounded x·2^-k). Not when 1/c overflows: float64 c = 5e-324 = 2^-1074 has 1/c = Infinity,
+  // and -0 * Infinity is NaN where -0 / c is -0.
   {
     name: "div-pow2",
-    apply: (n) =>
-      n.op === "div" && isFloat(n.type.dtype) && isConst(rhs(n)) && isPow2(rhs(n).attrs.value as number) && !isConst(rhs(n), 1) &&
-      castScalar(1 / (rhs(n).attrs.value as number), n.type.dtype) === 1 / (rhs(n).attrs.value as number)
-        ? Node.make("mul", [lhs(n), Node.make("const", [], { dtype: n.type.dtype, value: 1 / (rhs(n).attrs.value as number) })])
-        : undefined,
+    apply: (n) => {
+      if (n.op !== "div" || !isFloat(n.type.dtype) || !isConst(rhs(n)) || isConst(rhs(n), 1)) return undefined;
+      const c = rhs(n).attrs.value as number;
+      const inv = 1 / c;
+      if (!isPow2(c) || !Number.isFinite(inv) || castScalar(inv, n.type.dtype) !== inv) return undefined;
+      return Node.make("mul", [lhs(n), Node.make("const", [], { dtype: n.type.dtype, value: inv })]);
+    },
   },
   // pow(x, 1) -> x
   { name: "pow-one", apply: (n) => (n.op === "pow" && isConst(rhs(n), 1) ? same(n, lhs(n)) : undefined) },
@@ -58,8 +62,13 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   { name: "add-neg", apply: (n) => (n.op === "add" && rhs(n).op === "neg" ? Node.make("sub", [lhs(n), lhs(rhs(n))]) : undefined) },
   // x - neg(y) -> x + y
   { name: "sub-neg", apply: (n) => (n.op === "sub" && rhs(n).op === "neg" ? Node.make("add", [lhs(n), lhs(rhs(n))]) : undefined) },
-  // abs(abs(x)) -> abs(x), abs(neg(x)) -> abs(x)
-  { name: "abs-abs", apply: (n) => (n.op === "abs" && (lhs(n).op === "abs" || lhs(n).op === "neg") ? Node.make("abs", [lhs(lhs(n))]) : undefined) },
+  // abs(abs(x)) -> abs(x); abs(neg(x)) -> abs(x) except for uint32, where abs is the identity and neg wraps
+  // (abs(neg(1)) is 4294967295, not 1)
+  {
+    name: "abs-abs",
+    apply: (n) =>
+      n.op === "abs" && (lhs(n).op === "abs" || (lhs(n).op === "neg" && n.type.dtype !== "uint32")) ? Node.make("abs", [lhs(lhs(n))]) : undefined,
+  },
   // not(not(x)) -> x
   { name: "not-not", apply: (n) => (n.op === "not" && lhs(n).op === "not" ? lhs(lhs(n)) : undefined) },
   // maximum(x, x) -> x, minimum(x, x) -> x, and(x, x) -> x, or(x, x) -> x

@@ -25,7 +25,7 @@
 import { castScalar, isFloat, type DType } from "../../ir/dtype.js";
 import { BatchwiseError } from "../../ir/errors.js";
 import { makeGraph, Node, topoOrder, type Graph } from "../../ir/graph.js";
-import { interpret, type Value } from "../../ir/interpret.js";
+import { interpret, type Accumulation, type Value } from "../../ir/interpret.js";
 import { printGraph } from "../../ir/print.js";
 import type { ConcreteType } from "../../ir/shapes.js";
 import { inferConcrete } from "../../ir/shapes.js";
@@ -80,11 +80,6 @@ export function sortAxes(g: Graph): Graph {
   });
 }
 
-function hasUnsortedAxes(g: Graph): boolean {
-  const unsorted = (a: unknown): boolean => Array.isArray(a) && a.some((v, i) => i > 0 && v < a[i - 1]);
-  return topoOrder(g).some((n) => unsorted(n.attrs.batchAxes) || unsorted(n.attrs.baseAxes));
-}
-
 /**
  * The passes without fold and simplify (lower, canonicalize, cse, dce), then fuse:
  * if a failing case passes this way, the culprit is an algebraic rule.
@@ -116,10 +111,6 @@ export function emptyExtremum(c: RandomCase, withOutput = true): boolean {
   });
 }
 
-function hasEmptyReduction(c: RandomCase): boolean {
-  return c.inputTypes.some((t) => [...t.batch, ...t.base].includes(0)) && topoOrder(c.graph).some((n) => "batchAxes" in n.attrs);
-}
-
 /** A constant JSON cannot tell apart from another (NaN, ±Infinity become null; -0 becomes 0). */
 function hasJsonUnsafeConst(g: Graph): boolean {
   return topoOrder(g).some((n) => n.op === "const" && !Object.is(JSON.parse(JSON.stringify(n.attrs.value)), n.attrs.value));
@@ -132,23 +123,21 @@ export function jsonTwin(g: Graph): Graph | undefined {
   return rewriteGraph(g, (n) => (n.op === "const" ? Node.make("const", [], { ...n.attrs, value: swap(n.attrs.value as number) } as never) : undefined));
 }
 
-/** Two different constants that JSON writes the same way (NaN, Infinity, -Infinity as null; 0 and -0 as 0). */
-function hasCollidingConsts(g: Graph): boolean {
-  const seen = new Map<string, number>();
-  for (const n of topoOrder(g)) {
-    if (n.op !== "const") continue;
-    const v = n.attrs.value as number;
-    const k = `${String(n.attrs.dtype)}:${JSON.stringify(v)}`;
-    const prev = seen.get(k);
-    if (prev !== undefined && !Object.is(prev, v)) return true;
-    seen.set(k, v);
-  }
-  return false;
-}
-
 /** Whether some input element or graph constant satisfies `p`. */
 function someValue(c: RandomCase, p: (x: number) => boolean): boolean {
   return topoOrder(c.graph).some((n) => n.op === "const" && p(n.attrs.value as number)) || randomInputs(c).some((v) => Array.from(v.data).some(p));
+}
+
+/** Whether some value an op of `ops` takes (an intermediate value, as the interpreter computes it) satisfies `p`. */
+function someArgument(c: RandomCase, ops: readonly string[], p: (x: number) => boolean): boolean {
+  const args = [...new Set(topoOrder(c.graph).filter((n) => ops.includes(n.op)).flatMap((n) => n.inputs))];
+  if (args.length === 0) return false;
+  try {
+    const values = interpret(makeGraph(c.graph.name, c.graph.inputs, args, c.graph.inputNames), randomInputs(c));
+    return values.some((v) => Array.from(v.data).some(p));
+  } catch {
+    return false;
+  }
 }
 
 /** The mismatch of a comparison message involves a special value (NaN, ±Inf, ±0) on either side. */
@@ -208,10 +197,10 @@ export interface Reference {
   readonly alt?: readonly Value[];
 }
 
-export function reference(c: RandomCase, inputs: readonly Value[], withTwin: boolean): Reference {
+export function reference(c: RandomCase, inputs: readonly Value[], withTwin: boolean, accumulation: Accumulation = "float64"): Reference {
   let want: Outcome;
   try {
-    want = { values: interpret(c.graph, inputs) };
+    want = { values: interpret(c.graph, inputs, { accumulation }) };
   } catch (error) {
     return { want: { error } };
   }
@@ -260,13 +249,21 @@ export class KeyCollisions {
   }
 }
 
-/** What a failing case is checked against to see whether it is a known open bug. */
+/**
+ * A failing case: matched against the documented limitations (`KNOWN_OPEN`); the
+ * re-runs give the hints printed with a new failure (`hints`).
+ */
 export interface FailureContext {
   readonly c: RandomCase;
   readonly backend: "js" | "webgpu";
   readonly config: string;
   readonly message: string;
-  /** Re-runs the same configuration with fresh kernel/program caches (undefined: not possible). */
+  /**
+   * Re-runs the very same configuration with fresh kernel/program caches (undefined:
+   * not possible, e.g. the eager path, whose caches are the process's). Another
+   * configuration would not do: a failure of its own path would pass there and look
+   * like a cache collision.
+   */
   readonly freshRun?: () => string | undefined;
   /** Without a fresh re-run: whether a kernel of the case collided with an earlier one's JSON key (`KeyCollisions`). */
   readonly keyCollision?: boolean;
@@ -274,99 +271,55 @@ export interface FailureContext {
   readonly sortedRun?: () => string | undefined;
   /** Re-runs without the fold and simplify rules. */
   readonly unsimplifiedRun?: () => string | undefined;
+  /** Judges the same outcome against the reference with float32 sums and products accumulated in float32. */
+  readonly float32Accumulation?: () => string | undefined;
+}
+
+/** What the re-runs of a failing case say about it (printed with a new failure to point at the culprit). */
+export function hints(f: FailureContext): string[] {
+  const out: string[] = [];
+  if (f.freshRun !== undefined && f.freshRun() === undefined) out.push("passes with fresh caches: a cache entry of an earlier graph was reused");
+  if (f.keyCollision === true) out.push("a kernel's JSON key equals an earlier, different kernel's");
+  if (f.sortedRun !== undefined && f.sortedRun() === undefined) out.push("passes with each reduction's axes sorted");
+  if (f.unsimplifiedRun !== undefined && f.unsimplifiedRun() === undefined) out.push("passes without the fold and simplify rules: an algebraic rule is unsound here");
+  return out;
 }
 
 export interface KnownOpen {
   readonly id: string;
   /** A documented limitation that stays (not a bug awaiting a fix). */
   readonly permanent?: boolean;
-  /** The bug, as filed in issue 12; the entry is removed once its fix is merged. */
   readonly description: string;
   readonly matches: (f: FailureContext) => boolean;
 }
 
 /**
- * TEMPORARY skip-list: bugs of issue 12 being fixed in other branches. A failing
- * case that matches an entry is counted (and printed once per entry) but does not
- * fail the run. Remove an entry when its fix lands; the fuzz then holds it fixed.
+ * Documented limitations of a backend (all `permanent`): a failing case that matches
+ * an entry is counted and printed once per entry as LIMITATION but does not fail the
+ * run. Every other failure is a bug to fix in the library, not to list here (the
+ * entries that stood for the bugs of issue 12 are gone with their fixes; a bug
+ * awaiting a fix elsewhere may be listed without `permanent` and is printed as
+ * KNOWN_OPEN until its fix lands).
  */
 export const KNOWN_OPEN: readonly KnownOpen[] = [
-  {
-    id: "cache-key-specials",
-    description: "kernel cache keys are JSON.stringify: a constant NaN/±Inf/-0 collides with null/0, so a later graph reuses another's kernel (passes with fresh caches)",
-    matches: (f) => (f.freshRun !== undefined ? f.freshRun() === undefined : f.keyCollision === true),
-  },
-  {
-    id: "fuse-expr-key-specials",
-    description: "NEW (found by this fuzz): the fuser interns kernel expressions by JSON.stringify (passes/fuse.ts), so two constants NaN/±Inf (all null) or 0/-0 in one kernel become one: x/x + Inf next to a NaN constant gives NaN",
-    matches: (f) => hasCollidingConsts(f.c.graph),
-  },
-  {
-    id: "unsorted-axes",
-    description: "base reductions over unsorted axes (sum([1,0])) read the wrong elements (passes with the axes sorted)",
-    // Without a re-run (WebGPU), a case with an empty dim belongs to the empty-batch entry instead.
-    matches: (f) => hasUnsortedAxes(f.c.graph) && (f.sortedRun !== undefined ? f.sortedRun() === undefined : !f.c.inputTypes.some((t) => [...t.batch, ...t.base].includes(0))),
-  },
-  {
-    id: "uint32-abs-neg",
-    description: "NEW (found by this fuzz): the simplifier's abs(neg(x)) -> abs(x) is wrong for uint32 (neg wraps, abs is the identity): abs(neg(1)) gives 1, not 4294967295",
-    matches: (f) => f.c.inputTypes[0]?.dtype === "uint32" && topoOrder(f.c.graph).some((n) => n.op === "abs" && n.inputs[0]!.op === "neg"),
-  },
-  {
-    id: "div-pow2-overflow",
-    description: "NEW (found by this fuzz): the simplifier's x / c -> x * (1/c) for a power-of-two c also fires when 1/c overflows (float64 c = 5e-324: x * Infinity), so -0 / 5e-324 gives NaN and 1e-310 / 5e-324 gives Infinity",
-    matches: (f) =>
-      topoOrder(f.c.graph).some((n) => {
-        if (n.op !== "div" || n.inputs[1]!.op !== "const") return false;
-        const v = n.inputs[1]!.attrs.value as number;
-        return v !== 0 && Number.isFinite(v) && !Number.isFinite(1 / v);
-      }),
-  },
-  {
-    id: "unsound-folds",
-    description: "algebraic folds/simplifications unsound under NaN/±Inf/-0 (x*0, x-x, constant -0, ...) (passes without the fold and simplify rules)",
-    matches: (f) => f.unsimplifiedRun?.() === undefined && f.unsimplifiedRun !== undefined,
-  },
-  {
-    id: "int-pow",
-    description: "int32 pow loses the low bits past 2^53 instead of wrapping",
-    matches: (f) => (f.c.inputTypes[0]?.dtype === "int32" || f.c.inputTypes[0]?.dtype === "uint32") && topoOrder(f.c.graph).some((n) => n.op === "pow"),
-  },
   {
     id: "wgsl-trig-range",
     permanent: true,
     description: "LIMITATION, not a bug: WGSL's sin/cos/tan are accurate only near [-π, π] (llvmpipe is off by O(1) past ~1e4), so the WebGPU fuzz accepts a trig of a huge input as unspecified",
-    matches: (f) => f.backend === "webgpu" && topoOrder(f.c.graph).some((n) => ["sin", "cos", "tan"].includes(n.op)) && someValue(f.c, (x) => Math.abs(x) > 1e4),
+    matches: (f) => f.backend === "webgpu" && someArgument(f.c, ["sin", "cos", "tan"], (x) => Math.abs(x) > 1e4),
+  },
+  {
+    id: "wgsl-float32-accumulation",
+    permanent: true,
+    description:
+      "LIMITATION, not a bug: WGSL has no float64, so float32 sums, products and means (and matmul's K-sum) accumulate in float32, as NumPy's float32 reductions do, where JS and the interpreter accumulate in float64 and round once; a running value that overflows or underflows float32 (3.4e38 · 1.4 · 1e-30) gives ±Inf or 0 there. Accepted when the result is right against the float32-accumulation reference",
+    matches: (f) => f.backend === "webgpu" && /^output \d+ element/.test(f.message) && f.float32Accumulation?.() === undefined && f.float32Accumulation !== undefined,
   },
   {
     id: "wgsl-subnormals",
     permanent: true,
     description: "LIMITATION, not a bug: WGSL lets a GPU flush float32 subnormals to zero (llvmpipe: log(1e-45) gives -88.03, the log of the smallest normal), so the WebGPU fuzz accepts a case with a subnormal input or constant",
     matches: (f) => f.backend === "webgpu" && /^output \d+ element/.test(f.message) && someValue(f.c, (x) => x !== 0 && Math.abs(x) < 2 ** -126),
-  },
-  {
-    id: "wgsl-mod-precision",
-    description: "NEW (found by this fuzz): WebGPU float mod is a - b*floor(a/b) in float32, wrong by up to |b| once |a/b| >= 2^24 (16777216 mod -0.33 gives 0.614, not -0.261); JS and NumPy give the exact IEEE remainder",
-    matches: (f) => {
-      if (f.backend !== "webgpu" || specialMismatch(f.message) || !topoOrder(f.c.graph).some((n) => n.op === "mod")) return false;
-      return someValue(f.c, (x) => Number.isFinite(x) && Math.abs(x) >= 2 ** 24);
-    },
-  },
-  {
-    id: "wgsl-specials",
-    description:
-      "WGSL loses IEEE special values (x/0 by a constant, mod by ±Inf, pow(-0,-1), x - x = 0 for x = ±Inf/NaN, tanh(-0) = +0; and base sums/matmul of -0 terms give -0 where the interpreter starts at +0): a wrong element where the expected or the result is NaN, ±Inf or ±0",
-    matches: (f) => f.backend === "webgpu" && specialMismatch(f.message),
-  },
-  {
-    id: "wgsl-empty-base",
-    description: "NEW (found by this fuzz, close to the empty-batch item): a WGSL kernel over a base with a size-0 dim emits `r % 0u` and fails to compile (JS returns the empty result); zero-size launches should be no-ops",
-    matches: (f) => f.backend === "webgpu" && f.c.inputTypes.some((t) => t.base.includes(0)) && /division by zero|% 0u/.test(f.message),
-  },
-  {
-    id: "empty-reductions",
-    description: "empty-batch reductions: max/min/argmax over an empty group return values instead of a typed error; WebGPU disagrees with JS on empty batches",
-    matches: (f) => hasEmptyReduction(f.c) || emptyExtremum(f.c) || (f.backend === "webgpu" && f.c.inputTypes.some((t) => [...t.batch, ...t.base].includes(0))),
   },
 ];
 
@@ -389,7 +342,8 @@ export class Tally {
     const k = KNOWN_OPEN.find((e) => e.matches(f));
     const text = `seed ${f.c.seed} (${f.c.inputTypes[0]?.dtype ?? "?"}, ${f.backend} ${f.config}): ${f.message}\ninputs ${f.c.inputTypes.map((t) => `${t.dtype}[${t.batch.join(",")}; ${t.base.join(",")}]`).join(", ")}\n${printGraph(f.c.graph)}`;
     if (k === undefined) {
-      this.unknown.push(text);
+      const h = hints(f);
+      this.unknown.push(h.length > 0 ? `${text}\nhints: ${h.join("; ")}` : text);
       return;
     }
     const e = this.known.get(k.id);

@@ -89,8 +89,8 @@ describe("kernelToWGSL", () => {
     expect(src).toContain("let rn = P.v[0].y * 5u;");
     expect(src).toContain("var<workgroup> wacc0");
     expect(src).toContain("workgroupBarrier();");
-    // mean divides once, by the whole reduced count.
-    expect(src).toContain("wacc0[0] / f32(rn)");
+    // mean divides once, by the whole reduced count (opaque to the compiler, which would fold x / 0.0 to 0).
+    expect(src).toContain("wacc0[0] / bw_id(f32(rn))");
     expect(outputCount(k, [7, 3])).toBe(3 * 4);
     expect(wgslWorkgroups(k, [7, 3])).toBe(3 * 4);
     // Per thread: ceil(7 * 5 / 64) iterations, then log2(64) = 6 steps of the shared-memory tree.
