@@ -9,9 +9,13 @@ import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
 export class Quaternion extends PrimitiveTensor<Quaternion> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "Quaternion";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [4];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Quaternion" as const;
 
   constructor(t: Tensor) {

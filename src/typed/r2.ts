@@ -14,9 +14,13 @@ import { Vec } from "./vec.js";
 import { WR2 } from "./wr2.js";
 
 export class R2 extends PrimitiveTensor<R2> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "R2";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R2" as const;
 
   constructor(t: Tensor) {

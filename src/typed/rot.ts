@@ -18,9 +18,13 @@ export type EulerConvention = "bunge" | "roe" | "kocks";
 export type AngleType = "degrees" | "radians";
 
 export class Rot extends PrimitiveTensor<Rot> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "Rot";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Rot" as const;
 
   constructor(t: Tensor) {

@@ -5,9 +5,13 @@ import { fillDType, scalarsOf } from "./fill.js";
 import { PrimitiveTensor, optDType, raw, type ScalarLike, type TypedOptions } from "./base.js";
 
 export class Scalar extends PrimitiveTensor<Scalar> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "Scalar";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Scalar" as const;
 
   constructor(t: Tensor) {

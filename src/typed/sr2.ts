@@ -27,9 +27,13 @@ export function sr2FromFull(a: readonly (readonly Tensor[])[]): Tensor {
 }
 
 export class SR2 extends PrimitiveTensor<SR2> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SR2";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SR2" as const;
 
   constructor(t: Tensor) {

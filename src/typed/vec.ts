@@ -10,9 +10,13 @@ import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 
 export class Vec extends PrimitiveTensor<Vec> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "Vec";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Vec" as const;
 
   constructor(t: Tensor) {

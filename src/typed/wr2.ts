@@ -10,9 +10,13 @@ import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
 export class WR2 extends PrimitiveTensor<WR2> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "WR2";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WR2" as const;
 
   constructor(t: Tensor) {
