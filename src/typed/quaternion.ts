@@ -22,6 +22,7 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
     super(t, "Quaternion", Quaternion.BASE);
   }
 
+  /** `Quaternion.fill(s, q1, q2, q3)`: the scalar part, then the vector part; Scalars broadcast their batch shapes. */
   static fill(s: ScalarLike, q1: ScalarLike, q2: ScalarLike, q3: ScalarLike, opts: TypedOptions = {}): Quaternion {
     return new Quaternion(fillFrom([s, q1, q2, q3], [4], optDType("Quaternion.fill", opts), "Quaternion.fill"));
   }
@@ -88,6 +89,7 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
     ], [3, 3]));
   }
 
+  /** The 4-component dot product. */
   dot(q: Quaternion): Scalar {
     need("Quaternion.dot", "q", q, Quaternion);
     return new Scalar(dotOf(vecOf(this.t), vecOf(q.t)));

@@ -14,7 +14,9 @@ import { R2 } from "./r2.js";
 import { Scalar } from "./scalar.js";
 import { Vec } from "./vec.js";
 
+/** The Euler angle conventions `Rot.fromEulerAngles` takes: Bunge, Roe and Kocks, as NEML2 defines them. */
 export type EulerConvention = "bunge" | "roe" | "kocks";
+/** The unit of Euler angles. */
 export type AngleType = "degrees" | "radians";
 
 export class Rot extends PrimitiveTensor<Rot> {
@@ -142,13 +144,16 @@ export class Rot extends PrimitiveTensor<Rot> {
     return r.mul(this);
   }
 
+  /** The dot product of the MRP vectors. */
   dot(r: Rot): Scalar {
     need("Rot.dot", "r", r, Rot);
     return new Scalar(dotOf(vecOf(this.t), vecOf(r.t)));
   }
+  /** `|r|²`. */
   normSq(): Scalar {
     return this.dot(this);
   }
+  /** `|r|`. */
   norm(): Scalar {
     return this.normSq().sqrt();
   }
@@ -179,6 +184,7 @@ export class Rot extends PrimitiveTensor<Rot> {
     return new Scalar(this.normSq().t.add(1).pow(-3).mul(8 / Math.PI));
   }
 
+  /** The same rotation as a unit Quaternion. */
   toQuaternion(): Quaternion {
     return Quaternion.fromRot(this);
   }

@@ -99,6 +99,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
     return new SR2(this.t.mul(raw(y, "SR2.mul")));
   }
 
+  /** The trace `Σ Aᵢᵢ`. */
   tr(): Scalar {
     return new Scalar(sumOf([0, 1, 2].map((i) => at(this.t, i))));
   }
@@ -115,6 +116,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
     need("SR2.inner", "b", b, SR2);
     return new Scalar(dotOf(vecOf(this.t), vecOf(b.t)));
   }
+  /** `A:A`, the squared Frobenius norm. */
   normSq(): Scalar {
     return this.inner(this);
   }
@@ -128,6 +130,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
     need("SR2.outer", "b", b, SR2);
     return new SSR4(this.t.reshape([6, 1]).mul(b.t.reshape([1, 6])));
   }
+  /** `det A` of the full symmetric matrix. */
   det(): Scalar {
     return new Scalar(det3(sr2Full(this.t)));
   }

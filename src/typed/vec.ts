@@ -48,9 +48,11 @@ export class Vec extends PrimitiveTensor<Vec> {
     const a = vecOf(this.t);
     return new SR2(assemble([a[0]!.mul(a[0]!), a[1]!.mul(a[1]!), a[2]!.mul(a[2]!), a[1]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[1]!).mul(Math.SQRT2)], [6]));
   }
+  /** `|v|² = v·v`. */
   normSq(): Scalar {
     return this.dot(this);
   }
+  /** The Euclidean norm `|v|`. */
   norm(): Scalar {
     return this.normSq().sqrt();
   }

@@ -23,6 +23,7 @@ export class WR2 extends PrimitiveTensor<WR2> {
     super(t, "WR2", WR2.BASE);
   }
 
+  /** `WR2.fill(w0, w1, w2)`: the axial vector's components; Scalars broadcast their batch shapes. */
   static fill(w0: ScalarLike, w1: ScalarLike, w2: ScalarLike, opts: TypedOptions = {}): WR2 {
     return new WR2(fillFrom([w0, w1, w2], [3], optDType("WR2.fill", opts), "WR2.fill"));
   }
@@ -39,10 +40,12 @@ export class WR2 extends PrimitiveTensor<WR2> {
     return new R2(skewToFull(this.t));
   }
 
+  /** `|w|²`. */
   normSq(): Scalar {
     const w = vecOf(this.t);
     return new Scalar(dotOf(w, w));
   }
+  /** `|w|`. */
   norm(): Scalar {
     return this.normSq().sqrt();
   }
