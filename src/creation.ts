@@ -7,10 +7,13 @@ import { checkDType, checkFinite, checkInt, checkOptions, checkSizes, describe, 
 import { getBackend } from "./backend.js";
 import { Tensor, where, type NestedArray } from "./tensor.js";
 
+/** Options of the tensor constructors. */
 export interface CreateOptions {
+  /** The element type (default float32; `tensor` of booleans gives bool). */
   readonly dtype?: DType;
 }
 
+/** Options of `tensor` and `fromTypedArray`. */
 export interface TensorOptions extends CreateOptions {
   /** How many leading dims are batch dims (default 0). */
   readonly batchDim?: number;
@@ -231,10 +234,12 @@ export function full(batchShape: readonly number[], baseShape: readonly number[]
   return fill("full", batchShape, baseShape, value, opts);
 }
 
+/** A tensor of zeros: `zeros([B], [3])` is `(B; 3)`. */
 export function zeros(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
   return fill("zeros", batchShape, baseShape, 0, opts);
 }
 
+/** A tensor of ones: `ones([B], [3])` is `(B; 3)`. */
 export function ones(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
   return fill("ones", batchShape, baseShape, 1, opts);
 }

@@ -9,7 +9,7 @@ installCompiler();
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, diag, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
-export { jit, trace, spec, jaggedSpec, dictSpec, type ArgSpec, type DictSpec, type JitOptions, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
+export { jit, trace, spec, jaggedSpec, dictSpec, type ArgSpec, type DictSpec, type JitOptions, type JitArg, type JitOutput, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
 export { parseSpec } from "./cli/spec.js";

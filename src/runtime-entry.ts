@@ -25,6 +25,14 @@ import { bundleFunction, check, checkHash, checkLayout, readBundle, type BundleF
  * back to itself), its content hash against the recorded and the pinned one,
  * and its argument and result layout, then loads the shipped kernels on the
  * current backend (or `opts.backend`) without compiling any.
+ *
+ * @example
+ * ```ts
+ * import { loadBundle, tensor } from "batchwise/runtime";
+ * import * as mod from "./det.bundle.mjs";
+ * const det = await loadBundle(mod, { sha256: "<the hash of the bundle you wrote>" });
+ * det(tensor([[[2, 0, 0], [0, 3, 0], [0, 0, 4]]], { batchDim: 1 })); // (1;): [24]
+ * ```
  */
 export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}): Promise<BundleFunction> {
   if (opts !== null && typeof opts === "object" && opts.sha256 === undefined) {

@@ -54,7 +54,9 @@ export function padSequence(list: readonly (Tensor | TensorDict)[], opts: PadSeq
 
 /** Options of `unpadSequence`; `maskKey` (TensorDicts only) names the masks entry (default "masks"). */
 export interface UnpadOptions {
+  /** The batch dim of each member that was padded (default 0), as given to `padSequence`. */
   readonly padDim?: number;
+  /** The entry holding the masks (TensorDicts only; default "masks"). */
   readonly maskKey?: string | readonly string[];
 }
 
