@@ -48,10 +48,13 @@ export interface Backend extends BackendCapabilities {
   readonly name: "js" | "webgpu";
   /** The name messages print ("JS", "WebGPU"). */
   readonly displayName: string;
+  /** A new buffer of `length` elements of `dtype` (contents unspecified until written). */
   alloc(dtype: DType, length: number): DeviceBuffer;
   /** Whether `buf` is a buffer this backend's kernels can bind (JS: any host buffer; WebGPU: its own). */
   owns(buf: DeviceBuffer): boolean;
+  /** Copies `data` (the buffer's dtype and length) into the buffer. */
   write(buf: DeviceBuffer, data: TypedArray): void;
+  /** The buffer's contents, copied back to the host. */
   read(buf: DeviceBuffer): Promise<TypedArray>;
   /** Synchronous read-back; only backends whose memory is host memory provide it. */
   readSync?(buf: DeviceBuffer): TypedArray;
@@ -70,6 +73,7 @@ export interface Backend extends BackendCapabilities {
   load(kernel: Kernel, shipped: ShippedKernel): CompiledKernel | Promise<CompiledKernel>;
   /** Runs one kernel: `outputs[i]` receives `kernel.outputs[i]`, written contiguously. */
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void;
+  /** Releases the buffer (WebGPU pools it for reuse); it must not be used afterwards. */
   free(buf: DeviceBuffer): void;
   /**
    * Copies element ranges `[srcOffset, dstOffset, length]` from each source into `dst`

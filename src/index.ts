@@ -20,7 +20,7 @@ export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
 export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
-export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";
+export { initWebGPU, type WebGPUBackend, type WebGPUOptions, type WebGPUStats, type AdapterDescription, type DeviceLimits } from "./webgpu.js";
 export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
 export { jagged, fromPadded } from "./ragged/build.js";
 export * from "./typed/index.js";

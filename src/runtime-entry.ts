@@ -60,7 +60,7 @@ export { Tensor, type NestedArray } from "./tensor.js";
 export { tensor, fromTypedArray, full, zeros, ones, empty, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
-export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";
+export { initWebGPU, type WebGPUBackend, type WebGPUOptions, type WebGPUStats, type AdapterDescription, type DeviceLimits } from "./webgpu.js";
 export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";
 export type { DType, TypedArray } from "../ir/dtype.js";
 export { JaggedTensor } from "./ragged/jagged.js";

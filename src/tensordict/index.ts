@@ -43,8 +43,18 @@ export function cat(list: readonly (Tensor | TensorDict | LazyStackedTensorDict)
  * `pad_sequence`). For TensorDicts the masks, when asked for, are an entry of the result.
  */
 export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions & { readonly returnMask?: false }): Tensor;
-export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions & { readonly returnMask: true }): { padded: Tensor; mask: Tensor };
-export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions): Tensor | { padded: Tensor; mask: Tensor };
+export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions & { readonly returnMask: true }): {
+  /** The tensors padded and stacked. */
+  padded: Tensor;
+  /** True on the valid positions, false on padding (bool). */
+  mask: Tensor;
+};
+export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions): Tensor | {
+  /** The tensors padded and stacked. */
+  padded: Tensor;
+  /** True on the valid positions, false on padding (bool). */
+  mask: Tensor;
+};
 export function padSequence(list: readonly TensorDict[], opts?: PadDictsOptions): TensorDict;
 export function padSequence(list: readonly (Tensor | TensorDict)[], opts: PadSequenceOptions | PadDictsOptions = {}): Tensor | { padded: Tensor; mask: Tensor } | TensorDict {
   // An empty list gets tensordict's text (which also says the list cannot be empty).
