@@ -1,6 +1,7 @@
 /**
- * Typed errors. Every user-facing error names the op, the argument and the shapes
- * involved in `(batch; base)` notation (docs/ARCHITECTURE.md, Errors).
+ * The base class of batchwise's errors. Every user-facing error names the op,
+ * the argument and the shapes involved in `(batch; base)` notation; its
+ * subclasses say what kind of problem it is.
  */
 export class BatchwiseError extends Error {
   // Written out, not `new.target.name`: a minifier renames classes, and users' bundles are minified.

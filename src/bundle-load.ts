@@ -417,7 +417,7 @@ export interface LoadBundleOptions {
   /**
    * The SHA-256 the caller expects (the `sha256` export of the bundle it trusts):
    * any other content is refused. Without it, the bundle's own recorded hash only
-   * detects accidental or inconsistent edits (see the file comment).
+   * detects accidental or inconsistent edits. `batchwise/runtime` requires it.
    */
   readonly sha256?: string;
 }

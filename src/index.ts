@@ -1,6 +1,20 @@
 /**
  * batchwise: batched tensors with `(batch; base)` shapes and a lazy graph
  * compiler that emits batch-generic kernels.
+ *
+ * The full library: tensors and their operations, `jit` and `trace`, bundles
+ * (`f.bundle()`, `loadBundle`), the JS and WebGPU backends, typed tensors (NEML2's
+ * primitive types), jagged tensors and TensorDicts. A page that only runs bundles
+ * can import `batchwise/runtime` instead.
+ *
+ * @example
+ * ```ts
+ * import { jit, tensor, type Tensor } from "batchwise";
+ * const centre = jit((x: Tensor) => x.sub(x.mean(0, { keepdim: true })));
+ * centre(tensor([[[1, 2], [3, 4]]], { batchDim: 1 })).toArraySync(); // [[[-1, -1], [1, 1]]]
+ * ```
+ *
+ * @module batchwise
  */
 import { installCompiler } from "./compiler.js";
 

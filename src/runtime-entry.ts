@@ -14,6 +14,8 @@
  * Tensors made here (`tensor`, `fromTypedArray`, …) are the library's tensors;
  * they are inputs and outputs of bundles. Eager tensor arithmetic needs the
  * compiler and thus the full `batchwise` entry.
+ *
+ * @module batchwise/runtime
  */
 import { BundleError } from "../ir/errors.js";
 import { mapStep, type Step } from "../ir/schedule.js";

@@ -432,7 +432,7 @@ export class Tensor {
 
   // ---- reductions ----
 
-  /** Reduces over base and batch axes at once. */
+  /** Reduces over base and batch axes at once; `op` is sum, mean, prod, min, max, argmin, argmax, all or any. */
   reduce(op: KReduceOp, spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean } = {}): Tensor {
     if (!REDUCE_OPS.has(op)) {
       throw new UnsupportedOpError(`reduce: unknown reduction ${typeof op === "string" ? JSON.stringify(op) : describe(op)} for x ${this.toString()} (reductions are ${[...REDUCE_OPS].join(", ")})`);

@@ -78,6 +78,18 @@ export function needTensor(op: string, name: string, x: unknown): void {
   if (!(x instanceof Tensor)) throw new DTypeError(`${op}: ${name} must be a Tensor, got ${describe(x)}`);
 }
 
+/**
+ * The base of the typed tensors (NEML2's primitive types): a tensor whose base
+ * shape is fixed by its type, with the creation, arithmetic and batch operations
+ * every type shares. It wraps its Tensor rather than extending it, so only the
+ * type's own operations are offered; `x.t` is the untyped Tensor, e.g. to return
+ * from `jit`.
+ *
+ * @example
+ * ```ts
+ * const f = jit((a: Tensor) => new R2(a).inverse().det().t);
+ * ```
+ */
 export abstract class PrimitiveTensor<Self> {
   /** The underlying `(batch; base)` tensor. */
   readonly t: Tensor;
@@ -232,7 +244,7 @@ export abstract class PrimitiveTensor<Self> {
   /**
    * NumPy-style indexing of the batch block only (ints, `{start,stop,step}`,
    * `null` for a new axis, `"..."`): `(5,3,1,3; 1,7,8)` indexed `[0, "..."]`
-   * is `(3,1,3; 1,7,8)`. Runs on the host (see host.ts): eager only.
+   * is `(3,1,3; 1,7,8)`. Runs on the host: eager only.
    */
   batchIndex(indices: readonly BatchIndex[]): Self {
     return this.make(batchIndexHost(this.t, indices));

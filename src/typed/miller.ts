@@ -26,6 +26,7 @@ export function gcd(a: Tensor, b: Tensor): Tensor {
   return x;
 }
 
+/** MillerIndex `(3)`: crystallographic plane or direction indices, int32. */
 export class MillerIndex extends PrimitiveTensor<MillerIndex> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "MillerIndex";

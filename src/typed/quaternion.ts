@@ -8,6 +8,7 @@ import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
+/** Quaternion `(4)`: scalar first, `(s, q1, q2, q3)`. */
 export class Quaternion extends PrimitiveTensor<Quaternion> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Quaternion";

@@ -13,6 +13,14 @@ import { SR2 } from "./sr2.js";
 import { Vec } from "./vec.js";
 import { WR2 } from "./wr2.js";
 
+/**
+ * R2 `(3,3)`: a general second-order tensor.
+ *
+ * @example
+ * ```ts
+ * R2.fill(1, 2, 3).det().toArraySync(); // 6 (diag(1, 2, 3))
+ * ```
+ */
 export class R2 extends PrimitiveTensor<R2> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R2";

@@ -19,6 +19,7 @@ export type EulerConvention = "bunge" | "roe" | "kocks";
 /** The unit of Euler angles. */
 export type AngleType = "degrees" | "radians";
 
+/** Rot `(3)`: a rotation as modified Rodrigues parameters (MRP), `r = n·tan(θ/4)` for angle θ about the unit axis n. */
 export class Rot extends PrimitiveTensor<Rot> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Rot";

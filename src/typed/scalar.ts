@@ -4,6 +4,7 @@ import { Tensor } from "../tensor.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { PrimitiveTensor, optDType, raw, type ScalarLike, type TypedOptions } from "./base.js";
 
+/** Scalar `()`: a batched number. Times any typed value it broadcasts over the base (NEML2's scalar rule). */
 export class Scalar extends PrimitiveTensor<Scalar> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Scalar";

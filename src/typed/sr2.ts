@@ -26,6 +26,7 @@ export function sr2FromFull(a: readonly (readonly Tensor[])[]): Tensor {
   return assemble(MANDEL_PAIRS.map(([i, j], k) => (k < 3 ? a[i]![j]! : a[i]![j]!.mul(MANDEL_FACTORS[k]!))), [6]);
 }
 
+/** SR2 `(6)`: a symmetric second-order tensor in Mandel notation `[a11, a22, a33, √2·a23, √2·a13, √2·a12]`. */
 export class SR2 extends PrimitiveTensor<SR2> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SR2";

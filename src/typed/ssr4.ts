@@ -50,6 +50,7 @@ function matmul6(a: readonly (readonly Tensor[])[], b: readonly (readonly Tensor
   return a.map((row) => b[0]!.map((_, j) => dotOf(row, b.map((r) => r[j]!))));
 }
 
+/** SSR4 `(6,6)`: a fourth-order tensor with both minor symmetries, in Mandel form. */
 export class SSR4 extends PrimitiveTensor<SSR4> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SSR4";

@@ -9,6 +9,7 @@ import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 
+/** Vec `(3)`: a vector. */
 export class Vec extends PrimitiveTensor<Vec> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Vec";

@@ -9,6 +9,7 @@ import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
+/** WR2 `(3)`: a skew-symmetric second-order tensor, stored as its axial vector `(W21, W02, W10)`. */
 export class WR2 extends PrimitiveTensor<WR2> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WR2";
