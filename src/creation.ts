@@ -72,6 +72,13 @@ function pathOf(path: readonly number[], depth = path.length): string {
  * string, null, a hole, a cycle) is an error naming where it is. All-boolean
  * data gives a bool tensor; the default dtype is otherwise float32. Integer dtypes
  * refuse values they cannot hold (NaN, ±Infinity, out of range), as NumPy 2 does.
+ *
+ * @example
+ * ```ts
+ * const x = tensor([[1, 2, 3], [4, 5, 6]], { batchDim: 1 }); // two vectors of 3
+ * x.toString(); // "(2; 3)"
+ * tensor([1, 2], { dtype: "int32" }).mul(2).toArraySync(); // [2, 4]
+ * ```
  */
 export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
   const o = checkOptions("tensor", opts);
