@@ -19,8 +19,8 @@ export interface CompiledKernel {
 }
 
 /**
- * What a backend can do. `src/` decides by these fields, never by the backend's name, so a
- * third backend states its capabilities here and needs no edits in `src/`.
+ * What a backend can do. The library decides by these fields, never by the backend's
+ * name, so a third backend states its capabilities here and needs no other changes.
  */
 export interface BackendCapabilities {
   /**
@@ -43,6 +43,12 @@ export interface BackendCapabilities {
   readonly shippedKernel: keyof ShippedKernel;
 }
 
+/**
+ * A place where tensors live and kernels run: the JS backend (the default, host
+ * memory) or WebGPU (`initWebGPU`). `getBackend()` gives the current one; tensors
+ * move between backends with `t.to(backend)`. Its buffer and kernel methods are
+ * what the runtime calls to run programs; user code rarely needs them.
+ */
 export interface Backend extends BackendCapabilities {
   /** For cache keys and `setBackend`; decisions go by the capability fields. */
   readonly name: "js" | "webgpu";
