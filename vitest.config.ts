@@ -1,6 +1,14 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // Examples import "batchwise" as a user would; here that is this repository's source (as in tsconfig.json's paths).
+  resolve: {
+    alias: [
+      { find: /^batchwise$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) },
+      { find: /^batchwise\/runtime$/, replacement: fileURLToPath(new URL("./src/runtime-entry.ts", import.meta.url)) },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,

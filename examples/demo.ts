@@ -6,7 +6,7 @@
  * The function centres a batch of point clouds, computes each cloud's 3×3
  * covariance and its determinant.
  */
-import { fromTypedArray, jit, type Tensor } from "../src/index.js";
+import { fromTypedArray, jit, type Tensor } from "batchwise";
 
 function covarianceAndDet(x: Tensor): [Tensor, Tensor] {
   const n = x.baseShape[0]!;

@@ -7,7 +7,7 @@
  * 0, 1, 2, … across all episodes, obs = [step, -step] and reward = step / 10,
  * so every printed number can be checked by hand.
  */
-import { jit, lazyStack, padSequence, tensor, TensorDict, unpadSequence, type JaggedTensor, type Tensor } from "../src/index.js";
+import { jit, lazyStack, padSequence, tensor, TensorDict, unpadSequence, type JaggedTensor, type Tensor } from "batchwise";
 
 function episodes(lengths: readonly number[]): TensorDict[] {
   let step = 0;

@@ -25,6 +25,10 @@ export const DTYPE_FROM_SHORT: Readonly<Record<string, DType>> = Object.fromEntr
 
 const RANK: { readonly [D in DType]: number } = { bool: 0, uint32: 1, int32: 2, float32: 3, float64: 4 };
 
+/**
+ * The typed arrays tensors are stored in: Float32Array, Float64Array, Int32Array,
+ * Uint32Array, and Uint8Array for bool.
+ */
 export type TypedArray = Float32Array | Float64Array | Int32Array | Uint32Array | Uint8Array;
 
 export const ARRAY_CTOR: {

@@ -7,6 +7,7 @@ import { IRError } from "./errors.js";
 import { fmtAttrs, topoOrder, type Graph, type Node } from "./graph.js";
 import { fmtType } from "./types.js";
 
+/** The graph as IR text, one node per line in topological order; `parseGraph` reads it back. */
 export function printGraph(g: Graph): string {
   if (typeof g !== "object" || g === null || !Array.isArray(g.inputs) || !Array.isArray(g.outputs) || !Array.isArray(g.inputNames)) {
     throw new IRError(`printGraph: g must be a graph (name, inputs, inputNames, outputs), got ${g === null ? "null" : typeof g}`);

@@ -8,9 +8,13 @@ import { ShapeError } from "./errors.js";
 /** A batch dim: a size, or a symbol (`b0`, `b0*b1`, …) whose size is known at run time. */
 export type Dim = number | string;
 
+/** A tensor's type in the IR: dtype, batch dims (sizes or symbols) and static base shape, `(batch; base)`. */
 export interface TensorType {
+  /** The element type. */
   readonly dtype: DType;
+  /** The batch dims: sizes, or symbols inside a trace. */
   readonly batch: readonly Dim[];
+  /** The static base shape. */
   readonly base: readonly number[];
 }
 

@@ -19,8 +19,8 @@ export interface CompiledKernel {
 }
 
 /**
- * What a backend can do. `src/` decides by these fields, never by the backend's name, so a
- * third backend states its capabilities here and needs no edits in `src/`.
+ * What a backend can do. The library decides by these fields, never by the backend's
+ * name, so a third backend states its capabilities here and needs no other changes.
  */
 export interface BackendCapabilities {
   /**
@@ -43,15 +43,24 @@ export interface BackendCapabilities {
   readonly shippedKernel: keyof ShippedKernel;
 }
 
+/**
+ * A place where tensors live and kernels run: the JS backend (the default, host
+ * memory) or WebGPU (`initWebGPU`). `getBackend()` gives the current one; tensors
+ * move between backends with `t.to(backend)`. Its buffer and kernel methods are
+ * what the runtime calls to run programs; user code rarely needs them.
+ */
 export interface Backend extends BackendCapabilities {
   /** For cache keys and `setBackend`; decisions go by the capability fields. */
   readonly name: "js" | "webgpu";
   /** The name messages print ("JS", "WebGPU"). */
   readonly displayName: string;
+  /** A new buffer of `length` elements of `dtype` (contents unspecified until written). */
   alloc(dtype: DType, length: number): DeviceBuffer;
   /** Whether `buf` is a buffer this backend's kernels can bind (JS: any host buffer; WebGPU: its own). */
   owns(buf: DeviceBuffer): boolean;
+  /** Copies `data` (the buffer's dtype and length) into the buffer. */
   write(buf: DeviceBuffer, data: TypedArray): void;
+  /** The buffer's contents, copied back to the host. */
   read(buf: DeviceBuffer): Promise<TypedArray>;
   /** Synchronous read-back; only backends whose memory is host memory provide it. */
   readSync?(buf: DeviceBuffer): TypedArray;
@@ -70,6 +79,7 @@ export interface Backend extends BackendCapabilities {
   load(kernel: Kernel, shipped: ShippedKernel): CompiledKernel | Promise<CompiledKernel>;
   /** Runs one kernel: `outputs[i]` receives `kernel.outputs[i]`, written contiguously. */
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void;
+  /** Releases the buffer (WebGPU pools it for reuse); it must not be used afterwards. */
   free(buf: DeviceBuffer): void;
   /**
    * Copies element ranges `[srcOffset, dstOffset, length]` from each source into `dst`

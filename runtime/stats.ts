@@ -18,6 +18,7 @@ export interface Counters {
   buffersReused: number;
 }
 
+/** The live global counters (they only grow); take a `counterSnapshot()` to compare before and after. */
 export const counters: Counters = {
   traces: 0,
   compiles: 0,
@@ -29,6 +30,7 @@ export const counters: Counters = {
   buffersReused: 0,
 };
 
+/** A copy of the global counters now. */
 export function snapshot(): Counters {
   return { ...counters };
 }

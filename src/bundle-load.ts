@@ -24,6 +24,7 @@ import { concreteType, realize, realizeSync } from "./realize.js";
 import { sha256Hex } from "./sha256.js";
 import { Tensor } from "./tensor.js";
 
+/** The `format` every bundle module exports. */
 export const BUNDLE_FORMAT = "batchwise-bundle";
 /** 2: the fusion options and the SHA-256 of the content are recorded (version 1 had neither). */
 export const BUNDLE_VERSION = 2;
@@ -51,7 +52,9 @@ export interface BundleConstant {
 
 /** What a bundle module exports (`import * as mod from "./f.bundle.js"`). */
 export interface BundleModule {
+  /** Always `BUNDLE_FORMAT`. */
   readonly format: string;
+  /** The bundle format version (`BUNDLE_VERSION`). */
   readonly version: number;
   /** The backend the trace was fused for (its buffer limit and output grouping). */
   readonly traced: string;
@@ -59,6 +62,7 @@ export interface BundleModule {
   readonly fuse: BundleFuseOptions;
   /** The fused graph, as IR text. */
   readonly graph: string;
+  /** The fused schedule: kernel launches, views and copies, in order. */
   readonly steps: readonly BundleStep[];
   /** Per step: the shipped kernel, or null for views and copies. */
   readonly kernels: readonly (ShippedKernel | null)[];
@@ -66,6 +70,7 @@ export interface BundleModule {
   readonly captured: readonly BundleConstant[];
   /** Per argument and per result: "t" a tensor, "j" a jagged tensor (values and offsets), "d…" a TensorDict. */
   readonly args: string;
+  /** The results' layout, coded as `args`. */
   readonly results: string;
   /** The function returned an array (else one value). */
   readonly multi: boolean;
@@ -132,6 +137,7 @@ export interface BundleFunction<A extends readonly unknown[] = JitArg[], R = Jit
   callAsync(...args: A): Promise<R>;
   /** The fused graph's IR text. */
   dump(): string;
+  /** The backend the function runs on. */
   readonly backend: Backend;
 }
 
@@ -143,8 +149,28 @@ export interface BundleFunction<A extends readonly unknown[] = JitArg[], R = Jit
 export type BundleFunctionOf<M> = 0 extends 1 & M
   ? BundleFunction
   : BundleFunction<
-      M extends { readonly args: { readonly "~args"?: infer A } } ? (A extends readonly unknown[] ? A : JitArg[]) : JitArg[],
-      M extends { readonly results: { readonly "~results"?: infer R } } ? (unknown extends R ? JitArg | JitArg[] : R) : JitArg | JitArg[]
+      M extends {
+        /** The argument layout (`BundleArgs`). */
+        readonly args: {
+          /** The traced function's parameter types. */
+          readonly "~args"?: infer A;
+        };
+      }
+        ? A extends readonly unknown[]
+          ? A
+          : JitArg[]
+        : JitArg[],
+      M extends {
+        /** The result layout (`BundleResults`). */
+        readonly results: {
+          /** The traced function's result type. */
+          readonly "~results"?: infer R;
+        };
+      }
+        ? unknown extends R
+          ? JitArg | JitArg[]
+          : R
+        : JitArg | JitArg[]
     >;
 
 
@@ -384,13 +410,14 @@ export function checkLayout(mod: BundleModule, graph: Graph): void {
   }
 }
 
+/** Options of `loadBundle`. */
 export interface LoadBundleOptions {
   /** The backend to load on (default: the current one). */
   readonly backend?: Backend;
   /**
    * The SHA-256 the caller expects (the `sha256` export of the bundle it trusts):
    * any other content is refused. Without it, the bundle's own recorded hash only
-   * detects accidental or inconsistent edits (see the file comment).
+   * detects accidental or inconsistent edits. `batchwise/runtime` requires it.
    */
   readonly sha256?: string;
 }

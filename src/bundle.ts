@@ -265,6 +265,7 @@ export function describeLayout(kinds: string, types: readonly TensorType[]): str
   return out;
 }
 
+/** Options of `f.bundleTypes()`. */
 export interface BundleTypesOptions {
   /** The module the declarations import batchwise's types from (default "batchwise"). */
   readonly from?: string;
@@ -321,9 +322,15 @@ export function bundleTypes(t: Traced, opts: BundleTypesOptions = {}): string {
  * A bundle's argument layout, carrying the traced function's parameter types for
  * TypeScript in a property that exists only in the types (the value is the layout string).
  */
-export type BundleArgs<A extends readonly unknown[]> = string & { readonly "~args"?: A };
+export type BundleArgs<A extends readonly unknown[]> = string & {
+  /** The traced function's parameter types (never present at run time). */
+  readonly "~args"?: A;
+};
 /** A bundle's result layout, carrying the traced function's result type (types only). */
-export type BundleResults<R> = string & { readonly "~results"?: R };
+export type BundleResults<R> = string & {
+  /** The traced function's result type (never present at run time). */
+  readonly "~results"?: R;
+};
 
 /** Where two canonical encodings first differ, for error messages. */
 function firstDifference(a: string, b: string): string {
@@ -374,16 +381,28 @@ function checkSchedule(mod: BundleModule, graph: Graph, order: readonly Node[]):
 }
 
 /**
- * Loads a bundle module on the current backend (or `opts.backend`) after
- * validating it (see the file comment): checks its fields, re-derives its
- * schedule from its graph, checks its kernels' sources and its SHA-256 (and the
- * caller's `opts.sha256`), then loads the shipped kernels without compiling any.
- * Asynchronous because WebCrypto and WebGPU pipeline creation are.
+ * Loads a bundle (the module text `f.bundle()` returns, saved and imported) on
+ * the current backend (or `opts.backend`), treating it as untrusted input: checks
+ * its fields, re-derives its schedule from its graph, checks its kernels' sources
+ * and its SHA-256 (and the caller's `opts.sha256`), then loads the shipped kernels
+ * without compiling any. With the module's declarations (`f.bundleTypes()`, saved
+ * next to it) the result is typed like the traced function. Asynchronous because
+ * WebCrypto and WebGPU pipeline creation are.
+ *
+ * @example
+ * ```ts
+ * // Earlier: writeFileSync("det.bundle.mjs", f.bundle()); writeFileSync("det.bundle.d.mts", f.bundleTypes());
+ * import * as mod from "./det.bundle.mjs";
+ * const det = await loadBundle(mod); // (x0: Tensor) => Tensor
+ * det(m); // m (B; 3,3) gives (B;)
+ * ```
  */
 export function loadBundle<M extends BundleModule>(mod: M, opts?: LoadBundleOptions): Promise<BundleFunctionOf<M>>;
 /**
  * `loadBundle<typeof f>(mod)`: typed like the function `F` (a jit function, or the
  * traced function itself) for a module without declarations.
+ *
+ * @typeParam F - The function whose parameters and result type the loaded bundle takes.
  */
 export function loadBundle<F extends (...args: never) => unknown>(mod: BundleModule, opts?: LoadBundleOptions): Promise<BundleFunction<Parameters<F>, ReturnType<F>>>;
 export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}): Promise<BundleFunction> {

@@ -7,10 +7,13 @@ import { checkDType, checkFinite, checkInt, checkOptions, checkSizes, describe, 
 import { getBackend } from "./backend.js";
 import { Tensor, where, type NestedArray } from "./tensor.js";
 
+/** Options of the tensor constructors. */
 export interface CreateOptions {
+  /** The element type (default float32; `tensor` of booleans gives bool). */
   readonly dtype?: DType;
 }
 
+/** Options of `tensor` and `fromTypedArray`. */
 export interface TensorOptions extends CreateOptions {
   /** How many leading dims are batch dims (default 0). */
   readonly batchDim?: number;
@@ -69,6 +72,13 @@ function pathOf(path: readonly number[], depth = path.length): string {
  * string, null, a hole, a cycle) is an error naming where it is. All-boolean
  * data gives a bool tensor; the default dtype is otherwise float32. Integer dtypes
  * refuse values they cannot hold (NaN, ±Infinity, out of range), as NumPy 2 does.
+ *
+ * @example
+ * ```ts
+ * const x = tensor([[1, 2, 3], [4, 5, 6]], { batchDim: 1 }); // two vectors of 3
+ * x.toString(); // "(2; 3)"
+ * tensor([1, 2], { dtype: "int32" }).mul(2).toArraySync(); // [2, 4]
+ * ```
  */
 export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
   const o = checkOptions("tensor", opts);
@@ -231,10 +241,12 @@ export function full(batchShape: readonly number[], baseShape: readonly number[]
   return fill("full", batchShape, baseShape, value, opts);
 }
 
+/** A tensor of zeros: `zeros([B], [3])` is `(B; 3)`. */
 export function zeros(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
   return fill("zeros", batchShape, baseShape, 0, opts);
 }
 
+/** A tensor of ones: `ones([B], [3])` is `(B; 3)`. */
 export function ones(batchShape: readonly number[], baseShape: readonly number[], opts: CreateOptions = {}): Tensor {
   return fill("ones", batchShape, baseShape, 1, opts);
 }

@@ -1,6 +1,20 @@
 /**
  * batchwise: batched tensors with `(batch; base)` shapes and a lazy graph
  * compiler that emits batch-generic kernels.
+ *
+ * The full library: tensors and their operations, `jit` and `trace`, bundles
+ * (`f.bundle()`, `loadBundle`), the JS and WebGPU backends, typed tensors (NEML2's
+ * primitive types), jagged tensors and TensorDicts. A page that only runs bundles
+ * can import `batchwise/runtime` instead.
+ *
+ * @example
+ * ```ts
+ * import { jit, tensor, type Tensor } from "batchwise";
+ * const centre = jit((x: Tensor) => x.sub(x.mean(0, { keepdim: true })));
+ * centre(tensor([[[1, 2], [3, 4]]], { batchDim: 1 })).toArraySync(); // [[[-1, -1], [1, 1]]]
+ * ```
+ *
+ * @module batchwise
  */
 import { installCompiler } from "./compiler.js";
 
@@ -9,7 +23,7 @@ installCompiler();
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, diag, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
-export { jit, trace, spec, jaggedSpec, dictSpec, type ArgSpec, type DictSpec, type JitOptions, type JitArg, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
+export { jit, trace, spec, jaggedSpec, dictSpec, type ArgSpec, type DictSpec, type JitOptions, type JitArg, type JitOutput, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
 export { parseSpec } from "./cli/spec.js";
@@ -20,7 +34,7 @@ export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
 export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
-export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";
+export { initWebGPU, type WebGPUBackend, type WebGPUOptions, type WebGPUStats, type AdapterDescription, type DeviceLimits } from "./webgpu.js";
 export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
 export { jagged, fromPadded } from "./ragged/build.js";
 export * from "./typed/index.js";

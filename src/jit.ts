@@ -27,6 +27,7 @@ import { checkFunction, checkJitOptions, checkSpecParts, checkSpecs, flatten, le
 // jit compiles (a page that imports only jit gets the compiler with it).
 installCompiler();
 
+/** Counters of one jit function (`f.stats`): one trace across batch sizes shows as `traces: 1`. */
 export interface JitStats {
   /** Times the function was traced. */
   traces: number;
@@ -36,9 +37,11 @@ export interface JitStats {
   cacheHits: number;
   /** Kernel cache hits while building this function's programs. */
   kernelCacheHits: number;
+  /** Calls so far. */
   calls: number;
 }
 
+/** What `JitFunction.dump` prints. */
 export interface DumpOptions {
   /** The graph after this pass: "input" (as traced), "lower", or "fuse" (the kernels' graph). */
   readonly after?: string;
@@ -47,12 +50,20 @@ export interface DumpOptions {
 }
 
 export type { JitArg };
-type JitOutput = JitArg | readonly JitArg[];
+/** What a jit function returns: one tensor, jagged tensor or TensorDict, or an array of them. */
+export type JitOutput = JitArg | readonly JitArg[];
 
+/**
+ * The function `jit` and `trace` return: called like `fn` (a trace per new
+ * argument signature, kernels reused at any batch size), with its stats, its IR
+ * and its bundles.
+ */
 export interface JitFunction<A extends JitArg[], R extends JitOutput> {
+  /** Runs the compiled function (tracing it first for a new argument signature); the JS backend returns at once. */
   (...args: A): R;
   /** Async variant: needed on backends that compile or read asynchronously (WebGPU). */
   callAsync(...args: A): Promise<R>;
+  /** Counters of traces, compiles and cache hits. */
   readonly stats: JitStats;
   /** The IR text of the most recent trace (or after a named pass). */
   dump(opts?: DumpOptions): string;
@@ -82,9 +93,13 @@ export interface JitFunction<A extends JitArg[], R extends JitOutput> {
  * jagged tensor's (`jagged: true`; values `(T; base)`, int32 offsets).
  */
 export interface ArgSpec {
+  /** The element type. */
   readonly dtype: DType;
+  /** One label per batch dim (`["B"]`); only their number matters, the sizes are given at run time. */
   readonly batch: readonly string[];
+  /** The static base shape. */
   readonly base: readonly number[];
+  /** A JaggedTensor `(B, ~N; base)` rather than a Tensor. */
   readonly jagged?: boolean;
 }
 
@@ -102,7 +117,9 @@ export function jaggedSpec(dtype: DType, base: readonly number[]): ArgSpec {
 
 /** A TensorDict argument for `trace`: its shared batch labels and its entries' specs. */
 export interface DictSpec {
+  /** The dict's batch labels, which lead every entry's batch. */
   readonly batch: readonly string[];
+  /** Each entry's spec, by key (nested dicts allowed). */
   readonly entries: { readonly [key: string]: ArgSpec | DictSpec };
 }
 
@@ -149,8 +166,11 @@ export function trace<A extends JitArg[], R extends JitOutput>(fn: (...args: A) 
 
 const TRACE_FOR = Symbol("traceFor");
 
+/** Options of `jit` and `trace`. */
 export interface JitOptions {
+  /** A name for the traced graph (in `dump` and bundles). */
   readonly name?: string;
+  /** The backend to compile for and run on (default: the current one, `getBackend()`). */
   readonly backend?: Backend;
   /** false: one kernel per op (for comparison). */
   readonly fusion?: boolean;

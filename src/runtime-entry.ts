@@ -14,6 +14,8 @@
  * Tensors made here (`tensor`, `fromTypedArray`, …) are the library's tensors;
  * they are inputs and outputs of bundles. Eager tensor arithmetic needs the
  * compiler and thus the full `batchwise` entry.
+ *
+ * @module batchwise/runtime
  */
 import { BundleError } from "../ir/errors.js";
 import { mapStep, type Step } from "../ir/schedule.js";
@@ -25,6 +27,14 @@ import { bundleFunction, check, checkHash, checkLayout, readBundle, type BundleF
  * back to itself), its content hash against the recorded and the pinned one,
  * and its argument and result layout, then loads the shipped kernels on the
  * current backend (or `opts.backend`) without compiling any.
+ *
+ * @example
+ * ```ts
+ * import { loadBundle, tensor } from "batchwise/runtime";
+ * import * as mod from "./det.bundle.mjs";
+ * const det = await loadBundle(mod, { sha256: "<the hash of the bundle you wrote>" });
+ * det(tensor([[[2, 0, 0], [0, 3, 0], [0, 0, 4]]], { batchDim: 1 })); // (1;): [24]
+ * ```
  */
 export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}): Promise<BundleFunction> {
   if (opts !== null && typeof opts === "object" && opts.sha256 === undefined) {
@@ -52,7 +62,7 @@ export { Tensor, type NestedArray } from "./tensor.js";
 export { tensor, fromTypedArray, full, zeros, ones, empty, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
-export { initWebGPU, type WebGPUBackend, type WebGPUOptions } from "./webgpu.js";
+export { initWebGPU, type WebGPUBackend, type WebGPUOptions, type WebGPUStats, type AdapterDescription, type DeviceLimits } from "./webgpu.js";
 export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";
 export type { DType, TypedArray } from "../ir/dtype.js";
 export { JaggedTensor } from "./ragged/jagged.js";

@@ -21,8 +21,10 @@ export type TensorSource =
   | { readonly kind: "lazy"; readonly op: Op; readonly inputs: readonly Tensor[]; readonly attrs: Attrs }
   | { readonly kind: "param"; readonly traceId: number; readonly index: number };
 
+/** Nested JavaScript arrays of numbers or booleans (one level per dim), or a single value: what `tensor` takes and `toArray` gives. */
 export type NestedArray = number | boolean | NestedArray[];
 
+/** Options of the reductions (`sum`, `batchMean`, …). */
 export interface ReduceOptions {
   /** Keep reduced dims with size 1 (default false). */
   readonly keepdim?: boolean;
@@ -127,6 +129,19 @@ function releaseBuffer(buffer: DeviceBuffer, backend: Backend): void {
   }
 }
 
+/**
+ * A tensor with a `(batch; base)` shape: leading batch dims (sizes that vary
+ * between calls, symbolic inside `jit`) and trailing base dims (static).
+ * Operations are lazy: they record a graph that runs, fused, when a value is read
+ * (`data`, `dataSync`, `toArray`) or at the end of a `jit` function. Make tensors
+ * with `tensor`, `fromTypedArray`, `zeros`, ….
+ *
+ * @example
+ * ```ts
+ * const x = tensor([[1, 2], [3, 4]], { batchDim: 1 }); // (2; 2)
+ * x.mul(2).sum().toArraySync(); // [6, 14]
+ * ```
+ */
 export class Tensor {
   /** @internal */
   _src: TensorSource;
@@ -178,6 +193,7 @@ export class Tensor {
     }
   }
 
+  /** True once `dispose` has been called. */
   get isDisposed(): boolean {
     return this._src.kind === "disposed";
   }
@@ -187,6 +203,7 @@ export class Tensor {
     return Tensor._op("const", [], { dtype, value: castScalar(value, dtype) });
   }
 
+  /** The element type. */
   get dtype(): DType {
     return this._type.dtype;
   }
@@ -194,6 +211,7 @@ export class Tensor {
   get batchDim(): number {
     return this._type.batch.length;
   }
+  /** Number of trailing base dims. */
   get baseDim(): number {
     return this._type.base.length;
   }
@@ -205,6 +223,7 @@ export class Tensor {
   get symbolicBatchShape(): readonly Dim[] {
     return this._type.batch;
   }
+  /** Base sizes (static, also inside `jit`). */
   get baseShape(): readonly number[] {
     return this._type.base;
   }
@@ -212,9 +231,11 @@ export class Tensor {
   get shape(): readonly number[] {
     return [...this.batchShape, ...this.baseShape];
   }
+  /** Number of dims, batch and base. */
   get rank(): number {
     return this.batchDim + this.baseDim;
   }
+  /** Number of elements (batch and base sizes multiplied). */
   get size(): number {
     return prod(this.shape);
   }
@@ -291,16 +312,27 @@ export class Tensor {
     return Tensor._op(op, [x]);
   }
 
+  /** Elementwise `-x`. */
   neg(): Tensor { return this.unary("neg"); }
+  /** Elementwise absolute value. */
   abs(): Tensor { return this.unary("abs"); }
+  /** Elementwise square root (NaN for negatives; integers give float32). */
   sqrt(): Tensor { return this.unary("sqrt"); }
+  /** Elementwise `1 / sqrt(x)`. */
   rsqrt(): Tensor { return this.unary("rsqrt"); }
+  /** Elementwise `e^x`. */
   exp(): Tensor { return this.unary("exp"); }
+  /** Elementwise natural logarithm. */
   log(): Tensor { return this.unary("log"); }
+  /** Elementwise sine (radians). */
   sin(): Tensor { return this.unary("sin"); }
+  /** Elementwise cosine (radians). */
   cos(): Tensor { return this.unary("cos"); }
+  /** Elementwise tangent (radians). */
   tan(): Tensor { return this.unary("tan"); }
+  /** Elementwise hyperbolic tangent. */
   tanh(): Tensor { return this.unary("tanh"); }
+  /** Elementwise logistic function `1 / (1 + e^-x)`. */
   sigmoid(): Tensor { return this.unary("sigmoid"); }
   /** Inverse sine in [-π/2, π/2]; NaN outside [-1, 1] (NumPy `arcsin`). */
   asin(): Tensor { return this.unary("asin"); }
@@ -308,15 +340,23 @@ export class Tensor {
   acos(): Tensor { return this.unary("acos"); }
   /** Inverse tangent in [-π/2, π/2]. */
   atan(): Tensor { return this.unary("atan"); }
+  /** Rounds down elementwise. */
   floor(): Tensor { return this.unary("floor"); }
+  /** Rounds up elementwise. */
   ceil(): Tensor { return this.unary("ceil"); }
   /** Rounds half to even, as NumPy and PyTorch do. */
   round(): Tensor { return this.unary("round"); }
+  /** Rounds toward zero elementwise. */
   trunc(): Tensor { return this.unary("trunc"); }
+  /** Elementwise -1, 0 or 1 by the sign of `x` (NaN stays NaN). */
   sign(): Tensor { return this.unary("sign"); }
+  /** Elementwise bool: `x` is NaN. */
   isNan(): Tensor { return this.unary("isnan"); }
+  /** Elementwise bool: `x` is +∞ or -∞. */
   isInf(): Tensor { return this.unary("isinf"); }
+  /** Elementwise bool: `x` is neither infinite nor NaN. */
   isFinite(): Tensor { return this.unary("isfinite"); }
+  /** Elementwise bool NOT (non-zero is true). */
   logicalNot(): Tensor { return this.unary("not"); }
 
   private binary(op: KBinaryOp, other: Tensor | number): Tensor {
@@ -332,13 +372,22 @@ export class Tensor {
     return Tensor._op(op, [this.cast(dtype), y]);
   }
 
+  /**
+   * `x + y`, broadcast over batch and base; dtypes promote and plain numbers take `x`'s dtype where they fit.
+   * @example tensor([1, 2]).add(10) // [11, 12]
+   */
   add(y: Tensor | number): Tensor { return this.binary("add", y); }
+  /** `x - y`, broadcast; dtypes promote as in `add`. */
   sub(y: Tensor | number): Tensor { return this.binary("sub", y); }
+  /** `x * y`, broadcast; dtypes promote as in `add`. */
   mul(y: Tensor | number): Tensor { return this.binary("mul", y); }
   /** True division: integer operands give float32 (as NumPy and PyTorch). */
   div(y: Tensor | number): Tensor { return this.binary("div", y); }
+  /** `x ** y`, broadcast; dtypes promote as in `add`. */
   pow(y: Tensor | number): Tensor { return this.binary("pow", y); }
+  /** The larger of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
   maximum(y: Tensor | number): Tensor { return this.binary("maximum", y); }
+  /** The smaller of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
   minimum(y: Tensor | number): Tensor { return this.binary("minimum", y); }
   /** Floor modulo: the result has the sign of the divisor (NumPy `%`). */
   mod(y: Tensor | number): Tensor { return this.binary("mod", y); }
@@ -348,14 +397,23 @@ export class Tensor {
    * @example tensor([1, 0, -0]).atan2(tensor([0, -1, -1])) // [π/2, π, -π]
    */
   atan2(x: Tensor | number): Tensor { return this.binary("atan2", x); }
+  /** Elementwise bool `x == y`, broadcast. */
   eq(y: Tensor | number): Tensor { return this.binary("eq", y); }
+  /** Elementwise bool `x != y`, broadcast. */
   ne(y: Tensor | number): Tensor { return this.binary("ne", y); }
+  /** Elementwise bool `x < y`, broadcast. */
   lt(y: Tensor | number): Tensor { return this.binary("lt", y); }
+  /** Elementwise bool `x <= y`, broadcast. */
   le(y: Tensor | number): Tensor { return this.binary("le", y); }
+  /** Elementwise bool `x > y`, broadcast. */
   gt(y: Tensor | number): Tensor { return this.binary("gt", y); }
+  /** Elementwise bool `x >= y`, broadcast. */
   ge(y: Tensor | number): Tensor { return this.binary("ge", y); }
+  /** Elementwise bool AND (non-zero is true), broadcast. */
   logicalAnd(y: Tensor | number): Tensor { return this.binary("and", y); }
+  /** Elementwise bool OR (non-zero is true), broadcast. */
   logicalOr(y: Tensor | number): Tensor { return this.binary("or", y); }
+  /** Elementwise bool XOR (non-zero is true), broadcast. */
   logicalXor(y: Tensor | number): Tensor { return this.binary("xor", y); }
 
   /** Limits values to [lo, hi]; if lo > hi every element becomes hi (Open3D). NaN stays NaN. */
@@ -374,7 +432,7 @@ export class Tensor {
 
   // ---- reductions ----
 
-  /** Reduces over base and batch axes at once. */
+  /** Reduces over base and batch axes at once; `op` is sum, mean, prod, min, max, argmin, argmax, all or any. */
   reduce(op: KReduceOp, spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean } = {}): Tensor {
     if (!REDUCE_OPS.has(op)) {
       throw new UnsupportedOpError(`reduce: unknown reduction ${typeof op === "string" ? JSON.stringify(op) : describe(op)} for x ${this.toString()} (reductions are ${[...REDUCE_OPS].join(", ")})`);
@@ -395,25 +453,40 @@ export class Tensor {
 
   /** Sum over base axes (all base axes by default). */
   sum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("sum", axes, opts); }
+  /** Mean over base axes (all base axes by default); integers give float32. */
   mean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("mean", axes, opts); }
+  /** Product over base axes (all base axes by default). */
   prod(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("prod", axes, opts); }
+  /** Minimum over base axes (all base axes by default). */
   min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("min", axes, opts); }
+  /** Maximum over base axes (all base axes by default). */
   max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("max", axes, opts); }
+  /** True where every value over the base axes is non-zero (all base axes by default). */
   all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("all", axes, opts); }
+  /** True where some value over the base axes is non-zero (all base axes by default). */
   any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("any", axes, opts); }
   /** Position of the smallest value along one base axis (first on ties; NaN counts as smallest). */
   argmin(axis: number, opts?: ReduceOptions): Tensor { return this.baseReduce("argmin", axis, opts); }
+  /** Position of the largest value along one base axis (first on ties; NaN counts as largest). */
   argmax(axis: number, opts?: ReduceOptions): Tensor { return this.baseReduce("argmax", axis, opts); }
 
   /** Sum over batch axes (all batch axes by default). */
   batchSum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("sum", axes, opts); }
+  /** Mean over batch axes (all batch axes by default). */
   batchMean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("mean", axes, opts); }
+  /** Product over batch axes (all batch axes by default). */
   batchProd(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("prod", axes, opts); }
+  /** Minimum over batch axes (all batch axes by default). */
   batchMin(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("min", axes, opts); }
+  /** Maximum over batch axes (all batch axes by default). */
   batchMax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("max", axes, opts); }
+  /** True where every value over the batch axes is non-zero (all batch axes by default). */
   batchAll(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("all", axes, opts); }
+  /** True where some value over the batch axes is non-zero (all batch axes by default). */
   batchAny(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("any", axes, opts); }
+  /** Position of the smallest value along one batch axis (first on ties; NaN counts as smallest). */
   batchArgmin(axis: number, opts?: ReduceOptions): Tensor { return this.batchReduce("argmin", axis, opts); }
+  /** Position of the largest value along one batch axis (first on ties; NaN counts as largest). */
   batchArgmax(axis: number, opts?: ReduceOptions): Tensor { return this.batchReduce("argmax", axis, opts); }
 
   // ---- base shape ----

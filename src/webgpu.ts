@@ -1,5 +1,6 @@
 /** WebGPU from the public API. */
-import { initWebGPU as createWebGPUBackend, type WebGPUBackend, type WebGPUOptions } from "../runtime/webgpu/backend.js";
+import { initWebGPU as createWebGPUBackend, type WebGPUBackend, type WebGPUOptions, type WebGPUStats } from "../runtime/webgpu/backend.js";
+import type { AdapterDescription, DeviceLimits } from "../runtime/webgpu/device.js";
 import { registerBackend, setBackend } from "./backend.js";
 
 /**
@@ -9,7 +10,8 @@ import { registerBackend, setBackend } from "./backend.js";
  * await initWebGPU();            // setBackend("webgpu") is now in effect
  * const y = await f.callAsync(x); // jit functions run WGSL kernels
  * ```
- * Throws a BackendError explaining why when no adapter can be had.
+ * Throws a BackendError explaining why when no adapter can be had. With
+ * `select: false` the backend is registered but the current one stays.
  */
 export async function initWebGPU(opts: WebGPUOptions & { select?: boolean } = {}): Promise<WebGPUBackend> {
   const backend = await createWebGPUBackend(opts);
@@ -18,4 +20,4 @@ export async function initWebGPU(opts: WebGPUOptions & { select?: boolean } = {}
   return backend;
 }
 
-export type { WebGPUBackend, WebGPUOptions };
+export type { WebGPUBackend, WebGPUOptions, WebGPUStats, AdapterDescription, DeviceLimits };

@@ -48,6 +48,7 @@ const DEVICE_CTOR = {
   bool: Uint32Array,
 } as const;
 
+/** Counters of one WebGPU backend (`backend.stats`). */
 export interface WebGPUStats {
   /** Compute pipelines created (one per distinct WGSL source and device). */
   readonly pipelines: number;
@@ -160,6 +161,11 @@ function rowBound(kernel: Kernel, ins: readonly WebGPUBuffer[], outs: readonly W
   return rows;
 }
 
+/**
+ * The WebGPU backend `initWebGPU` returns: kernels as WGSL compute shaders on one
+ * GPU device (Dawn in Node, `navigator.gpu` in a browser), with pooled storage
+ * buffers. Pass it to `setBackend`, `jit` or `t.to`.
+ */
 export class WebGPUBackend implements Backend {
   readonly name = "webgpu" as const;
   readonly displayName = "WebGPU";
@@ -194,19 +200,23 @@ export class WebGPUBackend implements Backend {
   get device(): GPUDevice {
     return this.state.acquired.device;
   }
+  /** What the adapter reports about the GPU, and the Dawn flags used. */
   get adapter(): AdapterDescription {
     return this.state.acquired.adapter;
   }
+  /** The device limits the backend relies on, as granted. */
   get limits(): DeviceLimits {
     return this.state.acquired.limits;
   }
   get maxKernelBuffers(): number {
     return this.state.acquired.limits.maxStorageBuffersPerShaderStage;
   }
+  /** True once `destroy` (or `dispose`) has run. */
   get isDestroyed(): boolean {
     return this.destroyed;
   }
 
+  /** Counters of pipelines, dispatches, copies and buffers on this backend. */
   get stats(): WebGPUStats {
     const s = this.state;
     return {
@@ -297,6 +307,7 @@ export class WebGPUBackend implements Backend {
     return buf;
   }
 
+  /** A storage buffer of `length` elements of `dtype`, from the pool when one fits. */
   alloc(dtype: DType, length: number): DeviceBuffer {
     checkDType(dtype, "a tensor");
     const s = this.live();
@@ -319,6 +330,7 @@ export class WebGPUBackend implements Backend {
     return new WebGPUBuffer(dtype, length, gpu, s.gen, this);
   }
 
+  /** Queues a copy of `data` into the buffer. */
   write(buf: DeviceBuffer, data: TypedArray): void {
     const s = this.live();
     const b = this.own(buf, "write target");
@@ -332,6 +344,7 @@ export class WebGPUBackend implements Backend {
     s.acquired.device.queue.writeBuffer(b.gpu, 0, host.buffer, host.byteOffset, host.byteLength);
   }
 
+  /** The buffer's contents, copied to the host through a staging buffer. */
   async read(buf: DeviceBuffer): Promise<TypedArray> {
     const s = this.live();
     const b = this.own(buf, "read source");
@@ -610,6 +623,7 @@ export class WebGPUBackend implements Backend {
     this.counters.copies++;
   }
 
+  /** Returns the buffer to the pool. */
   free(buf: DeviceBuffer): void {
     if (!(buf instanceof WebGPUBuffer) || buf.owner !== this) throw new BackendError("webgpu: free: not a buffer of this backend");
     if (buf.freed) throw new BackendError("webgpu: free: buffer was already freed");
@@ -629,6 +643,7 @@ export class WebGPUBackend implements Backend {
     if (shared === this) shared = null;
   }
 
+  /** Same as `destroy`. */
   dispose(): void {
     this.destroy();
   }

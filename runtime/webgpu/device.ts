@@ -14,6 +14,7 @@ import { BackendError } from "./errors.js";
  */
 const DAWN_PACKAGE = "webgpu";
 
+/** Options of `initWebGPU`. */
 export interface WebGPUOptions {
   /** A GPU to use (e.g. `navigator.gpu` or a Dawn instance); default: found as described above. */
   readonly gpu?: GPU;
@@ -24,6 +25,7 @@ export interface WebGPUOptions {
    * `BATCHWISE_DAWN_FLAGS` (space- or comma-separated) overrides the default.
    */
   readonly dawnFlags?: readonly string[];
+  /** The adapter to ask for: `"high-performance"` or `"low-power"` (default: the platform's choice). */
   readonly powerPreference?: GPUPowerPreference;
   /** Use this many workgroups per grid dimension at most (below the device limit); for tests of the 2-D grid. */
   readonly maxWorkgroupsPerDimension?: number;
@@ -33,18 +35,29 @@ export interface WebGPUOptions {
 
 /** The device limits the backend relies on, as granted to the device. */
 export interface DeviceLimits {
+  /** Storage buffers one kernel may bind (its inputs and outputs). */
   readonly maxStorageBuffersPerShaderStage: number;
+  /** Largest storage buffer binding, in bytes. */
   readonly maxStorageBufferBindingSize: number;
+  /** Largest buffer, in bytes. */
   readonly maxBufferSize: number;
+  /** Most workgroups per dimension of one dispatch. */
   readonly maxComputeWorkgroupsPerDimension: number;
+  /** Largest uniform buffer binding, in bytes. */
   readonly maxUniformBufferBindingSize: number;
 }
 
+/** What the GPU adapter reports about itself (strings may be empty where the platform hides them). */
 export interface AdapterDescription {
+  /** The GPU's vendor. */
   readonly vendor: string;
+  /** The GPU's architecture family. */
   readonly architecture: string;
+  /** The GPU's device name or id. */
   readonly device: string;
+  /** A human-readable description of the adapter. */
   readonly description: string;
+  /** `"core"` WebGPU, or the reduced `"compatibility"` level. */
   readonly featureLevel: "core" | "compatibility";
   /** The Dawn flags used in Node; empty in a browser. */
   readonly dawnFlags: readonly string[];

@@ -14,7 +14,14 @@ import { jaggedSpec, spec, type ArgSpec } from "../jit.js";
 
 const LABEL = /^[A-Za-z_]\w*$/;
 
-/** Parses one spec (see the file comment); a bad spec is a TraceError (DTypeError for the dtype) naming it and the problem. */
+/**
+ * Parses one argument spec as the CLI's `--spec` takes it, `<dtype>[<batch labels>; <base>]`:
+ * `"f32[B; 3,3]"` is `spec("float32", ["B"], [3, 3])`, `"f32[B, ~N; 3]"` is
+ * `jaggedSpec("float32", [3])`, `"int32[; 4]"` has no batch dims. dtypes are
+ * float32, float64, int32, uint32, bool or f32, f64, i32, u32; only the number of
+ * batch labels matters. A bad spec is a TraceError (DTypeError for the dtype)
+ * naming it and the problem.
+ */
 export function parseSpec(text: string): ArgSpec {
   if (typeof text !== "string") throw new TraceError(`parseSpec: a spec must be a string such as "f32[B; 3,3]", got ${text === null ? "null" : typeof text}`);
   const shown = JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);

@@ -1,4 +1,4 @@
-/**
+/*
  * Heterogeneous batches: Kaolin's padded/packed helpers and torch/tensordict-style
  * stacking and padding along batch dims. Eager: host copies on the JS backend,
  * IR ops (block copies, `segment_pad`) on WebGPU (see device.ts). Only `stack`

@@ -19,6 +19,7 @@ import { offsetsProblem } from "../../runtime/program.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
 
+/** Options of `JaggedTensor.toPadded`. */
 export interface ToPaddedOptions {
   /** Value written outside each row (default 0). */
   readonly paddingValue?: number;
@@ -29,12 +30,27 @@ export interface ToPaddedOptions {
   readonly maxLength?: number;
   /** Kaolin's spelling of the same: `[maxLength]`, where `-1` means the longest row. */
   readonly maxShape?: readonly number[];
+  /** Which end of each row the padding goes to (default `"right"`). */
   readonly paddingSide?: "right" | "left";
 }
 
 /** Offsets already checked, with the packed lengths they were checked against (tensors are immutable). */
 const checkedOffsets = new WeakMap<Tensor, Set<number>>();
 
+/**
+ * A batch `(B, ~N; base)` whose second batch dim is ragged: row b has N_b entries.
+ * Stored packed, as `values (T; base)` (the rows one after the other) and int32
+ * `offsets (B+1;)`, row b being `values[offsets[b] .. offsets[b+1])`. Its ops are
+ * lazy like every tensor op, so `jit` traces a function of jagged inputs once for
+ * any number of rows and any row lengths.
+ *
+ * @example
+ * ```ts
+ * const x = jagged([tensor([1, 2, 3]), tensor([4, 5])]); // (2, ~N;)
+ * x.sum().toArraySync(); // [6, 9]
+ * x.toPadded().padded.toArraySync(); // [[1, 2, 3], [4, 5, 0]]
+ * ```
+ */
 export class JaggedTensor {
   /**
    * From packed values `(T; base)` and int32 offsets `(B+1;)`. Offsets must start
@@ -45,7 +61,9 @@ export class JaggedTensor {
    * host, before a segmented kernel reads them (a `ShapeError` when reading the result).
    */
   constructor(
+    /** The packed rows `(T; base)`. */
     readonly values: Tensor,
+    /** Where each row starts, and T at the end: int32 `(B+1;)`. */
     readonly offsets: Tensor,
   ) {
     tensorArg("jagged", values, "values");
@@ -65,9 +83,11 @@ export class JaggedTensor {
     }
   }
 
+  /** The element type (of the values). */
   get dtype(): DType {
     return this.values.dtype;
   }
+  /** The base shape (of the values). */
   get baseShape(): readonly number[] {
     return this.values.baseShape;
   }
@@ -98,7 +118,9 @@ export class JaggedTensor {
   sum(): Tensor { return this.reduceRows("sum"); }
   /** Per-row mean (NaN for an empty row). */
   mean(): Tensor { return this.reduceRows("mean"); }
+  /** Per-row maximum: `(B; base)`. */
   max(): Tensor { return this.reduceRows("max"); }
+  /** Per-row minimum: `(B; base)`. */
   min(): Tensor { return this.reduceRows("min"); }
   /** Position of each row's largest value inside the row (0 for an empty row), int32. */
   argmax(): Tensor { return this.reduceRows("argmax"); }
@@ -141,11 +163,21 @@ export class JaggedTensor {
     return Tensor._op("segment_expand", [y, this.offsets, this.values]);
   }
 
+  /**
+   * `x + y` on the values, keeping the rows: `y` is a jagged tensor with the same
+   * offsets, a per-row tensor `(B; …)` (broadcast over each row), an unbatched
+   * tensor or a number.
+   */
   add(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.add(this.operand("add", y)), this.offsets); }
+  /** `x - y`, with `y` as in `add`. */
   sub(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.sub(this.operand("sub", y)), this.offsets); }
+  /** `x * y`, with `y` as in `add`. */
   mul(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.mul(this.operand("mul", y)), this.offsets); }
+  /** `x / y`, with `y` as in `add`. */
   div(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.div(this.operand("div", y)), this.offsets); }
+  /** The larger of `x` and `y`, with `y` as in `add`. */
   maximum(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.maximum(this.operand("maximum", y)), this.offsets); }
+  /** The smaller of `x` and `y`, with `y` as in `add`. */
   minimum(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.minimum(this.operand("minimum", y)), this.offsets); }
 
   /**
@@ -153,7 +185,12 @@ export class JaggedTensor {
    * and a bool `mask (B, maxN)` true on real entries. Rows longer than maxLength are
    * cut (eagerly that is an error, as Kaolin's fill_max_shape).
    */
-  toPadded(options?: ToPaddedOptions): { padded: Tensor; mask: Tensor } {
+  toPadded(options?: ToPaddedOptions): {
+    /** The rows padded to one length: `(B, maxN; base)`. */
+    padded: Tensor;
+    /** True on real entries, false on padding: bool `(B, maxN)`. */
+    mask: Tensor;
+  } {
     const opts: ToPaddedOptions = optionsArg("jagged.toPadded", options);
     const left = sideArg("jagged.toPadded", opts.paddingSide) === "left";
     let maxN = opts.maxLength;

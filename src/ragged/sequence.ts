@@ -148,6 +148,7 @@ export function cat(list: readonly Tensor[], dim = 0): Tensor {
   return output(out, outBatch, base, dtype);
 }
 
+/** Options of `padSequence` on tensors. */
 export interface PadSequenceOptions {
   /** The value written to the padding (default 0), cast to the output dtype. */
   readonly paddingValue?: number | boolean;

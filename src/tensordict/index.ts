@@ -43,8 +43,18 @@ export function cat(list: readonly (Tensor | TensorDict | LazyStackedTensorDict)
  * `pad_sequence`). For TensorDicts the masks, when asked for, are an entry of the result.
  */
 export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions & { readonly returnMask?: false }): Tensor;
-export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions & { readonly returnMask: true }): { padded: Tensor; mask: Tensor };
-export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions): Tensor | { padded: Tensor; mask: Tensor };
+export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions & { readonly returnMask: true }): {
+  /** The tensors padded and stacked. */
+  padded: Tensor;
+  /** True on the valid positions, false on padding (bool). */
+  mask: Tensor;
+};
+export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions): Tensor | {
+  /** The tensors padded and stacked. */
+  padded: Tensor;
+  /** True on the valid positions, false on padding (bool). */
+  mask: Tensor;
+};
 export function padSequence(list: readonly TensorDict[], opts?: PadDictsOptions): TensorDict;
 export function padSequence(list: readonly (Tensor | TensorDict)[], opts: PadSequenceOptions | PadDictsOptions = {}): Tensor | { padded: Tensor; mask: Tensor } | TensorDict {
   // An empty list gets tensordict's text (which also says the list cannot be empty).
@@ -54,7 +64,9 @@ export function padSequence(list: readonly (Tensor | TensorDict)[], opts: PadSeq
 
 /** Options of `unpadSequence`; `maskKey` (TensorDicts only) names the masks entry (default "masks"). */
 export interface UnpadOptions {
+  /** The batch dim of each member that was padded (default 0), as given to `padSequence`. */
   readonly padDim?: number;
+  /** The entry holding the masks (TensorDicts only; default "masks"). */
   readonly maskKey?: string | readonly string[];
 }
 

@@ -42,6 +42,14 @@ function stackedSize(sizes: readonly (readonly number[])[], dim: number): number
   return [...merged.slice(0, dim), sizes.length, ...merged.slice(dim)];
 }
 
+/**
+ * A stack of TensorDicts that copies nothing (tensordict's
+ * `LazyStackedTensorDict`, made by `lazyStack`): it holds its members and the dim
+ * they are stacked on, and where their sizes differ its `batchSize` reads `-1`.
+ * Its keys are those every member has; `get` stacks one entry on demand, densely
+ * when the members' entries have equal shapes, else as a list, a padded tensor or
+ * a jagged tensor when asked.
+ */
 export class LazyStackedTensorDict {
   /** The members, in stack order (no copies). */
   readonly tensordicts: readonly TensorDict[];
@@ -57,6 +65,7 @@ export class LazyStackedTensorDict {
     this.batchSize = Object.freeze(stackedSize(tensordicts.map((t) => t.batchSize), stackDim));
   }
 
+  /** Number of batch dims (the members' plus the stack dim). */
   get batchDim(): number {
     return this.batchSize.length;
   }

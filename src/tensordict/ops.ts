@@ -196,6 +196,7 @@ export function maybeDenseStack(list: readonly TensorDict[], dim = 0): TensorDic
 
 /** Options of `padSequence` on TensorDicts; `returnMask` may name the mask entry (default "masks"). */
 export interface PadDictsOptions extends Omit<PadSequenceOptions, "returnMask"> {
+  /** Add the masks to the result: `true` as the entry "masks", or under the key given. */
   readonly returnMask?: boolean | NestedKey;
 }
 

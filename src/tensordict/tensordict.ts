@@ -121,6 +121,20 @@ function checkSeparator(op: string, separator: unknown): void {
   if (typeof separator !== "string" || separator.length === 0) throw new KeyError(`${op}: separator must be a non-empty string, got ${describeValue(separator)}`);
 }
 
+/**
+ * Named tensors sharing leading batch dims (PyTorch's tensordict): every entry's
+ * batch shape starts with the dict's `batchSize`. Entries are tensors, nested
+ * TensorDicts or jagged tensors, any base shape; batch-dim operations
+ * (`batchIndex`, `batchSlice`, `batchReshape`, `unbind`, …) act on the shared dims
+ * of every entry at once. The dict is mutable (`set`, `delete`); its tensors are
+ * not. TensorDicts are `jit` arguments and results like tensors.
+ *
+ * @example
+ * ```ts
+ * const td = new TensorDict({ obs: zeros([4], [3]), reward: zeros([4], []) }, [4]);
+ * td.batchIndex(0, 2).getTensor("obs").toString(); // "(;3)"
+ * ```
+ */
 export class TensorDict {
   /** The leading batch dims every entry shares. */
   readonly batchSize: readonly number[];
@@ -183,6 +197,7 @@ export class TensorDict {
     return out;
   }
 
+  /** True if the dict has an entry at `key` (a nested key is a path of names). */
   has(key: NestedKey): boolean {
     keyPath(key, "TensorDict.has");
     return this.get(key) !== undefined;

@@ -25,14 +25,19 @@ import { negate } from "./components.js";
 
 /** The static side of a typed tensor class: `new (t)` plus its name and base shape. */
 export interface PrimitiveClass<T> {
+  /** Wraps a tensor whose base shape is the type's. */
   new (t: Tensor): T;
+  /** The type's name in messages and `toString`. */
   readonly NAME: string;
+  /** The static base shape. */
   readonly BASE: readonly number[];
   /** The dtype of created values when none is given (MillerIndex: int32). */
   readonly DEFAULT_DTYPE: DType;
 }
 
+/** Options of the typed constructors (`zeros`, `ones`, `full`, `create`, …). */
 export interface TypedOptions {
+  /** The dtype (default: the type's `DEFAULT_DTYPE`). */
   readonly dtype?: DType;
 }
 
@@ -73,6 +78,18 @@ export function needTensor(op: string, name: string, x: unknown): void {
   if (!(x instanceof Tensor)) throw new DTypeError(`${op}: ${name} must be a Tensor, got ${describe(x)}`);
 }
 
+/**
+ * The base of the typed tensors (NEML2's primitive types): a tensor whose base
+ * shape is fixed by its type, with the creation, arithmetic and batch operations
+ * every type shares. It wraps its Tensor rather than extending it, so only the
+ * type's own operations are offered; `x.t` is the untyped Tensor, e.g. to return
+ * from `jit`.
+ *
+ * @example
+ * ```ts
+ * const f = jit((a: Tensor) => new R2(a).inverse().det().t);
+ * ```
+ */
 export abstract class PrimitiveTensor<Self> {
   /** The underlying `(batch; base)` tensor. */
   readonly t: Tensor;
@@ -101,6 +118,7 @@ export abstract class PrimitiveTensor<Self> {
     return new this(fullTensor(batchShape, this.BASE, 0, { dtype: optDType(`${this.NAME}.zeros`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
+  /** `R2.ones([5])` is `(5; 3,3)` ones. */
   static ones<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
     checkSizes(`${this.NAME}.ones`, "batchShape", batchShape);
     return new this(fullTensor(batchShape, this.BASE, 1, { dtype: optDType(`${this.NAME}.ones`, opts) ?? this.DEFAULT_DTYPE }));
@@ -128,15 +146,19 @@ export abstract class PrimitiveTensor<Self> {
 
   // ---- shape ----
 
+  /** The element type. */
   get dtype(): DType {
     return this.t.dtype;
   }
+  /** Batch sizes. */
   get batchShape(): readonly number[] {
     return this.t.batchShape;
   }
+  /** Number of batch dims. */
   get batchDim(): number {
     return this.t.batchDim;
   }
+  /** The static base shape (the type's `BASE`). */
   get baseShape(): readonly number[] {
     return this.t.baseShape;
   }
@@ -151,12 +173,15 @@ export abstract class PrimitiveTensor<Self> {
 
   // ---- read-back ----
 
+  /** The values as a typed array (row-major, batch dims first). */
   data() {
     return this.t.data();
   }
+  /** Synchronous `data`; JS backend only. */
   dataSync() {
     return this.t.dataSync();
   }
+  /** The values as nested arrays; JS backend only. */
   toArraySync(): NestedArray {
     return this.t.toArraySync();
   }
@@ -167,6 +192,7 @@ export abstract class PrimitiveTensor<Self> {
   add(y: Self | ScalarLike): Self {
     return this.make(this.t.add(this.sameOrScalar("add", y)));
   }
+  /** `x - y` with the same type, a Scalar (broadcast over the base) or a number. */
   sub(y: Self | ScalarLike): Self {
     return this.make(this.t.sub(this.sameOrScalar("sub", y)));
   }
@@ -184,9 +210,11 @@ export abstract class PrimitiveTensor<Self> {
   mul(y: ScalarLike): Self {
     return this.make(this.t.mul(raw(y, "mul")));
   }
+  /** Division by a Scalar or a number. */
   div(y: ScalarLike): Self {
     return this.make(this.t.div(raw(y, "div")));
   }
+  /** `-x`. */
   neg(): Self {
     return this.make(negate(this.t));
   }
@@ -197,6 +225,7 @@ export abstract class PrimitiveTensor<Self> {
   batchExpand(shape: readonly number[]): Self {
     return this.make(this.t.batchExpand(shape));
   }
+  /** Reshapes the batch dims (one -1 is inferred); the base is untouched. */
   batchReshape(shape: readonly number[]): Self {
     return this.make(this.t.batchReshape(shape));
   }
@@ -204,16 +233,18 @@ export abstract class PrimitiveTensor<Self> {
   batchUnsqueeze(d: number): Self {
     return this.make(this.t.batchUnsqueeze(d));
   }
+  /** Sum over batch axes (all by default); the type is kept. */
   batchSum(axes?: number | readonly number[]): Self {
     return this.make(this.t.batchSum(axes));
   }
+  /** Mean over batch axes (all by default); the type is kept. */
   batchMean(axes?: number | readonly number[]): Self {
     return this.make(this.t.batchMean(axes));
   }
   /**
    * NumPy-style indexing of the batch block only (ints, `{start,stop,step}`,
    * `null` for a new axis, `"..."`): `(5,3,1,3; 1,7,8)` indexed `[0, "..."]`
-   * is `(3,1,3; 1,7,8)`. Runs on the host (see host.ts): eager only.
+   * is `(3,1,3; 1,7,8)`. Runs on the host: eager only.
    */
   batchIndex(indices: readonly BatchIndex[]): Self {
     return this.make(batchIndexHost(this.t, indices));

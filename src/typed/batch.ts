@@ -65,7 +65,7 @@ export function batchStack<T>(xs: readonly Typed<T>[], d = 0): T {
   return rewrap(xs[0]!, acc);
 }
 
-/** Concatenates along an existing batch dim (same shapes elsewhere). Host-side, eager only (see host.ts). */
+/** Concatenates along an existing batch dim (same shapes elsewhere). Host-side, eager only. */
 export function batchCat<T>(xs: readonly Typed<T>[], d = 0): T {
   checkTypedList("batchCat", xs);
   return rewrap(xs[0]!, batchCatHost(xs.map((x) => x.t), d));

@@ -16,9 +16,13 @@ const F = "float32" as DType;
 
 /** R3 `(3,3,3)`. */
 export class R3 extends PrimitiveTensor<R3> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "R3";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R3" as const;
   constructor(t: Tensor) {
     super(t, "R3", R3.BASE);
@@ -41,9 +45,13 @@ export class R3 extends PrimitiveTensor<R3> {
 
 /** R4 `(3,3,3,3)`. */
 export class R4 extends PrimitiveTensor<R4> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "R4";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R4" as const;
   constructor(t: Tensor) {
     super(t, "R4", R4.BASE);
@@ -64,9 +72,13 @@ export class R4 extends PrimitiveTensor<R4> {
 
 /** SFR3 `(6,3)`. */
 export class SFR3 extends PrimitiveTensor<SFR3> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SFR3";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SFR3" as const;
   constructor(t: Tensor) {
     super(t, "SFR3", SFR3.BASE);
@@ -75,9 +87,13 @@ export class SFR3 extends PrimitiveTensor<SFR3> {
 
 /** SFR4 `(6,3,3)` (SFFR4 in later NEML2). */
 export class SFR4 extends PrimitiveTensor<SFR4> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SFR4";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SFR4" as const;
   constructor(t: Tensor) {
     super(t, "SFR4", SFR4.BASE);
@@ -86,9 +102,13 @@ export class SFR4 extends PrimitiveTensor<SFR4> {
 
 /** WFR4 `(3,3,3)` (WFFR4 in later NEML2). */
 export class WFR4 extends PrimitiveTensor<WFR4> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "WFR4";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WFR4" as const;
   constructor(t: Tensor) {
     super(t, "WFR4", WFR4.BASE);
@@ -97,9 +117,13 @@ export class WFR4 extends PrimitiveTensor<WFR4> {
 
 /** SWR4 `(6,3)`: symmetric in the first pair, skew in the second. */
 export class SWR4 extends PrimitiveTensor<SWR4> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SWR4";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SWR4" as const;
   constructor(t: Tensor) {
     super(t, "SWR4", SWR4.BASE);
@@ -117,9 +141,13 @@ export class SWR4 extends PrimitiveTensor<SWR4> {
 
 /** WSR4 `(3,6)`: skew in the first pair, symmetric in the second. */
 export class WSR4 extends PrimitiveTensor<WSR4> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "WSR4";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 6];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WSR4" as const;
   constructor(t: Tensor) {
     super(t, "WSR4", WSR4.BASE);
@@ -134,9 +162,13 @@ export class WSR4 extends PrimitiveTensor<WSR4> {
 
 /** WWR4 `(3,3)`: skew in both pairs. */
 export class WWR4 extends PrimitiveTensor<WWR4> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "WWR4";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WWR4" as const;
   constructor(t: Tensor) {
     super(t, "WWR4", WWR4.BASE);
@@ -156,9 +188,13 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
 
 /** R5 `(3,3,3,3,3)`. */
 export class R5 extends PrimitiveTensor<R5> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "R5";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R5" as const;
   constructor(t: Tensor) {
     super(t, "R5", R5.BASE);
@@ -167,9 +203,13 @@ export class R5 extends PrimitiveTensor<R5> {
 
 /** SSFR5 `(6,6,3)`. */
 export class SSFR5 extends PrimitiveTensor<SSFR5> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SSFR5";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SSFR5" as const;
   constructor(t: Tensor) {
     super(t, "SSFR5", SSFR5.BASE);
@@ -178,9 +218,13 @@ export class SSFR5 extends PrimitiveTensor<SSFR5> {
 
 /** R8 `(3,)*8`. */
 export class R8 extends PrimitiveTensor<R8> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "R8";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3, 3, 3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R8" as const;
   constructor(t: Tensor) {
     super(t, "R8", R8.BASE);
@@ -189,9 +233,13 @@ export class R8 extends PrimitiveTensor<R8> {
 
 /** SSSSR8 `(6,6,6,6)`. */
 export class SSSSR8 extends PrimitiveTensor<SSSSR8> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SSSSR8";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 6, 6];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE = F;
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SSSSR8" as const;
   constructor(t: Tensor) {
     super(t, "SSSSR8", SSSSR8.BASE);

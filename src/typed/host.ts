@@ -8,7 +8,18 @@ import { checkInt, describe } from "../check.js";
 import { Tensor } from "../tensor.js";
 
 /** One batch index: an int, a slice, `null` (new size-1 axis) or `"..."`. */
-export type BatchIndex = number | { readonly start?: number; readonly stop?: number; readonly step?: number } | null | "...";
+export type BatchIndex =
+  | number
+  | {
+      /** First index (default 0; negative counts from the end). */
+      readonly start?: number;
+      /** End, exclusive (default the size). */
+      readonly stop?: number;
+      /** Positive stride (default 1). */
+      readonly step?: number;
+    }
+  | null
+  | "...";
 
 type Axis =
   | { kind: "int"; dim: number; i: number }

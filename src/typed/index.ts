@@ -1,4 +1,4 @@
-/** Typed tensors with static base shapes (NEML2's primitive types). */
+/* Typed tensors with static base shapes (NEML2's primitive types). */
 export { PrimitiveTensor, type PrimitiveClass, type ScalarLike, type TypedOptions } from "./base.js";
 export { type BatchIndex } from "./host.js";
 export { Scalar } from "./scalar.js";

@@ -26,10 +26,15 @@ export function gcd(a: Tensor, b: Tensor): Tensor {
   return x;
 }
 
+/** MillerIndex `(3)`: crystallographic plane or direction indices, int32. */
 export class MillerIndex extends PrimitiveTensor<MillerIndex> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "MillerIndex";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "int32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "MillerIndex" as const;
 
   constructor(t: Tensor) {

@@ -8,16 +8,22 @@ import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
+/** Quaternion `(4)`: scalar first, `(s, q1, q2, q3)`. */
 export class Quaternion extends PrimitiveTensor<Quaternion> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "Quaternion";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [4];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Quaternion" as const;
 
   constructor(t: Tensor) {
     super(t, "Quaternion", Quaternion.BASE);
   }
 
+  /** `Quaternion.fill(s, q1, q2, q3)`: the scalar part, then the vector part; Scalars broadcast their batch shapes. */
   static fill(s: ScalarLike, q1: ScalarLike, q2: ScalarLike, q3: ScalarLike, opts: TypedOptions = {}): Quaternion {
     return new Quaternion(fillFrom([s, q1, q2, q3], [4], optDType("Quaternion.fill", opts), "Quaternion.fill"));
   }
@@ -84,6 +90,7 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
     ], [3, 3]));
   }
 
+  /** The 4-component dot product. */
   dot(q: Quaternion): Scalar {
     need("Quaternion.dot", "q", q, Quaternion);
     return new Scalar(dotOf(vecOf(this.t), vecOf(q.t)));

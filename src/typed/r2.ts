@@ -13,10 +13,22 @@ import { SR2 } from "./sr2.js";
 import { Vec } from "./vec.js";
 import { WR2 } from "./wr2.js";
 
+/**
+ * R2 `(3,3)`: a general second-order tensor.
+ *
+ * @example
+ * ```ts
+ * R2.fill(1, 2, 3).det().toArraySync(); // 6 (diag(1, 2, 3))
+ * ```
+ */
 export class R2 extends PrimitiveTensor<R2> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "R2";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R2" as const;
 
   constructor(t: Tensor) {
@@ -47,6 +59,7 @@ export class R2 extends PrimitiveTensor<R2> {
     }
   }
 
+  /** The identity matrix `I`. */
   static identity(opts: TypedOptions = {}): R2 {
     return R2.fill(1, opts);
   }
@@ -91,9 +104,11 @@ export class R2 extends PrimitiveTensor<R2> {
   cofactor(): R2 {
     return new R2(assemble(cofactors3(mat3(this.t)).flat(), [3, 3]));
   }
+  /** `Aᵀ`. */
   transpose(): R2 {
     return new R2(this.t.transpose(0, 1));
   }
+  /** The trace `Σ Aᵢᵢ`. */
   tr(): Scalar {
     return new Scalar(sumOf([0, 1, 2].map((i) => at(this.t, i, i))));
   }
@@ -110,9 +125,11 @@ export class R2 extends PrimitiveTensor<R2> {
     need("R2.inner", "b", b, R2);
     return new Scalar(dotOf(mat3(this.t).flat(), mat3(b.t).flat()));
   }
+  /** `A:A`, the squared Frobenius norm. */
   normSq(): Scalar {
     return this.inner(this);
   }
+  /** The Frobenius norm `sqrt(A:A)`. */
   norm(): Scalar {
     return this.normSq().sqrt();
   }
@@ -127,9 +144,11 @@ export class R2 extends PrimitiveTensor<R2> {
     const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
     return new R2(assemble(matmul3(matmul3(q, mat3(this.t)), transposeOf(q)).flat(), [3, 3]));
   }
+  /** Row `i` as a Vec. */
   row(i: number): Vec {
     return new Vec(this.t.select(0, i));
   }
+  /** Column `i` as a Vec. */
   col(i: number): Vec {
     return new Vec(this.t.select(1, i));
   }

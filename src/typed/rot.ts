@@ -14,13 +14,20 @@ import { R2 } from "./r2.js";
 import { Scalar } from "./scalar.js";
 import { Vec } from "./vec.js";
 
+/** The Euler angle conventions `Rot.fromEulerAngles` takes: Bunge, Roe and Kocks, as NEML2 defines them. */
 export type EulerConvention = "bunge" | "roe" | "kocks";
+/** The unit of Euler angles. */
 export type AngleType = "degrees" | "radians";
 
+/** Rot `(3)`: a rotation as modified Rodrigues parameters (MRP), `r = n·tan(θ/4)` for angle θ about the unit axis n. */
 export class Rot extends PrimitiveTensor<Rot> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "Rot";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Rot" as const;
 
   constructor(t: Tensor) {
@@ -138,13 +145,16 @@ export class Rot extends PrimitiveTensor<Rot> {
     return r.mul(this);
   }
 
+  /** The dot product of the MRP vectors. */
   dot(r: Rot): Scalar {
     need("Rot.dot", "r", r, Rot);
     return new Scalar(dotOf(vecOf(this.t), vecOf(r.t)));
   }
+  /** `|r|²`. */
   normSq(): Scalar {
     return this.dot(this);
   }
+  /** `|r|`. */
   norm(): Scalar {
     return this.normSq().sqrt();
   }
@@ -175,6 +185,7 @@ export class Rot extends PrimitiveTensor<Rot> {
     return new Scalar(this.normSq().t.add(1).pow(-3).mul(8 / Math.PI));
   }
 
+  /** The same rotation as a unit Quaternion. */
   toQuaternion(): Quaternion {
     return Quaternion.fromRot(this);
   }

@@ -26,10 +26,15 @@ export function sr2FromFull(a: readonly (readonly Tensor[])[]): Tensor {
   return assemble(MANDEL_PAIRS.map(([i, j], k) => (k < 3 ? a[i]![j]! : a[i]![j]!.mul(MANDEL_FACTORS[k]!))), [6]);
 }
 
+/** SR2 `(6)`: a symmetric second-order tensor in Mandel notation `[a11, a22, a33, √2·a23, √2·a13, √2·a12]`. */
 export class SR2 extends PrimitiveTensor<SR2> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SR2";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SR2" as const;
 
   constructor(t: Tensor) {
@@ -95,6 +100,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
     return new SR2(this.t.mul(raw(y, "SR2.mul")));
   }
 
+  /** The trace `Σ Aᵢᵢ`. */
   tr(): Scalar {
     return new Scalar(sumOf([0, 1, 2].map((i) => at(this.t, i))));
   }
@@ -111,6 +117,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
     need("SR2.inner", "b", b, SR2);
     return new Scalar(dotOf(vecOf(this.t), vecOf(b.t)));
   }
+  /** `A:A`, the squared Frobenius norm. */
   normSq(): Scalar {
     return this.inner(this);
   }
@@ -124,6 +131,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
     need("SR2.outer", "b", b, SR2);
     return new SSR4(this.t.reshape([6, 1]).mul(b.t.reshape([1, 6])));
   }
+  /** `det A` of the full symmetric matrix. */
   det(): Scalar {
     return new Scalar(det3(sr2Full(this.t)));
   }

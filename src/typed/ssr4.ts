@@ -50,10 +50,15 @@ function matmul6(a: readonly (readonly Tensor[])[], b: readonly (readonly Tensor
   return a.map((row) => b[0]!.map((_, j) => dotOf(row, b.map((r) => r[j]!))));
 }
 
+/** SSR4 `(6,6)`: a fourth-order tensor with both minor symmetries, in Mandel form. */
 export class SSR4 extends PrimitiveTensor<SSR4> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "SSR4";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SSR4" as const;
 
   constructor(t: Tensor) {

@@ -9,10 +9,15 @@ import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 
+/** Vec `(3)`: a vector. */
 export class Vec extends PrimitiveTensor<Vec> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "Vec";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Vec" as const;
 
   constructor(t: Tensor) {
@@ -44,9 +49,11 @@ export class Vec extends PrimitiveTensor<Vec> {
     const a = vecOf(this.t);
     return new SR2(assemble([a[0]!.mul(a[0]!), a[1]!.mul(a[1]!), a[2]!.mul(a[2]!), a[1]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[1]!).mul(Math.SQRT2)], [6]));
   }
+  /** `|v|² = v·v`. */
   normSq(): Scalar {
     return this.dot(this);
   }
+  /** The Euclidean norm `|v|`. */
   norm(): Scalar {
     return this.normSq().sqrt();
   }

@@ -9,16 +9,22 @@ import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
+/** WR2 `(3)`: a skew-symmetric second-order tensor, stored as its axial vector `(W21, W02, W10)`. */
 export class WR2 extends PrimitiveTensor<WR2> {
+  /** The type's name in messages and `toString`. */
   static readonly NAME = "WR2";
+  /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
+  /** The dtype of values made without a `dtype` option. */
   static readonly DEFAULT_DTYPE: DType = "float32";
+  /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WR2" as const;
 
   constructor(t: Tensor) {
     super(t, "WR2", WR2.BASE);
   }
 
+  /** `WR2.fill(w0, w1, w2)`: the axial vector's components; Scalars broadcast their batch shapes. */
   static fill(w0: ScalarLike, w1: ScalarLike, w2: ScalarLike, opts: TypedOptions = {}): WR2 {
     return new WR2(fillFrom([w0, w1, w2], [3], optDType("WR2.fill", opts), "WR2.fill"));
   }
@@ -35,10 +41,12 @@ export class WR2 extends PrimitiveTensor<WR2> {
     return new R2(skewToFull(this.t));
   }
 
+  /** `|w|²`. */
   normSq(): Scalar {
     const w = vecOf(this.t);
     return new Scalar(dotOf(w, w));
   }
+  /** `|w|`. */
   norm(): Scalar {
     return this.normSq().sqrt();
   }
