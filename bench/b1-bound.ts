@@ -36,10 +36,24 @@ function eager(): Float32Array {
     return out;
   };
   const sq = zip(x, x, (a, b) => a * b);
-  const e = map(map(sq, (v) => -v), Math.exp);
-  const s = map(map(x, (v) => 3 * v), Math.sin);
+  const e = map(
+    map(sq, (v) => -v),
+    Math.exp,
+  );
+  const s = map(
+    map(x, (v) => 3 * v),
+    Math.sin,
+  );
   const h = map(x, (v) => 0.5 * v);
-  return zip(zip(zip(e, s, (a, b) => a * b), h, (a, b) => a + b), map(x, Math.tanh), (a, b) => a - b);
+  return zip(
+    zip(
+      zip(e, s, (a, b) => a * b),
+      h,
+      (a, b) => a + b,
+    ),
+    map(x, Math.tanh),
+    (a, b) => a - b,
+  );
 }
 const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
 const fused = jit(chain);
@@ -64,8 +78,13 @@ const med = (k: string): number => {
   const a = [...times.get(k)!].sort((p, q) => p - q);
   return a[a.length >> 1]!;
 };
-for (const [k] of cases) console.log(`${k.padEnd(8)} ${med(k).toFixed(1)} ms  (${(med(k) / med("hand")).toFixed(2)} x hand)`);
+for (const [k] of cases)
+  console.log(`${k.padEnd(8)} ${med(k).toFixed(1)} ms  (${(med(k) / med("hand")).toFixed(2)} x hand)`);
 console.log(`math share of the hand loop: ${((100 * med("math")) / med("hand")).toFixed(0)}%`);
-console.log(`unfused / fused: ${(med("unfused") / med("fused")).toFixed(2)}; eager / fused: ${(med("eager") / med("fused")).toFixed(2)}`);
-console.log(`upper bound on any fused/unfused ratio here: unfused / math = ${(med("unfused") / med("math")).toFixed(2)}`);
+console.log(
+  `unfused / fused: ${(med("unfused") / med("fused")).toFixed(2)}; eager / fused: ${(med("eager") / med("fused")).toFixed(2)}`,
+);
+console.log(
+  `upper bound on any fused/unfused ratio here: unfused / math = ${(med("unfused") / med("math")).toFixed(2)}`,
+);
 if (Number.isNaN(sink)) console.log("");

@@ -199,9 +199,15 @@ export function b2Baseline({ m, count }: B2In): B2Out {
   const inv = new Float32Array(count * 9);
   const det = new Float32Array(count);
   for (let k = 0, o = 0; k < count; k++, o += 9) {
-    const a = m[o]!, b = m[o + 1]!, c = m[o + 2]!;
-    const d = m[o + 3]!, e = m[o + 4]!, f = m[o + 5]!;
-    const g = m[o + 6]!, h = m[o + 7]!, i = m[o + 8]!;
+    const a = m[o]!,
+      b = m[o + 1]!,
+      c = m[o + 2]!;
+    const d = m[o + 3]!,
+      e = m[o + 4]!,
+      f = m[o + 5]!;
+    const g = m[o + 6]!,
+      h = m[o + 7]!,
+      i = m[o + 8]!;
     const c00 = e * i - f * h;
     const c01 = f * g - d * i;
     const c02 = d * h - e * g;
@@ -227,16 +233,22 @@ export function b3Baseline({ x, clouds, points }: CloudsIn): Float32Array {
   for (let b = 0; b < clouds; b++) {
     const base = b * points * 3;
     const end = base + points * 3;
-    let sx = 0, sy = 0, sz = 0;
+    let sx = 0,
+      sy = 0,
+      sz = 0;
     for (let o = base; o < end; o += 3) {
       sx += x[o]!;
       sy += x[o + 1]!;
       sz += x[o + 2]!;
     }
-    const mx = sx / points, my = sy / points, mz = sz / points;
+    const mx = sx / points,
+      my = sy / points,
+      mz = sz / points;
     let max2 = 0;
     for (let o = base; o < end; o += 3) {
-      const dx = x[o]! - mx, dy = x[o + 1]! - my, dz = x[o + 2]! - mz;
+      const dx = x[o]! - mx,
+        dy = x[o + 1]! - my,
+        dz = x[o + 2]! - mz;
       const n2 = dx * dx + dy * dy + dz * dz;
       if (n2 > max2) max2 = n2;
     }
@@ -286,7 +298,8 @@ export function maxAbsDiff(a: Numeric, b: Numeric): number {
   if (a.length !== b.length) return Infinity;
   let m = 0;
   for (let i = 0; i < a.length; i++) {
-    const x = a[i]!, y = b[i]!;
+    const x = a[i]!,
+      y = b[i]!;
     if (x === y) continue;
     const d = Math.abs(x - y);
     if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
@@ -300,13 +313,19 @@ export function compare(kernel: KernelId, got: unknown, want: unknown): number {
     case "B3":
       return maxAbsDiff(got as Float32Array, want as Float32Array);
     case "B2": {
-      const g = got as B2Out, w = want as B2Out;
+      const g = got as B2Out,
+        w = want as B2Out;
       return Math.max(maxAbsDiff(g.inv, w.inv), maxAbsDiff(g.det, w.det));
     }
     case "B4": {
-      const g = got as B4Out, w = want as B4Out;
+      const g = got as B4Out,
+        w = want as B4Out;
       if (g.maxN !== w.maxN) return Infinity;
-      return Math.max(maxAbsDiff(g.padded, w.padded), maxAbsDiff(g.packed, w.packed), maxAbsDiff(g.firstIdx, w.firstIdx));
+      return Math.max(
+        maxAbsDiff(g.padded, w.padded),
+        maxAbsDiff(g.packed, w.packed),
+        maxAbsDiff(g.firstIdx, w.firstIdx),
+      );
     }
   }
 }

@@ -37,7 +37,9 @@ export function markdownTable(rows: Row[], notes: string[]): string {
     out.push("", "Compiler counters:");
     for (const r of counters) {
       const c = r.counters!;
-      out.push(`- ${r.bench} ${r.library}/${r.backend}: traces +${c.traces}, compiles +${c.compiles}, cache hits +${c.cacheHits} (${c.scope})`);
+      out.push(
+        `- ${r.bench} ${r.library}/${r.backend}: traces +${c.traces}, compiles +${c.compiles}, cache hits +${c.cacheHits} (${c.scope})`,
+      );
     }
   }
   if (notes.length) {
@@ -61,8 +63,14 @@ export function svgChart(rows: Row[], title: string): string {
   const bars = rows.filter((r) => r.library !== "hand-written" && Number.isFinite(r.ratio) && r.ratio > 0);
   const benches = [...new Set(bars.map((r) => r.bench))];
   const series = [...new Set(bars.map((r) => `${r.library} (${r.backend})`))];
-  const W = 960, H = 460, left = 60, right = 230, top = 40, bottom = 50;
-  const plotW = W - left - right, plotH = H - top - bottom;
+  const W = 960,
+    H = 460,
+    left = 60,
+    right = 230,
+    top = 40,
+    bottom = 50;
+  const plotW = W - left - right,
+    plotH = H - top - bottom;
   const ratios = bars.map((r) => r.ratio);
   // A little headroom so no bar ends exactly on the plot's edge.
   const lo = Math.floor(Math.log10(Math.min(1, ...ratios)) - 0.15);
@@ -78,9 +86,13 @@ export function svgChart(rows: Row[], title: string): string {
   for (let e = lo; e <= hi; e++) {
     const yy = y(10 ** e).toFixed(1);
     out.push(`<line x1="${left}" x2="${left + plotW}" y1="${yy}" y2="${yy}" stroke="#ddd"/>`);
-    out.push(`<text x="${left - 6}" y="${yy}" text-anchor="end" dominant-baseline="middle">${10 ** e >= 1 ? 10 ** e : (10 ** e).toPrecision(1)}×</text>`);
+    out.push(
+      `<text x="${left - 6}" y="${yy}" text-anchor="end" dominant-baseline="middle">${10 ** e >= 1 ? 10 ** e : (10 ** e).toPrecision(1)}×</text>`,
+    );
   }
-  out.push(`<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">time / hand-written (log)</text>`);
+  out.push(
+    `<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">time / hand-written (log)</text>`,
+  );
   const y1 = y(1);
   benches.forEach((bench, gi) => {
     const gx = left + gi * groupW + (groupW - barW * series.length) / 2;
@@ -93,15 +105,23 @@ export function svgChart(rows: Row[], title: string): string {
         `<rect x="${x.toFixed(1)}" y="${Math.min(yv, y1).toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${Math.max(1, Math.abs(y1 - yv)).toFixed(1)}" fill="${PALETTE[si % PALETTE.length]}"><title>${esc(`${bench} ${s}: ${r.ratio.toPrecision(3)}×`)}</title></rect>`,
       );
     });
-    out.push(`<text x="${(left + gi * groupW + groupW / 2).toFixed(1)}" y="${H - bottom + 18}" text-anchor="middle">${bench}</text>`);
+    out.push(
+      `<text x="${(left + gi * groupW + groupW / 2).toFixed(1)}" y="${H - bottom + 18}" text-anchor="middle">${bench}</text>`,
+    );
   });
-  out.push(`<line x1="${left}" x2="${left + plotW}" y1="${y1.toFixed(1)}" y2="${y1.toFixed(1)}" stroke="black" stroke-width="1.5"/>`);
+  out.push(
+    `<line x1="${left}" x2="${left + plotW}" y1="${y1.toFixed(1)}" y2="${y1.toFixed(1)}" stroke="black" stroke-width="1.5"/>`,
+  );
   series.forEach((s, si) => {
     const ly = top + 10 + si * 20;
-    out.push(`<rect x="${left + plotW + 16}" y="${ly - 9}" width="12" height="12" fill="${PALETTE[si % PALETTE.length]}"/>`);
+    out.push(
+      `<rect x="${left + plotW + 16}" y="${ly - 9}" width="12" height="12" fill="${PALETTE[si % PALETTE.length]}"/>`,
+    );
     out.push(`<text x="${left + plotW + 34}" y="${ly + 1}">${esc(s)}</text>`);
   });
-  out.push(`<text x="${left}" y="${H - 10}" fill="#555">Black line at 1×: the hand-written JS loop (same process, alternating). Below it: faster. B5 per call; B6 first call at a new batch size.</text>`);
+  out.push(
+    `<text x="${left}" y="${H - 10}" fill="#555">Black line at 1×: the hand-written JS loop (same process, alternating). Below it: faster. B5 per call; B6 first call at a new batch size.</text>`,
+  );
   out.push("</svg>");
   return out.join("\n") + "\n";
 }

@@ -78,17 +78,26 @@ function parseArgs(argv: string[]): { quick: boolean; only: BenchId[]; libs: Lib
     };
     if (a === "--quick") quick = true;
     else if (a.startsWith("--only")) {
-      const wanted = value().split(",").map((s) => s.trim()).filter(Boolean);
+      const wanted = value()
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
       only = BENCH_IDS.filter((id) => wanted.some((w) => id === w || id.startsWith(`${w}-`)));
       const unknown = wanted.filter((w) => !BENCH_IDS.some((id) => id === w || id.startsWith(`${w}-`)));
-      if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(", ")} (have ${BENCH_IDS.join(", ")})`);
+      if (unknown.length)
+        throw new Error(`--only: unknown benchmark ${unknown.join(", ")} (have ${BENCH_IDS.join(", ")})`);
     } else if (a.startsWith("--libs")) {
-      const wanted = value().split(",").map((s) => s.trim());
+      const wanted = value()
+        .split(",")
+        .map((s) => s.trim());
       const unknown = wanted.filter((w) => !LIBS.some((l) => l.id === w));
-      if (unknown.length) throw new Error(`--libs: unknown library ${unknown.join(", ")} (have ${LIBS.map((l) => l.id).join(", ")})`);
+      if (unknown.length)
+        throw new Error(`--libs: unknown library ${unknown.join(", ")} (have ${LIBS.map((l) => l.id).join(", ")})`);
       libs = LIBS.filter((l) => wanted.includes(l.id));
     } else if (a === "--help" || a === "-h") {
-      console.log("usage: tsx bench/run.ts [--quick] [--only B1,B3,...] [--libs " + LIBS.map((l) => l.id).join(",") + "]");
+      console.log(
+        "usage: tsx bench/run.ts [--quick] [--only B1,B3,...] [--libs " + LIBS.map((l) => l.id).join(",") + "]",
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -125,11 +134,27 @@ function ensurePeers(): string | undefined {
 async function bundle(entry: string): Promise<string> {
   const outfile = join(dirname(entry), ".bundle", basename(entry).replace(/\.ts$/, ".mjs"));
   const deps = entry.startsWith(peersDir) ? { packages: "external" as const } : { external: ["webgpu"] };
-  await build({ entryPoints: [entry], outfile, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning", ...deps });
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+    ...deps,
+  });
   return outfile;
 }
 
-function runWorker(lib: LibSpec, worker: string, adapter: string, config: WorkerConfig, outFile: string, timeoutMs: number): Promise<string | undefined> {
+function runWorker(
+  lib: LibSpec,
+  worker: string,
+  adapter: string,
+  config: WorkerConfig,
+  outFile: string,
+  timeoutMs: number,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -204,7 +229,9 @@ async function main(): Promise<void> {
       try {
         adapter = await bundled(join(benchDir, lib.adapter));
       } catch (e) {
-        failures.push(`${lib.id} (${lib.backend}): could not bundle ${lib.adapter}: ${(e as Error).message.split("\n")[0]}`);
+        failures.push(
+          `${lib.id} (${lib.backend}): could not bundle ${lib.adapter}: ${(e as Error).message.split("\n")[0]}`,
+        );
         continue;
       }
       // One process per benchmark: what one benchmark leaves in the heap (B2's
@@ -212,7 +239,14 @@ async function main(): Promise<void> {
       // In one process per library, hand-written B4 against itself read 1.34.
       for (const bench of only) {
         const outFile = join(tmp, `${lib.id}-${bench}.json`);
-        const problem = await runWorker(lib, worker, adapter, { ...config, only: [bench] }, outFile, (quick ? 90 : 300) * 1000);
+        const problem = await runWorker(
+          lib,
+          worker,
+          adapter,
+          { ...config, only: [bench] },
+          outFile,
+          (quick ? 90 : 300) * 1000,
+        );
         let result: WorkerResult | undefined;
         if (existsSync(outFile)) result = JSON.parse(readFileSync(outFile, "utf8")) as WorkerResult;
         if (result) {
@@ -220,7 +254,10 @@ async function main(): Promise<void> {
           for (const n of result.notes) if (!notes.includes(n)) notes.push(n);
           failures.push(...result.failures);
         }
-        if (problem) failures.push(`${lib.id} (${lib.backend}) ${bench}: ${problem}${result ? " (rows measured before that are kept)" : ""}`);
+        if (problem)
+          failures.push(
+            `${lib.id} (${lib.backend}) ${bench}: ${problem}${result ? " (rows measured before that are kept)" : ""}`,
+          );
       }
     }
   } finally {
@@ -232,7 +269,16 @@ async function main(): Promise<void> {
   const date = new Date().toISOString();
   const info = machine();
   mkdirSync(resultsDir, { recursive: true });
-  const report = { date, command, quick, machine: info, rows, notes, failures, seconds: Math.round((Date.now() - started) / 1000) };
+  const report = {
+    date,
+    command,
+    quick,
+    machine: info,
+    rows,
+    notes,
+    failures,
+    seconds: Math.round((Date.now() - started) / 1000),
+  };
   writeFileSync(join(resultsDir, "latest.json"), JSON.stringify(report, null, 2) + "\n");
   const title = `batchwise benchmarks${quick ? " (--quick)" : ""}: ${info.cores} × ${String(info.cpu)}, Node ${process.version}, ${date.slice(0, 10)}`;
   writeFileSync(join(resultsDir, "latest.svg"), svgChart(rows, title));

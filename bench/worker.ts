@@ -34,8 +34,26 @@ const config = JSON.parse(configJson) as WorkerConfig;
 /** Timing budget per benchmark and library (ms of timed work), and sample bounds. */
 // A row whose checked first call took longer than slowMs gets no warm-up and slowSamples samples.
 const PLAN = config.quick
-  ? { budgetMs: 600, minSamples: 3, maxSamples: 8, warmup: 1, b6Sizes: 3, b5Calls: SIZES.b5CallsQuick, slowMs: 1500, slowSamples: 2 }
-  : { budgetMs: 6000, minSamples: 5, maxSamples: 30, warmup: 2, b6Sizes: 10, b5Calls: SIZES.b5Calls, slowMs: 4000, slowSamples: 3 };
+  ? {
+      budgetMs: 600,
+      minSamples: 3,
+      maxSamples: 8,
+      warmup: 1,
+      b6Sizes: 3,
+      b5Calls: SIZES.b5CallsQuick,
+      slowMs: 1500,
+      slowSamples: 2,
+    }
+  : {
+      budgetMs: 6000,
+      minSamples: 5,
+      maxSamples: 30,
+      warmup: 2,
+      b6Sizes: 10,
+      b5Calls: SIZES.b5Calls,
+      slowMs: 4000,
+      slowSamples: 3,
+    };
 
 type AnyRunner = Runner<unknown, unknown>;
 
@@ -137,7 +155,9 @@ async function runStandard(adapter: LibAdapter, bench: BenchId, runner: AnyRunne
   const sample = (r: AnyRunner) => (perCall ? timePerCall(r, input, PLAN.b5Calls) : timeOnce(r, input));
   let samples = PLAN.slowSamples;
   if (firstMs > PLAN.slowMs) {
-    notes.push(`${bench} ${label}: only ${samples} samples, no warm-up (first call took ${(firstMs / 1000).toFixed(1)} s)`);
+    notes.push(
+      `${bench} ${label}: only ${samples} samples, no warm-up (first call took ${(firstMs / 1000).toFixed(1)} s)`,
+    );
   } else {
     for (let i = 0; i < PLAN.warmup; i++) {
       await sample(base);
@@ -192,7 +212,14 @@ async function runNewBatchSize(adapter: LibAdapter, runner: AnyRunner): Promise<
   const base = baselineRunner(kernel);
   const label = `${adapter.library}/${adapter.backend}`;
   const warm = makeClouds(SIZES.b6WarmClouds, SIZES.b6Points, 6);
-  checkOutput(label, bench, kernel, await call(runner, warm), await call(base, warm), `(warm size ${SIZES.b6WarmClouds})`);
+  checkOutput(
+    label,
+    bench,
+    kernel,
+    await call(runner, warm),
+    await call(base, warm),
+    `(warm size ${SIZES.b6WarmClouds})`,
+  );
   for (let i = 0; i < PLAN.warmup + 1; i++) await call(runner, warm);
 
   const before = runner.stats?.();
@@ -285,7 +312,10 @@ async function main(): Promise<void> {
     try {
       gc();
       runner = (await (factory as () => Promise<AnyRunner> | AnyRunner)()) as AnyRunner;
-      const row = bench === "B6" ? await runNewBatchSize(adapter, runner) : await runStandard(adapter, bench, runner, result.notes);
+      const row =
+        bench === "B6"
+          ? await runNewBatchSize(adapter, runner)
+          : await runStandard(adapter, bench, runner, result.notes);
       result.rows.push(row);
       const extra = row.firstOverRepeat !== undefined ? `, first/repeat ${row.firstOverRepeat.toFixed(2)}` : "";
       const ctr = row.counters ? `, traces +${row.counters.traces} compiles +${row.counters.compiles}` : "";

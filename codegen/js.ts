@@ -88,7 +88,17 @@ const BINARY_JS: { readonly [K in KBinaryOp]: (a: string, b: string, d: DType) =
  * interpreter), so a fused chain gives the same bits as the ops one by one.
  */
 /** Ops whose result on float32 operands is itself a float32 value: no rounding needed. */
-const EXACT_ON_F32: ReadonlySet<string> = new Set(["neg", "abs", "floor", "ceil", "round", "trunc", "sign", "maximum", "minimum"]);
+const EXACT_ON_F32: ReadonlySet<string> = new Set([
+  "neg",
+  "abs",
+  "floor",
+  "ceil",
+  "round",
+  "trunc",
+  "sign",
+  "maximum",
+  "minimum",
+]);
 
 function roundResult(code: string, d: DType): string {
   return d === "float32" ? `Math.fround(${code})` : code;
@@ -134,7 +144,8 @@ const HELPERS: Readonly<Record<string, string>> = {
   floatMod:
     "const floatMod = (a, b) => { if (b === 0) return NaN; const r = a % b; return r === 0 ? (b < 0 ? -0 : 0) : (r < 0) !== (b < 0) ? r + b : r; };",
   // IEEE pow: Math.pow except 1 ** y = 1 (y NaN too) and (-1) ** ±Infinity = 1.
-  ieeePow: "const ieeePow = (a, b) => (a === 1 || (a === -1 && (b === Infinity || b === -Infinity)) ? 1 : Math.pow(a, b));",
+  ieeePow:
+    "const ieeePow = (a, b) => (a === 1 || (a === -1 && (b === Infinity || b === -Infinity)) ? 1 : Math.pow(a, b));",
   // Wrapping integer pow by squaring (exact past 2^53); u = 1 for uint32. a ** -n = trunc(1 / a^n).
   intPow:
     "const intPow = (a, b, u) => { if (b < 0) return a === 1 ? 1 : a === -1 ? (b % 2 === 0 ? 1 : -1) : 0; let r = 1, x = a | 0; for (let e = b >>> 0; e !== 0; e >>>= 1) { if (e & 1) r = Math.imul(r, x); x = Math.imul(x, x); } return u ? r >>> 0 : r | 0; };",
@@ -155,7 +166,9 @@ function constLines(k: Kernel): string[] {
     if (slot < 0) continue;
     const d = k.exprs[i]!.dtype;
     const read = `consts[${slot}]`;
-    lines.push(`const c${slot} = ${d === "uint32" ? `${read} >>> 0` : d === "int32" || d === "bool" ? `${read} | 0` : read};`);
+    lines.push(
+      `const c${slot} = ${d === "uint32" ? `${read} >>> 0` : d === "int32" || d === "bool" ? `${read} | 0` : read};`,
+    );
   }
   return lines;
 }
@@ -254,8 +267,15 @@ function monotoneRounding(op: KReduceOp, d: DType): boolean {
  * NumPy; an empty sum is +0 (`SUM_EMPTY`).
  */
 const INIT: { readonly [K in KReduceOp]: string } = {
-  sum: "-0", mean: "-0", prod: "1", min: "Infinity", max: "-Infinity",
-  argmin: "Infinity", argmax: "-Infinity", all: "1", any: "0",
+  sum: "-0",
+  mean: "-0",
+  prod: "1",
+  min: "Infinity",
+  max: "-Infinity",
+  argmin: "Infinity",
+  argmax: "-Infinity",
+  all: "1",
+  any: "0",
 };
 
 /** The start value of an accumulator over `count` elements (a JS expression): an empty sum is +0. */
@@ -317,7 +337,12 @@ class Emitter {
    * `stored`: the value only goes into a float32 output, whose store rounds it, so
    * its own last rounding is left out (same bits, one Math.fround fewer).
    */
-  value(i: number, point: ReadonlyMap<number, number>, memo: Map<number, { name: string; level: number }>, stored = false): { name: string; level: number } {
+  value(
+    i: number,
+    point: ReadonlyMap<number, number>,
+    memo: Map<number, { name: string; level: number }>,
+    stored = false,
+  ): { name: string; level: number } {
     const hit = memo.get(i);
     if (hit !== undefined) return hit;
     const e: KExpr = this.k.exprs[i]!;
@@ -445,10 +470,14 @@ function segmentedToJS(k: Kernel): JsKernelSource {
   });
   const offset = (point: ReadonlyMap<number, number>): string => {
     let off: IndexExpr = ix.c(0);
-    k.baseShape.forEach((_, a) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(strides[a]!)))));
+    k.baseShape.forEach(
+      (_, a) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(strides[a]!)))),
+    );
     return printIndex(off);
   };
-  const pts = points(unrolledList.map((a) => k.baseShape[a]!)).map((p) => new Map(unrolledList.map((a, i) => [a, p[i]!])));
+  const pts = points(unrolledList.map((a) => k.baseShape[a]!)).map(
+    (p) => new Map(unrolledList.map((a, i) => [a, p[i]!])),
+  );
   const out = k.outputs[0]!;
   const innermost: string[] = [];
   const afterSegment: string[] = [];
@@ -467,11 +496,17 @@ function segmentedToJS(k: Kernel): JsKernelSource {
       afterSegment.push(`out0[i0 * ${S} + ${offset(pt)}] = ${result};`);
     });
   } else if (seg.mode === "map") {
-    for (const pt of pts) innermost.push(`out0[t * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`);
+    for (const pt of pts)
+      innermost.push(
+        `out0[t * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`,
+      );
   } else {
     // pad: the output expression says what padding positions hold (see `Segment`).
     const maxN = paddedLengthJS(seg);
-    for (const pt of pts) innermost.push(`out0[(i0 * ${maxN} + n) * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`);
+    for (const pt of pts)
+      innermost.push(
+        `out0[(i0 * ${maxN} + n) * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`,
+      );
   }
   const L = new Lines();
   let strideIndex = 0;
@@ -561,11 +596,17 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   const outStrides = contiguousStrides(outShape);
   const outOffset = (point: ReadonlyMap<number, number>): string => {
     let off: IndexExpr = ix.c(0);
-    keptBase.forEach((a, i) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(outStrides[i]!)))));
+    keptBase.forEach(
+      (a, i) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(outStrides[i]!)))),
+    );
     return printIndex(off);
   };
-  const keptPoints = points(keptUnrolled.map((a) => k.baseShape[a]!)).map((p) => new Map(keptUnrolled.map((a, i) => [a, p[i]!])));
-  const redPoints = points(redUnrolled.map((a) => k.baseShape[a]!)).map((p) => new Map(redUnrolled.map((a, i) => [a, p[i]!])));
+  const keptPoints = points(keptUnrolled.map((a) => k.baseShape[a]!)).map(
+    (p) => new Map(keptUnrolled.map((a, i) => [a, p[i]!])),
+  );
+  const redPoints = points(redUnrolled.map((a) => k.baseShape[a]!)).map(
+    (p) => new Map(redUnrolled.map((a, i) => [a, p[i]!])),
+  );
   const pointerLines = k.inputs.map((inp, i) => {
     const terms: string[] = [];
     for (let d = 0; d < inp.batchRank; d++) terms.push(`i${R - inp.batchRank + d} * s${i}_${d}`);
@@ -580,7 +621,8 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   if (red === null && mixed) {
     // Outputs of different small bases (fully unrolled): each over its own points, at
     // its own offset bl * (its base size) for batch element bl.
-    if (!k.unroll) throw new UnsupportedOpError("codegen js: outputs of different base shapes need a fully unrolled kernel");
+    if (!k.unroll)
+      throw new UnsupportedOpError("codegen js: outputs of different base shapes need a fully unrolled kernel");
     k.outputs.forEach((out, oi) => {
       const shape = out.baseShape ?? k.baseShape;
       const stored = out.dtype === "float32" && k.exprs[out.value]!.dtype === "float32";
@@ -601,13 +643,19 @@ export function kernelToJS(k: Kernel): JsKernelSource {
     const baseCount = numel(redBaseAxes.map((a) => k.baseShape[a]!));
     const count = [...redBatch.map((a) => `n${a}`), String(baseCount)].join(" * ");
     // Whether the reduction is empty is known before the loops (the sum's start value).
-    const sumCount = baseCount === 0 ? "0" : redBatch.length === 0 ? String(baseCount) : redBatch.map((a) => `n${a}`).join(" * ");
+    const sumCount =
+      baseCount === 0 ? "0" : redBatch.length === 0 ? String(baseCount) : redBatch.map((a) => `n${a}`).join(" * ");
     keptPoints.forEach((kp, q) => {
       k.outputs.forEach((out, oi) => {
         const acc = `acc${oi}_${q}`;
         keptInit.push(`let ${acc} = ${initFor(out.reduce!, sumCount)};`);
         if (out.reduce === "argmin" || out.reduce === "argmax") keptInit.push(`let arg${oi}_${q} = 0;`);
-        const v = out.reduce === "mean" ? `${acc} / (${count})` : out.reduce === "argmin" || out.reduce === "argmax" ? `arg${oi}_${q}` : acc;
+        const v =
+          out.reduce === "mean"
+            ? `${acc} / (${count})`
+            : out.reduce === "argmin" || out.reduce === "argmax"
+              ? `arg${oi}_${q}`
+              : acc;
         after.push(`out${oi}[ob + ${outOffset(kp)}] = ${v};`);
       });
       for (const rp of redPoints) {
@@ -616,7 +664,12 @@ export function kernelToJS(k: Kernel): JsKernelSource {
         k.outputs.forEach((out, oi) => {
           const v = em.value(out.value, point, memo, monotoneRounding(out.reduce!, k.exprs[out.value]!.dtype)).name;
           const acc = `acc${oi}_${q}`;
-          const pos = red.batchAxes.length === 1 ? `i${red.batchAxes[0]}` : rp.has(red.baseAxes[0]!) ? String(rp.get(red.baseAxes[0]!)) : `j${red.baseAxes[0]}`;
+          const pos =
+            red.batchAxes.length === 1
+              ? `i${red.batchAxes[0]}`
+              : rp.has(red.baseAxes[0]!)
+                ? String(rp.get(red.baseAxes[0]!))
+                : `j${red.baseAxes[0]}`;
           body.push(accumulateJS(out.reduce!, acc, v, k.exprs[out.value]!.dtype, `arg${oi}_${q}`, pos));
         });
       }

@@ -69,14 +69,22 @@ export function initAccumulators(B: Lines, outs: readonly TreeOut[], use: (h: He
   });
 }
 
-const toShared = (v: string, d: DType, use: (h: Helper) => void): string => (d === "bool" ? castTo(v, "bool", "uint32", use) : v);
+const toShared = (v: string, d: DType, use: (h: Helper) => void): string =>
+  d === "bool" ? castTo(v, "bool", "uint32", use) : v;
 export const fromShared = (v: string, d: DType): string => (d === "bool" ? `(${v} != 0u)` : v);
 
 /**
  * Whether candidate (qb, qi) replaces (pb, pi) of an argmin/argmax: strictly better,
  * or equal and earlier; for floats the earliest NaN beats everything.
  */
-export function pairBetter(o: TreeOut, qb: string, qi: string, pb: string, pi: string, use: (h: Helper) => void): string {
+export function pairBetter(
+  o: TreeOut,
+  qb: string,
+  qi: string,
+  pb: string,
+  pi: string,
+  use: (h: Helper) => void,
+): string {
   const better = o.op === "argmax" ? ">" : "<";
   const cond = `(${qb} ${better} ${pb} || (${qb} == ${pb} && ${qi} < ${pi}))`;
   if (o.cd !== "float32") return cond;
@@ -105,9 +113,17 @@ export function emitSharedTree(B: Lines, outs: readonly TreeOut[], use: (h: Help
       B.line(`let pb${j} = wbest${j}[lid];`).line(`let pi${j} = wacc${j}[lid];`);
       B.line(`let qb${j} = wbest${j}[lid + s];`).line(`let qi${j} = wacc${j}[lid + s];`);
       // Take the upper half's candidate when it is better, or as good and earlier.
-      B.open(`if (${pairBetter(o, `qb${j}`, `qi${j}`, `pb${j}`, `pi${j}`, use)}) {`).line(`wbest${j}[lid] = qb${j};`).line(`wacc${j}[lid] = qi${j};`).close();
+      B.open(`if (${pairBetter(o, `qb${j}`, `qi${j}`, `pb${j}`, `pi${j}`, use)}) {`)
+        .line(`wbest${j}[lid] = qb${j};`)
+        .line(`wacc${j}[lid] = qi${j};`)
+        .close();
     } else {
-      const step = REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step(fromShared(`wacc${j}[lid]`, o.ad), fromShared(`wacc${j}[lid + s]`, o.ad), o.ad, use);
+      const step = REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step(
+        fromShared(`wacc${j}[lid]`, o.ad),
+        fromShared(`wacc${j}[lid + s]`, o.ad),
+        o.ad,
+        use,
+      );
       B.line(`wacc${j}[lid] = ${toShared(`(${step})`, o.ad, use)};`);
     }
   });
@@ -135,7 +151,10 @@ export function emitPartialStore(B: Lines, outs: readonly TreeOut[], k: string):
  * partials hold the accumulator's start, -0).
  */
 export function combineReadsOffsets(kernel: Kernel): boolean {
-  return kernel.segment !== undefined && kernel.outputs.some((o) => o.reduce === "mean" || (o.reduce === "sum" && o.dtype === "float32"));
+  return (
+    kernel.segment !== undefined &&
+    kernel.outputs.some((o) => o.reduce === "mean" || (o.reduce === "sum" && o.dtype === "float32"))
+  );
 }
 
 /**
@@ -162,7 +181,10 @@ export function combineToWGSL(kernel: Kernel, final: boolean): string {
   outs.forEach((o, j) => L.line(`@group(0) @binding(${1 + j}) var<storage, read> p${j}: array<${partialStore(o)}>;`));
   let nIn = outs.length;
   const needOffsets = final && combineReadsOffsets(kernel);
-  if (needOffsets) L.line(`@group(0) @binding(${1 + nIn++}) var<storage, read> offs: array<${STORE[kernel.inputs[seg!.offsets]!.dtype]}>;`);
+  if (needOffsets)
+    L.line(
+      `@group(0) @binding(${1 + nIn++}) var<storage, read> offs: array<${STORE[kernel.inputs[seg!.offsets]!.dtype]}>;`,
+    );
   outs.forEach((o, j) => {
     const t = final ? STORE[kernel.outputs[j]!.dtype] : partialStore(o);
     L.line(`@group(0) @binding(${1 + nIn + j}) var<storage, read_write> out${j}: array<${t}>;`);
@@ -171,7 +193,9 @@ export function combineToWGSL(kernel: Kernel, final: boolean): string {
 
   const B = new Lines();
   B.line(`@compute @workgroup_size(${W})`);
-  B.open("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {");
+  B.open(
+    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {",
+  );
   B.line("let gw = wid.y * nwg.x + wid.x;");
   B.line("let gi = gw / P.v.z;").line("let g = gw % P.v.z;");
   B.line("if (gi >= P.v.x) { return; }");
@@ -182,9 +206,14 @@ export function combineToWGSL(kernel: Kernel, final: boolean): string {
   outs.forEach((o, j) => {
     if (isArg(o.op)) {
       B.line(`let qb${j} = bitcast<${REG[o.cd]}>(p${j}[2u * k]);`).line(`let qi${j} = p${j}[2u * k + 1u];`);
-      B.open(`if (${pairBetter(o, `qb${j}`, `qi${j}`, `best${j}`, `acc${j}`, use)}) {`).line(`best${j} = qb${j};`).line(`acc${j} = qi${j};`).close();
+      B.open(`if (${pairBetter(o, `qb${j}`, `qi${j}`, `best${j}`, `acc${j}`, use)}) {`)
+        .line(`best${j} = qb${j};`)
+        .line(`acc${j} = qi${j};`)
+        .close();
     } else {
-      B.line(`acc${j} = ${REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step(`acc${j}`, fromShared(`p${j}[k]`, o.ad), o.ad, use)};`);
+      B.line(
+        `acc${j} = ${REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step(`acc${j}`, fromShared(`p${j}[k]`, o.ad), o.ad, use)};`,
+      );
     }
   });
   B.close();
@@ -250,7 +279,9 @@ export function rowCombineToWGSL(kernel: Kernel): string {
   L.line(`@group(0) @binding(3) var<storage, read_write> out0: array<${partialStore(o)}>;`);
   const B = new Lines();
   B.line(`@compute @workgroup_size(${WGSL_WORKGROUP_SIZE})`);
-  B.open("fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {");
+  B.open(
+    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {",
+  );
   B.line(`let gw = (wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid;`);
   B.line("let parts = P.v.y;").line("let pass1 = P.v.z == 1u;");
   B.line("let gi = select(gw / parts, gw, pass1);").line("let g = select(gw % parts, 0u, pass1);");
@@ -263,9 +294,14 @@ export function rowCombineToWGSL(kernel: Kernel): string {
   const fold = (q: string): void => {
     if (isArg(o.op)) {
       B.line(`let qb = bitcast<${REG[o.cd]}>(p0[2u * ${q}]);`).line(`let qi = p0[2u * ${q} + 1u];`);
-      B.open(`if (${pairBetter(o, "qb", "qi", "best0", "acc0", use)}) {`).line("best0 = qb;").line("acc0 = qi;").close();
+      B.open(`if (${pairBetter(o, "qb", "qi", "best0", "acc0", use)}) {`)
+        .line("best0 = qb;")
+        .line("acc0 = qi;")
+        .close();
     } else {
-      B.line(`acc0 = ${REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step("acc0", fromShared(`p0[${q}]`, o.ad), o.ad, use)};`);
+      B.line(
+        `acc0 = ${REDUCE[o.op as Exclude<KReduceOp, "argmin" | "argmax">].step("acc0", fromShared(`p0[${q}]`, o.ad), o.ad, use)};`,
+      );
     }
   };
   B.open("if (pass1) {");

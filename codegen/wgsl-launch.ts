@@ -62,7 +62,8 @@ const TREE_TRIPS = 256;
  */
 export function elementLoopCost(kernel: Kernel): number {
   let cost = 1;
-  for (const e of kernel.exprs) if (e.k === "binary" && e.op === "pow" && (e.dtype === "int32" || e.dtype === "uint32")) cost += 33;
+  for (const e of kernel.exprs)
+    if (e.k === "binary" && e.op === "pow" && (e.dtype === "int32" || e.dtype === "uint32")) cost += 33;
   return cost;
 }
 
@@ -163,7 +164,14 @@ export function wgslLaunchPlan(kernel: Kernel, batchSizes: readonly number[], pa
   }
   if (seg?.mode === "reduce" && segmentRowBound(kernel) === "packed") {
     const windows = packedRows > C ? Math.ceil(packedRows / C) : 0;
-    return { count, chunks: 1, workgroups: Math.ceil(count / WGSL_WORKGROUP_SIZE), partial: false, windows, rowChunks: Math.max(1, Math.ceil(windows / WGSL_ROW_COMBINE_CHUNK)) };
+    return {
+      count,
+      chunks: 1,
+      workgroups: Math.ceil(count / WGSL_WORKGROUP_SIZE),
+      partial: false,
+      windows,
+      rowChunks: Math.max(1, Math.ceil(windows / WGSL_ROW_COMBINE_CHUNK)),
+    };
   }
   let span = 0;
   if (seg !== undefined) span = seg.mode === "pad" ? (seg.maxN === -1 ? batchSizes[1]! : (seg.maxN ?? 0)) : packedRows;

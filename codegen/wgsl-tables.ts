@@ -412,7 +412,18 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
 
 /** Unary ops computed in float even on int operands (the result dtype says float). */
 export const FLOAT_MATH: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "asin", "acos", "atan",
+  "sqrt",
+  "rsqrt",
+  "exp",
+  "log",
+  "sin",
+  "cos",
+  "tan",
+  "tanh",
+  "sigmoid",
+  "asin",
+  "acos",
+  "atan",
 ]);
 /** Unary ops whose result dtype is bool whatever the operand. */
 export const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
@@ -420,7 +431,9 @@ export const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "is
 export type BinaryRule = (a: string, b: string, d: DType, use: (h: Helper) => void) => string;
 
 /** By operand dtype (bool operands of arithmetic are rejected before these run). */
-export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"]: BinaryRule } = {
+export const ARITH: {
+  readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"]: BinaryRule;
+} = {
   // float: the right operand through bw_id, so the compiler cannot cancel x - x, -x + x
   // or (x + 1) - x to a constant (wrong for NaN and ±Inf); integers wrap exactly.
   add: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} + bw_id(${b}))`) : `(${a} + ${b})`),
@@ -428,14 +441,27 @@ export const ARITH: { readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "ma
   // float x * x: the right operand through bw_id, or a driver folds sqrt(a) * sqrt(a) to a (Mesa gives 1 for a = -1, not NaN).
   mul: (a, b, d, use) => (d === "float32" && a === b ? (use("opaque"), `(${a} * bw_id(${b}))`) : `(${a} * ${b})`),
   div: (a, b, d, use) =>
-    d === "float32" ? `(${a} / ${b})` : d === "int32" ? (use("idiv"), `bw_idiv(${a}, ${b})`) : (use("udiv"), `bw_udiv(${a}, ${b})`),
+    d === "float32"
+      ? `(${a} / ${b})`
+      : d === "int32"
+        ? (use("idiv"), `bw_idiv(${a}, ${b})`)
+        : (use("udiv"), `bw_udiv(${a}, ${b})`),
   pow: (a, b, d, use) =>
-    d === "float32" ? (use("fpow"), `bw_fpow(${a}, ${b})`) : d === "int32" ? (use("ipow"), `bw_ipow(${a}, ${b})`) : (use("upow"), `bw_upow(${a}, ${b})`),
+    d === "float32"
+      ? (use("fpow"), `bw_fpow(${a}, ${b})`)
+      : d === "int32"
+        ? (use("ipow"), `bw_ipow(${a}, ${b})`)
+        : (use("upow"), `bw_upow(${a}, ${b})`),
   maximum: (a, b, d, use) => (d === "float32" ? (use("fmax"), `bw_fmax(${a}, ${b})`) : `max(${a}, ${b})`),
   minimum: (a, b, d, use) => (d === "float32" ? (use("fmin"), `bw_fmin(${a}, ${b})`) : `min(${a}, ${b})`),
   mod: (a, b, d, use) =>
-    d === "float32" ? (use("fmod"), `bw_fmod(${a}, ${b})`) : d === "int32" ? (use("imod"), `bw_imod(${a}, ${b})`) : (use("umod"), `bw_umod(${a}, ${b})`),
-  atan2: (a, b, d, use) => (d === "float32" ? (use("fatan2"), `bw_fatan2(${a}, ${b})`) : fail(`atan2 on ${d} (needs float32)`)),
+    d === "float32"
+      ? (use("fmod"), `bw_fmod(${a}, ${b})`)
+      : d === "int32"
+        ? (use("imod"), `bw_imod(${a}, ${b})`)
+        : (use("umod"), `bw_umod(${a}, ${b})`),
+  atan2: (a, b, d, use) =>
+    d === "float32" ? (use("fatan2"), `bw_fatan2(${a}, ${b})`) : fail(`atan2 on ${d} (needs float32)`),
 };
 
 export const COMPARE: { readonly [K in "eq" | "ne" | "lt" | "le" | "gt" | "ge"]: string } = {

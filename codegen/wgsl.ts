@@ -28,15 +28,47 @@ import { constSlots, contiguousStrides, ix, numel } from "../ir/kernel.js";
 import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import {
-  ARITH, COMPARE, FLOAT_MATH, LOGIC, PREDICATES, REDUCE, REG, STORE, UNARY,
-  castTo, checkDType, extreme, fail, literal, sumResult, type Helper,
+  ARITH,
+  COMPARE,
+  FLOAT_MATH,
+  LOGIC,
+  PREDICATES,
+  REDUCE,
+  REG,
+  STORE,
+  UNARY,
+  castTo,
+  checkDType,
+  extreme,
+  fail,
+  literal,
+  sumResult,
+  type Helper,
 } from "./wgsl-tables.js";
 import { WGSL_WORKGROUP_SIZE, segmentRowBound, treeReduction, wgslChunk, wgslParamLayout } from "./wgsl-launch.js";
-import { emitPartialStore, emitSharedTree, fromShared, helperCode, initAccumulators, isArg as isArgOp, sharedDecls, treeOuts } from "./wgsl-combine.js";
+import {
+  emitPartialStore,
+  emitSharedTree,
+  fromShared,
+  helperCode,
+  initAccumulators,
+  isArg as isArgOp,
+  sharedDecls,
+  treeOuts,
+} from "./wgsl-combine.js";
 
 export {
-  WGSL_LOOP_BUDGET, WGSL_WORKGROUP_SIZE, outputCount, treeReduction, wgslChunk, wgslLaunchPlan, wgslLoopTrips, wgslParamLayout, wgslWorkgroups,
-  type WGSLLaunchPlan, type WGSLParamLayout,
+  WGSL_LOOP_BUDGET,
+  WGSL_WORKGROUP_SIZE,
+  outputCount,
+  treeReduction,
+  wgslChunk,
+  wgslLaunchPlan,
+  wgslLoopTrips,
+  wgslParamLayout,
+  wgslWorkgroups,
+  type WGSLLaunchPlan,
+  type WGSLParamLayout,
 } from "./wgsl-launch.js";
 export { combineToWGSL } from "./wgsl-combine.js";
 
@@ -79,7 +111,11 @@ export function kernelToWGSL(kernel: Kernel): string {
     if ((kernel.reduce === null) !== (out.reduce === null)) {
       fail("an output's reduce op must be set exactly when the kernel reduces");
     }
-    if ((out.reduce === "argmin" || out.reduce === "argmax") && kernel.segment === undefined && reducedBatch.size + reducedBase.size !== 1) {
+    if (
+      (out.reduce === "argmin" || out.reduce === "argmax") &&
+      kernel.segment === undefined &&
+      reducedBatch.size + reducedBase.size !== 1
+    ) {
       fail(`${out.reduce} must reduce exactly one axis, got ${reducedBatch.size + reducedBase.size}`);
     }
   }
@@ -92,7 +128,9 @@ export function kernelToWGSL(kernel: Kernel): string {
     L.line(`@group(0) @binding(${1 + i}) var<storage, read> in${i}: array<${STORE[inp.dtype]}>;`);
   });
   kernel.outputs.forEach((out, j) => {
-    L.line(`@group(0) @binding(${1 + kernel.inputs.length + j}) var<storage, read_write> out${j}: array<${STORE[out.dtype]}>;`);
+    L.line(
+      `@group(0) @binding(${1 + kernel.inputs.length + j}) var<storage, read_write> out${j}: array<${STORE[out.dtype]}>;`,
+    );
   });
   const tree = treeReduction(kernel);
   // Per-output shared accumulators (bool kept as u32); argmin/argmax also share their best value.
@@ -112,7 +150,8 @@ export function kernelToWGSL(kernel: Kernel): string {
   // (A map runs one invocation per packed position; a reduce over packed values reads
   // `chunks` as its pass, see `WGSLLaunchPlan.windows`.)
   const seg0 = kernel.segment;
-  const unchunkedSegment = seg0 !== undefined && (seg0.mode === "map" || (seg0.mode === "reduce" && segmentRowBound(kernel) === "packed"));
+  const unchunkedSegment =
+    seg0 !== undefined && (seg0.mode === "map" || (seg0.mode === "reduce" && segmentRowBound(kernel) === "packed"));
   const gw = tree ? `wid.y * nwg.x + wid.x` : `(wid.y * nwg.x + wid.x) * ${WGSL_WORKGROUP_SIZE}u + lid`;
   if (tree || seg0 !== undefined) B.line(`let chunks = ${param(layout.chunks)};`);
   if ((tree || seg0 !== undefined) && !unchunkedSegment) {
@@ -128,7 +167,10 @@ export function kernelToWGSL(kernel: Kernel): string {
   const keptBatch = Array.from({ length: batchRank }, (_, a) => a).filter((a) => !reducedBatch.has(a));
   const kept: { name: string; size: string }[] = [
     // Segmented kernels: the first index is the row (or packed position, or window) `bq`; the row b0 follows from it.
-    ...keptBatch.map((a) => ({ name: kernel.segment !== undefined ? "bq" : `b${a}`, size: param(layout.batchSizes + a) })),
+    ...keptBatch.map((a) => ({
+      name: kernel.segment !== undefined ? "bq" : `b${a}`,
+      size: param(layout.batchSizes + a),
+    })),
     // An empty base axis means no output elements (the kernel returns above); 1 keeps `% 0u` out of the source.
     ...keptBase.map((a) => ({ name: `x${a}`, size: `${Math.max(1, baseShape[a]!)}u` })),
   ];
@@ -145,9 +187,11 @@ export function kernelToWGSL(kernel: Kernel): string {
   const batchOffset = (i: number): string => {
     const rank = kernel.inputs[i]!.batchRank;
     // Segmented kernels: packed inputs are read at the segment position t, the others by row b0.
-    if (kernel.segment !== undefined && rank === 1) return `${kernel.inputs[i]!.packed ? "t" : "b0"} * ${param(layout.inputStrides[i]!)}`;
+    if (kernel.segment !== undefined && rank === 1)
+      return `${kernel.inputs[i]!.packed ? "t" : "b0"} * ${param(layout.inputStrides[i]!)}`;
     // A per-row (B, 1; base) input of a pad kernel: row b0 (its second dim is broadcast).
-    if (kernel.segment !== undefined && rank === 2 && !kernel.inputs[i]!.padded) return `b0 * ${param(layout.inputStrides[i]!)}`;
+    if (kernel.segment !== undefined && rank === 2 && !kernel.inputs[i]!.padded)
+      return `b0 * ${param(layout.inputStrides[i]!)}`;
     // A right-padded (B, M; base) input: row b0, position t - lo.
     if (kernel.segment !== undefined && kernel.inputs[i]!.padded) {
       return `b0 * ${param(layout.inputStrides[i]!)} + (t - lo) * ${param(layout.inputStrides[i]! + 1)}`;
@@ -175,7 +219,9 @@ export function kernelToWGSL(kernel: Kernel): string {
         const inp = kernel.inputs[e.input];
         if (!inp) fail(`value %${n} loads input ${e.input}, which does not exist`);
         if (e.index.length !== inp.baseShape.length) {
-          fail(`value %${n} indexes input ${e.input} (base rank ${inp.baseShape.length}) with ${e.index.length} indices`);
+          fail(
+            `value %${n} indexes input ${e.input} (base rank ${inp.baseShape.length}) with ${e.index.length} indices`,
+          );
         }
         const strides = contiguousStrides(inp.baseShape);
         let flat: IndexExpr = ix.c(0);
@@ -186,7 +232,8 @@ export function kernelToWGSL(kernel: Kernel): string {
         const plain = `in${e.input}[${idx}]`;
         // Past a padded input's length M the value is 0 (m<i> is set before the segment loop).
         // A float 0 as bits the compiler cannot see (HELPERS.opaque: a known 0.0 lets it fold products with it).
-        const zero = (): string => (inp.dtype === "float32" ? (use("opaque"), "bw_k(0x00000000u)") : inp.dtype === "int32" ? "0i" : "0u");
+        const zero = (): string =>
+          inp.dtype === "float32" ? (use("opaque"), "bw_k(0x00000000u)") : inp.dtype === "int32" ? "0i" : "0u";
         const raw = inp.padded ? `select(${zero()}, ${plain}, (t - lo) < m${e.input})` : plain;
         const loaded = inp.dtype === "bool" ? `(${raw} != 0u)` : raw;
         return castTo(loaded, inp.dtype, e.dtype, use);
@@ -203,10 +250,13 @@ export function kernelToWGSL(kernel: Kernel): string {
         return castTo(ref(e.x), dtypeOf(e.x), e.dtype, use);
       case "combine": {
         // Each operand is first brought to the result dtype (bool sums count in i32).
-        const xs = e.xs.map((m) => castTo(ref(m), dtypeOf(m), e.op === "all" || e.op === "any" ? "bool" : e.dtype, use));
+        const xs = e.xs.map((m) =>
+          castTo(ref(m), dtypeOf(m), e.op === "all" || e.op === "any" ? "bool" : e.dtype, use),
+        );
         // Float terms after the first go through bw_id, as `add` does: a driver that reassociates
         // turns a·b + a·c into a·(b + c) (Mesa does), which is -0 where the sum is +0 ((-0)(-0) + 0.2·(-0)).
-        const terms = (): string => (e.dtype === "float32" ? (use("opaque"), xs.map((x, i) => (i === 0 ? x : `bw_id(${x})`))) : xs).join(" + ");
+        const terms = (): string =>
+          (e.dtype === "float32" ? (use("opaque"), xs.map((x, i) => (i === 0 ? x : `bw_id(${x})`))) : xs).join(" + ");
         switch (e.op) {
           case "sum":
             return `(${terms()})`;
@@ -323,10 +373,15 @@ export function kernelToWGSL(kernel: Kernel): string {
       if (isArgOp(out.reduce)) {
         const cd = cmpDType(j);
         const cv = castTo(v, vd, cd, use);
-        B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${reduced[0]!.name});`).close();
+        B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`)
+          .line(`best${j} = ${cv};`)
+          .line(`acc${j} = i32(${reduced[0]!.name});`)
+          .close();
       } else {
         const ad = accDType(out.reduce!, out.dtype);
-        B.line(`acc${j} = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step(`acc${j}`, castTo(v, vd, ad, use), ad, use)};`);
+        B.line(
+          `acc${j} = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step(`acc${j}`, castTo(v, vd, ad, use), ad, use)};`,
+        );
       }
     });
     B.close();
@@ -414,12 +469,19 @@ export function kernelToWGSL(kernel: Kernel): string {
       const isArg = out.reduce === "argmax";
       const ad = isArg ? "int32" : accDType(out.reduce!, out.dtype);
       if (isArg) B.line(`var best: ${REG[vd]} = ${extreme(vd, false, use)};`);
-      B.line(`var acc: ${REG[ad]} = ${isArg ? "0i" : REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`);
+      B.line(
+        `var acc: ${REG[ad]} = ${isArg ? "0i" : REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].init(ad, use)};`,
+      );
       const fold = (): void => {
         if (isArg) {
-          B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`).line(`best = v${out.value};`).line("acc = i32(t - lo);").close();
+          B.open(`if (${argBetter("argmax", `v${out.value}`, vd, "best")}) {`)
+            .line(`best = v${out.value};`)
+            .line("acc = i32(t - lo);")
+            .close();
         } else {
-          B.line(`acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`);
+          B.line(
+            `acc = ${REDUCE[out.reduce as Exclude<KReduceOp, "argmin" | "argmax">].step("acc", castTo(`v${out.value}`, vd, ad, use), ad, use)};`,
+          );
         }
       };
       const partial = (pk: string): void => {
@@ -486,7 +548,9 @@ export function kernelToWGSL(kernel: Kernel): string {
     } else if (mapped) {
       B.open("for (var t = t0; t < t1; t = t + 1u) {");
       // The next rows: a few steps forward, then (past many empty rows) a binary search.
-      B.line(`for (var st = 0u; st < 8u && t >= hi; st = st + 1u) { b0 = b0 + 1u; lo = hi; hi = u32(${offs}[b0 + 1u]); }`);
+      B.line(
+        `for (var st = 0u; st < 8u && t >= hi; st = st + 1u) { b0 = b0 + 1u; lo = hi; hi = u32(${offs}[b0 + 1u]); }`,
+      );
       B.open("if (t >= hi) {");
       findRow("t");
       B.line(`lo = u32(${offs}[b0]);`).line(`hi = u32(${offs}[b0 + 1u]);`);
@@ -507,7 +571,9 @@ export function kernelToWGSL(kernel: Kernel): string {
       B.line("let t = select(lo, lo + n - start, inside);");
       // The output expression says what padding positions hold (see `Segment`).
       emitBody();
-      B.line(`out0[(b0 * ${maxN} + n) * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`);
+      B.line(
+        `out0[(b0 * ${maxN} + n) * ${S}u + ${at}] = ${store(castTo(`v${out.value}`, exprs[out.value]!.dtype, out.dtype, use))};`,
+      );
       B.close();
     }
   } else if (kernel.reduce === null) {
@@ -549,7 +615,10 @@ export function kernelToWGSL(kernel: Kernel): string {
         const cd = vd === "bool" ? "uint32" : vd;
         const cv = castTo(v, vd, cd, use);
         const pos = loops[0]!;
-        B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`).line(`best${j} = ${cv};`).line(`acc${j} = i32(${pos});`).close();
+        B.open(`if (${argBetter(out.reduce!, cv, cd, `best${j}`)}) {`)
+          .line(`best${j} = ${cv};`)
+          .line(`acc${j} = i32(${pos});`)
+          .close();
       } else {
         const ad = accDType(out.reduce!, out.dtype);
         B.line(`acc${j} = ${REDUCE[out.reduce!].step(`acc${j}`, castTo(v, vd, ad, use), ad, use)};`);
@@ -558,16 +627,25 @@ export function kernelToWGSL(kernel: Kernel): string {
     for (let i = 0; i < loops.length; i++) B.close();
     const reducedBaseCount = [...reducedBase].reduce((p, a) => p * baseShape[a]!, 1);
     // Whether the reduction is empty (an empty sum is +0): an empty reduced base axis, or a reduced batch size of 0.
-    const empty = reducedBaseCount === 0 ? "true" : reducedBatch.size === 0 ? "" : [...reducedBatch].map((a) => `${param(layout.batchSizes + a)} == 0u`).join(" || ");
+    const empty =
+      reducedBaseCount === 0
+        ? "true"
+        : reducedBatch.size === 0
+          ? ""
+          : [...reducedBatch].map((a) => `${param(layout.batchSizes + a)} == 0u`).join(" || ");
     kernel.outputs.forEach((out, j) => {
       let v = `acc${j}`;
       if (out.reduce === "sum" && empty !== "") v = sumResult(v, accDType("sum", out.dtype), empty, use);
       if (out.reduce === "mean") {
         const ad = accDType("mean", out.dtype);
-        const countF = [...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`), literal(reducedBaseCount, "float32", use)].join(" * ");
+        const countF = [
+          ...[...reducedBatch].map((a) => `f32(${param(layout.batchSizes + a)})`),
+          literal(reducedBaseCount, "float32", use),
+        ].join(" * ");
         v = ad === "float32" ? `${v} / (${countF})` : `${v} / ${castTo(`(${countF})`, "float32", ad, use)}`;
       }
-      if (out.reduce !== "argmin" && out.reduce !== "argmax") v = castTo(v, accDType(out.reduce!, out.dtype), out.dtype, use);
+      if (out.reduce !== "argmin" && out.reduce !== "argmax")
+        v = castTo(v, accDType(out.reduce!, out.dtype), out.dtype, use);
       B.line(`out${j}[gi] = ${out.dtype === "bool" ? castTo(v, "bool", "uint32", use) : v};`);
     });
   }

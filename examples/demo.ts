@@ -11,11 +11,31 @@ import { fromTypedArray, jit, type Tensor } from "batchwise";
 function covarianceAndDet(x: Tensor): [Tensor, Tensor] {
   const n = x.baseShape[0]!;
   const centred = x.sub(x.mean(0, { keepdim: true })); // (B; N,3)
-  const cov = centred.transpose().matmul(centred).div(n - 1); // (B; 3,3)
+  const cov = centred
+    .transpose()
+    .matmul(centred)
+    .div(n - 1); // (B; 3,3)
   const e = (i: number, j: number) => cov.select(0, i).select(0, j); // (B;)
-  const det = e(0, 0).mul(e(1, 1).mul(e(2, 2)).sub(e(1, 2).mul(e(2, 1))))
-    .sub(e(0, 1).mul(e(1, 0).mul(e(2, 2)).sub(e(1, 2).mul(e(2, 0)))))
-    .add(e(0, 2).mul(e(1, 0).mul(e(2, 1)).sub(e(1, 1).mul(e(2, 0)))));
+  const det = e(0, 0)
+    .mul(
+      e(1, 1)
+        .mul(e(2, 2))
+        .sub(e(1, 2).mul(e(2, 1))),
+    )
+    .sub(
+      e(0, 1).mul(
+        e(1, 0)
+          .mul(e(2, 2))
+          .sub(e(1, 2).mul(e(2, 0))),
+      ),
+    )
+    .add(
+      e(0, 2).mul(
+        e(1, 0)
+          .mul(e(2, 1))
+          .sub(e(1, 1).mul(e(2, 0))),
+      ),
+    );
   return [cov, det];
 }
 

@@ -25,7 +25,11 @@ function label(n: Node, name: string): string {
 export function graphToDot(g: Graph, clusterOf?: (n: Node) => string | undefined): string {
   const names = nodeNames(g);
   const order = topoOrder(g);
-  const lines = [`digraph "${esc(g.name)}" {`, "  rankdir=TB;", '  node [shape=box, fontname="monospace", fontsize=10];'];
+  const lines = [
+    `digraph "${esc(g.name)}" {`,
+    "  rankdir=TB;",
+    '  node [shape=box, fontname="monospace", fontsize=10];',
+  ];
   const clusters = new Map<string, Node[]>();
   const loose: Node[] = [];
   for (const n of order) {

@@ -40,7 +40,11 @@ export class Node {
       if (type === undefined) throw new IRError("input: needs an explicit type");
       t = type;
     } else {
-      t = info.type(op, inputs.map((i) => i.type), attrs);
+      t = info.type(
+        op,
+        inputs.map((i) => i.type),
+        attrs,
+      );
       if (type !== undefined && fmtType(type) !== fmtType(t)) {
         throw new IRError(`${op}: declared type ${fmtType(type)} but the op gives ${fmtType(t)}`);
       }
@@ -63,7 +67,12 @@ export interface Graph {
   readonly outputs: readonly Node[];
 }
 
-export function makeGraph(name: string, inputs: readonly Node[], outputs: readonly Node[], inputNames?: readonly string[]): Graph {
+export function makeGraph(
+  name: string,
+  inputs: readonly Node[],
+  outputs: readonly Node[],
+  inputNames?: readonly string[],
+): Graph {
   return { name, inputs, outputs, inputNames: inputNames ?? inputs.map((_, i) => `arg${i}`) };
 }
 

@@ -62,7 +62,12 @@ function broadcastOffset(src: ConcreteType, dst: ConcreteType, idx: readonly num
 }
 
 /** Offset of `x[batch…, lead…, tail…]` where x's batch and leading base dims broadcast (size 1 reads index 0). */
-function matmulOffset(x: ConcreteType, batchIdx: readonly number[], lead: readonly number[], tail: readonly number[]): number {
+function matmulOffset(
+  x: ConcreteType,
+  batchIdx: readonly number[],
+  lead: readonly number[],
+  tail: readonly number[],
+): number {
   const st = stridesOf(fullShape(x));
   let off = 0;
   x.batch.forEach((d, i) => {
@@ -83,29 +88,52 @@ function roundHalfEven(x: number): number {
 
 export function unaryRef(op: KUnaryOp, x: number): number {
   switch (op) {
-    case "neg": return -x;
-    case "abs": return Math.abs(x);
-    case "sqrt": return Math.sqrt(x);
-    case "rsqrt": return 1 / Math.sqrt(x);
-    case "exp": return Math.exp(x);
-    case "log": return Math.log(x);
-    case "sin": return Math.sin(x);
-    case "cos": return Math.cos(x);
-    case "tan": return Math.tan(x);
-    case "tanh": return Math.tanh(x);
-    case "sigmoid": return 1 / (1 + Math.exp(-x));
-    case "asin": return Math.asin(x);
-    case "acos": return Math.acos(x);
-    case "atan": return Math.atan(x);
-    case "floor": return Math.floor(x);
-    case "ceil": return Math.ceil(x);
-    case "round": return roundHalfEven(x);
-    case "trunc": return Math.trunc(x);
-    case "sign": return Number.isNaN(x) ? NaN : Math.sign(x);
-    case "not": return x === 0 ? 1 : 0;
-    case "isnan": return Number.isNaN(x) ? 1 : 0;
-    case "isinf": return x === Infinity || x === -Infinity ? 1 : 0;
-    case "isfinite": return Number.isFinite(x) ? 1 : 0;
+    case "neg":
+      return -x;
+    case "abs":
+      return Math.abs(x);
+    case "sqrt":
+      return Math.sqrt(x);
+    case "rsqrt":
+      return 1 / Math.sqrt(x);
+    case "exp":
+      return Math.exp(x);
+    case "log":
+      return Math.log(x);
+    case "sin":
+      return Math.sin(x);
+    case "cos":
+      return Math.cos(x);
+    case "tan":
+      return Math.tan(x);
+    case "tanh":
+      return Math.tanh(x);
+    case "sigmoid":
+      return 1 / (1 + Math.exp(-x));
+    case "asin":
+      return Math.asin(x);
+    case "acos":
+      return Math.acos(x);
+    case "atan":
+      return Math.atan(x);
+    case "floor":
+      return Math.floor(x);
+    case "ceil":
+      return Math.ceil(x);
+    case "round":
+      return roundHalfEven(x);
+    case "trunc":
+      return Math.trunc(x);
+    case "sign":
+      return Number.isNaN(x) ? NaN : Math.sign(x);
+    case "not":
+      return x === 0 ? 1 : 0;
+    case "isnan":
+      return Number.isNaN(x) ? 1 : 0;
+    case "isinf":
+      return x === Infinity || x === -Infinity ? 1 : 0;
+    case "isfinite":
+      return Number.isFinite(x) ? 1 : 0;
   }
 }
 
@@ -149,24 +177,42 @@ export function floorMod(a: number, b: number, int: boolean): number {
 export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): number {
   const int = !isFloat(dtype);
   switch (op) {
-    case "add": return a + b;
-    case "sub": return a - b;
-    case "mul": return int ? Math.imul(a, b) : a * b;
-    case "div": return int ? (b === 0 ? 0 : Math.trunc(a / b)) : a / b;
-    case "pow": return int ? intPow(a, b, dtype) : ieeePow(a, b);
-    case "atan2": return Math.atan2(a, b);
-    case "maximum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b);
-    case "minimum": return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(a, b);
-    case "mod": return floorMod(a, b, int);
-    case "eq": return a === b ? 1 : 0;
-    case "ne": return a !== b ? 1 : 0;
-    case "lt": return a < b ? 1 : 0;
-    case "le": return a <= b ? 1 : 0;
-    case "gt": return a > b ? 1 : 0;
-    case "ge": return a >= b ? 1 : 0;
-    case "and": return a !== 0 && b !== 0 ? 1 : 0;
-    case "or": return a !== 0 || b !== 0 ? 1 : 0;
-    case "xor": return (a !== 0) !== (b !== 0) ? 1 : 0;
+    case "add":
+      return a + b;
+    case "sub":
+      return a - b;
+    case "mul":
+      return int ? Math.imul(a, b) : a * b;
+    case "div":
+      return int ? (b === 0 ? 0 : Math.trunc(a / b)) : a / b;
+    case "pow":
+      return int ? intPow(a, b, dtype) : ieeePow(a, b);
+    case "atan2":
+      return Math.atan2(a, b);
+    case "maximum":
+      return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b);
+    case "minimum":
+      return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(a, b);
+    case "mod":
+      return floorMod(a, b, int);
+    case "eq":
+      return a === b ? 1 : 0;
+    case "ne":
+      return a !== b ? 1 : 0;
+    case "lt":
+      return a < b ? 1 : 0;
+    case "le":
+      return a <= b ? 1 : 0;
+    case "gt":
+      return a > b ? 1 : 0;
+    case "ge":
+      return a >= b ? 1 : 0;
+    case "and":
+      return a !== 0 && b !== 0 ? 1 : 0;
+    case "or":
+      return a !== 0 || b !== 0 ? 1 : 0;
+    case "xor":
+      return (a !== 0) !== (b !== 0) ? 1 : 0;
   }
 }
 
@@ -188,16 +234,26 @@ export function sumRef(values: readonly number[], round: (v: number) => number =
 export type Accumulation = "float64" | "float32";
 
 /** Combines the values of one reduction group. `values` in iteration order. */
-export function reduceRef(op: KReduceOp, values: readonly number[], dtype: DType, acc: Accumulation = "float64"): number {
+export function reduceRef(
+  op: KReduceOp,
+  values: readonly number[],
+  dtype: DType,
+  acc: Accumulation = "float64",
+): number {
   // The dtype the op accumulates in: a mean of integers is float32.
   const f32 = acc === "float32" && (dtype === "float32" || (op === "mean" && !isFloat(dtype)));
   const round = f32 ? Math.fround : (v: number) => v;
   switch (op) {
-    case "sum": return sumRef(values, round);
-    case "mean": return sumRef(values, round) / values.length;
-    case "prod": return values.reduce((s, v) => (isFloat(dtype) ? round(s * v) : Math.imul(s, v)), 1);
-    case "min": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.min(m, v)), Infinity);
-    case "max": return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity);
+    case "sum":
+      return sumRef(values, round);
+    case "mean":
+      return sumRef(values, round) / values.length;
+    case "prod":
+      return values.reduce((s, v) => (isFloat(dtype) ? round(s * v) : Math.imul(s, v)), 1);
+    case "min":
+      return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.min(m, v)), Infinity);
+    case "max":
+      return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity);
     case "argmin":
     case "argmax": {
       let best = 0;
@@ -209,8 +265,10 @@ export function reduceRef(op: KReduceOp, values: readonly number[], dtype: DType
       }
       return best;
     }
-    case "all": return values.every((v) => v !== 0) ? 1 : 0;
-    case "any": return values.some((v) => v !== 0) ? 1 : 0;
+    case "all":
+      return values.every((v) => v !== 0) ? 1 : 0;
+    case "any":
+      return values.some((v) => v !== 0) ? 1 : 0;
   }
 }
 
@@ -223,7 +281,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
     const [x] = ins;
     forEachIndex(fullShape(t), (_i, flat) => {
       const v = x!.data[flat]!;
-      out[flat] = t.dtype === "bool" ? (v !== 0 ? 1 : 0) : isFloat(t.dtype) ? v : Number.isFinite(v) ? Math.trunc(v) : 0;
+      out[flat] =
+        t.dtype === "bool" ? (v !== 0 ? 1 : 0) : isFloat(t.dtype) ? v : Number.isFinite(v) ? Math.trunc(v) : 0;
     });
   } else if (UNARY_OPS.has(op as KUnaryOp)) {
     const [x] = ins;
@@ -267,7 +326,9 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
     const xst = stridesOf(fullShape(x.type));
     forEachIndex(fullShape(t), (idx, flat) => {
       let off = 0;
-      idx.forEach((v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!));
+      idx.forEach(
+        (v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!),
+      );
       out[flat] = x.data[off]!;
     });
   } else if (op === "batch_concat") {
@@ -282,7 +343,13 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       idx.forEach((v, d) => (off += (d === axis ? at : v) * xst[d]!));
       out[flat] = x.data[off]!;
     });
-  } else if (op === "reshape" || op === "batch_reshape" || op === "batch_unsqueeze" || op === "batch_squeeze" || op === "rebatch") {
+  } else if (
+    op === "reshape" ||
+    op === "batch_reshape" ||
+    op === "batch_unsqueeze" ||
+    op === "batch_squeeze" ||
+    op === "rebatch"
+  ) {
     out.set(ins[0]!.data);
   } else if (op === "permute") {
     const x = ins[0]!;
@@ -306,7 +373,13 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
         const vals: number[] = [];
         for (let t = lo; t < hi; t++) vals.push(v!.data[t * S + s]!);
         out[b * S + s] =
-          r === "count" ? hi - lo : r === "argmax" ? (vals.length ? reduceRef("argmax", vals, v!.type.dtype) : 0) : reduceRef(r as KReduceOp, vals, v!.type.dtype, acc);
+          r === "count"
+            ? hi - lo
+            : r === "argmax"
+              ? vals.length
+                ? reduceRef("argmax", vals, v!.type.dtype)
+                : 0
+              : reduceRef(r as KReduceOp, vals, v!.type.dtype, acc);
       }
     }
   } else if (op === "segment_expand") {
@@ -314,7 +387,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
     const S = prod(x!.type.base);
     for (let b = 0; b + 1 < o!.data.length; b++) {
       const row = x!.type.batch[0] === 1 ? 0 : b;
-      for (let t = o!.data[b]!; t < o!.data[b + 1]!; t++) for (let s = 0; s < S; s++) out[t * S + s] = x!.data[row * S + s]!;
+      for (let t = o!.data[b]!; t < o!.data[b + 1]!; t++)
+        for (let s = 0; s < S; s++) out[t * S + s] = x!.data[row * S + s]!;
     }
   } else if (op === "segment_unpad") {
     const [p, o] = ins;
@@ -339,7 +413,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       for (let k = 0; k < maxN; k++) {
         const inside = k >= start && k < start + len;
         for (let s = 0; s < S; s++) {
-          out[(b * maxN + k) * S + s] = v === undefined ? (inside ? 1 : 0) : inside ? v.data[(lo + k - start) * S + s]! : (n.attrs.value as number);
+          out[(b * maxN + k) * S + s] =
+            v === undefined ? (inside ? 1 : 0) : inside ? v.data[(lo + k - start) * S + s]! : (n.attrs.value as number);
         }
       }
     }
@@ -365,7 +440,9 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
     const xst = stridesOf(fullShape(x.type));
     forEachIndex(fullShape(t), (idx, flat) => {
       let off = 0;
-      idx.forEach((v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!));
+      idx.forEach(
+        (v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!),
+      );
       out[flat] = x.data[off]!;
     });
   } else if (op === "expand" || op === "batch_expand") {
@@ -408,20 +485,33 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
  * Evaluates a graph on concrete inputs (data in each input's dtype, row-major).
  * `opts.accumulation` (default "float64") is how float32 sums and products accumulate (`Accumulation`).
  */
-export function interpret(g: Graph, inputs: readonly Value[], opts: { readonly accumulation?: Accumulation } = {}): Value[] {
+export function interpret(
+  g: Graph,
+  inputs: readonly Value[],
+  opts: { readonly accumulation?: Accumulation } = {},
+): Value[] {
   const acc = opts.accumulation ?? "float64";
   const order = topoOrder(g);
   const bound = new Map<Node, ConcreteType>();
   g.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
   const lengths = new Map<Node, number>();
-  for (const n of runtimeLengthNodes(order)) lengths.set(n, longestRow(inputs[g.inputs.indexOf(runtimeLengthOffsets(n))]!.data));
+  for (const n of runtimeLengthNodes(order))
+    lengths.set(n, longestRow(inputs[g.inputs.indexOf(runtimeLengthOffsets(n))]!.data));
   const types = inferConcrete(order, bound, lengths);
   const values = new Map<Node, Value>();
   g.inputs.forEach((n, i) => values.set(n, inputs[i]!));
   for (const n of order) {
     if (n.op === "input") continue;
     const t = types.get(n)!;
-    values.set(n, { type: t, data: evalNode(n, t, n.inputs.map((i) => values.get(i)!), acc) });
+    values.set(n, {
+      type: t,
+      data: evalNode(
+        n,
+        t,
+        n.inputs.map((i) => values.get(i)!),
+        acc,
+      ),
+    });
   }
   return g.outputs.map((o) => values.get(o)!);
 }

@@ -27,13 +27,49 @@ export type IndexExpr =
   | { readonly k: "add" | "mul" | "div" | "mod"; readonly a: IndexExpr; readonly b: IndexExpr };
 
 export type KUnaryOp =
-  | "neg" | "abs" | "sqrt" | "rsqrt" | "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "sigmoid"
-  | "asin" | "acos" | "atan"
-  | "floor" | "ceil" | "round" | "trunc" | "sign" | "not" | "isnan" | "isinf" | "isfinite";
+  | "neg"
+  | "abs"
+  | "sqrt"
+  | "rsqrt"
+  | "exp"
+  | "log"
+  | "sin"
+  | "cos"
+  | "tan"
+  | "tanh"
+  | "sigmoid"
+  | "asin"
+  | "acos"
+  | "atan"
+  | "floor"
+  | "ceil"
+  | "round"
+  | "trunc"
+  | "sign"
+  | "not"
+  | "isnan"
+  | "isinf"
+  | "isfinite";
 
 export type KBinaryOp =
-  | "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"
-  | "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "and" | "or" | "xor";
+  | "add"
+  | "sub"
+  | "mul"
+  | "div"
+  | "pow"
+  | "maximum"
+  | "minimum"
+  | "mod"
+  | "atan2"
+  | "eq"
+  | "ne"
+  | "lt"
+  | "le"
+  | "gt"
+  | "ge"
+  | "and"
+  | "or"
+  | "xor";
 
 export type KReduceOp = "sum" | "mean" | "prod" | "min" | "max" | "argmin" | "argmax" | "all" | "any";
 
@@ -57,7 +93,14 @@ export type KExpr =
    */
   | { readonly k: "combine"; readonly op: KReduceOp; readonly xs: readonly number[]; readonly dtype: DType }
   /** `index < bound ? a : b`: picks a concatenated piece; the branch not taken may index out of range. */
-  | { readonly k: "select"; readonly index: IndexExpr; readonly bound: number; readonly a: number; readonly b: number; readonly dtype: DType }
+  | {
+      readonly k: "select";
+      readonly index: IndexExpr;
+      readonly bound: number;
+      readonly a: number;
+      readonly b: number;
+      readonly dtype: DType;
+    }
   /** Pad kernels only: whether the current padded position holds an entry of the row (bool). */
   | { readonly k: "inside"; readonly dtype: "bool" };
 

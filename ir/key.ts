@@ -40,7 +40,9 @@ export function canonicalKey(v: unknown): string {
         return s + "]";
       }
       const o = v as Record<string, unknown>;
-      const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+      const keys = Object.keys(o)
+        .filter((k) => o[k] !== undefined)
+        .sort();
       let s = "{";
       keys.forEach((k, i) => (s += `${i > 0 ? "," : ""}${JSON.stringify(k)}:${canonicalKey(o[k])}`));
       return s + "}";

@@ -5,38 +5,116 @@
 import { isDType, isFloat, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
-import { broadcastShapes, broadcastTypes, fmtShape, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
+import {
+  broadcastShapes,
+  broadcastTypes,
+  fmtShape,
+  fmtTypeShape,
+  isConcrete,
+  prod,
+  type Dim,
+  type TensorType,
+} from "./types.js";
 
 export const UNARY_OPS: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid",
-  "asin", "acos", "atan",
-  "floor", "ceil", "round", "trunc", "sign", "not", "isnan", "isinf", "isfinite",
+  "neg",
+  "abs",
+  "sqrt",
+  "rsqrt",
+  "exp",
+  "log",
+  "sin",
+  "cos",
+  "tan",
+  "tanh",
+  "sigmoid",
+  "asin",
+  "acos",
+  "atan",
+  "floor",
+  "ceil",
+  "round",
+  "trunc",
+  "sign",
+  "not",
+  "isnan",
+  "isinf",
+  "isfinite",
 ]);
 /** Unary ops defined only on floats (the frontend casts ints to float32 first). */
 export const FLOAT_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "asin", "acos", "atan",
+  "sqrt",
+  "rsqrt",
+  "exp",
+  "log",
+  "sin",
+  "cos",
+  "tan",
+  "tanh",
+  "sigmoid",
+  "asin",
+  "acos",
+  "atan",
 ]);
 export const PREDICATE_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
 
 export const ARITH_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([
-  "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2",
+  "add",
+  "sub",
+  "mul",
+  "div",
+  "pow",
+  "maximum",
+  "minimum",
+  "mod",
+  "atan2",
 ]);
 /** Binary ops defined only on floats (the frontend casts ints to float32 first). */
 export const FLOAT_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["atan2"]);
 export const COMPARE_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["eq", "ne", "lt", "le", "gt", "ge"]);
 export const LOGICAL_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["and", "or", "xor"]);
-export const BINARY_OPS: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([...ARITH_BINARY, ...COMPARE_BINARY, ...LOGICAL_BINARY]);
+export const BINARY_OPS: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([
+  ...ARITH_BINARY,
+  ...COMPARE_BINARY,
+  ...LOGICAL_BINARY,
+]);
 
 export const REDUCE_OPS: ReadonlySet<KReduceOp> = new Set<KReduceOp>([
-  "sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any",
+  "sum",
+  "mean",
+  "prod",
+  "min",
+  "max",
+  "argmin",
+  "argmax",
+  "all",
+  "any",
 ]);
 
 export type MovementOp =
-  | "reshape" | "permute" | "expand" | "slice"
-  | "batch_reshape" | "batch_unsqueeze" | "batch_squeeze" | "batch_expand" | "batch_slice" | "batch_concat" | "rebatch";
+  | "reshape"
+  | "permute"
+  | "expand"
+  | "slice"
+  | "batch_reshape"
+  | "batch_unsqueeze"
+  | "batch_squeeze"
+  | "batch_expand"
+  | "batch_slice"
+  | "batch_concat"
+  | "rebatch";
 export const MOVEMENT_OPS: ReadonlySet<MovementOp> = new Set<MovementOp>([
-  "reshape", "permute", "expand", "slice", "batch_reshape", "batch_unsqueeze", "batch_squeeze", "batch_expand",
-  "batch_slice", "batch_concat", "rebatch",
+  "reshape",
+  "permute",
+  "expand",
+  "slice",
+  "batch_reshape",
+  "batch_unsqueeze",
+  "batch_squeeze",
+  "batch_expand",
+  "batch_slice",
+  "batch_concat",
+  "rebatch",
 ]);
 /**
  * Ops that reinterpret a contiguous buffer without moving data: batch reshapes, and
@@ -51,10 +129,27 @@ export const COPY_OPS: ReadonlySet<Op> = new Set<Op>(["batch_slice", "batch_conc
  * other) plus `offsets (B+1;)` int32, row b being values[offsets[b] .. offsets[b+1]).
  */
 export type SegmentOp = "segment_reduce" | "segment_expand" | "segment_pad" | "segment_mask" | "segment_unpad";
-export const SEGMENT_OPS: ReadonlySet<string> = new Set<SegmentOp>(["segment_reduce", "segment_expand", "segment_pad", "segment_mask", "segment_unpad"]);
+export const SEGMENT_OPS: ReadonlySet<string> = new Set<SegmentOp>([
+  "segment_reduce",
+  "segment_expand",
+  "segment_pad",
+  "segment_mask",
+  "segment_unpad",
+]);
 export type SegmentReduceOp = "sum" | "mean" | "max" | "min" | "argmax" | "count";
 
-export type Op = "input" | "const" | "cast" | "where" | "matmul" | "concat" | SegmentOp | KUnaryOp | KBinaryOp | KReduceOp | MovementOp;
+export type Op =
+  | "input"
+  | "const"
+  | "cast"
+  | "where"
+  | "matmul"
+  | "concat"
+  | SegmentOp
+  | KUnaryOp
+  | KBinaryOp
+  | KReduceOp
+  | MovementOp;
 
 export type AttrValue = number | boolean | string | readonly number[];
 export type Attrs = Readonly<Record<string, AttrValue>>;
@@ -82,12 +177,18 @@ export const MAX_ELEMENTS = 2 ** 31 - 1;
  * Throws a ShapeError when a type with known sizes has more than MAX_ELEMENTS
  * elements (symbolic batch dims are checked when they bind to sizes).
  */
-export function checkElementCount(op: string, t: { readonly batch: readonly Dim[]; readonly base: readonly number[] }, what = "the result"): void {
+export function checkElementCount(
+  op: string,
+  t: { readonly batch: readonly Dim[]; readonly base: readonly number[] },
+  what = "the result",
+): void {
   let n = 1;
   for (const d of t.batch) if (typeof d === "number") n *= d;
   for (const d of t.base) n *= d;
   if (n > MAX_ELEMENTS) {
-    throw new ShapeError(`${op}: ${what} ${fmtShape(t.batch, t.base)} would have ${n} elements, more than the limit ${MAX_ELEMENTS} (2^31 - 1)`);
+    throw new ShapeError(
+      `${op}: ${what} ${fmtShape(t.batch, t.base)} would have ${n} elements, more than the limit ${MAX_ELEMENTS} (2^31 - 1)`,
+    );
   }
 }
 
@@ -168,7 +269,8 @@ function unaryType(op: Op, [x]: readonly TensorType[]): TensorType {
   const o = op as KUnaryOp;
   if (FLOAT_UNARY.has(o) && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
   if (o === "not" && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
-  if (o !== "not" && !PREDICATE_UNARY.has(o) && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
+  if (o !== "not" && !PREDICATE_UNARY.has(o) && x!.dtype === "bool")
+    throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
   return { dtype: PREDICATE_UNARY.has(o) ? "bool" : x!.dtype, batch: x!.batch, base: x!.base };
 }
 
@@ -180,7 +282,10 @@ function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
   if (LOGICAL_BINARY.has(o) && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
   if (ARITH_BINARY.has(o) && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
   if (FLOAT_BINARY.has(o) && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
-  const { batch, base } = broadcastTypes(op, [{ name: "x", type: x! }, { name: "y", type: y! }]);
+  const { batch, base } = broadcastTypes(op, [
+    { name: "x", type: x! },
+    { name: "y", type: y! },
+  ]);
   return { dtype: COMPARE_BINARY.has(o) || LOGICAL_BINARY.has(o) ? "bool" : x!.dtype, batch, base };
 }
 
@@ -196,7 +301,10 @@ function checkAxes(op: Op, what: "batch" | "base", axes: readonly number[], rank
   for (const a of axes) {
     if (a < 0 || a >= rank) throw new ShapeError(`${op}: ${what} axis ${a} is out of range for x ${fmtTypeShape(x)}`);
     if (a === prev) throw new ShapeError(`${op}: repeated ${what} axis ${a} for x ${fmtTypeShape(x)}`);
-    if (a < prev) throw new ShapeError(`${op}: ${what} axes (${axes.join(",")}) must be sorted in increasing order for x ${fmtTypeShape(x)}`);
+    if (a < prev)
+      throw new ShapeError(
+        `${op}: ${what} axes (${axes.join(",")}) must be sorted in increasing order for x ${fmtTypeShape(x)}`,
+      );
     prev = a;
   }
 }
@@ -204,7 +312,8 @@ function checkAxes(op: Op, what: "batch" | "base", axes: readonly number[], rank
 /** A size list of an attribute (`reshape`, `expand`, …): every entry `>= min` (-1 where a dim is kept or inferred). */
 function checkSizes(op: Op, what: string, shape: readonly number[], min: number, x: TensorType): void {
   for (const d of shape) {
-    if (d < min) throw new ShapeError(`${op}: ${what} (${shape.join(",")}) has an invalid size ${d} for x ${fmtTypeShape(x)}`);
+    if (d < min)
+      throw new ShapeError(`${op}: ${what} (${shape.join(",")}) has an invalid size ${d} for x ${fmtTypeShape(x)}`);
   }
 }
 
@@ -216,7 +325,9 @@ function reduceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTyp
   checkAxes(op, "base", baseAxes, x!.base.length, x!);
   const o = op as KReduceOp;
   if ((o === "argmin" || o === "argmax") && batchAxes.length + baseAxes.length !== 1) {
-    throw new ShapeError(`${op}: needs exactly one axis, got ${batchAxes.length + baseAxes.length} for x ${fmtTypeShape(x!)}`);
+    throw new ShapeError(
+      `${op}: needs exactly one axis, got ${batchAxes.length + baseAxes.length} for x ${fmtTypeShape(x!)}`,
+    );
   }
   const shrink = <D>(dims: readonly D[], axes: readonly number[], one: D): D[] =>
     keep ? dims.map((d, i) => (axes.includes(i) ? one : d)) : dims.filter((_, i) => !axes.includes(i));
@@ -262,7 +373,12 @@ function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTyp
 
 /** The attributes of `slice` and `batch_slice`. */
 function sliceAttrs(attrs: Attrs): { axis: number; start: number; stop: number; step: number } {
-  return { axis: attrs.axis as number, start: attrs.start as number, stop: attrs.stop as number, step: attrs.step as number };
+  return {
+    axis: attrs.axis as number,
+    start: attrs.start as number,
+    stop: attrs.stop as number,
+    step: attrs.step as number,
+  };
 }
 
 function sliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
@@ -270,7 +386,9 @@ function sliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType
   const n = x!.base[axis];
   if (n === undefined) throw new ShapeError(`${op}: base axis ${axis} is out of range for x ${fmtTypeShape(x!)}`);
   if (step <= 0 || start < 0 || stop > n || start > stop) {
-    throw new ShapeError(`${op}: ${start}:${stop}:${step} is not a valid slice of base axis ${axis} of x ${fmtTypeShape(x!)}`);
+    throw new ShapeError(
+      `${op}: ${start}:${stop}:${step} is not a valid slice of base axis ${axis} of x ${fmtTypeShape(x!)}`,
+    );
   }
   const base = [...x!.base];
   base[axis] = Math.ceil((stop - start) / step);
@@ -306,8 +424,14 @@ function rebatchType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTy
   const base = attrs.base as number[];
   checkSizes(op, "base", base, 0, x!);
   const full = [...x!.batch, ...x!.base];
-  if (k > full.length || full.length - k !== base.length || full.slice(k).some((d, i) => typeof d === "number" && d !== base[i])) {
-    throw new ShapeError(`${op}: x ${fmtTypeShape(x!)} split after ${k} dims does not give the base (${base.join(",")})`);
+  if (
+    k > full.length ||
+    full.length - k !== base.length ||
+    full.slice(k).some((d, i) => typeof d === "number" && d !== base[i])
+  ) {
+    throw new ShapeError(
+      `${op}: x ${fmtTypeShape(x!)} split after ${k} dims does not give the base (${base.join(",")})`,
+    );
   }
   return { dtype: x!.dtype, batch: full.slice(0, k), base };
 }
@@ -316,7 +440,9 @@ function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Tenso
   const { axis, start, stop, step } = sliceAttrs(attrs);
   const d = x!.batch[axis];
   const bad = (why: string): never => {
-    throw new ShapeError(`${op}: ${start}:${stop < 0 ? "" : stop}:${step} ${why} for batch axis ${axis} of x ${fmtTypeShape(x!)}`);
+    throw new ShapeError(
+      `${op}: ${start}:${stop < 0 ? "" : stop}:${step} ${why} for batch axis ${axis} of x ${fmtTypeShape(x!)}`,
+    );
   };
   if (d === undefined) bad("is out of range");
   // stop -1 means "to the end" (the only way to say it for a symbolic size).
@@ -335,19 +461,28 @@ function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Tenso
 function batchConcatType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
   const axis = attrs.axis as number;
   const first = ins[0]!;
-  if (axis >= first.batch.length) throw new ShapeError(`${op}: batch axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
+  if (axis >= first.batch.length)
+    throw new ShapeError(`${op}: batch axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
   const sizes: Dim[] = [];
   ins.forEach((t, i) => {
-    if (t.dtype !== first.dtype) throw new DTypeError(`${op}: x${i} ${fmtTypeShape(t)} is ${t.dtype} but x0 ${fmtTypeShape(first)} is ${first.dtype}`);
+    if (t.dtype !== first.dtype)
+      throw new DTypeError(
+        `${op}: x${i} ${fmtTypeShape(t)} is ${t.dtype} but x0 ${fmtTypeShape(first)} is ${first.dtype}`,
+      );
     const same = (a: readonly Dim[], b: readonly Dim[], skip: number): boolean =>
-      a.length === b.length && a.every((d, j) => j === skip || d === b[j] || typeof d === "string" || typeof b[j] === "string");
+      a.length === b.length &&
+      a.every((d, j) => j === skip || d === b[j] || typeof d === "string" || typeof b[j] === "string");
     if (!same(t.batch, first.batch, axis) || !same(t.base, first.base, -1)) {
-      throw new ShapeError(`${op}: x${i} ${fmtTypeShape(t)} does not match x0 ${fmtTypeShape(first)} outside batch axis ${axis}`);
+      throw new ShapeError(
+        `${op}: x${i} ${fmtTypeShape(t)} does not match x0 ${fmtTypeShape(first)} outside batch axis ${axis}`,
+      );
     }
     sizes.push(t.batch[axis]!);
   });
   const batch = [...first.batch];
-  batch[axis] = sizes.every((s) => typeof s === "number") ? (sizes as number[]).reduce((a, b) => a + b, 0) : sizes.join("+");
+  batch[axis] = sizes.every((s) => typeof s === "number")
+    ? (sizes as number[]).reduce((a, b) => a + b, 0)
+    : sizes.join("+");
   return { dtype: first.dtype, batch, base: first.base };
 }
 
@@ -391,9 +526,15 @@ function matmulType(op: Op, [a, b]: readonly TensorType[]): TensorType {
   }
   // The batch dims and the leading (stacked) base dims broadcast; messages show the whole operands.
   const rb = broadcastShapes<Dim>(a!.batch, b!.batch);
-  if (!rb.ok) throw new ShapeError(`${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`);
+  if (!rb.ok)
+    throw new ShapeError(
+      `${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`,
+    );
   const rl = broadcastShapes<number>(am.slice(0, -2), bm.slice(0, -2));
-  if (!rl.ok) throw new ShapeError(`${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: leading base dim ${rl.dim} is ${rl.a} vs ${rl.b}`);
+  if (!rl.ok)
+    throw new ShapeError(
+      `${op}: cannot broadcast x ${fmtTypeShape(a!)} with y ${fmtTypeShape(b!)}: leading base dim ${rl.dim} is ${rl.a} vs ${rl.b}`,
+    );
   const batch = rb.shape;
   const base = [...rl.shape];
   if (a!.base.length > 1) base.push(am[am.length - 2]!);
@@ -404,16 +545,25 @@ function matmulType(op: Op, [a, b]: readonly TensorType[]): TensorType {
 function concatType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
   const axis = attrs.axis as number;
   const first = ins[0]!;
-  if (axis >= first.base.length) throw new ShapeError(`${op}: base axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
+  if (axis >= first.base.length)
+    throw new ShapeError(`${op}: base axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
   let batch: Dim[] = [...first.batch];
   let size = 0;
   ins.forEach((t, i) => {
-    if (t.dtype !== first.dtype) throw new DTypeError(`${op}: x${i} ${fmtTypeShape(t)} is ${t.dtype} but x0 ${fmtTypeShape(first)} is ${first.dtype}`);
+    if (t.dtype !== first.dtype)
+      throw new DTypeError(
+        `${op}: x${i} ${fmtTypeShape(t)} is ${t.dtype} but x0 ${fmtTypeShape(first)} is ${first.dtype}`,
+      );
     if (t.base.length !== first.base.length || t.base.some((d, j) => j !== axis && d !== first.base[j])) {
-      throw new ShapeError(`${op}: x${i} ${fmtTypeShape(t)} does not match x0 ${fmtTypeShape(first)} outside base axis ${axis}`);
+      throw new ShapeError(
+        `${op}: x${i} ${fmtTypeShape(t)} does not match x0 ${fmtTypeShape(first)} outside base axis ${axis}`,
+      );
     }
     const r = broadcastShapes<Dim>(batch, t.batch);
-    if (!r.ok) throw new ShapeError(`${op}: cannot broadcast x0 ${fmtTypeShape(first)} with x${i} ${fmtTypeShape(t)}: batch dim ${r.dim} is ${r.a} vs ${r.b}`);
+    if (!r.ok)
+      throw new ShapeError(
+        `${op}: cannot broadcast x0 ${fmtTypeShape(first)} with x${i} ${fmtTypeShape(t)}: batch dim ${r.dim} is ${r.a} vs ${r.b}`,
+      );
     batch = r.shape;
     size += t.base[axis]!;
   });
@@ -445,7 +595,8 @@ function paddedLength(o: TensorType, attrs: Attrs): Dim {
 }
 
 function checkPacked(op: Op, name: string, t: TensorType): void {
-  if (t.batch.length !== 1) throw new ShapeError(`${op}: ${name} must have one (packed) batch dim, got ${name} ${fmtTypeShape(t)}`);
+  if (t.batch.length !== 1)
+    throw new ShapeError(`${op}: ${name} must have one (packed) batch dim, got ${name} ${fmtTypeShape(t)}`);
 }
 
 function segmentType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
@@ -455,16 +606,23 @@ function segmentType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorTy
       checkPacked(op, "values", v!);
       const rows = checkOffsets(op, o!);
       const r = attrs.op as SegmentReduceOp;
-      if (v!.dtype === "bool" && r !== "count") throw new DTypeError(`${op}: values ${fmtTypeShape(v!)} of dtype bool cannot be reduced with ${r}`);
-      const dtype: DType = r === "argmax" || r === "count" ? "int32" : r === "mean" && !isFloat(v!.dtype) ? "float32" : v!.dtype;
+      if (v!.dtype === "bool" && r !== "count")
+        throw new DTypeError(`${op}: values ${fmtTypeShape(v!)} of dtype bool cannot be reduced with ${r}`);
+      const dtype: DType =
+        r === "argmax" || r === "count" ? "int32" : r === "mean" && !isFloat(v!.dtype) ? "float32" : v!.dtype;
       return { dtype, batch: [rows], base: v!.base };
     }
     case "segment_expand": {
       const [x, o, like] = ins;
       const rows = checkOffsets(op, o!);
       checkPacked(op, "like", like!);
-      if (x!.batch.length !== 1 || (typeof x!.batch[0] === "number" && typeof rows === "number" && x!.batch[0] !== rows && x!.batch[0] !== 1)) {
-        throw new ShapeError(`${op}: x ${fmtTypeShape(x!)} must have one batch dim of ${rows} rows (offsets ${fmtTypeShape(o!)})`);
+      if (
+        x!.batch.length !== 1 ||
+        (typeof x!.batch[0] === "number" && typeof rows === "number" && x!.batch[0] !== rows && x!.batch[0] !== 1)
+      ) {
+        throw new ShapeError(
+          `${op}: x ${fmtTypeShape(x!)} must have one batch dim of ${rows} rows (offsets ${fmtTypeShape(o!)})`,
+        );
       }
       return { dtype: x!.dtype, batch: like!.batch, base: x!.base };
     }
@@ -473,8 +631,13 @@ function segmentType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorTy
       const [p, o, like] = ins;
       const rows = checkOffsets(op, o!);
       checkPacked(op, "like", like!);
-      if (p!.batch.length !== 2 || (typeof p!.batch[0] === "number" && typeof rows === "number" && p!.batch[0] !== rows)) {
-        throw new ShapeError(`${op}: padded ${fmtTypeShape(p!)} must be (B, M; base) with B = ${rows} rows (offsets ${fmtTypeShape(o!)})`);
+      if (
+        p!.batch.length !== 2 ||
+        (typeof p!.batch[0] === "number" && typeof rows === "number" && p!.batch[0] !== rows)
+      ) {
+        throw new ShapeError(
+          `${op}: padded ${fmtTypeShape(p!)} must be (B, M; base) with B = ${rows} rows (offsets ${fmtTypeShape(o!)})`,
+        );
       }
       return { dtype: p!.dtype, batch: like!.batch, base: p!.base };
     }
@@ -552,14 +715,56 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
     type: sized(segmentType),
   },
   concat: { arity: -1, args: [], attrs: { axis: "nat" }, type: sized(concatType) },
-  neg: unary, abs: unary, sqrt: unary, rsqrt: unary, exp: unary, log: unary, sin: unary, cos: unary,
-  tan: unary, tanh: unary, sigmoid: unary, asin: unary, acos: unary, atan: unary, floor: unary, ceil: unary, round: unary, trunc: unary,
-  sign: unary, not: unary, isnan: unary, isinf: unary, isfinite: unary,
-  add: binary, sub: binary, mul: binary, div: binary, pow: binary, maximum: binary, minimum: binary,
-  mod: binary, atan2: binary, eq: binary, ne: binary, lt: binary, le: binary, gt: binary, ge: binary,
-  and: binary, or: binary, xor: binary,
-  sum: reduce, mean: reduce, prod: reduce, min: reduce, max: reduce, argmin: reduce, argmax: reduce,
-  all: reduce, any: reduce,
+  neg: unary,
+  abs: unary,
+  sqrt: unary,
+  rsqrt: unary,
+  exp: unary,
+  log: unary,
+  sin: unary,
+  cos: unary,
+  tan: unary,
+  tanh: unary,
+  sigmoid: unary,
+  asin: unary,
+  acos: unary,
+  atan: unary,
+  floor: unary,
+  ceil: unary,
+  round: unary,
+  trunc: unary,
+  sign: unary,
+  not: unary,
+  isnan: unary,
+  isinf: unary,
+  isfinite: unary,
+  add: binary,
+  sub: binary,
+  mul: binary,
+  div: binary,
+  pow: binary,
+  maximum: binary,
+  minimum: binary,
+  mod: binary,
+  atan2: binary,
+  eq: binary,
+  ne: binary,
+  lt: binary,
+  le: binary,
+  gt: binary,
+  ge: binary,
+  and: binary,
+  or: binary,
+  xor: binary,
+  sum: reduce,
+  mean: reduce,
+  prod: reduce,
+  min: reduce,
+  max: reduce,
+  argmin: reduce,
+  argmax: reduce,
+  all: reduce,
+  any: reduce,
   reshape: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: reshapeType },
   permute: { arity: 1, args: ["x"], attrs: { perm: "ints" }, type: permuteType },
   expand: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: sized(expandType) },

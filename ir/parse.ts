@@ -90,7 +90,8 @@ export function parseType(s: string, line = 0): TensorType {
   if (dtype === undefined || !t.endsWith("]")) fail(line, `not a type: ${quote(s)}`);
   const inner = t.slice(open + 1, -1);
   const semi = inner.indexOf(";");
-  if (semi < 0 || inner.indexOf(";", semi + 1) >= 0) fail(line, `not a type (one ';' between batch and base dims): ${quote(s)}`);
+  if (semi < 0 || inner.indexOf(";", semi + 1) >= 0)
+    fail(line, `not a type (one ';' between batch and base dims): ${quote(s)}`);
   const dims = (part: string): string[] => (part.trim() === "" ? [] : part.split(",").map((d) => d.trim()));
   const size = (d: string, what: string): number => {
     const n = Number(d);
@@ -168,7 +169,8 @@ function parseHeader(line: string): { name: string; params: string; results: str
 
 /** Parses IR text (the form `printGraph` writes). Malformed text is an IRError naming the line. */
 export function parseGraph(text: string): Graph {
-  if (typeof text !== "string") throw new IRError(`parseGraph: text must be a string, got ${text === null ? "null" : typeof text}`);
+  if (typeof text !== "string")
+    throw new IRError(`parseGraph: text must be a string, got ${text === null ? "null" : typeof text}`);
   let lineNo = 1;
   try {
     return parseLines(text, (n) => (lineNo = n));
@@ -216,9 +218,11 @@ function parseLines(text: string, at: (line: number) => void): Graph {
         if (!n) fail(no, `unknown value ${quote(name)}`);
         return n;
       });
-      if (outputs.length !== declaredResults.length) fail(no, `returns ${outputs.length} values, header says ${declaredResults.length}`);
+      if (outputs.length !== declaredResults.length)
+        fail(no, `returns ${outputs.length} values, header says ${declaredResults.length}`);
       outputs.forEach((n, k) => {
-        if (fmtType(n.type) !== fmtType(declaredResults[k]!)) fail(no, `result ${k} is ${fmtType(n.type)} but the header says ${fmtType(declaredResults[k]!)}`);
+        if (fmtType(n.type) !== fmtType(declaredResults[k]!))
+          fail(no, `result ${k} is ${fmtType(n.type)} but the header says ${fmtType(declaredResults[k]!)}`);
       });
       const close = lines[i + 1];
       if (close === undefined || close.text !== "}") fail(close?.no ?? no + 1, "expected '}'");
@@ -240,11 +244,14 @@ function parseLines(text: string, at: (line: number) => void): Graph {
       attrs = parseAttrs(body.slice(brace), no);
       body = body.slice(0, brace).trim();
     }
-    const operands = body === "" ? [] : splitTop(body).map((o) => {
-      const n = o.startsWith("%") ? values.get(o.slice(1)) : undefined;
-      if (!n) fail(no, `unknown value ${quote(o)}`);
-      return n;
-    });
+    const operands =
+      body === ""
+        ? []
+        : splitTop(body).map((o) => {
+            const n = o.startsWith("%") ? values.get(o.slice(1)) : undefined;
+            if (!n) fail(no, `unknown value ${quote(o)}`);
+            return n;
+          });
     const type = parseType(line.slice(typeAt + 3), no);
     try {
       values.set(name!, Node.make(op, operands, attrs, type));

@@ -9,8 +9,16 @@ import { fmtType } from "./types.js";
 
 /** The graph as IR text, one node per line in topological order; `parseGraph` reads it back. */
 export function printGraph(g: Graph): string {
-  if (typeof g !== "object" || g === null || !Array.isArray(g.inputs) || !Array.isArray(g.outputs) || !Array.isArray(g.inputNames)) {
-    throw new IRError(`printGraph: g must be a graph (name, inputs, inputNames, outputs), got ${g === null ? "null" : typeof g}`);
+  if (
+    typeof g !== "object" ||
+    g === null ||
+    !Array.isArray(g.inputs) ||
+    !Array.isArray(g.outputs) ||
+    !Array.isArray(g.inputNames)
+  ) {
+    throw new IRError(
+      `printGraph: g must be a graph (name, inputs, inputNames, outputs), got ${g === null ? "null" : typeof g}`,
+    );
   }
   const names = new Map<Node, string>();
   g.inputs.forEach((n, i) => names.set(n, `%${g.inputNames[i]}`));

@@ -30,7 +30,13 @@ export type Step = StepOf<Node>;
 export function mapStep<A, B>(st: StepOf<A>, f: (n: A) => B): StepOf<B> {
   switch (st.kind) {
     case "kernel":
-      return { kind: "kernel", kernel: st.kernel, inputs: st.inputs.map(f), outputs: st.outputs.map(f), space: f(st.space) };
+      return {
+        kind: "kernel",
+        kernel: st.kernel,
+        inputs: st.inputs.map(f),
+        outputs: st.outputs.map(f),
+        space: f(st.space),
+      };
     case "view":
       return { kind: "view", node: f(st.node), source: f(st.source) };
     case "copy":
@@ -43,4 +49,3 @@ export interface Schedule {
   readonly order: readonly Node[];
   readonly steps: readonly Step[];
 }
-

@@ -25,7 +25,10 @@ export function runtimeLengthNodes(order: readonly Node[]): Node[] {
   for (const n of order) {
     if ((n.op !== "segment_pad" && n.op !== "segment_mask") || (n.attrs.maxN as number) >= 0) continue;
     const offsets = n.op === "segment_pad" ? n.inputs[1]! : n.inputs[0]!;
-    if (offsets.op !== "input") throw new ShapeError(`${n.op}: padding to the longest row reads the offsets at run time, so they must be an input (give maxLength otherwise)`);
+    if (offsets.op !== "input")
+      throw new ShapeError(
+        `${n.op}: padding to the longest row reads the offsets at run time, so they must be an input (give maxLength otherwise)`,
+      );
     out.push(n);
   }
   return out;
@@ -47,7 +50,11 @@ export function longestRow(offsets: ArrayLike<number>): number {
  * Concrete types of every node. `runtimeLengths` binds the padded length of each
  * `runtimeLengthNodes` node for this call.
  */
-export function inferConcrete(order: readonly Node[], inputTypes: ReadonlyMap<Node, ConcreteType>, runtimeLengths?: ReadonlyMap<Node, number>): Map<Node, ConcreteType> {
+export function inferConcrete(
+  order: readonly Node[],
+  inputTypes: ReadonlyMap<Node, ConcreteType>,
+  runtimeLengths?: ReadonlyMap<Node, number>,
+): Map<Node, ConcreteType> {
   const out = new Map<Node, ConcreteType>();
   for (const n of order) {
     if (n.op === "input") {
@@ -58,7 +65,11 @@ export function inferConcrete(order: readonly Node[], inputTypes: ReadonlyMap<No
     }
     const len = runtimeLengths?.get(n);
     const attrs = len === undefined ? n.attrs : { ...n.attrs, maxN: len };
-    const t = OPS[n.op].type(n.op, n.inputs.map((i) => out.get(i)!), attrs);
+    const t = OPS[n.op].type(
+      n.op,
+      n.inputs.map((i) => out.get(i)!),
+      attrs,
+    );
     if (!isConcrete(t.batch)) throw new ShapeError(`${n.op}: could not resolve the batch shape ${fmtType(t)}`);
     // Sizes bound per call: a broadcast, expand or pad may reach the element limit only now.
     checkElementCount(n.op, t);

@@ -18,10 +18,15 @@ export function verifyGraph(g: Graph, where = "verify"): void {
   for (const n of topoOrder(g)) {
     if (n.op === "input") continue;
     const info = OPS[n.op];
-    if (info.arity >= 0 && n.inputs.length !== info.arity) fail(`${n.op} has ${n.inputs.length} inputs, expects ${info.arity}`);
+    if (info.arity >= 0 && n.inputs.length !== info.arity)
+      fail(`${n.op} has ${n.inputs.length} inputs, expects ${info.arity}`);
     const bad = attrProblem(n.op, n.attrs);
     if (bad !== undefined) fail(`${n.op} has bad attributes: ${bad}`);
-    const t = info.type(n.op, n.inputs.map((i) => i.type), n.attrs);
+    const t = info.type(
+      n.op,
+      n.inputs.map((i) => i.type),
+      n.attrs,
+    );
     if (fmtType(t) !== fmtType(n.type)) fail(`${n.op} is typed ${fmtType(n.type)} but its rule gives ${fmtType(t)}`);
   }
 }

@@ -6,22 +6,45 @@ import { Node } from "../ir/graph.js";
 import type { KBinaryOp } from "../ir/kernel.js";
 import type { Rule } from "./driver.js";
 
-const COMMUTATIVE: ReadonlySet<string> = new Set<KBinaryOp>(["add", "mul", "maximum", "minimum", "eq", "ne", "and", "or", "xor"]);
+const COMMUTATIVE: ReadonlySet<string> = new Set<KBinaryOp>([
+  "add",
+  "mul",
+  "maximum",
+  "minimum",
+  "eq",
+  "ne",
+  "and",
+  "or",
+  "xor",
+]);
 
-const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
+const sameShape = (a: readonly number[], b: readonly number[]): boolean =>
+  a.length === b.length && a.every((d, i) => d === b[i]);
 
 export const CANONICALIZE_RULES: readonly Rule[] = [
   // cast(x: T, T) -> x
-  { name: "cast-noop", apply: (n) => (n.op === "cast" && n.inputs[0]!.type.dtype === n.type.dtype ? n.inputs[0] : undefined) },
+  {
+    name: "cast-noop",
+    apply: (n) => (n.op === "cast" && n.inputs[0]!.type.dtype === n.type.dtype ? n.inputs[0] : undefined),
+  },
   // reshape(x) to x's own shape -> x
-  { name: "reshape-noop", apply: (n) => (n.op === "reshape" && sameShape(n.inputs[0]!.type.base, n.type.base) ? n.inputs[0] : undefined) },
+  {
+    name: "reshape-noop",
+    apply: (n) => (n.op === "reshape" && sameShape(n.inputs[0]!.type.base, n.type.base) ? n.inputs[0] : undefined),
+  },
   // reshape(reshape(x)) -> reshape(x)
   {
     name: "reshape-reshape",
-    apply: (n) => (n.op === "reshape" && n.inputs[0]!.op === "reshape" ? Node.make("reshape", [n.inputs[0]!.inputs[0]!], n.attrs) : undefined),
+    apply: (n) =>
+      n.op === "reshape" && n.inputs[0]!.op === "reshape"
+        ? Node.make("reshape", [n.inputs[0]!.inputs[0]!], n.attrs)
+        : undefined,
   },
   // permute(x, identity) -> x
-  { name: "permute-noop", apply: (n) => (n.op === "permute" && (n.attrs.perm as number[]).every((p, i) => p === i) ? n.inputs[0] : undefined) },
+  {
+    name: "permute-noop",
+    apply: (n) => (n.op === "permute" && (n.attrs.perm as number[]).every((p, i) => p === i) ? n.inputs[0] : undefined),
+  },
   // permute(permute(x, p), q) -> permute(x, p∘q)
   {
     name: "permute-permute",
@@ -33,21 +56,39 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
     },
   },
   // expand(x) to x's own shape -> x
-  { name: "expand-noop", apply: (n) => (n.op === "expand" && sameShape(n.inputs[0]!.type.base, n.type.base) ? n.inputs[0] : undefined) },
+  {
+    name: "expand-noop",
+    apply: (n) => (n.op === "expand" && sameShape(n.inputs[0]!.type.base, n.type.base) ? n.inputs[0] : undefined),
+  },
   // slice(x) covering the whole axis with step 1 -> x
-  { name: "slice-noop", apply: (n) => (n.op === "slice" && sameShape(n.inputs[0]!.type.base, n.type.base) && n.attrs.step === 1 ? n.inputs[0] : undefined) },
+  {
+    name: "slice-noop",
+    apply: (n) =>
+      n.op === "slice" && sameShape(n.inputs[0]!.type.base, n.type.base) && n.attrs.step === 1
+        ? n.inputs[0]
+        : undefined,
+  },
   // batch_reshape(batch_reshape(x)) -> batch_reshape(x)
   {
     name: "batch-reshape-reshape",
-    apply: (n) => (n.op === "batch_reshape" && n.inputs[0]!.op === "batch_reshape" ? Node.make("batch_reshape", [n.inputs[0]!.inputs[0]!], n.attrs) : undefined),
+    apply: (n) =>
+      n.op === "batch_reshape" && n.inputs[0]!.op === "batch_reshape"
+        ? Node.make("batch_reshape", [n.inputs[0]!.inputs[0]!], n.attrs)
+        : undefined,
   },
   // rebatch(rebatch(x)) -> rebatch(x): only the last split counts
   {
     name: "rebatch-rebatch",
-    apply: (n) => (n.op === "rebatch" && n.inputs[0]!.op === "rebatch" ? Node.make("rebatch", [n.inputs[0]!.inputs[0]!], n.attrs) : undefined),
+    apply: (n) =>
+      n.op === "rebatch" && n.inputs[0]!.op === "rebatch"
+        ? Node.make("rebatch", [n.inputs[0]!.inputs[0]!], n.attrs)
+        : undefined,
   },
   // rebatch(x) to x's own split -> x
-  { name: "rebatch-noop", apply: (n) => (n.op === "rebatch" && n.attrs.batchDim === n.inputs[0]!.type.batch.length ? n.inputs[0] : undefined) },
+  {
+    name: "rebatch-noop",
+    apply: (n) => (n.op === "rebatch" && n.attrs.batchDim === n.inputs[0]!.type.batch.length ? n.inputs[0] : undefined),
+  },
   // op(const, x) -> op(x, const) for commutative ops: constants go right
   {
     name: "const-right",

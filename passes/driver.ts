@@ -29,7 +29,9 @@ export function runRules(g: Graph, rules: readonly Rule[], passName: string, ste
           counts.set(r.name, (counts.get(r.name) ?? 0) + 1);
           if (++steps > stepLimit) {
             const top = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]!;
-            throw new IRError(`${passName}: rewrite did not settle after ${stepLimit} steps; rule "${top[0]}" fired ${top[1]} times`);
+            throw new IRError(
+              `${passName}: rewrite did not settle after ${stepLimit} steps; rule "${top[0]}" fired ${top[1]} times`,
+            );
           }
           break;
         }
@@ -41,7 +43,9 @@ export function runRules(g: Graph, rules: readonly Rule[], passName: string, ste
   };
   let cur = g;
   for (;;) {
-    const next = rewriteGraph(cur, (n, inputs) => fire(inputs.every((x, i) => x === n.inputs[i]) ? n : rebuild(n, inputs)));
+    const next = rewriteGraph(cur, (n, inputs) =>
+      fire(inputs.every((x, i) => x === n.inputs[i]) ? n : rebuild(n, inputs)),
+    );
     if (next.outputs.every((o, i) => o === cur.outputs[i])) return next;
     cur = next;
   }

@@ -21,7 +21,10 @@ export const FOLD_RULES: readonly Rule[] = [
   // unary(c) -> c'
   {
     name: "fold-unary",
-    apply: (n) => (UNARY_OPS.has(n.op as KUnaryOp) && isConst(n.inputs[0]!) ? constant(unaryRef(n.op as KUnaryOp, value(n.inputs[0]!)), n) : undefined),
+    apply: (n) =>
+      UNARY_OPS.has(n.op as KUnaryOp) && isConst(n.inputs[0]!)
+        ? constant(unaryRef(n.op as KUnaryOp, value(n.inputs[0]!)), n)
+        : undefined,
   },
   // binary(c1, c2) -> c3
   {
@@ -32,14 +35,19 @@ export const FOLD_RULES: readonly Rule[] = [
         : undefined,
   },
   // cast(c) -> c'
-  { name: "fold-cast", apply: (n) => (n.op === "cast" && isConst(n.inputs[0]!) ? constant(value(n.inputs[0]!), n) : undefined) },
+  {
+    name: "fold-cast",
+    apply: (n) => (n.op === "cast" && isConst(n.inputs[0]!) ? constant(value(n.inputs[0]!), n) : undefined),
+  },
   // where(c, x, y) with a constant condition -> x or y (when the shapes agree)
   {
     name: "fold-where",
     apply: (n) => {
       if (n.op !== "where" || !isConst(n.inputs[0]!)) return undefined;
       const pick = value(n.inputs[0]!) !== 0 ? n.inputs[1]! : n.inputs[2]!;
-      return pick.type.batch.join() === n.type.batch.join() && pick.type.base.join() === n.type.base.join() ? pick : undefined;
+      return pick.type.batch.join() === n.type.batch.join() && pick.type.base.join() === n.type.base.join()
+        ? pick
+        : undefined;
     },
   },
 ];

@@ -109,7 +109,9 @@ class KernelBuilder {
 
   private load(n: Node, idx: readonly IndexExpr[]): number {
     const packed = this.inPacked && !this.inPadded;
-    let slot = this.inputs.findIndex((m, i) => m === n && this.packed[i] === packed && this.padded[i] === this.inPadded);
+    let slot = this.inputs.findIndex(
+      (m, i) => m === n && this.packed[i] === packed && this.padded[i] === this.inPadded,
+    );
     if (slot < 0) {
       slot = this.inputs.push(n) - 1;
       this.packed.push(packed);
@@ -133,16 +135,19 @@ class KernelBuilder {
 
   private genUncached(n: Node, idx: readonly IndexExpr[], root: boolean): number {
     // On a pad kernel's row side, a mask is recomputed even when it also has a buffer (see `rowSide`).
-    const padHere = this.padKernel && !this.inPacked && isPad(n) && (n.op === "segment_mask" || !this.materialized.has(n));
+    const padHere =
+      this.padKernel && !this.inPacked && isPad(n) && (n.op === "segment_mask" || !this.materialized.has(n));
     if (!root && !padHere && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
     const op = n.op;
     const t = n.type;
-    if (op === "const") return this.push({ k: "const", value: castScalar(n.attrs.value as number, t.dtype), dtype: t.dtype });
+    if (op === "const")
+      return this.push({ k: "const", value: castScalar(n.attrs.value as number, t.dtype), dtype: t.dtype });
     if (op === "cast") return this.push({ k: "cast", x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
     if (UNARY_OPS.has(op as KUnaryOp)) {
       return this.push({ k: "unary", op: op as KUnaryOp, x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
     }
-    const operand = (i: number): number => this.gen(n.inputs[i]!, broadcastIndex(n.inputs[i]!.type.base, t.base, idx), false);
+    const operand = (i: number): number =>
+      this.gen(n.inputs[i]!, broadcastIndex(n.inputs[i]!.type.base, t.base, idx), false);
     if (BINARY_OPS.has(op as KBinaryOp)) {
       return this.push({ k: "binary", op: op as KBinaryOp, a: operand(0), b: operand(1), dtype: t.dtype });
     }
@@ -171,24 +176,41 @@ class KernelBuilder {
       });
       const at = idx[axis]!;
       const piece = (p: (typeof pieces)[number]): number =>
-        this.gen(p.x, broadcastIndex(p.x.type.base, t.base, idx.map((e, d) => (d === axis ? ix.add(e, ix.c(-p.start)) : e))), false);
+        this.gen(
+          p.x,
+          broadcastIndex(
+            p.x.type.base,
+            t.base,
+            idx.map((e, d) => (d === axis ? ix.add(e, ix.c(-p.start)) : e)),
+          ),
+          false,
+        );
       if (at.k === "const") return piece(pieces.find((p) => at.v >= p.start && at.v < p.end)!);
       // index < end of piece 0 ? piece 0 : (index < end of piece 1 ? piece 1 : ...)
       let value = piece(pieces[pieces.length - 1]!);
       for (let i = pieces.length - 2; i >= 0; i--) {
-        value = this.push({ k: "select", index: at, bound: pieces[i]!.end, a: piece(pieces[i]!), b: value, dtype: t.dtype });
+        value = this.push({
+          k: "select",
+          index: at,
+          bound: pieces[i]!.end,
+          a: piece(pieces[i]!),
+          b: value,
+          dtype: t.dtype,
+        });
       }
       return value;
     }
     if (op === "segment_unpad") {
-      if (!this.inPacked || this.inPadded) throw new UnsupportedOpError("fuse: segment_unpad must be materialized outside segmented kernels");
+      if (!this.inPacked || this.inPadded)
+        throw new UnsupportedOpError("fuse: segment_unpad must be materialized outside segmented kernels");
       this.inPadded = true;
       const v = this.gen(n.inputs[0]!, broadcastIndex(n.inputs[0]!.type.base, t.base, idx), false);
       this.inPadded = false;
       return v;
     }
     if (op === "segment_pad" || op === "segment_mask") {
-      if (!this.padKernel || this.inPacked) throw new UnsupportedOpError(`fuse: ${op} must be materialized outside pad kernels`);
+      if (!this.padKernel || this.inPacked)
+        throw new UnsupportedOpError(`fuse: ${op} must be materialized outside pad kernels`);
       const inside = this.push({ k: "inside", dtype: "bool" });
       if (op === "segment_mask") return inside;
       // The row's entry where there is one (packed values read at the segment position), else the padding value.
@@ -199,7 +221,8 @@ class KernelBuilder {
       return this.push({ k: "where", c: inside, a: v, b: pad, dtype: t.dtype });
     }
     if (op === "segment_expand") {
-      if (!this.inPacked) throw new UnsupportedOpError("fuse: segment_expand must be materialized outside segmented kernels");
+      if (!this.inPacked)
+        throw new UnsupportedOpError("fuse: segment_expand must be materialized outside segmented kernels");
       const padded = this.inPadded;
       this.inPacked = false;
       this.inPadded = false;
@@ -210,7 +233,9 @@ class KernelBuilder {
     }
     if (op === "slice") {
       const axis = n.attrs.axis as number;
-      const inIdx = idx.map((e, d) => (d === axis ? ix.add(ix.c(n.attrs.start as number), ix.mul(e, ix.c(n.attrs.step as number))) : e));
+      const inIdx = idx.map((e, d) =>
+        d === axis ? ix.add(ix.c(n.attrs.start as number), ix.mul(e, ix.c(n.attrs.step as number))) : e,
+      );
       return this.gen(n.inputs[0]!, inIdx, false);
     }
     if (op === "permute") {
@@ -247,7 +272,26 @@ function basePoints(shape: readonly number[]): number[][] {
 }
 
 /** Elementwise ops cheap enough to recompute in several consumers instead of writing a buffer. */
-const CHEAP_ARITH: ReadonlySet<string> = new Set(["add", "sub", "mul", "neg", "abs", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "not", "where"]);
+const CHEAP_ARITH: ReadonlySet<string> = new Set([
+  "add",
+  "sub",
+  "mul",
+  "neg",
+  "abs",
+  "maximum",
+  "minimum",
+  "eq",
+  "ne",
+  "lt",
+  "le",
+  "gt",
+  "ge",
+  "and",
+  "or",
+  "xor",
+  "not",
+  "where",
+]);
 /** At most this many cheap ops may be recomputed per use. */
 const CHEAP_REGION = 4;
 
@@ -293,11 +337,21 @@ function smallAxes(shape: readonly number[], opts: FuseOptions): number[] {
 }
 
 /** How a root runs: as a plain kernel, or segmented over the rows of a jagged tensor. */
-type SegmentPlan = { readonly mode: Segment["mode"]; readonly offsets: Node; readonly maxN?: number; readonly left?: boolean };
+type SegmentPlan = {
+  readonly mode: Segment["mode"];
+  readonly offsets: Node;
+  readonly maxN?: number;
+  readonly left?: boolean;
+};
 type Plan = { readonly mode: "plain" } | SegmentPlan;
 
 /** Builds a segmented kernel (ragged ops; see `Segment` in ir/kernel.ts). */
-function buildSegmentKernel(root: Node, plan: SegmentPlan, materialized: ReadonlySet<Node>, opts: FuseOptions): Step & { kind: "kernel" } {
+function buildSegmentKernel(
+  root: Node,
+  plan: SegmentPlan,
+  materialized: ReadonlySet<Node>,
+  opts: FuseOptions,
+): Step & { kind: "kernel" } {
   const b = new KernelBuilder(materialized);
   b.inputs.push(plan.offsets);
   b.packed.push(false);
@@ -311,17 +365,44 @@ function buildSegmentKernel(root: Node, plan: SegmentPlan, materialized: Readonl
     const values = root.inputs[0]!;
     base = values.type.base;
     const op = root.attrs.op as string;
-    const value = op === "count" ? b.gen(Node.make("const", [], { dtype: "int32", value: 1 }), [], false) : b.gen(values, base.map((_, i) => ix.v(i)), inline(values));
+    const value =
+      op === "count"
+        ? b.gen(Node.make("const", [], { dtype: "int32", value: 1 }), [], false)
+        : b.gen(
+            values,
+            base.map((_, i) => ix.v(i)),
+            inline(values),
+          );
     outputs = [{ dtype: root.type.dtype, value, reduce: op === "count" ? "sum" : (op as KReduceOp) }];
   } else if (plan.mode === "map") {
     base = root.type.base;
-    outputs = [{ dtype: root.type.dtype, value: b.gen(root, base.map((_, i) => ix.v(i)), true), reduce: null }];
+    outputs = [
+      {
+        dtype: root.type.dtype,
+        value: b.gen(
+          root,
+          base.map((_, i) => ix.v(i)),
+          true,
+        ),
+        reduce: null,
+      },
+    ];
   } else {
     // pad: the root (a segment_pad or segment_mask, or an elementwise consumer of them) per padded position.
     b.inPacked = false;
     b.padKernel = true;
     base = root.type.base;
-    outputs = [{ dtype: root.type.dtype, value: b.gen(root, base.map((_, i) => ix.v(i)), true), reduce: null }];
+    outputs = [
+      {
+        dtype: root.type.dtype,
+        value: b.gen(
+          root,
+          base.map((_, i) => ix.v(i)),
+          true,
+        ),
+        reduce: null,
+      },
+    ];
     segment = { ...segment, maxN: plan.maxN!, left: plan.left! };
   }
   const kernel: Kernel = {
@@ -357,10 +438,15 @@ function planRoot(root: Node, materialized: ReadonlySet<Node>): { plan: Plan; ma
   if (side.pads.length > 0 && padKernelFits(root, side)) {
     const p = side.pads[0]!;
     const offsets = padOffsets(p);
-    const expandsOff = side.pads.flatMap((q) => (q.op === "segment_pad" && inline(q.inputs[0]!) ? expandsIn(q.inputs[0]!) : []));
+    const expandsOff = side.pads.flatMap((q) =>
+      q.op === "segment_pad" && inline(q.inputs[0]!) ? expandsIn(q.inputs[0]!) : [],
+    );
     return {
       plan: { mode: "pad", offsets, maxN: p.attrs.maxN as number, left: p.attrs.left as boolean },
-      materialize: [...pads.filter((q) => !side.pads.includes(q)), ...expandsOff.filter((e) => e.inputs[1] !== offsets)],
+      materialize: [
+        ...pads.filter((q) => !side.pads.includes(q)),
+        ...expandsOff.filter((e) => e.inputs[1] !== offsets),
+      ],
     };
   }
   const inner = pads.filter((q) => q !== root);
@@ -420,8 +506,10 @@ function rowSide(root: Node, materialized: ReadonlySet<Node>): { pads: Node[]; l
 function padKernelFits(root: Node, side: ReturnType<typeof rowSide>): boolean {
   const p = side.pads[0]!;
   const [rows] = p.type.batch;
-  const same = (q: Node): boolean => padOffsets(q) === padOffsets(p) && q.attrs.maxN === p.attrs.maxN && q.attrs.left === p.attrs.left;
-  const perRow = (l: Node): boolean => l.type.batch.length === 0 || (l.type.batch.length === 2 && l.type.batch[0] === rows && l.type.batch[1] === 1);
+  const same = (q: Node): boolean =>
+    padOffsets(q) === padOffsets(p) && q.attrs.maxN === p.attrs.maxN && q.attrs.left === p.attrs.left;
+  const perRow = (l: Node): boolean =>
+    l.type.batch.length === 0 || (l.type.batch.length === 2 && l.type.batch[0] === rows && l.type.batch[1] === 1);
   return (
     !isReduce(root) &&
     !side.packedOps &&
@@ -434,7 +522,11 @@ function padKernelFits(root: Node, side: ReturnType<typeof rowSide>): boolean {
 }
 
 /** Builds one kernel writing every node of `group` (all share one iteration space). */
-function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, opts: FuseOptions): Step & { kind: "kernel" } {
+function buildKernel(
+  group: readonly Node[],
+  materialized: ReadonlySet<Node>,
+  opts: FuseOptions,
+): Step & { kind: "kernel" } {
   const b = new KernelBuilder(materialized);
   const root = group[0]!;
   if (isReduce(root)) {
@@ -459,13 +551,19 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
     const idx = n.type.base.map((_, i) => ix.v(i));
     return n.op === "input" ? b.gen(n, idx, false) : b.gen(n, idx, true);
   });
-  const sameBase = (n: Node): boolean => n.type.base.length === root.type.base.length && n.type.base.every((d, i) => d === root.type.base[i]);
+  const sameBase = (n: Node): boolean =>
+    n.type.base.length === root.type.base.length && n.type.base.every((d, i) => d === root.type.base[i]);
   const kernel: Kernel = {
     batchRank: root.type.batch.length,
     baseShape: root.type.base,
     reduce: null,
     inputs: inputDescs(b),
-    outputs: group.map((n, i) => ({ dtype: n.type.dtype, value: values[i]!, reduce: null, ...(sameBase(n) ? {} : { baseShape: n.type.base }) })),
+    outputs: group.map((n, i) => ({
+      dtype: n.type.dtype,
+      value: values[i]!,
+      reduce: null,
+      ...(sameBase(n) ? {} : { baseShape: n.type.base }),
+    })),
     exprs: b.exprs,
     unroll: group.every((n) => numel(n.type.base) <= opts.unrollLimit),
     unrollAxes: smallAxes(root.type.base, opts),
@@ -475,7 +573,16 @@ function buildKernel(group: readonly Node[], materialized: ReadonlySet<Node>, op
 }
 
 /** Ops cheap enough to recompute in every consumer instead of writing a buffer: index arithmetic and casts. */
-const RECOMPUTE: ReadonlySet<string> = new Set(["const", "cast", "reshape", "permute", "expand", "slice", "batch_expand", "concat"]);
+const RECOMPUTE: ReadonlySet<string> = new Set([
+  "const",
+  "cast",
+  "reshape",
+  "permute",
+  "expand",
+  "slice",
+  "batch_expand",
+  "concat",
+]);
 
 /** The buffers (materialized nodes and inputs) that the inlined region of `n` reads. */
 function regionReads(n: Node, materialized: ReadonlySet<Node>, memo: Map<Node, ReadonlySet<Node>>): ReadonlySet<Node> {
@@ -507,7 +614,12 @@ function region(root: Node, materialized: ReadonlySet<Node>): Node[] {
 }
 
 /** Kernels that may share a launch: reductions of one value over the same axes, or elementwise results of the same buffers and shape. */
-function groupKey(n: Node, materialized: ReadonlySet<Node>, memo: Map<Node, ReadonlySet<Node>>, opts: FuseOptions): string {
+function groupKey(
+  n: Node,
+  materialized: ReadonlySet<Node>,
+  memo: Map<Node, ReadonlySet<Node>>,
+  opts: FuseOptions,
+): string {
   if (isReduce(n)) return `reduce ${n.inputs[0]!.id} ${String(n.attrs.batchAxes)} ${String(n.attrs.baseAxes)}`;
   const reads = [...regionReads(n, materialized, memo)].map((r) => r.id).sort((a, b) => a - b);
   // Small bases unroll completely; with mixed-base outputs they may share a kernel whatever their shapes.
@@ -537,7 +649,12 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
       // Views and copies work on whole contiguous buffers: their sources get buffers too.
       materialized.add(n);
       for (const i of n.inputs) if (i.op !== "input") materialized.add(i);
-    } else if ((uses.get(n) ?? 0) > 1 && !RECOMPUTE.has(n.op) && numel(n.type.base) > opts.unrollLimit && !cheapToRecompute(n, materialized)) {
+    } else if (
+      (uses.get(n) ?? 0) > 1 &&
+      !RECOMPUTE.has(n.op) &&
+      numel(n.type.base) > opts.unrollLimit &&
+      !cheapToRecompute(n, materialized)
+    ) {
       materialized.add(n);
     }
   }
@@ -546,7 +663,13 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
   const softOutputs = new Set<Node>();
   for (const o of g.outputs) {
     if (o.op === "input" || materialized.has(o)) continue;
-    const soft = opts.mixedBaseOutputs === true && opts.fusion !== false && numel(o.type.base) <= opts.unrollLimit && !SEGMENT_OPS.has(o.op) && !VIEW_OPS.has(o.op) && !isReduce(o);
+    const soft =
+      opts.mixedBaseOutputs === true &&
+      opts.fusion !== false &&
+      numel(o.type.base) <= opts.unrollLimit &&
+      !SEGMENT_OPS.has(o.op) &&
+      !VIEW_OPS.has(o.op) &&
+      !isReduce(o);
     (soft ? softOutputs : materialized).add(o);
   }
   if (opts.fusion === false) for (const n of order) if (n.op !== "input" && n.op !== "const") materialized.add(n);
@@ -582,7 +705,14 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
       }
       const key = groupKey(n, materialized, memo, opts);
       const group = opts.fusion === false ? undefined : groups.get(key);
-      const buffers = group ? new Set([...group, ...group.flatMap((m) => [...regionReads(m, materialized, memo)]), n, ...regionReads(n, materialized, memo)]).size : Infinity;
+      const buffers = group
+        ? new Set([
+            ...group,
+            ...group.flatMap((m) => [...regionReads(m, materialized, memo)]),
+            n,
+            ...regionReads(n, materialized, memo),
+          ]).size
+        : Infinity;
       if (group && buffers <= opts.maxKernelBuffers) group.push(n);
       else {
         const fresh = [n];
@@ -591,7 +721,10 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
       }
     }
     const built = steps.map((s) => (Array.isArray(s) ? buildKernel(s, materialized, opts) : s));
-    const over = built.find((s): s is Step & { kind: "kernel" } => s.kind === "kernel" && s.inputs.length + s.outputs.length > opts.maxKernelBuffers);
+    const over = built.find(
+      (s): s is Step & { kind: "kernel" } =>
+        s.kind === "kernel" && s.inputs.length + s.outputs.length > opts.maxKernelBuffers,
+    );
     if (over === undefined) return { graph: g, order, steps: built };
     const split = splitCandidate(over, materialized, opts, memo);
     if (split === undefined) {
@@ -605,11 +738,19 @@ export function fuse(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS): Schedu
 }
 
 /** The inlined node whose own kernel would take the most loads off an oversized kernel. */
-function splitCandidate(step: Step & { kind: "kernel" }, materialized: ReadonlySet<Node>, opts: FuseOptions, memo: Map<Node, ReadonlySet<Node>>): Node | undefined {
+function splitCandidate(
+  step: Step & { kind: "kernel" },
+  materialized: ReadonlySet<Node>,
+  opts: FuseOptions,
+  memo: Map<Node, ReadonlySet<Node>>,
+): Node | undefined {
   let best: Node | undefined;
   let bestReads = 1;
   for (const root of step.outputs) {
-    const candidates = isReduce(root) && !materialized.has(root.inputs[0]!) && root.inputs[0]!.op !== "input" ? [root.inputs[0]!, ...region(root.inputs[0]!, materialized)] : region(root, materialized);
+    const candidates =
+      isReduce(root) && !materialized.has(root.inputs[0]!) && root.inputs[0]!.op !== "input"
+        ? [root.inputs[0]!, ...region(root.inputs[0]!, materialized)]
+        : region(root, materialized);
     for (const n of candidates) {
       const reads = regionReads(n, materialized, memo).size;
       if (reads > bestReads && reads + 1 <= opts.maxKernelBuffers) {

@@ -43,7 +43,11 @@ export interface PipelineResult {
   readonly stages: ReadonlyMap<string, Graph>;
 }
 
-export function runPipeline(g: Graph, opts: FuseOptions = DEFAULT_FUSE_OPTIONS, log?: (pass: string, text: string) => void): PipelineResult {
+export function runPipeline(
+  g: Graph,
+  opts: FuseOptions = DEFAULT_FUSE_OPTIONS,
+  log?: (pass: string, text: string) => void,
+): PipelineResult {
   verifyGraph(g, "before passes");
   const stages = new Map<string, Graph>([["input", g]]);
   let cur = g;

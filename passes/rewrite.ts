@@ -18,5 +18,10 @@ export function rewriteGraph(g: Graph, rewrite: NodeRewrite): Graph {
     const r = rewrite(n, inputs);
     map.set(n, r ?? (inputs.every((x, i) => x === n.inputs[i]) ? n : Node.make(n.op, inputs, n.attrs)));
   }
-  return makeGraph(g.name, g.inputs, g.outputs.map((o) => map.get(o)!), g.inputNames);
+  return makeGraph(
+    g.name,
+    g.inputs,
+    g.outputs.map((o) => map.get(o)!),
+    g.inputNames,
+  );
 }

@@ -17,7 +17,8 @@ const intLike = (n: Node): boolean => !isFloat(n.type.dtype);
 const same = (n: Node, x: Node): Node | undefined => (fmtType(n.type) === fmtType(x.type) ? x : undefined);
 const lhs = (n: Node): Node => n.inputs[0]!;
 const rhs = (n: Node): Node => n.inputs[1]!;
-const isPow2 = (v: number): boolean => v !== 0 && Number.isFinite(v) && Math.abs(v) === 2 ** Math.round(Math.log2(Math.abs(v)));
+const isPow2 = (v: number): boolean =>
+  v !== 0 && Number.isFinite(v) && Math.abs(v) === 2 ** Math.round(Math.log2(Math.abs(v)));
 
 /** Widening casts that keep every value of the source dtype exactly. */
 function exactWiden(from: string, to: string): boolean {
@@ -34,11 +35,22 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   // x + (-0) -> x (exact: -0 is the additive identity of IEEE floats)
   { name: "add-negzero", apply: (n) => (n.op === "add" && isConst(rhs(n), -0) ? same(n, lhs(n)) : undefined) },
   // x + 0 -> x, integers only
-  { name: "add-zero-int", apply: (n) => (n.op === "add" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, lhs(n)) : undefined) },
+  {
+    name: "add-zero-int",
+    apply: (n) =>
+      n.op === "add" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, lhs(n)) : undefined,
+  },
   // x * 0 -> 0, integers only
-  { name: "mul-zero-int", apply: (n) => (n.op === "mul" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, rhs(n)) : undefined) },
+  {
+    name: "mul-zero-int",
+    apply: (n) =>
+      n.op === "mul" && intLike(n) && isConst(rhs(n)) && rhs(n).attrs.value === 0 ? same(n, rhs(n)) : undefined,
+  },
   // x * -1 -> neg(x)
-  { name: "mul-minus-one", apply: (n) => (n.op === "mul" && isConst(rhs(n), -1) ? same(n, Node.make("neg", [lhs(n)])) : undefined) },
+  {
+    name: "mul-minus-one",
+    apply: (n) => (n.op === "mul" && isConst(rhs(n), -1) ? same(n, Node.make("neg", [lhs(n)])) : undefined),
+  },
   // x / c -> x * (1/c) when c is a power of two and 1/c is finite and exact in the dtype (then both are the
   // correctly rounded x·2^-k). Not when 1/c overflows: float64 c = 5e-324 = 2^-1074 has 1/c = Infinity,
   // and -0 * Infinity is NaN where -0 / c is -0.
@@ -55,26 +67,46 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   // pow(x, 1) -> x
   { name: "pow-one", apply: (n) => (n.op === "pow" && isConst(rhs(n), 1) ? same(n, lhs(n)) : undefined) },
   // pow(x, 2) -> x * x (the product of two equal floats is what pow computes)
-  { name: "pow-two", apply: (n) => (n.op === "pow" && isFloat(n.type.dtype) && isConst(rhs(n), 2) ? same(n, Node.make("mul", [lhs(n), lhs(n)])) : undefined) },
+  {
+    name: "pow-two",
+    apply: (n) =>
+      n.op === "pow" && isFloat(n.type.dtype) && isConst(rhs(n), 2)
+        ? same(n, Node.make("mul", [lhs(n), lhs(n)]))
+        : undefined,
+  },
   // neg(neg(x)) -> x
   { name: "neg-neg", apply: (n) => (n.op === "neg" && lhs(n).op === "neg" ? lhs(lhs(n)) : undefined) },
   // x + neg(y) -> x - y
-  { name: "add-neg", apply: (n) => (n.op === "add" && rhs(n).op === "neg" ? Node.make("sub", [lhs(n), lhs(rhs(n))]) : undefined) },
+  {
+    name: "add-neg",
+    apply: (n) => (n.op === "add" && rhs(n).op === "neg" ? Node.make("sub", [lhs(n), lhs(rhs(n))]) : undefined),
+  },
   // x - neg(y) -> x + y
-  { name: "sub-neg", apply: (n) => (n.op === "sub" && rhs(n).op === "neg" ? Node.make("add", [lhs(n), lhs(rhs(n))]) : undefined) },
+  {
+    name: "sub-neg",
+    apply: (n) => (n.op === "sub" && rhs(n).op === "neg" ? Node.make("add", [lhs(n), lhs(rhs(n))]) : undefined),
+  },
   // abs(abs(x)) -> abs(x); abs(neg(x)) -> abs(x) except for uint32, where abs is the identity and neg wraps
   // (abs(neg(1)) is 4294967295, not 1)
   {
     name: "abs-abs",
     apply: (n) =>
-      n.op === "abs" && (lhs(n).op === "abs" || (lhs(n).op === "neg" && n.type.dtype !== "uint32")) ? Node.make("abs", [lhs(lhs(n))]) : undefined,
+      n.op === "abs" && (lhs(n).op === "abs" || (lhs(n).op === "neg" && n.type.dtype !== "uint32"))
+        ? Node.make("abs", [lhs(lhs(n))])
+        : undefined,
   },
   // not(not(x)) -> x
   { name: "not-not", apply: (n) => (n.op === "not" && lhs(n).op === "not" ? lhs(lhs(n)) : undefined) },
   // maximum(x, x) -> x, minimum(x, x) -> x, and(x, x) -> x, or(x, x) -> x
-  { name: "idempotent", apply: (n) => (["maximum", "minimum", "and", "or"].includes(n.op) && lhs(n) === rhs(n) ? lhs(n) : undefined) },
+  {
+    name: "idempotent",
+    apply: (n) => (["maximum", "minimum", "and", "or"].includes(n.op) && lhs(n) === rhs(n) ? lhs(n) : undefined),
+  },
   // where(c, x, x) -> x
-  { name: "where-same", apply: (n) => (n.op === "where" && n.inputs[1] === n.inputs[2] ? same(n, n.inputs[1]!) : undefined) },
+  {
+    name: "where-same",
+    apply: (n) => (n.op === "where" && n.inputs[1] === n.inputs[2] ? same(n, n.inputs[1]!) : undefined),
+  },
   // cast(cast(x, wide), T) -> cast(x, T) when the wide dtype holds every value of x's dtype
   {
     name: "cast-cast",

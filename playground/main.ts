@@ -9,7 +9,26 @@
  * (uint32: i % 7; bool: i % 7 - 3 != 0).
  */
 import { PASS_NAMES } from "../passes/pipeline.ts";
-import { BackendError, BatchwiseError, BundleError, DTypeError, IRError, KeyError, ShapeError, TraceError, UnsupportedOpError, fromTypedArray, initWebGPU, jit, setBackend, Tensor, type DType, type JitArg, type JitFunction, type WebGPUBackend } from "../src/index.ts";
+import {
+  BackendError,
+  BatchwiseError,
+  BundleError,
+  DTypeError,
+  IRError,
+  KeyError,
+  ShapeError,
+  TraceError,
+  UnsupportedOpError,
+  fromTypedArray,
+  initWebGPU,
+  jit,
+  setBackend,
+  Tensor,
+  type DType,
+  type JitArg,
+  type JitFunction,
+  type WebGPUBackend,
+} from "../src/index.ts";
 
 type Fn = JitFunction<[Tensor], JitArg | readonly JitArg[]>;
 type BackendName = "js" | "webgpu";
@@ -57,7 +76,16 @@ function setState(state: "ready" | "running" | "done" | "error"): void {
  * The class name of a BatchwiseError. Not `e.name`: the library sets it from
  * `new.target.name`, which a minifier renames (the built page would say "t").
  */
-const ERROR_CLASSES = { ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError, BundleError, KeyError };
+const ERROR_CLASSES = {
+  ShapeError,
+  DTypeError,
+  UnsupportedOpError,
+  IRError,
+  TraceError,
+  BackendError,
+  BundleError,
+  KeyError,
+};
 function errorName(e: BatchwiseError): string {
   for (const [name, cls] of Object.entries(ERROR_CLASSES)) if (e instanceof cls) return name;
   return "BatchwiseError";
@@ -100,7 +128,8 @@ function parseList(text: string, what: string, allowEmpty: boolean): number[] {
 function compileUserFunction(code: string): (x: Tensor) => JitArg | readonly JitArg[] {
   // A local playground runs what its user types, like a browser console.
   const fn: unknown = new Function(`"use strict";\nreturn (${code}\n);`)();
-  if (typeof fn !== "function") throw new Error(`the code must be a function such as (x) => x.tanh(), got ${typeof fn}`);
+  if (typeof fn !== "function")
+    throw new Error(`the code must be a function such as (x) => x.tanh(), got ${typeof fn}`);
   return fn as (x: Tensor) => JitArg | readonly JitArg[];
 }
 
@@ -218,7 +247,13 @@ async function run(): Promise<void> {
         cell(tr, `${x.toString()} ${x.dtype}`);
         cell(tr, `${outs.length > 1 ? `#${k} ` : ""}${t.toString()} ${t.dtype}`);
         cell(tr, Array.from(v.subarray(0, FIRST), (n) => fmt(Number(n), t.dtype)).join(", "), "values first");
-        cell(tr, v.length > FIRST ? Array.from(v.subarray(Math.max(FIRST, v.length - LAST)), (n) => fmt(Number(n), t.dtype)).join(", ") : "", "values last");
+        cell(
+          tr,
+          v.length > FIRST
+            ? Array.from(v.subarray(Math.max(FIRST, v.length - LAST)), (n) => fmt(Number(n), t.dtype)).join(", ")
+            : "",
+          "values last",
+        );
         cell(tr, k === 0 ? ms.toFixed(2) : "");
         cell(tr, String(f!.stats.traces));
       });

@@ -97,7 +97,13 @@ export interface CopySource {
 /** The code a bundle ships for one kernel. */
 export interface ShippedKernel {
   /** `function (ins, outs, sizes, strides, consts)`, as the JS code generator writes it. */
-  readonly js?: (ins: unknown[], outs: unknown[], sizes: readonly number[], strides: readonly number[], consts: Float64Array) => void;
+  readonly js?: (
+    ins: unknown[],
+    outs: unknown[],
+    sizes: readonly number[],
+    strides: readonly number[],
+    consts: Float64Array,
+  ) => void;
   /** The WGSL module text. */
   readonly wgsl?: string;
 }

@@ -17,7 +17,10 @@ export interface FuseChoices {
 }
 
 /** `fuseOptionsFor(backend, { fusion, float32 })`: every field explicit. */
-export function fuseOptionsFor(backend: Pick<BackendCapabilities, "maxKernelBuffers" | "mixedBaseOutputs">, choices: FuseChoices = {}): Required<FuseOptions> {
+export function fuseOptionsFor(
+  backend: Pick<BackendCapabilities, "maxKernelBuffers" | "mixedBaseOutputs">,
+  choices: FuseChoices = {},
+): Required<FuseOptions> {
   return {
     maxKernelBuffers: backend.maxKernelBuffers,
     unrollLimit: UNROLL_LIMIT,

@@ -20,7 +20,13 @@ export class JsBuffer implements DeviceBuffer {
   }
 }
 
-export type KernelFn = (ins: TypedArray[], outs: TypedArray[], sizes: readonly number[], strides: number[], consts: Float64Array) => void;
+export type KernelFn = (
+  ins: TypedArray[],
+  outs: TypedArray[],
+  sizes: readonly number[],
+  strides: number[],
+  consts: Float64Array,
+) => void;
 
 export interface JsCompiled extends CompiledKernel {
   readonly fn: KernelFn;
@@ -86,7 +92,9 @@ export class JsHostBackend implements Backend {
 
   private need(): JsKernelCompiler {
     if (this.compiler === undefined) {
-      throw new BackendError("js: this build has no kernel compiler (batchwise/runtime runs bundles only); compile with the full batchwise entry");
+      throw new BackendError(
+        "js: this build has no kernel compiler (batchwise/runtime runs bundles only); compile with the full batchwise entry",
+      );
     }
     return this.compiler;
   }
@@ -101,7 +109,12 @@ export class JsHostBackend implements Backend {
 
   load(kernel: Kernel, shipped: ShippedKernel): CompiledKernel {
     if (typeof shipped.js !== "function") throw new BackendError("js: a bundled kernel has no JS function");
-    const compiled: JsCompiled = { kernel, source: String(shipped.js), fn: shipped.js as unknown as KernelFn, consts: kernelConsts(kernel) };
+    const compiled: JsCompiled = {
+      kernel,
+      source: String(shipped.js),
+      fn: shipped.js as unknown as KernelFn,
+      consts: kernelConsts(kernel),
+    };
     return compiled;
   }
 

@@ -9,7 +9,13 @@ import type { Node } from "../ir/graph.js";
 import { kernelConsts, kernelKey, type Launch } from "../ir/kernel.js";
 import { SEGMENT_OPS } from "../ir/ops.js";
 import type { Schedule } from "../ir/schedule.js";
-import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "../ir/shapes.js";
+import {
+  inferConcrete,
+  longestRow,
+  runtimeLengthNodes,
+  runtimeLengthOffsets,
+  type ConcreteType,
+} from "../ir/shapes.js";
 import { fmtTypeShape, prod } from "../ir/types.js";
 import type { Backend, CompiledKernel, DeviceBuffer, ShippedKernel } from "./backend.js";
 import { debugLog, debugOn } from "./debug.js";
@@ -34,7 +40,11 @@ export function kernelCacheSize(backend: Backend): number {
  * size and no constant value in it). Least recently used entries are evicted past
  * `KERNEL_CACHE_LIMIT`; programs already built keep the kernels they hold.
  */
-export function compileCached(backend: Backend, key: string, compile: () => CompiledKernel | Promise<CompiledKernel>): CompiledKernel | Promise<CompiledKernel> {
+export function compileCached(
+  backend: Backend,
+  key: string,
+  compile: () => CompiledKernel | Promise<CompiledKernel>,
+): CompiledKernel | Promise<CompiledKernel> {
   let cache = kernelCaches.get(backend);
   if (cache === undefined) kernelCaches.set(backend, (cache = new Map()));
   const hit = cache.get(key);
@@ -48,7 +58,11 @@ export function compileCached(backend: Backend, key: string, compile: () => Comp
   counters.compiles++;
   const c = compile();
   if (debugOn("kernels")) {
-    if (c instanceof Promise) c.then((k) => debugLog("kernels", `${backend.name} kernel:\n${k.source}`), () => undefined);
+    if (c instanceof Promise)
+      c.then(
+        (k) => debugLog("kernels", `${backend.name} kernel:\n${k.source}`),
+        () => undefined,
+      );
     else debugLog("kernels", `${backend.name} kernel:\n${c.source}`);
   }
   cache.set(key, c);
@@ -116,7 +130,9 @@ function copyRegions(node: Node, sources: readonly Node[], types: ReadonlyMap<No
     const regions: Region[] = [];
     for (let o = 0; o < outer; o++) {
       if (step === 1) regions.push([(o * srcLen + start) * inner, o * outLen * inner, outLen * inner]);
-      else for (let j = 0; j < outLen; j++) regions.push([(o * srcLen + start + j * step) * inner, (o * outLen + j) * inner, inner]);
+      else
+        for (let j = 0; j < outLen; j++)
+          regions.push([(o * srcLen + start + j * step) * inner, (o * outLen + j) * inner, inner]);
     }
     return [regions];
   }
@@ -280,7 +296,8 @@ function checkEmptyReductions(order: readonly Node[], types: ReadonlyMap<Node, C
     if (!NO_EMPTY.has(n.op)) continue;
     const x = types.get(n.inputs[0]!)!;
     for (const a of (n.attrs.batchAxes as readonly number[] | undefined) ?? []) {
-      if (x.batch[a] === 0) throw new ShapeError(`${n.op}: cannot reduce an empty batch axis ${a} of x ${fmtTypeShape(x)}`);
+      if (x.batch[a] === 0)
+        throw new ShapeError(`${n.op}: cannot reduce an empty batch axis ${a} of x ${fmtTypeShape(x)}`);
     }
   }
 }
@@ -307,7 +324,9 @@ export class Program {
     this.releases = Program.planReleases(schedule);
     this.consts = schedule.steps.map((st) => (st.kind === "kernel" ? kernelConsts(st.kernel) : undefined));
     const inputs = schedule.graph.inputs;
-    this.runtimeLengths = runtimeLengthNodes(schedule.order).map((n) => [n, inputs.indexOf(runtimeLengthOffsets(n))] as const);
+    this.runtimeLengths = runtimeLengthNodes(schedule.order).map(
+      (n) => [n, inputs.indexOf(runtimeLengthOffsets(n))] as const,
+    );
     this.offsetChecks = planOffsetChecks(schedule);
     const after: number[][] = [];
     this.offsetChecks.forEach((c, k) => (after[c.after + 1] ??= []).push(k));
@@ -324,24 +343,36 @@ export class Program {
 
   /** Compiles every kernel of a schedule (cache first). Sync on backends that compile synchronously. */
   static create(schedule: Schedule, backend: Backend): Program | Promise<Program> {
-    const parts = schedule.steps.map((s) => (s.kind === "kernel" ? compileCached(backend, `${backend.name}:${kernelKey(s.kernel)}`, () => backend.compile(s.kernel)) : undefined));
+    const parts = schedule.steps.map((s) =>
+      s.kind === "kernel"
+        ? compileCached(backend, `${backend.name}:${kernelKey(s.kernel)}`, () => backend.compile(s.kernel))
+        : undefined,
+    );
     if (parts.some((p) => p instanceof Promise)) {
       const pending = Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
-      pendingSources.set(pending, () => schedule.steps.flatMap((s) => (s.kind === "kernel" ? [backend.source(s.kernel)] : [])));
+      pendingSources.set(pending, () =>
+        schedule.steps.flatMap((s) => (s.kind === "kernel" ? [backend.source(s.kernel)] : [])),
+      );
       return pending;
     }
     return new Program(schedule, backend, parts as (CompiledKernel | undefined)[]);
   }
 
   /** A program over kernels a bundle ships (no code generation; see `Backend.load`). */
-  static fromShipped(schedule: Schedule, backend: Backend, shipped: readonly (ShippedKernel | undefined)[]): Program | Promise<Program> {
+  static fromShipped(
+    schedule: Schedule,
+    backend: Backend,
+    shipped: readonly (ShippedKernel | undefined)[],
+  ): Program | Promise<Program> {
     const parts = schedule.steps.map((s, i) => {
       if (s.kind !== "kernel") return undefined;
       const code = shipped[i];
-      if (code === undefined) throw new BackendError(`program @${schedule.graph.name}: step ${i} has no shipped kernel`);
+      if (code === undefined)
+        throw new BackendError(`program @${schedule.graph.name}: step ${i} has no shipped kernel`);
       return backend.load(s.kernel, code);
     });
-    if (parts.some((p) => p instanceof Promise)) return Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
+    if (parts.some((p) => p instanceof Promise))
+      return Promise.all(parts).then((ks) => new Program(schedule, backend, ks));
     return new Program(schedule, backend, parts as (CompiledKernel | undefined)[]);
   }
 
@@ -379,13 +410,20 @@ export class Program {
     let r = it.next();
     while (!r.done) {
       // Only reached on a backend without readSync (exec reads synchronously where it can).
-      r = it.throw(new BackendError(`${r.value.what}: the ${this.backend.name} backend reads asynchronously; use await t.data() or f.callAsync(...)`));
+      r = it.throw(
+        new BackendError(
+          `${r.value.what}: the ${this.backend.name} backend reads asynchronously; use await t.data() or f.callAsync(...)`,
+        ),
+      );
     }
     return r.value;
   }
 
   /** `run`, reading host values the run needs from the device with `await read` (WebGPU). */
-  async runAsync(inputs: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): Promise<BoundValue[]> {
+  async runAsync(
+    inputs: readonly BoundValue[],
+    hostValues?: ReadonlyMap<number, ArrayLike<number>>,
+  ): Promise<BoundValue[]> {
     const it = this.exec(inputs, hostValues);
     let r = it.next();
     while (!r.done) {
@@ -402,7 +440,12 @@ export class Program {
   }
 
   /** The values of a small input or intermediate: known on the host, read synchronously, or asked of the driver (yield). */
-  private *hostRead(buffer: DeviceBuffer, input: number, hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined, what: string): Generator<HostRead, ArrayLike<number>, ArrayLike<number>> {
+  private *hostRead(
+    buffer: DeviceBuffer,
+    input: number,
+    hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined,
+    what: string,
+  ): Generator<HostRead, ArrayLike<number>, ArrayLike<number>> {
     const known = (input >= 0 ? hostValues?.get(input) : undefined) ?? hostCopies.get(buffer);
     if (known !== undefined) return known;
     if (this.backend.readSync !== undefined) return this.backend.readSync(buffer);
@@ -410,7 +453,12 @@ export class Program {
   }
 
   /** Checks the offsets of `checks` (indices into offsetChecks) against this call's packed lengths. */
-  private *checkOffsets(checks: readonly number[], plan: LaunchPlan, buffers: ReadonlyMap<Node, DeviceBuffer>, hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Generator<HostRead, void, ArrayLike<number>> {
+  private *checkOffsets(
+    checks: readonly number[],
+    plan: LaunchPlan,
+    buffers: ReadonlyMap<Node, DeviceBuffer>,
+    hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined,
+  ): Generator<HostRead, void, ArrayLike<number>> {
     for (const k of checks) {
       const c = this.offsetChecks[k]!;
       const buffer = buffers.get(c.node)!;
@@ -422,14 +470,22 @@ export class Program {
       if (done !== undefined && totals.every((t) => done.has(t ?? -1) || (t === undefined && done.size > 0))) continue;
       const type = plan.offsetTypes[k]!;
       const first = c.uses[0] ? segmentOpName(c.uses[0].op) : "segmented kernel";
-      const values = yield* this.hostRead(buffer, c.input, hostValues, `${first}: jagged offsets ${fmtTypeShape(type)} are checked on the host before a segmented kernel reads them`);
-      const problems = totals.length === 0 ? [offsetsProblem(values, undefined)] : totals.map((t) => offsetsProblem(values, t));
+      const values = yield* this.hostRead(
+        buffer,
+        c.input,
+        hostValues,
+        `${first}: jagged offsets ${fmtTypeShape(type)} are checked on the host before a segmented kernel reads them`,
+      );
+      const problems =
+        totals.length === 0 ? [offsetsProblem(values, undefined)] : totals.map((t) => offsetsProblem(values, t));
       const bad = problems.findIndex((p) => p !== undefined);
       if (bad >= 0) {
         const u = c.uses[bad];
         const pt = packedTypes[bad];
         const packed = pt !== undefined ? ` (packed values ${fmtTypeShape(pt)})` : "";
-        throw new ShapeError(`${u ? segmentOpName(u.op) : "segmented kernel"}: jagged offsets ${fmtTypeShape(type)} ${problems[bad]}${packed}; offsets must start at 0, never decrease and end at the number of packed values`);
+        throw new ShapeError(
+          `${u ? segmentOpName(u.op) : "segmented kernel"}: jagged offsets ${fmtTypeShape(type)} ${problems[bad]}${packed}; offsets must start at 0, never decrease and end at the number of packed values`,
+        );
       }
       if (remember) {
         const seen = checkedInputs.get(buffer) ?? new Set<number>();
@@ -440,10 +496,17 @@ export class Program {
     }
   }
 
-  private *exec(inputs: readonly BoundValue[], hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Generator<HostRead, BoundValue[], ArrayLike<number>> {
+  private *exec(
+    inputs: readonly BoundValue[],
+    hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined,
+  ): Generator<HostRead, BoundValue[], ArrayLike<number>> {
     const g = this.schedule.graph;
-    if (inputs.length !== g.inputs.length) throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
-    const plan = this.plan(inputs, this.runtimeLengths.length === 0 ? undefined : yield* this.lengths(inputs, hostValues));
+    if (inputs.length !== g.inputs.length)
+      throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
+    const plan = this.plan(
+      inputs,
+      this.runtimeLengths.length === 0 ? undefined : yield* this.lengths(inputs, hostValues),
+    );
     const buffers = new Map<Node, DeviceBuffer>();
     for (let i = 0; i < inputs.length; i++) buffers.set(g.inputs[i]!, inputs[i]!.buffer);
     // Input offsets are checked before anything is allocated or launched.
@@ -464,7 +527,10 @@ export class Program {
         if (buf === undefined) buf = b.alloc(dtype, length);
         else counters.buffersReused++;
         buffers.set(step.node, buf);
-        b.copy(buf, step.sources.map((src, k) => ({ src: buffers.get(src)!, regions: plan.copies[si]![k]! })));
+        b.copy(
+          buf,
+          step.sources.map((src, k) => ({ src: buffers.get(src)!, regions: plan.copies[si]![k]! })),
+        );
       } else {
         const sizes = plan.outputs[si]!;
         const outs: DeviceBuffer[] = [];
@@ -504,19 +570,28 @@ export class Program {
     }
     if (spare) for (const list of spare.values()) for (const buf of list) b.free(buf);
     const out: BoundValue[] = [];
-    for (let i = 0; i < g.outputs.length; i++) out.push({ buffer: buffers.get(g.outputs[i]!)!, type: plan.outputTypes[i]! });
+    for (let i = 0; i < g.outputs.length; i++)
+      out.push({ buffer: buffers.get(g.outputs[i]!)!, type: plan.outputTypes[i]! });
     return out;
   }
 
   /** This call's padded lengths (the longest row of each run-time-length pad's offsets). */
-  private *lengths(inputs: readonly BoundValue[], hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined): Generator<HostRead, Map<Node, number> | undefined, ArrayLike<number>> {
+  private *lengths(
+    inputs: readonly BoundValue[],
+    hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined,
+  ): Generator<HostRead, Map<Node, number> | undefined, ArrayLike<number>> {
     if (this.runtimeLengths.length === 0) return undefined;
     const out = new Map<Node, number>();
     const read = new Map<number, ArrayLike<number>>();
     for (const [n, i] of this.runtimeLengths) {
       let values = read.get(i);
       if (values === undefined) {
-        values = yield* this.hostRead(inputs[i]!.buffer, i, hostValues, `${n.op}: padding to the longest row reads the offsets (input ${i}) on the host (or give maxLength)`);
+        values = yield* this.hostRead(
+          inputs[i]!.buffer,
+          i,
+          hostValues,
+          `${n.op}: padding to the longest row reads the offsets (input ${i}) on the host (or give maxLength)`,
+        );
         read.set(i, values);
       }
       out.set(n, longestRow(values));
@@ -533,7 +608,13 @@ export class Program {
    * when the input shapes (and run-time padded lengths) differ from the previous call's.
    */
   private plan(inputs: readonly BoundValue[], lengths: Map<Node, number> | undefined): LaunchPlan {
-    if (this.lastPlan !== undefined && this.lastInputs !== undefined && sameTypes(this.lastInputs, inputs) && sameLengths(this.lastLengths, lengths)) return this.lastPlan;
+    if (
+      this.lastPlan !== undefined &&
+      this.lastInputs !== undefined &&
+      sameTypes(this.lastInputs, inputs) &&
+      sameLengths(this.lastLengths, lengths)
+    )
+      return this.lastPlan;
     const bound = new Map<Node, ConcreteType>();
     this.schedule.graph.inputs.forEach((n, i) => bound.set(n, inputs[i]!.type));
     const types = inferConcrete(this.schedule.order, bound, lengths);
@@ -541,7 +622,10 @@ export class Program {
     const plan: LaunchPlan = {
       outputs: this.schedule.steps.map((st) => {
         const outs = st.kind === "kernel" ? st.outputs : st.kind === "copy" ? [st.node] : [];
-        return outs.map((n) => ({ dtype: types.get(n)!.dtype, length: prod(types.get(n)!.batch) * prod(types.get(n)!.base) }));
+        return outs.map((n) => ({
+          dtype: types.get(n)!.dtype,
+          length: prod(types.get(n)!.batch) * prod(types.get(n)!.base),
+        }));
       }),
       copies: this.schedule.steps.map((st) => (st.kind === "copy" ? copyRegions(st.node, st.sources, types) : [])),
       launches: this.schedule.steps.map((st, si) =>
@@ -549,14 +633,21 @@ export class Program {
           ? {
               consts: this.consts[si],
               // A pad to the longest row passes that length as a second size (see `launchRank`).
-              batchSizes: st.kernel.segment?.maxN === -1 ? [...types.get(st.space)!.batch, types.get(st.outputs[0]!)!.batch[1]!] : types.get(st.space)!.batch,
+              batchSizes:
+                st.kernel.segment?.maxN === -1
+                  ? [...types.get(st.space)!.batch, types.get(st.outputs[0]!)!.batch[1]!]
+                  : types.get(st.space)!.batch,
               // Padded inputs of segmented kernels get their plain row-major strides: M = s0 / s1.
-              inputBatchStrides: st.inputs.map((n, j) => batchStrides(types.get(n)!, st.kernel.inputs[j]!.padded === true)),
+              inputBatchStrides: st.inputs.map((n, j) =>
+                batchStrides(types.get(n)!, st.kernel.inputs[j]!.padded === true),
+              ),
             }
           : undefined,
       ),
       outputTypes: this.schedule.graph.outputs.map((o) => types.get(o)!),
-      offsetPacked: this.offsetChecks.map((c) => c.uses.map((u) => (u.packed === undefined ? undefined : types.get(u.packed)!))),
+      offsetPacked: this.offsetChecks.map((c) =>
+        c.uses.map((u) => (u.packed === undefined ? undefined : types.get(u.packed)!)),
+      ),
       offsetTypes: this.offsetChecks.map((c) => types.get(c.node)!),
     };
     this.lastInputs = inputs.map((v) => v.type);
@@ -570,4 +661,3 @@ export class Program {
     return this.compiled.filter((c): c is CompiledKernel => c !== undefined).map((c) => c.source);
   }
 }
-

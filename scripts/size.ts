@@ -68,18 +68,31 @@ async function page(name: string, contents: string): Promise<PageSize> {
   const meta: Metafile = r.metafile;
   const inputs = new Map<string, number>();
   for (const o of Object.values(meta.outputs)) {
-    for (const [file, { bytesInOutput }] of Object.entries(o.inputs)) inputs.set(file, (inputs.get(file) ?? 0) + bytesInOutput);
+    for (const [file, { bytesInOutput }] of Object.entries(o.inputs))
+      inputs.set(file, (inputs.get(file) ?? 0) + bytesInOutput);
   }
-  return { name, raw: out.length, gzip: gzipSync(out, { level: 9 }).length, code: new TextDecoder().decode(out), inputs };
+  return {
+    name,
+    raw: out.length,
+    gzip: gzipSync(out, { level: 9 }).length,
+    code: new TextDecoder().decode(out),
+    inputs,
+  };
 }
 
 export async function sizes(): Promise<{ jit: PageSize; runtime: PageSize; runtimeWebGPU: PageSize }> {
-  return { jit: await page("jit", PAGES.jit), runtime: await page("runtime", PAGES.runtime), runtimeWebGPU: await page("runtime+webgpu", PAGES["runtime+webgpu"]) };
+  return {
+    jit: await page("jit", PAGES.jit),
+    runtime: await page("runtime", PAGES.runtime),
+    runtimeWebGPU: await page("runtime+webgpu", PAGES["runtime+webgpu"]),
+  };
 }
 
 /** Input files of a page that belong to the compiler: the passes, the code generators, the tracer (jit) and its installer. */
 export function compilerInputs(p: PageSize): string[] {
-  return [...p.inputs.keys()].filter((f) => /^(passes|codegen)\//.test(f) || /^src\/(jit|compiler)\.ts$/.test(f) || f === "runtime/js.ts");
+  return [...p.inputs.keys()].filter(
+    (f) => /^(passes|codegen)\//.test(f) || /^src\/(jit|compiler)\.ts$/.test(f) || f === "runtime/js.ts",
+  );
 }
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
@@ -88,11 +101,20 @@ function report(p: PageSize): string {
   const groups = new Map<string, number>();
   for (const [file, n] of p.inputs) {
     const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
-    const key = m !== null ? m[1]! : file.split("/").slice(0, file.startsWith("src/") && file.split("/").length > 2 ? 2 : 1).join("/");
+    const key =
+      m !== null
+        ? m[1]!
+        : file
+            .split("/")
+            .slice(0, file.startsWith("src/") && file.split("/").length > 2 ? 2 : 1)
+            .join("/");
     groups.set(key, (groups.get(key) ?? 0) + n);
   }
   const top = [...groups].sort((a, b) => b[1] - a[1]).slice(0, 10);
-  return [`${p.name} page: ${kb(p.raw)} minified, ${kb(p.gzip)} gzip`, ...top.map(([k, n]) => `  ${kb(n).padStart(9)}  ${k}`)].join("\n");
+  return [
+    `${p.name} page: ${kb(p.raw)} minified, ${kb(p.gzip)} gzip`,
+    ...top.map(([k, n]) => `  ${kb(n).padStart(9)}  ${k}`),
+  ].join("\n");
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -103,7 +125,8 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   if (process.argv.includes("--check")) {
     const problems: string[] = [];
     if (s.jit.gzip > BUDGET.jit) problems.push(`jit page ${kb(s.jit.gzip)} gzip > ${kb(BUDGET.jit)}`);
-    if (s.runtime.gzip > BUDGET.runtime) problems.push(`runtime page ${kb(s.runtime.gzip)} gzip > ${kb(BUDGET.runtime)}`);
+    if (s.runtime.gzip > BUDGET.runtime)
+      problems.push(`runtime page ${kb(s.runtime.gzip)} gzip > ${kb(BUDGET.runtime)}`);
     const bad = compilerInputs(s.runtime);
     if (bad.length > 0) problems.push(`runtime page includes compiler files: ${bad.join(", ")}`);
     for (const p of problems) console.error(p);

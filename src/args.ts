@@ -44,7 +44,9 @@ function flattenOne(a: unknown, tensors: Tensor[], who: string, where = "an argu
     const json = JSON.stringify(shape);
     return `d${json.length}:${json}`;
   }
-  throw new TraceError(`${who}: ${where} is ${describe(a)}; arguments and results must be Tensors, JaggedTensors or TensorDicts`);
+  throw new TraceError(
+    `${who}: ${where} is ${describe(a)}; arguments and results must be Tensors, JaggedTensors or TensorDicts`,
+  );
 }
 
 /** The tensors of `items`, and their `kinds` (see the file comment). */
@@ -85,7 +87,7 @@ function unflattenOne(tensors: readonly Tensor[], kinds: string, at: { pos: numb
 /** `kinds` with every TensorDict replaced by its entries' codes, in tensor order: only `t` and `j` remain. */
 export function leafKinds(kinds: string): string {
   let out = "";
-  for (let pos = 0; pos < kinds.length; ) {
+  for (let pos = 0; pos < kinds.length;) {
     const c = kinds[pos++]!;
     if (c === "t" || c === "j") out += c;
     else {
@@ -117,16 +119,23 @@ export function checkFunction(who: string, fn: unknown): void {
 /** `jit` options: an object whose known fields have the right kinds. */
 export function checkJitOptions(who: string, opts: unknown): void {
   if (opts === undefined) return;
-  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) throw new TraceError(`${who}: options must be an object, got ${describe(opts)}`);
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts))
+    throw new TraceError(`${who}: options must be an object, got ${describe(opts)}`);
   const o = opts as Record<string, unknown>;
   if (o.name !== undefined && (typeof o.name !== "string" || !/^[\w.-]+$/.test(o.name))) {
-    throw new TraceError(`${who}: options.name must be a name of letters, digits, '_', '.' or '-', got ${describe(o.name)}`);
+    throw new TraceError(
+      `${who}: options.name must be a name of letters, digits, '_', '.' or '-', got ${describe(o.name)}`,
+    );
   }
-  if (o.fusion !== undefined && typeof o.fusion !== "boolean") throw new TraceError(`${who}: options.fusion must be true or false, got ${describe(o.fusion)}`);
+  if (o.fusion !== undefined && typeof o.fusion !== "boolean")
+    throw new TraceError(`${who}: options.fusion must be true or false, got ${describe(o.fusion)}`);
   if (o.float32 !== undefined && o.float32 !== "exact" && o.float32 !== "relaxed") {
     throw new TraceError(`${who}: options.float32 must be "exact" or "relaxed", got ${describe(o.float32)}`);
   }
-  if (o.backend !== undefined && (typeof o.backend !== "object" || o.backend === null || typeof (o.backend as { name?: unknown }).name !== "string")) {
+  if (
+    o.backend !== undefined &&
+    (typeof o.backend !== "object" || o.backend === null || typeof (o.backend as { name?: unknown }).name !== "string")
+  ) {
     throw new TraceError(`${who}: options.backend must be a backend, got ${describe(o.backend)}`);
   }
 }
@@ -143,10 +152,18 @@ export function checkSpecParts(who: string, parts: { batch?: unknown; base?: unk
   if ("batch" in parts && (!Array.isArray(parts.batch) || !parts.batch.every((b) => typeof b === "string"))) {
     throw new TraceError(`${who}: batch must be an array of batch labels (strings), got ${describe(parts.batch)}`);
   }
-  if ("base" in parts && (!Array.isArray(parts.base) || !parts.base.every((d) => typeof d === "number" && Number.isInteger(d) && d >= 0))) {
-    throw new TraceError(`${who}: base must be an array of static non-negative sizes, got ${Array.isArray(parts.base) ? `(${parts.base.map(describe).join(",")})` : describe(parts.base)}`);
+  if (
+    "base" in parts &&
+    (!Array.isArray(parts.base) || !parts.base.every((d) => typeof d === "number" && Number.isInteger(d) && d >= 0))
+  ) {
+    throw new TraceError(
+      `${who}: base must be an array of static non-negative sizes, got ${Array.isArray(parts.base) ? `(${parts.base.map(describe).join(",")})` : describe(parts.base)}`,
+    );
   }
-  if ("entries" in parts && (typeof parts.entries !== "object" || parts.entries === null || Array.isArray(parts.entries))) {
+  if (
+    "entries" in parts &&
+    (typeof parts.entries !== "object" || parts.entries === null || Array.isArray(parts.entries))
+  ) {
     throw new TraceError(`${who}: entries must be an object of specs, got ${describe(parts.entries)}`);
   }
 }
@@ -161,21 +178,29 @@ function checkSpec(s: unknown, where: string, depth: number, who = "trace"): voi
   checkLabels(where, o.batch, who);
   if ("entries" in o) {
     const e = o.entries;
-    if (typeof e !== "object" || e === null || Array.isArray(e)) throw new TraceError(`${who}: ${where}.entries must be an object of specs, got ${describe(e)}`);
+    if (typeof e !== "object" || e === null || Array.isArray(e))
+      throw new TraceError(`${who}: ${where}.entries must be an object of specs, got ${describe(e)}`);
     for (const [k, v] of Object.entries(e)) checkSpec(v, `${where}.${k}`, depth + 1, who);
     return;
   }
-  if (!isDType(o.dtype)) throw new DTypeError(`${who}: ${where} has an unknown dtype ${typeof o.dtype === "string" ? o.dtype : describe(o.dtype)}`);
+  if (!isDType(o.dtype))
+    throw new DTypeError(
+      `${who}: ${where} has an unknown dtype ${typeof o.dtype === "string" ? o.dtype : describe(o.dtype)}`,
+    );
   const base = o.base;
   if (!Array.isArray(base) || !base.every((d) => typeof d === "number" && Number.isInteger(d) && d >= 0)) {
-    const shown = Array.isArray(base) ? `(${base.map((d: unknown) => (typeof d === "number" ? String(d) : describe(d))).join(",")})` : describe(base);
+    const shown = Array.isArray(base)
+      ? `(${base.map((d: unknown) => (typeof d === "number" ? String(d) : describe(d))).join(",")})`
+      : describe(base);
     throw new TraceError(`${who}: ${where}.base must be static non-negative sizes, got ${shown}`);
   }
-  if (o.jagged !== undefined && typeof o.jagged !== "boolean") throw new TraceError(`${who}: ${where}.jagged must be true or false, got ${describe(o.jagged)}`);
+  if (o.jagged !== undefined && typeof o.jagged !== "boolean")
+    throw new TraceError(`${who}: ${where}.jagged must be true or false, got ${describe(o.jagged)}`);
 }
 
 /** The specs `trace` takes: an array, one spec per argument. */
 export function checkSpecs(specs: unknown): void {
-  if (!Array.isArray(specs)) throw new TraceError(`trace: specs must be an array with one spec per argument, got ${describe(specs)}`);
+  if (!Array.isArray(specs))
+    throw new TraceError(`trace: specs must be an array with one spec per argument, got ${describe(specs)}`);
   specs.forEach((s, i) => checkSpec(s, `spec ${i}`, 0));
 }

@@ -34,12 +34,22 @@ export function resolveBackend(op: string, b: unknown): Backend {
     const r = backends.get(b);
     if (r === undefined) {
       const known = [...backends.keys()].map((k) => `"${k}"`).join(", ");
-      throw new BackendError(`${op}: backend "${b}" is not initialised${INIT_HINT[b] ?? ""}; initialised backends are ${known}`);
+      throw new BackendError(
+        `${op}: backend "${b}" is not initialised${INIT_HINT[b] ?? ""}; initialised backends are ${known}`,
+      );
     }
     return r;
   }
   const o = b as Partial<Backend> | null;
-  if (typeof o === "object" && o !== null && typeof o.name === "string" && typeof o.alloc === "function" && typeof o.write === "function" && typeof o.read === "function" && Array.isArray(o.dtypes)) {
+  if (
+    typeof o === "object" &&
+    o !== null &&
+    typeof o.name === "string" &&
+    typeof o.alloc === "function" &&
+    typeof o.write === "function" &&
+    typeof o.read === "function" &&
+    Array.isArray(o.dtypes)
+  ) {
     return o as Backend;
   }
   throw new BackendError(`${op}: backend must be "js", "webgpu" or a Backend object, got ${describe(b)}`);
@@ -51,6 +61,7 @@ export function resolveBackend(op: string, b: unknown): Backend {
  */
 export function setBackend(name: "js" | "webgpu"): void {
   const b = backends.get(name);
-  if (b === undefined) throw new BackendError(`setBackend: backend "${name}" is not initialised${INIT_HINT[name] ?? ""}`);
+  if (b === undefined)
+    throw new BackendError(`setBackend: backend "${name}" is not initialised${INIT_HINT[name] ?? ""}`);
   current = b;
 }

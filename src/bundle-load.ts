@@ -91,7 +91,9 @@ export function canonical(v: unknown): string {
   if (ArrayBuffer.isView(v)) return `[${Array.from(v as unknown as ArrayLike<number>, canonical).join(",")}]`;
   if (typeof v === "object") {
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(",")}}`;
   }
   throw new BundleError(`bundle: cannot encode a ${typeof v}`);
@@ -118,17 +120,49 @@ export type Content = Omit<BundleModule, "sha256" | "kernels"> & { readonly kern
 
 /** The canonical encoding of a bundle's content, whose SHA-256 the bundle records. */
 export function bundleContent(c: Content): string {
-  const fields: Record<string, unknown> = { format: c.format, version: c.version, traced: c.traced, fuse: c.fuse, graph: c.graph, steps: c.steps, kernels: c.kernels, captured: c.captured, args: c.args, results: c.results, multi: c.multi };
+  const fields: Record<string, unknown> = {
+    format: c.format,
+    version: c.version,
+    traced: c.traced,
+    fuse: c.fuse,
+    graph: c.graph,
+    steps: c.steps,
+    kernels: c.kernels,
+    captured: c.captured,
+    args: c.args,
+    results: c.results,
+    multi: c.multi,
+  };
   return canonical(fields);
 }
 
 /** The content of a (validated) bundle module: kernels' JS functions as their source text. */
 export function moduleContent(mod: BundleModule): Content {
-  const kernels = mod.kernels.map((k) => (k === null ? null : { js: k.js === undefined ? undefined : jsText(k.js), wgsl: k.wgsl }));
-  return { format: mod.format, version: mod.version, traced: mod.traced, fuse: mod.fuse, graph: mod.graph, steps: mod.steps, kernels, captured: mod.captured, args: mod.args, results: mod.results, multi: mod.multi };
+  const kernels = mod.kernels.map((k) =>
+    k === null ? null : { js: k.js === undefined ? undefined : jsText(k.js), wgsl: k.wgsl },
+  );
+  return {
+    format: mod.format,
+    version: mod.version,
+    traced: mod.traced,
+    fuse: mod.fuse,
+    graph: mod.graph,
+    steps: mod.steps,
+    kernels,
+    captured: mod.captured,
+    args: mod.args,
+    results: mod.results,
+    multi: mod.multi,
+  };
 }
 
-export const ARRAY_NAME: { readonly [D in DType]: string } = { float32: "Float32Array", float64: "Float64Array", int32: "Int32Array", uint32: "Uint32Array", bool: "Uint8Array" };
+export const ARRAY_NAME: { readonly [D in DType]: string } = {
+  float32: "Float32Array",
+  float64: "Float64Array",
+  int32: "Int32Array",
+  uint32: "Uint32Array",
+  bool: "Uint8Array",
+};
 
 /** A loaded bundle: call it like the jit function it came from (typed `(...args: A) => R` from its declarations). */
 export interface BundleFunction<A extends readonly unknown[] = JitArg[], R = JitArg | JitArg[]> {
@@ -172,7 +206,6 @@ export type BundleFunctionOf<M> = 0 extends 1 & M
           : R
         : JitArg | JitArg[]
     >;
-
 
 export function check(ok: boolean, why: string): asserts ok {
   if (!ok) throw new BundleError(`loadBundle: ${why}`);
@@ -251,9 +284,20 @@ function buildSchemas() {
       exprs: z.array(z.looseObject({ k: z.string() })),
       unroll: z.boolean(),
     })
-    .check(z.refine((k) => isPlainData(k), "a kernel must be plain data (numbers, strings, booleans, null, arrays, plain objects), at most 64 deep"));
+    .check(
+      z.refine(
+        (k) => isPlainData(k),
+        "a kernel must be plain data (numbers, strings, booleans, null, arrays, plain objects), at most 64 deep",
+      ),
+    );
   const step = z.discriminatedUnion("kind", [
-    z.strictObject({ kind: z.literal("kernel"), kernel, inputs: z.array(node), outputs: z.array(node).check(z.minLength(1)), space: node }),
+    z.strictObject({
+      kind: z.literal("kernel"),
+      kernel,
+      inputs: z.array(node),
+      outputs: z.array(node).check(z.minLength(1)),
+      space: node,
+    }),
     z.strictObject({ kind: z.literal("view"), node, source: node }),
     z.strictObject({ kind: z.literal("copy"), node, sources: z.array(node) }),
   ]);
@@ -262,12 +306,29 @@ function buildSchemas() {
     wgsl: z.optional(z.string()),
   });
   const constant = z
-    .strictObject({ dtype, batch: shape, base: shape, data: z.custom<TypedArray>((v) => ArrayBuffer.isView(v) && !(v instanceof DataView), "must be a typed array") })
+    .strictObject({
+      dtype,
+      batch: shape,
+      base: shape,
+      data: z.custom<TypedArray>((v) => ArrayBuffer.isView(v) && !(v instanceof DataView), "must be a typed array"),
+    })
     .check(
       z.superRefine((c, ctx) => {
-        if (!(c.data instanceof ARRAY_CTOR[c.dtype])) ctx.addIssue({ code: "custom", path: ["data"], message: `must be a ${ARRAY_NAME[c.dtype]} for ${c.dtype}`, input: c.data });
+        if (!(c.data instanceof ARRAY_CTOR[c.dtype]))
+          ctx.addIssue({
+            code: "custom",
+            path: ["data"],
+            message: `must be a ${ARRAY_NAME[c.dtype]} for ${c.dtype}`,
+            input: c.data,
+          });
         const n = [...c.batch, ...c.base].reduce((p, d) => p * d, 1);
-        if (c.data.length !== n) ctx.addIssue({ code: "custom", path: ["data"], message: `holds ${c.data.length} values, its shape ${fmtShape(c.batch, c.base)} has ${n}`, input: c.data });
+        if (c.data.length !== n)
+          ctx.addIssue({
+            code: "custom",
+            path: ["data"],
+            message: `holds ${c.data.length} values, its shape ${fmtShape(c.batch, c.base)} has ${n}`,
+            input: c.data,
+          });
       }),
     );
   const layout = z.string().check(
@@ -345,7 +406,10 @@ function issueMessage(i: z.core.$ZodIssue, mod: unknown): string {
 
 /** `steps[0].inputs[1]` from a schema issue's path. */
 function fieldPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("") || "the module";
+  return (
+    path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("") ||
+    "the module"
+  );
 }
 
 /** Validates the module's shape; the first issues name their fields. */
@@ -358,8 +422,14 @@ export function validateModule(mod: unknown): BundleModule {
   } catch {
     format = undefined;
   }
-  check(mod !== null && typeof mod === "object" && format === BUNDLE_FORMAT, `not a batchwise bundle (format ${typeof format === "string" ? JSON.stringify(format) : String(typeof format === "object" ? typeof format : format)})`);
-  check(version === BUNDLE_VERSION, `bundle version ${typeof version === "number" ? version : JSON.stringify(String(version))}, this batchwise reads version ${BUNDLE_VERSION}${version === 1 ? " (write it again with f.bundle())" : ""}`);
+  check(
+    mod !== null && typeof mod === "object" && format === BUNDLE_FORMAT,
+    `not a batchwise bundle (format ${typeof format === "string" ? JSON.stringify(format) : String(typeof format === "object" ? typeof format : format)})`,
+  );
+  check(
+    version === BUNDLE_VERSION,
+    `bundle version ${typeof version === "number" ? version : JSON.stringify(String(version))}, this batchwise reads version ${BUNDLE_VERSION}${version === 1 ? " (write it again with f.bundle())" : ""}`,
+  );
   let r: ReturnType<Schemas["module"]["safeParse"]>;
   try {
     r = schemas().module.safeParse(mod);
@@ -368,15 +438,30 @@ export function validateModule(mod: unknown): BundleModule {
   }
   if (!r.success) {
     const issues = r.error.issues.slice(0, 3).map((i) => `${fieldPath(i.path)}: ${issueMessage(i, mod)}`);
-    throw new BundleError(`loadBundle: malformed bundle: ${issues.join("; ")}${r.error.issues.length > 3 ? ` (and ${r.error.issues.length - 3} more)` : ""}`);
+    throw new BundleError(
+      `loadBundle: malformed bundle: ${issues.join("; ")}${r.error.issues.length > 3 ? ` (and ${r.error.issues.length - 3} more)` : ""}`,
+    );
   }
   // The module itself (not zod's copy): the hash covers the kernels' functions as shipped.
   return mod as BundleModule;
 }
 
 /** The scalar fields of a validated module (the arrays are snapshotted separately). */
-export function pick(mod: BundleModule): Omit<BundleModule, "kernels" | "captured"> & { readonly steps: readonly BundleStep[] } {
-  return { format: mod.format, version: mod.version, traced: mod.traced, fuse: { ...mod.fuse }, graph: mod.graph, steps: mod.steps, args: mod.args, results: mod.results, multi: mod.multi, sha256: mod.sha256 };
+export function pick(
+  mod: BundleModule,
+): Omit<BundleModule, "kernels" | "captured"> & { readonly steps: readonly BundleStep[] } {
+  return {
+    format: mod.format,
+    version: mod.version,
+    traced: mod.traced,
+    fuse: { ...mod.fuse },
+    graph: mod.graph,
+    steps: mod.steps,
+    args: mod.args,
+    results: mod.results,
+    multi: mod.multi,
+    sha256: mod.sha256,
+  };
 }
 
 /** An error's message; for one that is not a BatchwiseError, its class too (a RangeError from a too-deep graph, say). */
@@ -391,20 +476,39 @@ export function checkLayout(mod: BundleModule, graph: Graph): void {
   const results = layoutLeaves(mod.results) as { leaves: string; items: number };
   const count = (leaves: string) => [...leaves].reduce((n, c) => n + (c === "j" ? 2 : 1), 0);
   const nArgs = count(args.leaves);
-  check(nArgs + mod.captured.length === graph.inputs.length, `${nArgs} argument tensors and ${mod.captured.length} captured tensors for a graph of ${graph.inputs.length} inputs`);
-  check(count(results.leaves) === graph.outputs.length, `the results "${mod.results}" are ${count(results.leaves)} tensors, the graph has ${graph.outputs.length} outputs`);
-  check(mod.multi || results.items === 1, `a bundle returning one value (multi: false) has ${results.items} results "${mod.results}"`);
+  check(
+    nArgs + mod.captured.length === graph.inputs.length,
+    `${nArgs} argument tensors and ${mod.captured.length} captured tensors for a graph of ${graph.inputs.length} inputs`,
+  );
+  check(
+    count(results.leaves) === graph.outputs.length,
+    `the results "${mod.results}" are ${count(results.leaves)} tensors, the graph has ${graph.outputs.length} outputs`,
+  );
+  check(
+    mod.multi || results.items === 1,
+    `a bundle returning one value (multi: false) has ${results.items} results "${mod.results}"`,
+  );
   mod.captured.forEach((c, i) => {
     const want = graph.inputs[nArgs + i]!.type;
-    const ok = c.dtype === want.dtype && c.batch.length === want.batch.length && c.base.join() === want.base.join() && want.batch.every((d, j) => typeof d !== "number" || d === c.batch[j]);
-    check(ok, `captured constant ${i} ${fmtShape(c.batch, c.base)} ${c.dtype} is not the graph's input ${nArgs + i} ${fmtShape(want.batch, want.base)} ${want.dtype}`);
+    const ok =
+      c.dtype === want.dtype &&
+      c.batch.length === want.batch.length &&
+      c.base.join() === want.base.join() &&
+      want.batch.every((d, j) => typeof d !== "number" || d === c.batch[j]);
+    check(
+      ok,
+      `captured constant ${i} ${fmtShape(c.batch, c.base)} ${c.dtype} is not the graph's input ${nArgs + i} ${fmtShape(want.batch, want.base)} ${want.dtype}`,
+    );
   });
   // A jagged argument or result is (values, int32 offsets of one batch dim).
   let k = 0;
   for (const c of args.leaves) {
     if (c === "j") {
       const off = graph.inputs[k + 1]!.type;
-      check(off.dtype === "int32" && off.batch.length === 1 && off.base.length === 0, `argument tensor ${k + 1} holds a jagged tensor's offsets but the graph's input is ${fmtShape(off.batch, off.base)} ${off.dtype}`);
+      check(
+        off.dtype === "int32" && off.batch.length === 1 && off.base.length === 0,
+        `argument tensor ${k + 1} holds a jagged tensor's offsets but the graph's input is ${fmtShape(off.batch, off.base)} ${off.dtype}`,
+      );
       k += 2;
     } else k++;
   }
@@ -421,7 +525,6 @@ export interface LoadBundleOptions {
    */
   readonly sha256?: string;
 }
-
 
 /** A module that passed the schema, snapshotted, with its graph parsed. */
 export interface ReadBundle {
@@ -441,15 +544,23 @@ export interface ReadBundle {
  * snapshot of it, and its graph, which must parse and print back to its own text.
  */
 export function readBundle(mod: BundleModule, opts: LoadBundleOptions): ReadBundle {
-  if (opts === null || typeof opts !== "object") throw new BundleError(`loadBundle: options must be an object, got ${opts === null ? "null" : typeof opts}`);
+  if (opts === null || typeof opts !== "object")
+    throw new BundleError(`loadBundle: options must be an object, got ${opts === null ? "null" : typeof opts}`);
   const pinned = opts.sha256;
   if (pinned !== undefined && (typeof pinned !== "string" || !/^[0-9a-fA-F]{64}$/.test(pinned))) {
-    throw new BundleError(`loadBundle: opts.sha256 must be 64 hex digits, got ${typeof pinned === "string" ? JSON.stringify(pinned.length > 80 ? `${pinned.slice(0, 80)}…` : pinned) : typeof pinned}`);
+    throw new BundleError(
+      `loadBundle: opts.sha256 must be 64 hex digits, got ${typeof pinned === "string" ? JSON.stringify(pinned.length > 80 ? `${pinned.slice(0, 80)}…` : pinned) : typeof pinned}`,
+    );
   }
   validateModule(mod);
   // Everything from here up to the digest runs synchronously, on the snapshot.
   const shipped: (ShippedKernel | null)[] = mod.kernels.map((k) => (k === null ? null : { js: k.js, wgsl: k.wgsl }));
-  const constants: BundleConstant[] = mod.captured.map((c) => ({ dtype: c.dtype, batch: [...c.batch], base: [...c.base], data: (c.data as TypedArray).slice() }));
+  const constants: BundleConstant[] = mod.captured.map((c) => ({
+    dtype: c.dtype,
+    batch: [...c.batch],
+    base: [...c.base],
+    data: (c.data as TypedArray).slice(),
+  }));
   const snapshot: BundleModule = { ...pick(mod), kernels: shipped, captured: constants };
   let graph: Graph;
   try {
@@ -465,8 +576,14 @@ export function readBundle(mod: BundleModule, opts: LoadBundleOptions): ReadBund
 export async function checkHash(b: ReadBundle): Promise<void> {
   const { snapshot, pinned } = b;
   const digest = await sha256Hex(bundleContent(moduleContent(snapshot)));
-  check(digest === snapshot.sha256, `the bundle's content does not match its recorded SHA-256 (it was edited after it was written): recorded ${snapshot.sha256}, content ${digest}`);
-  check(pinned === undefined || digest === pinned.toLowerCase(), `the bundle's SHA-256 is ${digest}, not the ${pinned} the caller pinned`);
+  check(
+    digest === snapshot.sha256,
+    `the bundle's content does not match its recorded SHA-256 (it was edited after it was written): recorded ${snapshot.sha256}, content ${digest}`,
+  );
+  check(
+    pinned === undefined || digest === pinned.toLowerCase(),
+    `the bundle's SHA-256 is ${digest}, not the ${pinned} the caller pinned`,
+  );
 }
 
 /**
@@ -474,27 +591,45 @@ export async function checkHash(b: ReadBundle): Promise<void> {
  * shipped kernels of `steps` on the backend (no compiling) and returns the
  * function that binds arguments, runs the program and shapes the results.
  */
-export async function bundleFunction(b: ReadBundle, steps: readonly Step[], backend: Backend = getBackend()): Promise<BundleFunction> {
+export async function bundleFunction(
+  b: ReadBundle,
+  steps: readonly Step[],
+  backend: Backend = getBackend(),
+): Promise<BundleFunction> {
   const { snapshot, shipped, constants, graph, order } = b;
   shipped.forEach((k, i) => {
     if (steps[i]!.kind !== "kernel") return;
     const has = backend.shippedKernel === "js" ? typeof k?.js === "function" : typeof k?.wgsl === "string";
-    check(has, `step ${i} ships no ${backend.shippedKernel === "js" ? "JS function" : "WGSL"} kernel (the bundle was traced on ${snapshot.traced}; kernels WGSL cannot hold, such as float64 or, from a JS trace, outputs of mixed base shapes, ship JS only: trace with jit(fn, { backend }) on the backend you will load on)`);
+    check(
+      has,
+      `step ${i} ships no ${backend.shippedKernel === "js" ? "JS function" : "WGSL"} kernel (the bundle was traced on ${snapshot.traced}; kernels WGSL cannot hold, such as float64 or, from a JS trace, outputs of mixed base shapes, ship JS only: trace with jit(fn, { backend }) on the backend you will load on)`,
+    );
   });
-  const program = await Program.fromShipped({ graph, order, steps: steps as Step[] }, backend, shipped.map((k) => k ?? undefined));
-  const captured = constants.map((c) => fromTypedArray(c.data as TypedArray, [...c.batch, ...c.base], { batchDim: c.batch.length, dtype: c.dtype }));
+  const program = await Program.fromShipped(
+    { graph, order, steps: steps as Step[] },
+    backend,
+    shipped.map((k) => k ?? undefined),
+  );
+  const captured = constants.map((c) =>
+    fromTypedArray(c.data as TypedArray, [...c.batch, ...c.base], { batchDim: c.batch.length, dtype: c.dtype }),
+  );
   const layout = { args: snapshot.args, results: snapshot.results, multi: snapshot.multi, graph: snapshot.graph };
 
   const bind = (args: readonly JitArg[]): BoundValue[] => {
     const { tensors, kinds } = flatten(args, "bundle");
-    if (kinds !== layout.args) throw new BundleError(`bundle @${graph.name}: takes arguments "${layout.args}" (t tensor, j jagged, d TensorDict), got "${kinds}"`);
+    if (kinds !== layout.args)
+      throw new BundleError(
+        `bundle @${graph.name}: takes arguments "${layout.args}" (t tensor, j jagged, d TensorDict), got "${kinds}"`,
+      );
     return [...tensors, ...captured].map((t, i) => {
       const want = graph.inputs[i]!.type;
       const s = t._src;
       if (s.kind !== "buffer") throw new BundleError("bundle: internal: argument not realized");
       const got = concreteType(t);
       if (got.dtype !== want.dtype || got.batch.length !== want.batch.length || got.base.join() !== want.base.join()) {
-        throw new ShapeError(`bundle @${graph.name}: argument ${i} ${fmtShape(got.batch, got.base)} ${got.dtype} does not match the traced ${fmtShape(want.batch, want.base)} ${want.dtype}`);
+        throw new ShapeError(
+          `bundle @${graph.name}: argument ${i} ${fmtShape(got.batch, got.base)} ${got.dtype} does not match the traced ${fmtShape(want.batch, want.base)} ${want.dtype}`,
+        );
       }
       return { buffer: s.buffer, type: got };
     });

@@ -85,7 +85,18 @@ import { sha256Hex, sha256HexSync } from "./sha256.js";
 import type { Tensor } from "./tensor.js";
 
 // The format, the module's types and the content encoding live in bundle-load.ts (shared with batchwise/runtime).
-export { BUNDLE_FORMAT, BUNDLE_VERSION, bundleContent, moduleContent, type BundleConstant, type BundleFunction, type BundleFunctionOf, type BundleFuseOptions, type BundleModule, type LoadBundleOptions };
+export {
+  BUNDLE_FORMAT,
+  BUNDLE_VERSION,
+  bundleContent,
+  moduleContent,
+  type BundleConstant,
+  type BundleFunction,
+  type BundleFunctionOf,
+  type BundleFuseOptions,
+  type BundleModule,
+  type LoadBundleOptions,
+};
 
 /** What a bundle export needs from a jit trace. */
 export interface Traced {
@@ -105,7 +116,10 @@ function literal(v: unknown): string {
   if (typeof v === "string" || typeof v === "boolean" || v === null) return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(literal).join(", ")}]`;
   if (typeof v === "object" && v !== undefined) {
-    return `{ ${Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).map(([k, x]) => `${JSON.stringify(k)}: ${literal(x)}`).join(", ")} }`;
+    return `{ ${Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${literal(x)}`)
+      .join(", ")} }`;
   }
   throw new BundleError(`bundle: cannot write a ${typeof v} as a literal`);
 }
@@ -133,7 +147,13 @@ function kernelText(k: Kernel): KernelText {
 
 /** Fusion options with every field explicit (the defaults `fuse` applies). */
 function fuseOptionsOf(o: FuseOptions): BundleFuseOptions {
-  return { maxKernelBuffers: o.maxKernelBuffers, unrollLimit: o.unrollLimit, fusion: o.fusion !== false, mixedBaseOutputs: o.mixedBaseOutputs === true, relaxedFloat32: o.relaxedFloat32 === true };
+  return {
+    maxKernelBuffers: o.maxKernelBuffers,
+    unrollLimit: o.unrollLimit,
+    fusion: o.fusion !== false,
+    mixedBaseOutputs: o.mixedBaseOutputs === true,
+    relaxedFloat32: o.relaxedFloat32 === true,
+  };
 }
 
 /**
@@ -146,7 +166,9 @@ function capturedValuesSync(t: Traced): ArrayLike<number>[] {
     const s = c._src;
     if (s.kind === "buffer" && s.backend.readSync === undefined) {
       const type = concreteType(c);
-      throw new BundleError(`f.bundle(): captured constant ${i} ${fmtShape(type.batch, type.base)} ${type.dtype} lives on the ${s.backend.name} backend, which reads only asynchronously; use await f.bundleAsync()`);
+      throw new BundleError(
+        `f.bundle(): captured constant ${i} ${fmtShape(type.batch, type.base)} ${type.dtype} lives on the ${s.backend.name} backend, which reads only asynchronously; use await f.bundleAsync()`,
+      );
     }
     return c.dataSync({ copy: false });
   });
@@ -165,15 +187,35 @@ export function bundleSource(t: Traced, values?: readonly ArrayLike<number>[]): 
   const steps: BundleStep[] = s.steps.map((st) => mapStep(st, at));
   const kernels = s.steps.map((st) => (st.kind === "kernel" ? kernelText(st.kernel) : null));
   const data = values ?? capturedValuesSync(t);
-  if (data.length !== t.captured.length) throw new BundleError(`bundle: internal: ${data.length} values for ${t.captured.length} captured constants`);
+  if (data.length !== t.captured.length)
+    throw new BundleError(`bundle: internal: ${data.length} values for ${t.captured.length} captured constants`);
   const captured = t.captured.map((c, i): BundleConstant => {
     const type = concreteType(c);
     return { dtype: type.dtype, batch: [...type.batch], base: [...type.base], data: data[i]! };
   });
   const fuseOpts = fuseOptionsOf(t.fuse);
-  const content: Content = { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, traced: t.backend, fuse: fuseOpts, graph: text, steps, kernels, captured, args: t.args, results: t.results, multi: t.multi };
-  const sha256 = sha256HexSync(bundleContent({ ...content, kernels: kernels.map((k) => (k === null ? null : { js: jsText(k.js), wgsl: k.wgsl })) }));
-  const kernelsText = kernels.map((k) => (k === null ? "null" : `{ js: ${k.js!}, wgsl: ${k.wgsl === undefined ? "undefined" : JSON.stringify(k.wgsl)} }`));
+  const content: Content = {
+    format: BUNDLE_FORMAT,
+    version: BUNDLE_VERSION,
+    traced: t.backend,
+    fuse: fuseOpts,
+    graph: text,
+    steps,
+    kernels,
+    captured,
+    args: t.args,
+    results: t.results,
+    multi: t.multi,
+  };
+  const sha256 = sha256HexSync(
+    bundleContent({
+      ...content,
+      kernels: kernels.map((k) => (k === null ? null : { js: jsText(k.js), wgsl: k.wgsl })),
+    }),
+  );
+  const kernelsText = kernels.map((k) =>
+    k === null ? "null" : `{ js: ${k.js!}, wgsl: ${k.wgsl === undefined ? "undefined" : JSON.stringify(k.wgsl)} }`,
+  );
   const capturedText = captured.map((c) => {
     const data = Array.from(c.data, (v) => literal(v)).join(", ");
     return `{ dtype: ${literal(c.dtype)}, batch: ${literal(c.batch)}, base: ${literal(c.base)}, data: new ${ARRAY_NAME[c.dtype]}([${data}]) }`;
@@ -208,7 +250,7 @@ export async function bundleSourceAsync(t: Traced): Promise<string> {
 /** The items of an argument/result layout (see args.ts) as TypeScript types: Tensor, JaggedTensor, TensorDict. */
 function layoutTypes(kinds: string): string[] {
   const out: string[] = [];
-  for (let pos = 0; pos < kinds.length; ) {
+  for (let pos = 0; pos < kinds.length;) {
     const c = kinds[pos++]!;
     if (c === "t") out.push("Tensor");
     else if (c === "j") out.push("JaggedTensor");
@@ -229,13 +271,15 @@ function layoutTypes(kinds: string): string[] {
  */
 function graphInputsOf(kinds: string): number {
   let n = 0;
-  for (let pos = 0; pos < kinds.length; ) {
+  for (let pos = 0; pos < kinds.length;) {
     const c = kinds[pos++]!;
     if (c === "t") n += 1;
     else if (c === "j") n += 2;
     else {
       const m = /^(\d+):/.exec(kinds.slice(pos))!;
-      const dict = JSON.parse(kinds.slice(pos + m[0].length, pos + m[0].length + Number(m[1]))) as { k: [string, string][] };
+      const dict = JSON.parse(kinds.slice(pos + m[0].length, pos + m[0].length + Number(m[1]))) as {
+        k: [string, string][];
+      };
       for (const [, sub] of dict.k) n += graphInputsOf(sub);
       pos += m[0].length + Number(m[1]);
     }
@@ -247,7 +291,7 @@ function graphInputsOf(kinds: string): number {
 export function describeLayout(kinds: string, types: readonly TensorType[]): string[] {
   const out: string[] = [];
   let k = 0;
-  for (let pos = 0; pos < kinds.length; ) {
+  for (let pos = 0; pos < kinds.length;) {
     const c = kinds[pos++]!;
     if (c === "t") out.push(fmtType(types[k++]!));
     else if (c === "j") {
@@ -257,7 +301,12 @@ export function describeLayout(kinds: string, types: readonly TensorType[]): str
       const m = /^(\d+):/.exec(kinds.slice(pos))!;
       const item = kinds.slice(pos - 1, pos + m[0].length + Number(m[1]));
       const n = graphInputsOf(item);
-      out.push(`TensorDict (${n} tensor${n === 1 ? "" : "s"}: ${types.slice(k, k + n).map(fmtType).join(", ")})`);
+      out.push(
+        `TensorDict (${n} tensor${n === 1 ? "" : "s"}: ${types
+          .slice(k, k + n)
+          .map(fmtType)
+          .join(", ")})`,
+      );
       k += n;
       pos += m[0].length + Number(m[1]);
     }
@@ -281,12 +330,21 @@ export interface BundleTypesOptions {
  */
 export function bundleTypes(t: Traced, opts: BundleTypesOptions = {}): string {
   const from = opts.from ?? "batchwise";
-  if (typeof from !== "string" || from === "") throw new BundleError(`bundleTypes: opts.from must be a module specifier, got ${typeof from === "string" ? "an empty string" : typeof from}`);
+  if (typeof from !== "string" || from === "")
+    throw new BundleError(
+      `bundleTypes: opts.from must be a module specifier, got ${typeof from === "string" ? "an empty string" : typeof from}`,
+    );
   const g = t.schedule.graph;
   const argTypes = layoutTypes(t.args);
-  const argComments = describeLayout(t.args, g.inputs.map((n) => n.type));
+  const argComments = describeLayout(
+    t.args,
+    g.inputs.map((n) => n.type),
+  );
   const resTypes = layoutTypes(t.results);
-  const resComments = describeLayout(t.results, g.outputs.map((n) => n.type));
+  const resComments = describeLayout(
+    t.results,
+    g.outputs.map((n) => n.type),
+  );
   const params = `[${argTypes.map((ty, i) => `x${i}: ${ty}`).join(", ")}]`;
   const result = t.multi ? `[${resTypes.join(", ")}]` : resTypes[0]!;
   const used = ["Tensor", "JaggedTensor", "TensorDict"].filter((n) => argTypes.includes(n) || resTypes.includes(n));
@@ -351,16 +409,27 @@ function checkSchedule(mod: BundleModule, graph: Graph, order: readonly Node[]):
     derived = fuse(graph, mod.fuse);
   } catch (e) {
     // Untrusted input: whatever fails here is the bundle's error, never a raw TypeError.
-    throw new BundleError(`loadBundle: the bundle's graph cannot be scheduled with its fusion options (${describeError(e)})`);
+    throw new BundleError(
+      `loadBundle: the bundle's graph cannot be scheduled with its fusion options (${describeError(e)})`,
+    );
   }
   const index = new Map<Node, number>(order.map((n, i) => [n, i]));
   const mine = derived.steps.map((st) => mapStep(st, (n) => index.get(n)!));
-  check(mine.length === mod.steps.length, `the bundle has ${mod.steps.length} steps, its graph schedules ${mine.length} (an edited graph or schedule)`);
-  check(mod.kernels.length === mod.steps.length, `the bundle's ${mod.steps.length} steps and ${mod.kernels.length} kernels do not match`);
+  check(
+    mine.length === mod.steps.length,
+    `the bundle has ${mod.steps.length} steps, its graph schedules ${mine.length} (an edited graph or schedule)`,
+  );
+  check(
+    mod.kernels.length === mod.steps.length,
+    `the bundle's ${mod.steps.length} steps and ${mod.kernels.length} kernels do not match`,
+  );
   mine.forEach((st, i) => {
     const want = canonical(st);
     const got = canonical(mod.steps[i]);
-    check(want === got, `step ${i} (${mod.steps[i]!.kind}) is not the step its graph schedules (an edited graph, step or kernel IR, or reordered inputs): ${firstDifference(want, got)}`);
+    check(
+      want === got,
+      `step ${i} (${mod.steps[i]!.kind}) is not the step its graph schedules (an edited graph, step or kernel IR, or reordered inputs): ${firstDifference(want, got)}`,
+    );
     const shipped = mod.kernels[i];
     if (st.kind !== "kernel") {
       check(shipped === null, `step ${i} is a ${st.kind} and ships a kernel`);
@@ -370,11 +439,17 @@ function checkSchedule(mod: BundleModule, graph: Graph, order: readonly Node[]):
     const text = kernelText(st.kernel);
     if (shipped.js !== undefined) {
       const js = jsText(shipped.js);
-      check(js === jsText(text.js), `step ${i}'s JS kernel is not the code its kernel IR gives (an edited kernel, or a tool such as a minifier rewrote the module): ${firstDifference(jsText(text.js), js)}`);
+      check(
+        js === jsText(text.js),
+        `step ${i}'s JS kernel is not the code its kernel IR gives (an edited kernel, or a tool such as a minifier rewrote the module): ${firstDifference(jsText(text.js), js)}`,
+      );
     }
     if (shipped.wgsl !== undefined) {
       check(text.wgsl !== undefined, `step ${i} ships WGSL for a kernel WGSL cannot hold`);
-      check(shipped.wgsl === text.wgsl, `step ${i}'s WGSL kernel is not the code its kernel IR gives (an edited kernel): ${firstDifference(text.wgsl, shipped.wgsl)}`);
+      check(
+        shipped.wgsl === text.wgsl,
+        `step ${i}'s WGSL kernel is not the code its kernel IR gives (an edited kernel): ${firstDifference(text.wgsl, shipped.wgsl)}`,
+      );
     }
   });
   return derived.steps as Step[];
@@ -404,7 +479,10 @@ export function loadBundle<M extends BundleModule>(mod: M, opts?: LoadBundleOpti
  *
  * @typeParam F - The function whose parameters and result type the loaded bundle takes.
  */
-export function loadBundle<F extends (...args: never) => unknown>(mod: BundleModule, opts?: LoadBundleOptions): Promise<BundleFunction<Parameters<F>, ReturnType<F>>>;
+export function loadBundle<F extends (...args: never) => unknown>(
+  mod: BundleModule,
+  opts?: LoadBundleOptions,
+): Promise<BundleFunction<Parameters<F>, ReturnType<F>>>;
 export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}): Promise<BundleFunction> {
   const b = readBundle(mod, opts);
   const steps = checkSchedule(b.snapshot, b.graph, b.order);

@@ -8,7 +8,10 @@
 import { isDType, type DType } from "../ir/dtype.js";
 import { DTypeError, ShapeError } from "../ir/errors.js";
 
-const TYPED_ARRAY_TAG = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype) as object, Symbol.toStringTag)!.get!;
+const TYPED_ARRAY_TAG = Object.getOwnPropertyDescriptor(
+  Object.getPrototypeOf(Int8Array.prototype) as object,
+  Symbol.toStringTag,
+)!.get!;
 
 /**
  * The built-in name of a typed array (`"Float32Array"`, `"Int8Array"`, …), or
@@ -60,7 +63,8 @@ export function describe(v: unknown): string {
 
 /** An integer argument (finite, no fraction) within [min, max]. */
 export function checkInt(op: string, name: string, v: unknown, min = -Infinity, max = Infinity): number {
-  if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${name} must be an integer, got ${describe(v)}`);
+  if (typeof v !== "number" || !Number.isInteger(v))
+    throw new ShapeError(`${op}: ${name} must be an integer, got ${describe(v)}`);
   if (v < min || v > max) {
     const range = max === Infinity ? `>= ${min}` : min === -Infinity ? `<= ${max}` : `in [${min}, ${max}]`;
     throw new ShapeError(`${op}: ${name} must be ${range}, got ${v}`);
@@ -70,7 +74,8 @@ export function checkInt(op: string, name: string, v: unknown, min = -Infinity, 
 
 /** A finite number argument. */
 export function checkFinite(op: string, name: string, v: unknown): number {
-  if (typeof v !== "number" || !Number.isFinite(v)) throw new ShapeError(`${op}: ${name} must be a finite number, got ${describe(v)}`);
+  if (typeof v !== "number" || !Number.isFinite(v))
+    throw new ShapeError(`${op}: ${name} must be a finite number, got ${describe(v)}`);
   return v;
 }
 
@@ -78,13 +83,22 @@ export function checkFinite(op: string, name: string, v: unknown): number {
  * A list of sizes: an array of integers `>= min` (0 for sizes; -1 where the
  * function infers or keeps a dim). `of` (a tensor) is named in errors.
  */
-export function checkSizes(op: string, name: string, shape: unknown, min = 0, of?: { toString(): string }): readonly number[] {
-  if (!Array.isArray(shape)) throw new ShapeError(`${op}: ${name} must be an array of sizes, got ${describe(shape)}${forX(of)}`);
+export function checkSizes(
+  op: string,
+  name: string,
+  shape: unknown,
+  min = 0,
+  of?: { toString(): string },
+): readonly number[] {
+  if (!Array.isArray(shape))
+    throw new ShapeError(`${op}: ${name} must be an array of sizes, got ${describe(shape)}${forX(of)}`);
   for (let i = 0; i < shape.length; i++) {
     const d: unknown = shape[i];
     if (typeof d !== "number" || !Number.isInteger(d) || d < min) {
       const list = shape.map((x: unknown) => (typeof x === "number" ? String(x) : "?")).join(",");
-      throw new ShapeError(`${op}: ${name} (${list}) has an invalid size ${describe(d)} at index ${i}${min < 0 ? " (sizes are >= 0, or -1)" : ""}${forX(of)}`);
+      throw new ShapeError(
+        `${op}: ${name} (${list}) has an invalid size ${describe(d)} at index ${i}${min < 0 ? " (sizes are >= 0, or -1)" : ""}${forX(of)}`,
+      );
     }
   }
   return shape as readonly number[];
@@ -97,14 +111,18 @@ function forX(of: { toString(): string } | undefined): string {
 
 /** A dtype name. */
 export function checkDType(op: string, dtype: unknown): DType {
-  if (!isDType(dtype)) throw new DTypeError(`${op}: unknown dtype ${typeof dtype === "string" ? dtype : describe(dtype)} (dtypes are float32, float64, int32, uint32, bool)`);
+  if (!isDType(dtype))
+    throw new DTypeError(
+      `${op}: unknown dtype ${typeof dtype === "string" ? dtype : describe(dtype)} (dtypes are float32, float64, int32, uint32, bool)`,
+    );
   return dtype;
 }
 
 /** An options object (or undefined). */
 export function checkOptions<T extends object>(op: string, opts: T | undefined): T | Record<string, never> {
   if (opts === undefined) return {};
-  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) throw new DTypeError(`${op}: options must be an object, got ${describe(opts)}`);
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts))
+    throw new DTypeError(`${op}: options must be an object, got ${describe(opts)}`);
   return opts;
 }
 

@@ -3,7 +3,16 @@ import { ARRAY_CTOR, castScalar, type DType, type TypedArray } from "../ir/dtype
 import { BackendError, DTypeError, ShapeError } from "../ir/errors.js";
 import { checkElementCount } from "../ir/shapes.js";
 import { fmtShape, prod } from "../ir/types.js";
-import { checkDType, checkFinite, checkInt, checkOptions, checkSizes, describe, fitsDType, typedArrayName } from "./check.js";
+import {
+  checkDType,
+  checkFinite,
+  checkInt,
+  checkOptions,
+  checkSizes,
+  describe,
+  fitsDType,
+  typedArrayName,
+} from "./check.js";
 import { getBackend } from "./backend.js";
 import { Tensor, where, type NestedArray } from "./tensor.js";
 
@@ -31,7 +40,9 @@ function checkShape(op: string, name: string, shape: unknown): readonly number[]
 function fromData(dtype: DType, batch: readonly number[], base: readonly number[], data: TypedArray): Tensor {
   const backend = getBackend();
   if (!backend.dtypes.includes(dtype)) {
-    throw new DTypeError(`tensor ${fmtShape(batch, base)} is ${dtype}, which ${backend.displayName} cannot hold${dtype === "float64" && backend.shippedKernel === "wgsl" ? " (WGSL has no f64)" : ""}: cast to float32 or use the js backend`);
+    throw new DTypeError(
+      `tensor ${fmtShape(batch, base)} is ${dtype}, which ${backend.displayName} cannot hold${dtype === "float64" && backend.shippedKernel === "wgsl" ? " (WGSL has no f64)" : ""}: cast to float32 or use the js backend`,
+    );
   }
   const buf = backend.alloc(dtype, data.length);
   backend.write(buf, data);
@@ -43,7 +54,10 @@ function allocate(op: string, dtype: DType, n: number, batch: readonly number[],
   try {
     return new ARRAY_CTOR[dtype](n);
   } catch (e) {
-    if (e instanceof RangeError) throw new BackendError(`${op}: cannot allocate ${n} ${dtype} elements for ${fmtShape(batch, base)}: ${e.message}`);
+    if (e instanceof RangeError)
+      throw new BackendError(
+        `${op}: cannot allocate ${n} ${dtype} elements for ${fmtShape(batch, base)}: ${e.message}`,
+      );
     throw e;
   }
 }
@@ -88,7 +102,8 @@ export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
   const chain: unknown[] = [];
   let probe: unknown = data;
   while (Array.isArray(probe)) {
-    if (chain.includes(probe)) throw new ShapeError(`tensor: ${pathOf(firstPath)} is an array that contains itself (cyclic nesting)`);
+    if (chain.includes(probe))
+      throw new ShapeError(`tensor: ${pathOf(firstPath)} is an array that contains itself (cyclic nesting)`);
     if (shape.length === MAX_NESTING) throw new ShapeError(`tensor: data is nested deeper than ${MAX_NESTING} levels`);
     chain.push(probe);
     shape.push(probe.length);
@@ -108,7 +123,9 @@ export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
       if (typeof v === "number") {
         allBool = false;
         if (dtype !== undefined && !fitsDType(v, dtype)) {
-          throw new DTypeError(`tensor: ${pathOf(path)} is ${v}, which ${dtype} cannot hold (integer dtypes take finite values in range)`);
+          throw new DTypeError(
+            `tensor: ${pathOf(path)} is ${v}, which ${dtype} cannot hold (integer dtypes take finite values in range)`,
+          );
         }
         flat[k++] = v;
       } else if (typeof v === "boolean") flat[k++] = v ? 1 : 0;
@@ -120,15 +137,21 @@ export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
             : typedArrayName(v) !== undefined
               ? `${describe(v)} (typed arrays go to fromTypedArray)`
               : describe(v);
-        throw new (Array.isArray(v) ? ShapeError : DTypeError)(`tensor: ${pathOf(path)} is ${what}; entries must be numbers or booleans`);
+        throw new (Array.isArray(v) ? ShapeError : DTypeError)(
+          `tensor: ${pathOf(path)} is ${what}; entries must be numbers or booleans`,
+        );
       }
       return;
     }
     if (!Array.isArray(v)) {
-      throw new ShapeError(`tensor: ${pathOf(path)} is ${describe(v)}, but the data has shape (${shape.join(",")}) read off the first elements, so it must be a list of ${shape[d]} (ragged nesting)`);
+      throw new ShapeError(
+        `tensor: ${pathOf(path)} is ${describe(v)}, but the data has shape (${shape.join(",")}) read off the first elements, so it must be a list of ${shape[d]} (ragged nesting)`,
+      );
     }
     if (v.length !== shape[d]) {
-      throw new ShapeError(`tensor: ${pathOf(path)} has ${v.length} entries, but the data has shape (${shape.join(",")}) read off the first elements, so it must have ${shape[d]} (ragged nesting)`);
+      throw new ShapeError(
+        `tensor: ${pathOf(path)} has ${v.length} entries, but the data has shape (${shape.join(",")}) read off the first elements, so it must have ${shape[d]} (ragged nesting)`,
+      );
     }
     for (let i = 0; i < v.length; i++) {
       path[d] = i;
@@ -180,7 +203,11 @@ function dtypeOfArray(op: string, a: unknown): DType {
  * conversion, where the tensor then reads the caller's array directly (the caller
  * must not change it while the tensor lives).
  */
-export function fromTypedArray(data: TypedArray, shape: readonly number[], opts: TensorOptions & { copy?: boolean } = {}): Tensor {
+export function fromTypedArray(
+  data: TypedArray,
+  shape: readonly number[],
+  opts: TensorOptions & { copy?: boolean } = {},
+): Tensor {
   const from = dtypeOfArray("fromTypedArray", data);
   checkShape("fromTypedArray", "shape", shape);
   const o = checkOptions("fromTypedArray", opts);
@@ -195,7 +222,9 @@ export function fromTypedArray(data: TypedArray, shape: readonly number[], opts:
       if (data[i]! > 1) {
         // Without a dtype, a Uint8Array is a bool tensor's storage: anything but 0/1 is a mistake, not a guess to make.
         if (o.dtype === undefined) {
-          throw new DTypeError(`fromTypedArray: a Uint8Array is read as bool and must hold only 0 and 1, but data[${i}] is ${data[i]}: pass { dtype: "int32" } to read numbers, or { dtype: "bool" } for x != 0`);
+          throw new DTypeError(
+            `fromTypedArray: a Uint8Array is read as bool and must hold only 0 and 1, but data[${i}] is ${data[i]}: pass { dtype: "int32" } to read numbers, or { dtype: "bool" } for x != 0`,
+          );
         }
         same = false; // { dtype: "bool" } asked for x != 0: normalised below
         break;
@@ -221,11 +250,18 @@ export function fromTypedArray(data: TypedArray, shape: readonly number[], opts:
 function checkFill(op: string, value: unknown, dtype: DType): number {
   if (typeof value === "boolean") return value ? 1 : 0;
   if (typeof value !== "number") throw new DTypeError(`${op}: value must be a number, got ${describe(value)}`);
-  if (!fitsDType(value, dtype)) throw new DTypeError(`${op}: value ${value} does not fit ${dtype} (integer dtypes hold finite values in range)`);
+  if (!fitsDType(value, dtype))
+    throw new DTypeError(`${op}: value ${value} does not fit ${dtype} (integer dtypes hold finite values in range)`);
   return value;
 }
 
-function fill(op: string, batchShape: readonly number[], baseShape: readonly number[], value: unknown, opts: CreateOptions | undefined): Tensor {
+function fill(
+  op: string,
+  batchShape: readonly number[],
+  baseShape: readonly number[],
+  value: unknown,
+  opts: CreateOptions | undefined,
+): Tensor {
   checkShape(op, "batchShape", batchShape);
   checkShape(op, "baseShape", baseShape);
   const dtype = checkDType(op, checkOptions(op, opts).dtype ?? "float32");
@@ -237,7 +273,12 @@ function fill(op: string, batchShape: readonly number[], baseShape: readonly num
 }
 
 /** A tensor of `value` with the given batch and base shapes: `full([B], [3, 3], 0.5)` is `(B; 3,3)`. */
-export function full(batchShape: readonly number[], baseShape: readonly number[], value: number, opts: CreateOptions = {}): Tensor {
+export function full(
+  batchShape: readonly number[],
+  baseShape: readonly number[],
+  value: number,
+  opts: CreateOptions = {},
+): Tensor {
   return fill("full", batchShape, baseShape, value, opts);
 }
 

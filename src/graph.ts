@@ -27,7 +27,12 @@ export function symbolize(t: TensorType, maxRank: number): TensorType {
  * (already symbolic); any realized tensor reached becomes a captured input.
  * `traceId` names the trace whose parameters may appear (undefined: none may).
  */
-export function buildGraph(name: string, outputs: readonly Tensor[], params: readonly Tensor[], traceId?: number): BuiltGraph {
+export function buildGraph(
+  name: string,
+  outputs: readonly Tensor[],
+  params: readonly Tensor[],
+  traceId?: number,
+): BuiltGraph {
   const leaves: Tensor[] = [...params];
   const seen = new Set<Tensor>(params);
   // First pass: find the realized leaves in a deterministic (DFS) order.
@@ -46,7 +51,8 @@ export function buildGraph(name: string, outputs: readonly Tensor[], params: rea
         leaves.push(t);
       }
     } else if (s.kind === "param") {
-      if (s.traceId !== traceId) throw new TraceError("a traced value escaped its jit function and was used outside it");
+      if (s.traceId !== traceId)
+        throw new TraceError("a traced value escaped its jit function and was used outside it");
     } else if (s.kind === "disposed") {
       throw new BackendError(`a disposed tensor ${t.toString()} was used`);
     } else {
@@ -78,7 +84,14 @@ export function buildGraph(name: string, outputs: readonly Tensor[], params: rea
         continue;
       }
       work.pop();
-      nodes.set(top.t, Node.make(s.op, s.inputs.map((i) => nodes.get(i)!), s.attrs));
+      nodes.set(
+        top.t,
+        Node.make(
+          s.op,
+          s.inputs.map((i) => nodes.get(i)!),
+          s.attrs,
+        ),
+      );
     }
     return nodes.get(root)!;
   };

@@ -22,19 +22,75 @@ import { installCompiler } from "./compiler.js";
 installCompiler();
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
-export { tensor, fromTypedArray, full, zeros, ones, empty, arange, eye, diag, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
-export { jit, trace, spec, jaggedSpec, dictSpec, type ArgSpec, type DictSpec, type JitOptions, type JitArg, type JitOutput, type JitFunction, type JitStats, type DumpOptions } from "./jit.js";
+export {
+  tensor,
+  fromTypedArray,
+  full,
+  zeros,
+  ones,
+  empty,
+  arange,
+  eye,
+  diag,
+  scalar,
+  type TensorOptions,
+  type CreateOptions,
+} from "./creation.js";
+export {
+  jit,
+  trace,
+  spec,
+  jaggedSpec,
+  dictSpec,
+  type ArgSpec,
+  type DictSpec,
+  type JitOptions,
+  type JitArg,
+  type JitOutput,
+  type JitFunction,
+  type JitStats,
+  type DumpOptions,
+} from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
 export { parseSpec } from "./cli/spec.js";
-export { loadBundle, bundleSha256, BUNDLE_FORMAT, BUNDLE_VERSION, type BundleModule, type BundleFunction, type BundleFunctionOf, type BundleArgs, type BundleResults, type BundleTypesOptions, type LoadBundleOptions } from "./bundle.js";
-export { BatchwiseError, ShapeError, DTypeError, UnsupportedOpError, IRError, TraceError, BackendError, BundleError, KeyError } from "../ir/errors.js";
+export {
+  loadBundle,
+  bundleSha256,
+  BUNDLE_FORMAT,
+  BUNDLE_VERSION,
+  type BundleModule,
+  type BundleFunction,
+  type BundleFunctionOf,
+  type BundleArgs,
+  type BundleResults,
+  type BundleTypesOptions,
+  type LoadBundleOptions,
+} from "./bundle.js";
+export {
+  BatchwiseError,
+  ShapeError,
+  DTypeError,
+  UnsupportedOpError,
+  IRError,
+  TraceError,
+  BackendError,
+  BundleError,
+  KeyError,
+} from "../ir/errors.js";
 export { promote, type DType, type TypedArray } from "../ir/dtype.js";
 export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
 export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
-export { initWebGPU, type WebGPUBackend, type WebGPUOptions, type WebGPUStats, type AdapterDescription, type DeviceLimits } from "./webgpu.js";
+export {
+  initWebGPU,
+  type WebGPUBackend,
+  type WebGPUOptions,
+  type WebGPUStats,
+  type AdapterDescription,
+  type DeviceLimits,
+} from "./webgpu.js";
 export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
 export { jagged, fromPadded } from "./ragged/build.js";
 export * from "./typed/index.js";

@@ -22,7 +22,16 @@ import { concreteType, realize, realizeSync } from "./realize.js";
 import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 import { TensorDict } from "./tensordict/tensordict.js";
-import { checkFunction, checkJitOptions, checkSpecParts, checkSpecs, flatten, leafKinds, unflatten, type JitArg } from "./args.js";
+import {
+  checkFunction,
+  checkJitOptions,
+  checkSpecParts,
+  checkSpecs,
+  flatten,
+  leafKinds,
+  unflatten,
+  type JitArg,
+} from "./args.js";
 
 // jit compiles (a page that imports only jit gets the compiler with it).
 installCompiler();
@@ -138,28 +147,42 @@ export function dictSpec(batch: readonly string[], entries: { readonly [key: str
  * f.dump({ after: "fuse" }); // before any data exists
  * ```
  */
-export function trace<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, specs: readonly (ArgSpec | DictSpec)[], opts: JitOptions = {}): JitFunction<A, R> {
+export function trace<A extends JitArg[], R extends JitOutput>(
+  fn: (...args: A) => R,
+  specs: readonly (ArgSpec | DictSpec)[],
+  opts: JitOptions = {},
+): JitFunction<A, R> {
   checkFunction("trace", fn);
   checkSpecs(specs);
   const f = jit(fn, opts);
   // Placeholders carry only a type: tracing reads dtype, batch rank and base shape (and a dict's keys).
-  const of = (dtype: DType, batchRank: number, base: readonly number[]) => new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
+  const of = (dtype: DType, batchRank: number, base: readonly number[]) =>
+    new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
   const placeholder = (s: ArgSpec | DictSpec, where: string): JitArg => {
     if ("entries" in s) {
       const td = new TensorDict({}, new Array<number>(s.batch.length).fill(1));
       for (const [k, v] of Object.entries(s.entries)) {
         const x = placeholder(v, `${where}.${k}`);
         const rank = x instanceof TensorDict ? x.batchDim : x instanceof JaggedTensor ? 2 : x.batchDim;
-        if (rank < s.batch.length) throw new TraceError(`trace: ${where}.${k} has ${rank} batch dims, fewer than its dict's [${s.batch.join(", ")}]`);
+        if (rank < s.batch.length)
+          throw new TraceError(
+            `trace: ${where}.${k} has ${rank} batch dims, fewer than its dict's [${s.batch.join(", ")}]`,
+          );
         td.set(k, x);
       }
       return td;
     }
     if (!isDType(s.dtype)) throw new TraceError(`trace: ${where} has an unknown dtype ${String(s.dtype)}`);
-    if (s.base.some((d) => !Number.isInteger(d) || d < 0)) throw new TraceError(`trace: ${where} base (${s.base.join(",")}) must be static non-negative sizes`);
-    return s.jagged ? new JaggedTensor(of(s.dtype, 1, s.base), of("int32", 1, [])) : of(s.dtype, s.batch.length, s.base);
+    if (s.base.some((d) => !Number.isInteger(d) || d < 0))
+      throw new TraceError(`trace: ${where} base (${s.base.join(",")}) must be static non-negative sizes`);
+    return s.jagged
+      ? new JaggedTensor(of(s.dtype, 1, s.base), of("int32", 1, []))
+      : of(s.dtype, s.batch.length, s.base);
   };
-  const { tensors, kinds } = flatten(specs.map((s, i) => placeholder(s, `spec ${i}`)), "trace");
+  const { tensors, kinds } = flatten(
+    specs.map((s, i) => placeholder(s, `spec ${i}`)),
+    "trace",
+  );
   (f as unknown as { [TRACE_FOR]: (args: readonly Tensor[], kinds: string) => void })[TRACE_FOR](tensors, kinds);
   return f;
 }
@@ -217,7 +240,10 @@ let nextTraceId = 1;
  * f.stats; // { traces: 1, compiles: …, cacheHits: 1, … }
  * ```
  */
-export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) => R, opts: JitOptions = {}): JitFunction<A, R> {
+export function jit<A extends JitArg[], R extends JitOutput>(
+  fn: (...args: A) => R,
+  opts: JitOptions = {},
+): JitFunction<A, R> {
   checkFunction("jit", fn);
   checkJitOptions("jit", opts);
   // The state below changes only when a trace and its compile succeed (a trace is a
@@ -263,12 +289,18 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     // A trace is compiled for one backend: after setBackend, the same signature is another entry.
     const backendName = (opts.backend ?? getBackend()).name;
     // Fast path: same signature as the previous call.
-    if (fast !== undefined && kinds === fast.kinds && fast.entry.backend === backendName && sameSignature(args, fast.args)) {
+    if (
+      fast !== undefined &&
+      kinds === fast.kinds &&
+      fast.entry.backend === backendName &&
+      sameSignature(args, fast.args)
+    ) {
       stats.cacheHits++;
       fast = { entry: fast.entry, args, kinds };
       return fast.entry;
     }
-    const key = `${backendName}:${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
+    const key =
+      `${backendName}:${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
     const hit = entries.get(key);
     if (hit !== undefined) {
       stats.cacheHits++;
@@ -301,7 +333,9 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const params = args.map((a, index) => {
       const jn = jaggedIndex.get(index);
       const batch: Dim[] =
-        jn === undefined ? a._type.batch.map((_, j) => `b${maxRank - a.batchDim + j}`) : [a.dtype === "int32" && a.baseDim === 0 && jaggedIndex.get(index - 1) === jn ? `r${jn}` : `t${jn}`];
+        jn === undefined
+          ? a._type.batch.map((_, j) => `b${maxRank - a.batchDim + j}`)
+          : [a.dtype === "int32" && a.baseDim === 0 && jaggedIndex.get(index - 1) === jn ? `r${jn}` : `t${jn}`];
       return new Tensor({ dtype: a.dtype, batch, base: a.baseShape }, { kind: "param", traceId, index });
     });
     const result = fn(...(unflatten(params, kinds) as A));
@@ -309,8 +343,12 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const results: unknown[] = multi ? [...(result as readonly unknown[])] : [result];
     results.forEach((o, i) => {
       if (!(o instanceof Tensor || o instanceof JaggedTensor || o instanceof TensorDict)) {
-        const what = multi ? `element ${i} of the returned array is ${describeValue(o)}` : `it returned ${describeValue(o)}`;
-        throw new TraceError(`jit @${name}: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); ${what}`);
+        const what = multi
+          ? `element ${i} of the returned array is ${describeValue(o)}`
+          : `it returned ${describeValue(o)}`;
+        throw new TraceError(
+          `jit @${name}: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); ${what}`,
+        );
       }
     });
     const { tensors: outs, kinds: outKinds } = flatten(results);
@@ -322,11 +360,25 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     const backend = opts.backend ?? getBackend();
     debugLog("ir", printGraph(built.graph));
     const fuseOptions: FuseOptions = fuseOptionsFor(backend, opts);
-    const pipeline = runPipeline(built.graph, fuseOptions, debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined);
+    const pipeline = runPipeline(
+      built.graph,
+      fuseOptions,
+      debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined,
+    );
     const program = Program.create(pipeline.schedule, backend);
     stats.compiles += counters.compiles - before.compiles;
     stats.kernelCacheHits += counters.cacheHits - before.hits;
-    const common = { key, pipeline, fuse: fuseOptions, captured: built.captured, multi, outKinds, plainOut: /^t*$/.test(outKinds), kinds, backend: backend.name };
+    const common = {
+      key,
+      pipeline,
+      fuse: fuseOptions,
+      captured: built.captured,
+      multi,
+      outKinds,
+      plainOut: /^t*$/.test(outKinds),
+      kinds,
+      backend: backend.name,
+    };
     if (!(program instanceof Promise)) return { ...common, program, created: program };
     // An asynchronous compile that fails forgets the entry (and rejects its callers).
     const guarded = program.then(
@@ -353,7 +405,9 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
         if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
         if (!backend.owns(s.buffer)) {
           const what = list === args ? `argument ${bound.length} ${t.toString()}` : `a captured tensor ${t.toString()}`;
-          throw new BackendError(`jit @${name}: ${what} lives on the ${s.backend.name} backend, but this function runs on ${backend.name}: move it first with await t.to("${backend.name}")`);
+          throw new BackendError(
+            `jit @${name}: ${what} lives on the ${s.backend.name} backend, but this function runs on ${backend.name}: move it first with await t.to("${backend.name}")`,
+          );
         }
         bound.push({ buffer: s.buffer, type: concreteType(t) });
       }
@@ -371,7 +425,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     // Plain tensors (the common case) need no flattening.
     let plain = true;
     for (const a of args) if (!(a instanceof Tensor)) plain = false;
-    if (plain) return { tensors: args as readonly Tensor[], kinds: (plainKinds[args.length] ??= "t".repeat(args.length)) };
+    if (plain)
+      return { tensors: args as readonly Tensor[], kinds: (plainKinds[args.length] ??= "t".repeat(args.length)) };
     return flatten(args);
   };
 
@@ -381,7 +436,8 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
     for (const a of tensors) realizeSync(a);
     const e = entryFor(tensors, kinds);
     setLast(e);
-    if (e.program instanceof Promise) throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
+    if (e.program instanceof Promise)
+      throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
     return runEntry(e, e.program, e.program.run(bind(e, tensors, e.program.backend)));
   }) as JitFunction<A, R>;
 
@@ -419,7 +475,15 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
 
   const traced = (): Traced => {
     if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first (or use trace)`);
-    return { backend: last.backend, schedule: last.pipeline.schedule, fuse: last.fuse, captured: last.captured, args: last.kinds, results: last.outKinds, multi: last.multi };
+    return {
+      backend: last.backend,
+      schedule: last.pipeline.schedule,
+      fuse: last.fuse,
+      captured: last.captured,
+      args: last.kinds,
+      results: last.outKinds,
+      multi: last.multi,
+    };
   };
   f.bundle = (): string => bundleSource(traced());
   f.bundleAsync = async (): Promise<string> => bundleSourceAsync(traced());
@@ -440,8 +504,6 @@ export function jit<A extends JitArg[], R extends JitOutput>(fn: (...args: A) =>
   return f;
 }
 
-
-
 /** What a value is, for an error message: "a number (42)", "undefined", "a Promise (async functions cannot be traced)". */
 function describeValue(v: unknown): string {
   if (v === null || v === undefined) return String(v);
@@ -449,7 +511,8 @@ function describeValue(v: unknown): string {
   if (v instanceof Promise) return "a Promise (an async function cannot be traced: return the tensors themselves)";
   const t = typeof v;
   if (t === "number" || t === "boolean" || t === "bigint") return `a ${t} (${String(v)})`;
-  if (t === "string") return `a string (${JSON.stringify((v as string).length > 20 ? `${(v as string).slice(0, 20)}…` : v)})`;
+  if (t === "string")
+    return `a string (${JSON.stringify((v as string).length > 20 ? `${(v as string).slice(0, 20)}…` : v)})`;
   if (t === "function") return "a function";
   if (t === "symbol") return "a symbol";
   const ctor = (Object.getPrototypeOf(v) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
@@ -473,12 +536,20 @@ function describeSchedule(p: PipelineResult): string {
     if (step.kind === "view") {
       lines.push(`  ${nameOf(step.node)} = view ${nameOf(step.source)} : ${fmtType(step.node.type)}`);
     } else if (step.kind === "copy") {
-      lines.push(`  ${nameOf(step.node)} = copy (${step.node.op}) ${step.sources.map(nameOf).join(", ")} : ${fmtType(step.node.type)}`);
+      lines.push(
+        `  ${nameOf(step.node)} = copy (${step.node.op}) ${step.sources.map(nameOf).join(", ")} : ${fmtType(step.node.type)}`,
+      );
     } else {
       const outs = step.outputs.map((o) => `${nameOf(o)}: ${fmtType(o.type)}`).join(", ");
       const seg = step.kernel.segment;
-      const red = seg ? ` segment ${seg.mode}` : step.kernel.reduce ? ` reduce(batch=[${step.kernel.reduce.batchAxes}], base=[${step.kernel.reduce.baseAxes}])` : "";
-      lines.push(`  kernel ${k++} (${step.kernel.exprs.length} exprs${red}${step.kernel.unroll ? ", unrolled" : ""}) reads ${step.inputs.map(nameOf).join(", ") || "nothing"} -> ${outs}`);
+      const red = seg
+        ? ` segment ${seg.mode}`
+        : step.kernel.reduce
+          ? ` reduce(batch=[${step.kernel.reduce.batchAxes}], base=[${step.kernel.reduce.baseAxes}])`
+          : "";
+      lines.push(
+        `  kernel ${k++} (${step.kernel.exprs.length} exprs${red}${step.kernel.unroll ? ", unrolled" : ""}) reads ${step.inputs.map(nameOf).join(", ") || "nothing"} -> ${outs}`,
+      );
     }
   }
   return lines.join("\n");

@@ -44,7 +44,11 @@ export function programCacheSize(): number {
 }
 
 /** The program for a graph on a backend, from the cache or built now. */
-export function programFor(text: string, build: () => { readonly schedule: Schedule }, backend: Backend): Program | Promise<Program> {
+export function programFor(
+  text: string,
+  build: () => { readonly schedule: Schedule },
+  backend: Backend,
+): Program | Promise<Program> {
   const key = `${backend.name}\n${text}`;
   const hit = programCache.get(key);
   if (hit !== undefined) {
@@ -79,7 +83,9 @@ function leafBuffer(t: Tensor, backend: Backend) {
   const s = t._src;
   if (s.kind !== "buffer") throw new TraceError("internal: leaf is not realized");
   if (s.backend !== backend) {
-    throw new BackendError(`tensor ${t.toString()} lives on the ${s.backend.name} backend, the program runs on ${backend.name}`);
+    throw new BackendError(
+      `tensor ${t.toString()} lives on the ${s.backend.name} backend, the program runs on ${backend.name}`,
+    );
   }
   return { buffer: s.buffer, type: concreteType(t) };
 }
@@ -104,7 +110,9 @@ function pendingProgram(t: Tensor): Pending | undefined {
   const text = printGraph(built.graph);
   const schedule = scheduler;
   if (schedule === undefined) {
-    throw new BackendError(`${t.toString()}: computing tensor operations needs the compiler of the full batchwise entry; batchwise/runtime only runs bundles`);
+    throw new BackendError(
+      `${t.toString()}: computing tensor operations needs the compiler of the full batchwise entry; batchwise/runtime only runs bundles`,
+    );
   }
   const program = programFor(text, () => ({ schedule: schedule(built.graph, backend) }), backend);
   return { program, captured: built.captured };
@@ -114,7 +122,8 @@ function pendingProgram(t: Tensor): Pending | undefined {
 export function realizeSync(t: Tensor): void {
   const p = pendingProgram(t);
   if (p === undefined) return;
-  if (p.program instanceof Promise) throw new BackendError(`realize: the ${getBackend().name} backend compiles asynchronously; use await t.data()`);
+  if (p.program instanceof Promise)
+    throw new BackendError(`realize: the ${getBackend().name} backend compiles asynchronously; use await t.data()`);
   finish(t, p.program, p.captured);
 }
 
@@ -132,7 +141,8 @@ export function readTensorSync(t: Tensor, copy = true): TypedArray {
   realizeSync(t);
   const s = t._src;
   if (s.kind !== "buffer") throw new TraceError("internal: not realized");
-  if (s.backend.readSync === undefined) throw new BackendError(`dataSync: the ${s.backend.name} backend reads asynchronously; use await t.data()`);
+  if (s.backend.readSync === undefined)
+    throw new BackendError(`dataSync: the ${s.backend.name} backend reads asynchronously; use await t.data()`);
   if (!copy && s.backend.view !== undefined) return s.backend.view(s.buffer);
   return s.backend.readSync(s.buffer);
 }

@@ -19,7 +19,16 @@
  */
 import { BundleError } from "../ir/errors.js";
 import { mapStep, type Step } from "../ir/schedule.js";
-import { bundleFunction, check, checkHash, checkLayout, readBundle, type BundleFunction, type BundleModule, type LoadBundleOptions } from "./bundle-load.js";
+import {
+  bundleFunction,
+  check,
+  checkHash,
+  checkLayout,
+  readBundle,
+  type BundleFunction,
+  type BundleModule,
+  type LoadBundleOptions,
+} from "./bundle-load.js";
 
 /**
  * Loads a bundle module whose SHA-256 the caller pins (`opts.sha256`): checks
@@ -46,7 +55,10 @@ export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}
   // The hash first: from here on the content is the one the caller pinned.
   await checkHash(b);
   const { snapshot, order } = b;
-  check(snapshot.kernels.length === snapshot.steps.length, `the bundle's ${snapshot.steps.length} steps and ${snapshot.kernels.length} kernels do not match`);
+  check(
+    snapshot.kernels.length === snapshot.steps.length,
+    `the bundle's ${snapshot.steps.length} steps and ${snapshot.kernels.length} kernels do not match`,
+  );
   const steps: Step[] = snapshot.steps.map((st, i) =>
     mapStep(st, (n) => {
       check(n < order.length, `step ${i} names node ${n}, the graph has ${order.length}`);
@@ -57,12 +69,35 @@ export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}
   return bundleFunction(b, steps, opts.backend);
 }
 
-export { BUNDLE_FORMAT, BUNDLE_VERSION, type BundleModule, type BundleFunction, type LoadBundleOptions } from "./bundle-load.js";
+export {
+  BUNDLE_FORMAT,
+  BUNDLE_VERSION,
+  type BundleModule,
+  type BundleFunction,
+  type LoadBundleOptions,
+} from "./bundle-load.js";
 export { Tensor, type NestedArray } from "./tensor.js";
-export { tensor, fromTypedArray, full, zeros, ones, empty, scalar, type TensorOptions, type CreateOptions } from "./creation.js";
+export {
+  tensor,
+  fromTypedArray,
+  full,
+  zeros,
+  ones,
+  empty,
+  scalar,
+  type TensorOptions,
+  type CreateOptions,
+} from "./creation.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
-export { initWebGPU, type WebGPUBackend, type WebGPUOptions, type WebGPUStats, type AdapterDescription, type DeviceLimits } from "./webgpu.js";
+export {
+  initWebGPU,
+  type WebGPUBackend,
+  type WebGPUOptions,
+  type WebGPUStats,
+  type AdapterDescription,
+  type DeviceLimits,
+} from "./webgpu.js";
 export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";
 export type { DType, TypedArray } from "../ir/dtype.js";
 export { JaggedTensor } from "./ragged/jagged.js";

@@ -4,7 +4,15 @@
  * until a value is read, and then the whole pending graph is compiled (cached by
  * structure, not by batch size) and run.
  */
-import { ARRAY_CTOR, isFloat, promote, promoteWithNumber, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
+import {
+  ARRAY_CTOR,
+  isFloat,
+  promote,
+  promoteWithNumber,
+  castScalar,
+  type DType,
+  type TypedArray,
+} from "../ir/dtype.js";
 import { BackendError, DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
 import { FLOAT_UNARY, OPS, REDUCE_OPS, type Attrs, type Op } from "../ir/ops.js";
@@ -50,13 +58,19 @@ const NO_AXES: readonly number[] = Object.freeze([]);
 function normAxes(op: string, axes: unknown, rank: number, what: "batch" | "base", t: Tensor): readonly number[] {
   if (axes === undefined) return [...Array(rank).keys()];
   if (typeof axes === "number") return [normAxis(op, axes, rank, what, t)];
-  if (!Array.isArray(axes)) throw new ShapeError(`${op}: ${what} axes must be an integer or an array of integers, got ${describe(axes)} for x ${t.toString()}`);
+  if (!Array.isArray(axes))
+    throw new ShapeError(
+      `${op}: ${what} axes must be an integer or an array of integers, got ${describe(axes)} for x ${t.toString()}`,
+    );
   if (axes.length === 0) return NO_AXES;
   const out = axes.map((a: number) => normAxis(op, a, rank, what, t));
   if (out.length > 1) {
     out.sort((a, b) => a - b);
     for (let i = 1; i < out.length; i++) {
-      if (out[i] === out[i - 1]) throw new ShapeError(`${op}: ${what} axis ${out[i]} appears twice in (${axes.join(",")}) for x ${t.toString()}`);
+      if (out[i] === out[i - 1])
+        throw new ShapeError(
+          `${op}: ${what} axis ${out[i]} appears twice in (${axes.join(",")}) for x ${t.toString()}`,
+        );
     }
   }
   return out;
@@ -79,7 +93,9 @@ const METHOD_OF: Readonly<Record<string, string>> = { and: "logicalAnd", or: "lo
  */
 function weakConst(op: string, name: string, v: number, dtype: DType, x: Tensor): Tensor {
   if (!fitsDType(v, dtype)) {
-    throw new DTypeError(`${op}: ${name} = ${v} does not fit ${dtype}, the dtype ${op} computes in with x ${x.toString()} of dtype ${x.dtype}; cast to a wider dtype first`);
+    throw new DTypeError(
+      `${op}: ${name} = ${v} does not fit ${dtype}, the dtype ${op} computes in with x ${x.toString()} of dtype ${x.dtype}; cast to a wider dtype first`,
+    );
   }
   return Tensor._const(v, dtype);
 }
@@ -87,7 +103,9 @@ function weakConst(op: string, name: string, v: number, dtype: DType, x: Tensor)
 /** A Tensor-or-number operand, or a DTypeError naming it. */
 function checkOperand(op: string, name: string, v: unknown, x: Tensor): void {
   if (typeof v !== "number" && !(v instanceof Tensor)) {
-    throw new DTypeError(`${METHOD_OF[op] ?? op}: ${name} must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`);
+    throw new DTypeError(
+      `${METHOD_OF[op] ?? op}: ${name} must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`,
+    );
   }
 }
 
@@ -95,7 +113,12 @@ function checkOperand(op: string, name: string, v: unknown, x: Tensor): void {
 function inferShape(op: string, target: readonly number[], total: number, t: Tensor, what: string): number[] {
   const neg = target.filter((d) => d === -1).length;
   const known = prod(target.filter((d) => d !== -1));
-  if (neg > 1 || target.some((d) => d < -1 || !Number.isInteger(d)) || (neg === 1 && (known === 0 || total % known !== 0)) || (neg === 0 && known !== total)) {
+  if (
+    neg > 1 ||
+    target.some((d) => d < -1 || !Number.isInteger(d)) ||
+    (neg === 1 && (known === 0 || total % known !== 0)) ||
+    (neg === 0 && known !== total)
+  ) {
     throw new ShapeError(`${op}: cannot reshape the ${what} of x ${t.toString()} to (${target.join(",")})`);
   }
   return target.map((d) => (d === -1 ? total / known : d));
@@ -156,7 +179,11 @@ export class Tensor {
 
   /** @internal Records an op. The type rule runs now, so bad shapes fail at the call. */
   static _op(op: Op, inputs: readonly Tensor[], attrs: Attrs = {}): Tensor {
-    const type = OPS[op].type(op, inputs.map((t) => t._type), attrs);
+    const type = OPS[op].type(
+      op,
+      inputs.map((t) => t._type),
+      attrs,
+    );
     return new Tensor(type, { kind: "lazy", op, inputs, attrs });
   }
 
@@ -272,7 +299,9 @@ export class Tensor {
     const target = resolveBackend("to", backend);
     if (this._src.kind === "buffer" && this._src.backend === target) return this;
     if (!target.dtypes.includes(this.dtype)) {
-      throw new DTypeError(`to: x ${this.toString()} is ${this.dtype}, which ${target.displayName} cannot hold${target.shippedKernel === "wgsl" && this.dtype === "float64" ? " (WGSL has no f64)" : ""}: cast it first, e.g. x.cast("float32")`);
+      throw new DTypeError(
+        `to: x ${this.toString()} is ${this.dtype}, which ${target.displayName} cannot hold${target.shippedKernel === "wgsl" && this.dtype === "float64" ? " (WGSL has no f64)" : ""}: cast it first, e.g. x.cast("float32")`,
+      );
     }
     await realize(this);
     const s = this._src;
@@ -308,62 +337,114 @@ export class Tensor {
     let x: Tensor = this;
     if (FLOAT_UNARY.has(op) && !isFloat(x.dtype)) x = x.cast("float32");
     if (op === "not" && x.dtype !== "bool") x = x.cast("bool");
-    if (x.dtype === "bool" && op !== "not" && op !== "isnan" && op !== "isinf" && op !== "isfinite") x = x.cast("int32");
+    if (x.dtype === "bool" && op !== "not" && op !== "isnan" && op !== "isinf" && op !== "isfinite")
+      x = x.cast("int32");
     return Tensor._op(op, [x]);
   }
 
   /** Elementwise `-x`. */
-  neg(): Tensor { return this.unary("neg"); }
+  neg(): Tensor {
+    return this.unary("neg");
+  }
   /** Elementwise absolute value. */
-  abs(): Tensor { return this.unary("abs"); }
+  abs(): Tensor {
+    return this.unary("abs");
+  }
   /** Elementwise square root (NaN for negatives; integers give float32). */
-  sqrt(): Tensor { return this.unary("sqrt"); }
+  sqrt(): Tensor {
+    return this.unary("sqrt");
+  }
   /** Elementwise `1 / sqrt(x)`. */
-  rsqrt(): Tensor { return this.unary("rsqrt"); }
+  rsqrt(): Tensor {
+    return this.unary("rsqrt");
+  }
   /** Elementwise `e^x`. */
-  exp(): Tensor { return this.unary("exp"); }
+  exp(): Tensor {
+    return this.unary("exp");
+  }
   /** Elementwise natural logarithm. */
-  log(): Tensor { return this.unary("log"); }
+  log(): Tensor {
+    return this.unary("log");
+  }
   /** Elementwise sine (radians). */
-  sin(): Tensor { return this.unary("sin"); }
+  sin(): Tensor {
+    return this.unary("sin");
+  }
   /** Elementwise cosine (radians). */
-  cos(): Tensor { return this.unary("cos"); }
+  cos(): Tensor {
+    return this.unary("cos");
+  }
   /** Elementwise tangent (radians). */
-  tan(): Tensor { return this.unary("tan"); }
+  tan(): Tensor {
+    return this.unary("tan");
+  }
   /** Elementwise hyperbolic tangent. */
-  tanh(): Tensor { return this.unary("tanh"); }
+  tanh(): Tensor {
+    return this.unary("tanh");
+  }
   /** Elementwise logistic function `1 / (1 + e^-x)`. */
-  sigmoid(): Tensor { return this.unary("sigmoid"); }
+  sigmoid(): Tensor {
+    return this.unary("sigmoid");
+  }
   /** Inverse sine in [-π/2, π/2]; NaN outside [-1, 1] (NumPy `arcsin`). */
-  asin(): Tensor { return this.unary("asin"); }
+  asin(): Tensor {
+    return this.unary("asin");
+  }
   /** Inverse cosine in [0, π]; NaN outside [-1, 1] (NumPy `arccos`). */
-  acos(): Tensor { return this.unary("acos"); }
+  acos(): Tensor {
+    return this.unary("acos");
+  }
   /** Inverse tangent in [-π/2, π/2]. */
-  atan(): Tensor { return this.unary("atan"); }
+  atan(): Tensor {
+    return this.unary("atan");
+  }
   /** Rounds down elementwise. */
-  floor(): Tensor { return this.unary("floor"); }
+  floor(): Tensor {
+    return this.unary("floor");
+  }
   /** Rounds up elementwise. */
-  ceil(): Tensor { return this.unary("ceil"); }
+  ceil(): Tensor {
+    return this.unary("ceil");
+  }
   /** Rounds half to even, as NumPy and PyTorch do. */
-  round(): Tensor { return this.unary("round"); }
+  round(): Tensor {
+    return this.unary("round");
+  }
   /** Rounds toward zero elementwise. */
-  trunc(): Tensor { return this.unary("trunc"); }
+  trunc(): Tensor {
+    return this.unary("trunc");
+  }
   /** Elementwise -1, 0 or 1 by the sign of `x` (NaN stays NaN). */
-  sign(): Tensor { return this.unary("sign"); }
+  sign(): Tensor {
+    return this.unary("sign");
+  }
   /** Elementwise bool: `x` is NaN. */
-  isNan(): Tensor { return this.unary("isnan"); }
+  isNan(): Tensor {
+    return this.unary("isnan");
+  }
   /** Elementwise bool: `x` is +∞ or -∞. */
-  isInf(): Tensor { return this.unary("isinf"); }
+  isInf(): Tensor {
+    return this.unary("isinf");
+  }
   /** Elementwise bool: `x` is neither infinite nor NaN. */
-  isFinite(): Tensor { return this.unary("isfinite"); }
+  isFinite(): Tensor {
+    return this.unary("isfinite");
+  }
   /** Elementwise bool NOT (non-zero is true). */
-  logicalNot(): Tensor { return this.unary("not"); }
+  logicalNot(): Tensor {
+    return this.unary("not");
+  }
 
   private binary(op: KBinaryOp, other: Tensor | number): Tensor {
     checkOperand(op, "y", other, this);
     const kind: "arith" | "compare" | "logical" =
-      op === "and" || op === "or" || op === "xor" ? "logical" : op === "eq" || op === "ne" || op === "lt" || op === "le" || op === "gt" || op === "ge" ? "compare" : "arith";
-    let dtype: DType = typeof other === "number" ? promoteWithNumber(this.dtype, other) : promote(this.dtype, other.dtype);
+      op === "and" || op === "or" || op === "xor"
+        ? "logical"
+        : op === "eq" || op === "ne" || op === "lt" || op === "le" || op === "gt" || op === "ge"
+          ? "compare"
+          : "arith";
+    let dtype: DType =
+      typeof other === "number" ? promoteWithNumber(this.dtype, other) : promote(this.dtype, other.dtype);
     if (kind === "logical") dtype = "bool";
     else if (kind === "arith" && dtype === "bool") dtype = "int32";
     if ((op === "div" || op === "pow") && !isFloat(dtype)) dtype = op === "div" ? "float32" : dtype;
@@ -376,52 +457,90 @@ export class Tensor {
    * `x + y`, broadcast over batch and base; dtypes promote and plain numbers take `x`'s dtype where they fit.
    * @example tensor([1, 2]).add(10) // [11, 12]
    */
-  add(y: Tensor | number): Tensor { return this.binary("add", y); }
+  add(y: Tensor | number): Tensor {
+    return this.binary("add", y);
+  }
   /** `x - y`, broadcast; dtypes promote as in `add`. */
-  sub(y: Tensor | number): Tensor { return this.binary("sub", y); }
+  sub(y: Tensor | number): Tensor {
+    return this.binary("sub", y);
+  }
   /** `x * y`, broadcast; dtypes promote as in `add`. */
-  mul(y: Tensor | number): Tensor { return this.binary("mul", y); }
+  mul(y: Tensor | number): Tensor {
+    return this.binary("mul", y);
+  }
   /** True division: integer operands give float32 (as NumPy and PyTorch). */
-  div(y: Tensor | number): Tensor { return this.binary("div", y); }
+  div(y: Tensor | number): Tensor {
+    return this.binary("div", y);
+  }
   /** `x ** y`, broadcast; dtypes promote as in `add`. */
-  pow(y: Tensor | number): Tensor { return this.binary("pow", y); }
+  pow(y: Tensor | number): Tensor {
+    return this.binary("pow", y);
+  }
   /** The larger of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
-  maximum(y: Tensor | number): Tensor { return this.binary("maximum", y); }
+  maximum(y: Tensor | number): Tensor {
+    return this.binary("maximum", y);
+  }
   /** The smaller of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
-  minimum(y: Tensor | number): Tensor { return this.binary("minimum", y); }
+  minimum(y: Tensor | number): Tensor {
+    return this.binary("minimum", y);
+  }
   /** Floor modulo: the result has the sign of the divisor (NumPy `%`). */
-  mod(y: Tensor | number): Tensor { return this.binary("mod", y); }
+  mod(y: Tensor | number): Tensor {
+    return this.binary("mod", y);
+  }
   /**
    * The angle of the point (x, y) with `this` as y, in [-π, π], as `Math.atan2`
    * (signed zeros and infinities included); integers give float32.
    * @example tensor([1, 0, -0]).atan2(tensor([0, -1, -1])) // [π/2, π, -π]
    */
-  atan2(x: Tensor | number): Tensor { return this.binary("atan2", x); }
+  atan2(x: Tensor | number): Tensor {
+    return this.binary("atan2", x);
+  }
   /** Elementwise bool `x == y`, broadcast. */
-  eq(y: Tensor | number): Tensor { return this.binary("eq", y); }
+  eq(y: Tensor | number): Tensor {
+    return this.binary("eq", y);
+  }
   /** Elementwise bool `x != y`, broadcast. */
-  ne(y: Tensor | number): Tensor { return this.binary("ne", y); }
+  ne(y: Tensor | number): Tensor {
+    return this.binary("ne", y);
+  }
   /** Elementwise bool `x < y`, broadcast. */
-  lt(y: Tensor | number): Tensor { return this.binary("lt", y); }
+  lt(y: Tensor | number): Tensor {
+    return this.binary("lt", y);
+  }
   /** Elementwise bool `x <= y`, broadcast. */
-  le(y: Tensor | number): Tensor { return this.binary("le", y); }
+  le(y: Tensor | number): Tensor {
+    return this.binary("le", y);
+  }
   /** Elementwise bool `x > y`, broadcast. */
-  gt(y: Tensor | number): Tensor { return this.binary("gt", y); }
+  gt(y: Tensor | number): Tensor {
+    return this.binary("gt", y);
+  }
   /** Elementwise bool `x >= y`, broadcast. */
-  ge(y: Tensor | number): Tensor { return this.binary("ge", y); }
+  ge(y: Tensor | number): Tensor {
+    return this.binary("ge", y);
+  }
   /** Elementwise bool AND (non-zero is true), broadcast. */
-  logicalAnd(y: Tensor | number): Tensor { return this.binary("and", y); }
+  logicalAnd(y: Tensor | number): Tensor {
+    return this.binary("and", y);
+  }
   /** Elementwise bool OR (non-zero is true), broadcast. */
-  logicalOr(y: Tensor | number): Tensor { return this.binary("or", y); }
+  logicalOr(y: Tensor | number): Tensor {
+    return this.binary("or", y);
+  }
   /** Elementwise bool XOR (non-zero is true), broadcast. */
-  logicalXor(y: Tensor | number): Tensor { return this.binary("xor", y); }
+  logicalXor(y: Tensor | number): Tensor {
+    return this.binary("xor", y);
+  }
 
   /** Limits values to [lo, hi]; if lo > hi every element becomes hi (Open3D). NaN stays NaN. */
   clip(lo: number | Tensor, hi: number | Tensor): Tensor {
     if (this.dtype === "bool") throw new DTypeError(`clip: x ${this.toString()} of dtype bool cannot be clipped`);
     checkOperand("clip", "lo", lo, this);
     checkOperand("clip", "hi", hi, this);
-    const x = this.maximum(typeof lo === "number" ? weakConst("clip", "lo", lo, this.dtype, this) : lo.cast(this.dtype));
+    const x = this.maximum(
+      typeof lo === "number" ? weakConst("clip", "lo", lo, this.dtype, this) : lo.cast(this.dtype),
+    );
     return x.minimum(typeof hi === "number" ? weakConst("clip", "hi", hi, this.dtype, this) : hi.cast(this.dtype));
   }
 
@@ -433,61 +552,111 @@ export class Tensor {
   // ---- reductions ----
 
   /** Reduces over base and batch axes at once; `op` is sum, mean, prod, min, max, argmin, argmax, all or any. */
-  reduce(op: KReduceOp, spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean } = {}): Tensor {
+  reduce(
+    op: KReduceOp,
+    spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean } = {},
+  ): Tensor {
     if (!REDUCE_OPS.has(op)) {
-      throw new UnsupportedOpError(`reduce: unknown reduction ${typeof op === "string" ? JSON.stringify(op) : describe(op)} for x ${this.toString()} (reductions are ${[...REDUCE_OPS].join(", ")})`);
+      throw new UnsupportedOpError(
+        `reduce: unknown reduction ${typeof op === "string" ? JSON.stringify(op) : describe(op)} for x ${this.toString()} (reductions are ${[...REDUCE_OPS].join(", ")})`,
+      );
     }
-    if (typeof spec !== "object" || spec === null) throw new ShapeError(`${op}: the axes spec must be an object, got ${describe(spec)} for x ${this.toString()}`);
+    if (typeof spec !== "object" || spec === null)
+      throw new ShapeError(`${op}: the axes spec must be an object, got ${describe(spec)} for x ${this.toString()}`);
     const batchAxes = normAxes(op, spec.batchAxes ?? NO_AXES, this.batchDim, "batch", this);
     const baseAxes = normAxes(op, spec.baseAxes ?? NO_AXES, this.baseDim, "base", this);
     return Tensor._op(op, [this], { batchAxes, baseAxes, keep: keepdimOf(op, spec) });
   }
 
   private baseReduce(op: KReduceOp, axes: number | readonly number[] | undefined, opts?: ReduceOptions): Tensor {
-    return Tensor._op(op, [this], { batchAxes: NO_AXES, baseAxes: normAxes(op, axes, this.baseDim, "base", this), keep: keepdimOf(op, opts) });
+    return Tensor._op(op, [this], {
+      batchAxes: NO_AXES,
+      baseAxes: normAxes(op, axes, this.baseDim, "base", this),
+      keep: keepdimOf(op, opts),
+    });
   }
 
   private batchReduce(op: KReduceOp, axes: number | readonly number[] | undefined, opts?: ReduceOptions): Tensor {
-    return Tensor._op(op, [this], { batchAxes: normAxes(op, axes, this.batchDim, "batch", this), baseAxes: NO_AXES, keep: keepdimOf(op, opts) });
+    return Tensor._op(op, [this], {
+      batchAxes: normAxes(op, axes, this.batchDim, "batch", this),
+      baseAxes: NO_AXES,
+      keep: keepdimOf(op, opts),
+    });
   }
 
   /** Sum over base axes (all base axes by default). */
-  sum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("sum", axes, opts); }
+  sum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.baseReduce("sum", axes, opts);
+  }
   /** Mean over base axes (all base axes by default); integers give float32. */
-  mean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("mean", axes, opts); }
+  mean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.baseReduce("mean", axes, opts);
+  }
   /** Product over base axes (all base axes by default). */
-  prod(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("prod", axes, opts); }
+  prod(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.baseReduce("prod", axes, opts);
+  }
   /** Minimum over base axes (all base axes by default). */
-  min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("min", axes, opts); }
+  min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.baseReduce("min", axes, opts);
+  }
   /** Maximum over base axes (all base axes by default). */
-  max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("max", axes, opts); }
+  max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.baseReduce("max", axes, opts);
+  }
   /** True where every value over the base axes is non-zero (all base axes by default). */
-  all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("all", axes, opts); }
+  all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.baseReduce("all", axes, opts);
+  }
   /** True where some value over the base axes is non-zero (all base axes by default). */
-  any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.baseReduce("any", axes, opts); }
+  any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.baseReduce("any", axes, opts);
+  }
   /** Position of the smallest value along one base axis (first on ties; NaN counts as smallest). */
-  argmin(axis: number, opts?: ReduceOptions): Tensor { return this.baseReduce("argmin", axis, opts); }
+  argmin(axis: number, opts?: ReduceOptions): Tensor {
+    return this.baseReduce("argmin", axis, opts);
+  }
   /** Position of the largest value along one base axis (first on ties; NaN counts as largest). */
-  argmax(axis: number, opts?: ReduceOptions): Tensor { return this.baseReduce("argmax", axis, opts); }
+  argmax(axis: number, opts?: ReduceOptions): Tensor {
+    return this.baseReduce("argmax", axis, opts);
+  }
 
   /** Sum over batch axes (all batch axes by default). */
-  batchSum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("sum", axes, opts); }
+  batchSum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.batchReduce("sum", axes, opts);
+  }
   /** Mean over batch axes (all batch axes by default). */
-  batchMean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("mean", axes, opts); }
+  batchMean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.batchReduce("mean", axes, opts);
+  }
   /** Product over batch axes (all batch axes by default). */
-  batchProd(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("prod", axes, opts); }
+  batchProd(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.batchReduce("prod", axes, opts);
+  }
   /** Minimum over batch axes (all batch axes by default). */
-  batchMin(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("min", axes, opts); }
+  batchMin(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.batchReduce("min", axes, opts);
+  }
   /** Maximum over batch axes (all batch axes by default). */
-  batchMax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("max", axes, opts); }
+  batchMax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.batchReduce("max", axes, opts);
+  }
   /** True where every value over the batch axes is non-zero (all batch axes by default). */
-  batchAll(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("all", axes, opts); }
+  batchAll(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.batchReduce("all", axes, opts);
+  }
   /** True where some value over the batch axes is non-zero (all batch axes by default). */
-  batchAny(axes?: number | readonly number[], opts?: ReduceOptions): Tensor { return this.batchReduce("any", axes, opts); }
+  batchAny(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    return this.batchReduce("any", axes, opts);
+  }
   /** Position of the smallest value along one batch axis (first on ties; NaN counts as smallest). */
-  batchArgmin(axis: number, opts?: ReduceOptions): Tensor { return this.batchReduce("argmin", axis, opts); }
+  batchArgmin(axis: number, opts?: ReduceOptions): Tensor {
+    return this.batchReduce("argmin", axis, opts);
+  }
   /** Position of the largest value along one batch axis (first on ties; NaN counts as largest). */
-  batchArgmax(axis: number, opts?: ReduceOptions): Tensor { return this.batchReduce("argmax", axis, opts); }
+  batchArgmax(axis: number, opts?: ReduceOptions): Tensor {
+    return this.batchReduce("argmax", axis, opts);
+  }
 
   // ---- base shape ----
 
@@ -556,7 +725,8 @@ export class Tensor {
     const n = this.baseShape[a]!;
     checkBound("slice", "start", start, this);
     if (stop !== undefined) checkBound("slice", "stop", stop, this);
-    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`slice: step ${step} must be a positive integer for x ${this.toString()}`);
+    if (!Number.isInteger(step) || step <= 0)
+      throw new ShapeError(`slice: step ${step} must be a positive integer for x ${this.toString()}`);
     const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
     const s = clamp(start);
     const e = Math.max(s, clamp(stop ?? n));
@@ -569,13 +739,15 @@ export class Tensor {
     const n = this.baseShape[a]!;
     checkBound("select", "index", i, this);
     const k = i < 0 ? i + n : i;
-    if (!Number.isInteger(k) || k < 0 || k >= n) throw new ShapeError(`select: index ${i} is out of range for base axis ${axis} of x ${this.toString()}`);
+    if (!Number.isInteger(k) || k < 0 || k >= n)
+      throw new ShapeError(`select: index ${i} is out of range for base axis ${axis} of x ${this.toString()}`);
     return this.slice(a, k, k + 1).squeeze(a);
   }
 
   /** Matrix product over the last base dims (NumPy `matmul` rules), batched and broadcast. */
   matmul(y: Tensor): Tensor {
-    if (!(y instanceof Tensor)) throw new DTypeError(`matmul: y must be a Tensor, got ${describe(y)} (x ${this.toString()})`);
+    if (!(y instanceof Tensor))
+      throw new DTypeError(`matmul: y must be a Tensor, got ${describe(y)} (x ${this.toString()})`);
     const d = promote(this.dtype, y.dtype);
     const dt = d === "bool" ? "int32" : d;
     return Tensor._op("matmul", [this.cast(dt), y.cast(dt)]);
@@ -612,7 +784,8 @@ export class Tensor {
     const a = normAxis("batchSlice", axis, this.batchDim, "batch", this);
     checkBound("batchSlice", "start", start, this);
     if (stop !== undefined) checkBound("batchSlice", "stop", stop, this);
-    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`batchSlice: step ${step} must be a positive integer for x ${this.toString()}`);
+    if (!Number.isInteger(step) || step <= 0)
+      throw new ShapeError(`batchSlice: step ${step} must be a positive integer for x ${this.toString()}`);
     const n = this.batchShape[a]!;
     if (n < 0) {
       if (start < 0 || (stop !== undefined && stop < 0)) {
@@ -632,12 +805,17 @@ export class Tensor {
     const a = normAxis("batchIndex", axis, this.batchDim, "batch", this);
     const n = this.batchShape[a]!;
     checkBound("batchIndex", "index", i, this);
-    if (n < 0 && i < 0) throw new TraceError(`batchIndex: a negative index needs a concrete batch size, x ${this.toString()} is traced`);
+    if (n < 0 && i < 0)
+      throw new TraceError(`batchIndex: a negative index needs a concrete batch size, x ${this.toString()} is traced`);
     const k = i < 0 ? i + n : i;
     if (!Number.isInteger(k) || k < 0 || (n >= 0 && k >= n)) {
       throw new ShapeError(`batchIndex: index ${i} is out of range for batch dim ${axis} of x ${this.toString()}`);
     }
-    return Tensor._op("batch_squeeze", [Tensor._op("batch_slice", [this], { axis: a, start: k, stop: k + 1, step: 1 })], { dim: a });
+    return Tensor._op(
+      "batch_squeeze",
+      [Tensor._op("batch_slice", [this], { axis: a, start: k, stop: k + 1, step: 1 })],
+      { dim: a },
+    );
   }
 
   /**
@@ -647,12 +825,16 @@ export class Tensor {
    */
   rebatch(batchDim: number): Tensor {
     if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > this.rank) {
-      throw new ShapeError(`rebatch: batchDim ${describe(batchDim)} does not fit x ${this.toString()} (rank ${this.rank})`);
+      throw new ShapeError(
+        `rebatch: batchDim ${describe(batchDim)} does not fit x ${this.toString()} (rank ${this.rank})`,
+      );
     }
     if (batchDim === this.batchDim) return this;
     const base = this.shape.slice(batchDim);
     if (base.some((d) => d < 0)) {
-      throw new ShapeError(`rebatch: batchDim ${batchDim} would move symbolic batch dims of x ${this.toString()} into the base, which must be static`);
+      throw new ShapeError(
+        `rebatch: batchDim ${batchDim} would move symbolic batch dims of x ${this.toString()} into the base, which must be static`,
+      );
     }
     return Tensor._op("rebatch", [this], { batchDim, base });
   }
@@ -671,7 +853,8 @@ export class Tensor {
 
 /** A slice bound or an index: an integer (out-of-range bounds clamp where the method says so). */
 function checkBound(op: string, name: string, v: unknown, t: Tensor): void {
-  if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${name} must be an integer, got ${describe(v)} for x ${t.toString()}`);
+  if (typeof v !== "number" || !Number.isInteger(v))
+    throw new ShapeError(`${op}: ${name} must be an integer, got ${describe(v)} for x ${t.toString()}`);
 }
 
 function nest(data: TypedArray, shape: readonly number[], bool: boolean): NestedArray {
@@ -694,7 +877,8 @@ export function where(cond: Tensor, x: Tensor | number, y: Tensor | number): Ten
   checkOperand("where", "y", y, cond);
   const c = cond.cast("bool");
   let dtype: DType;
-  if (typeof x === "number" && typeof y === "number") dtype = Number.isInteger(x) && Number.isInteger(y) ? "int32" : "float32";
+  if (typeof x === "number" && typeof y === "number")
+    dtype = Number.isInteger(x) && Number.isInteger(y) ? "int32" : "float32";
   else if (typeof x === "number") dtype = promoteWithNumber((y as Tensor).dtype, x);
   else if (typeof y === "number") dtype = promoteWithNumber(x.dtype, y);
   else dtype = promote(x.dtype, y.dtype);
@@ -713,7 +897,13 @@ export function baseCat(tensors: readonly Tensor[], axis = 0): Tensor {
   const first = tensors[0]!;
   const a = normAxis("baseCat", axis, first.baseDim, "base", first);
   const dtype = tensors.map((t) => t.dtype).reduce(promote);
-  return tensors.length === 1 ? first.cast(dtype) : Tensor._op("concat", tensors.map((t) => t.cast(dtype)), { axis: a });
+  return tensors.length === 1
+    ? first.cast(dtype)
+    : Tensor._op(
+        "concat",
+        tensors.map((t) => t.cast(dtype)),
+        { axis: a },
+      );
 }
 
 /**
@@ -724,12 +914,16 @@ export function baseStack(tensors: readonly Tensor[], axis = 0): Tensor {
   checkTensorList("baseStack", tensors);
   const first = tensors[0]!;
   const a = normAxis("baseStack", axis, first.baseDim + 1, "base", first);
-  return baseCat(tensors.map((t) => t.unsqueeze(a)), a);
+  return baseCat(
+    tensors.map((t) => t.unsqueeze(a)),
+    a,
+  );
 }
 
 /** A non-empty array of Tensors. */
 function checkTensorList(op: string, tensors: unknown): void {
-  if (!Array.isArray(tensors)) throw new DTypeError(`${op}: tensors must be an array of Tensors, got ${describe(tensors)}`);
+  if (!Array.isArray(tensors))
+    throw new DTypeError(`${op}: tensors must be an array of Tensors, got ${describe(tensors)}`);
   if (tensors.length === 0) throw new ShapeError(`${op}: needs at least one tensor`);
   tensors.forEach((t: unknown, i) => {
     if (!(t instanceof Tensor)) throw new DTypeError(`${op}: tensors[${i}] must be a Tensor, got ${describe(t)}`);

@@ -1,5 +1,10 @@
 /** WebGPU from the public API. */
-import { initWebGPU as createWebGPUBackend, type WebGPUBackend, type WebGPUOptions, type WebGPUStats } from "../runtime/webgpu/backend.js";
+import {
+  initWebGPU as createWebGPUBackend,
+  type WebGPUBackend,
+  type WebGPUOptions,
+  type WebGPUStats,
+} from "../runtime/webgpu/backend.js";
 import type { AdapterDescription, DeviceLimits } from "../runtime/webgpu/device.js";
 import { registerBackend, setBackend } from "./backend.js";
 

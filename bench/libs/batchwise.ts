@@ -29,7 +29,10 @@ interface Tensor {
 }
 type Jitted<A extends unknown[], R> = ((...args: A) => R) & { stats: Counters; callAsync(...args: A): Promise<R> };
 interface Batchwise {
-  jit<A extends unknown[], R>(fn: (...args: A) => R, opts?: { fusion?: boolean; float32?: "exact" | "relaxed" }): Jitted<A, R>;
+  jit<A extends unknown[], R>(
+    fn: (...args: A) => R,
+    opts?: { fusion?: boolean; float32?: "exact" | "relaxed" },
+  ): Jitted<A, R>;
   fromTypedArray(data: Float32Array, shape: number[], opts: { batchDim: number; copy?: boolean }): Tensor;
   setBackend?(name: string): void;
   initWebGPU?(): Promise<unknown>;
@@ -60,8 +63,12 @@ function counters(f: { stats: Counters }): () => Counters {
 function describeAdapter(backend: unknown): string {
   const a = (backend as { adapter?: Record<string, unknown> } | undefined)?.adapter;
   if (!a) return "WebGPU adapter: (not described by initWebGPU())";
-  const parts = [a["vendor"], a["architecture"], a["device"], a["description"]].filter((p) => typeof p === "string" && p !== "");
-  const extra = [a["featureLevel"], Array.isArray(a["dawnFlags"]) ? a["dawnFlags"].join(" ") : undefined].filter((p) => p);
+  const parts = [a["vendor"], a["architecture"], a["device"], a["description"]].filter(
+    (p) => typeof p === "string" && p !== "",
+  );
+  const extra = [a["featureLevel"], Array.isArray(a["dawnFlags"]) ? a["dawnFlags"].join(" ") : undefined].filter(
+    (p) => p,
+  );
   const text = `${parts.join(" ") || "unnamed"}${extra.length ? ` (${extra.join("; ")})` : ""}`;
   const software = /llvmpipe|softpipe|swiftshader|lavapipe|software/i.test(text);
   return `WebGPU adapter: ${text}${software ? ": SOFTWARE rasterizer (a CPU pretending to be a GPU), times are not GPU times" : ""}`;
@@ -106,8 +113,13 @@ export default async function load(backend: string): Promise<LibAdapter> {
     if (backend === "webgpu-unfused") {
       // B1 only, as js-unfused: what fusion buys on the WGSL path.
       adapter.backend += " unfused";
-      const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), { fusion: false });
-      adapter.kernels.B1 = () => ({ run: ({ x }) => f.callAsync(bw.fromTypedArray(x, [x.length], { batchDim: 1 })).then(f32Async), stats: counters(f) });
+      const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), {
+        fusion: false,
+      });
+      adapter.kernels.B1 = () => ({
+        run: ({ x }) => f.callAsync(bw.fromTypedArray(x, [x.length], { batchDim: 1 })).then(f32Async),
+        stats: counters(f),
+      });
       const why = "the unfused row measures B1 only";
       adapter.skipped = { B2: why, B3: why, B4: why };
       adapter.notes!.push("webgpu-unfused: jit(fn, { fusion: false }) on WebGPU, every op its own dispatch and buffer");
@@ -115,14 +127,21 @@ export default async function load(backend: string): Promise<LibAdapter> {
     }
   } else if (backend === "js-unfused") {
     // B1 only: the same code with fusion off, one kernel and one buffer per op.
-    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), { fusion: false });
-    adapter.kernels.B1 = () => ({ run: ({ x }) => f32(f(bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false }))), stats: counters(f) });
+    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), {
+      fusion: false,
+    });
+    adapter.kernels.B1 = () => ({
+      run: ({ x }) => f32(f(bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false }))),
+      stats: counters(f),
+    });
     const why = "the unfused row measures B1 only";
     adapter.skipped = { B2: why, B3: why, B4: why };
     adapter.notes!.push("js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer");
     return adapter;
   } else if (backend === "js-exact") {
-    adapter.notes!.push('js-exact: jit(fn, { float32: "exact" }), every float32 op rounded (bit-identical to op-by-op evaluation)');
+    adapter.notes!.push(
+      'js-exact: jit(fn, { float32: "exact" }), every float32 op rounded (bit-identical to op-by-op evaluation)',
+    );
   } else if (backend !== "js") {
     throw new Error(`batchwise: unknown backend ${backend}`);
   }
@@ -169,7 +188,10 @@ export default async function load(backend: string): Promise<LibAdapter> {
       }, jitOpts);
       return {
         run: ({ m, count }): B2Out => {
-          const [inv, det] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [Tensor, Tensor];
+          const [inv, det] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [
+            Tensor,
+            Tensor,
+          ];
           return { inv: f32(inv), det: f32(det) };
         },
         stats: counters(f),
@@ -186,7 +208,11 @@ export default async function load(backend: string): Promise<LibAdapter> {
   const listToPacked = bw.listToPacked as ListToPacked | undefined;
   if (!sync) {
     // noted above
-  } else if (typeof listToPadded !== "function" || typeof listToPacked !== "function" || typeof getFirstIdx !== "function") {
+  } else if (
+    typeof listToPadded !== "function" ||
+    typeof listToPacked !== "function" ||
+    typeof getFirstIdx !== "function"
+  ) {
     adapter.skipped.B4 = "needs the ragged helpers listToPadded/listToPacked/getFirstIdx: not exported by src/index.ts";
   } else {
     adapter.kernels.B4 = () => ({

@@ -12,9 +12,21 @@ import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
 import { kernelConsts, launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, treeReduction, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
 import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount, segmentRowBound } from "../../codegen/wgsl-launch.js";
-import { combineReadsOffsets, combineToWGSL, partialLength, rowCombineToWGSL, treeOuts } from "../../codegen/wgsl-combine.js";
+import {
+  combineReadsOffsets,
+  combineToWGSL,
+  partialLength,
+  rowCombineToWGSL,
+  treeOuts,
+} from "../../codegen/wgsl-combine.js";
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
-import { acquireDevice, type AcquiredDevice, type AdapterDescription, type DeviceLimits, type WebGPUOptions } from "./device.js";
+import {
+  acquireDevice,
+  type AcquiredDevice,
+  type AdapterDescription,
+  type DeviceLimits,
+  type WebGPUOptions,
+} from "./device.js";
 import { BackendError } from "./errors.js";
 import { DTypeError } from "../../ir/errors.js";
 import { BufferPool } from "./pool.js";
@@ -123,7 +135,8 @@ function writeConsts(kernel: Kernel, given: Float64Array | undefined, params: Ui
   for (const e of kernel.exprs) {
     if (e.k !== "const") continue;
     const v = consts[slot];
-    if (v === undefined) throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts.length} passed`);
+    if (v === undefined)
+      throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts.length} passed`);
     const i = at + slot++;
     if (e.dtype === "float32") f32[i] = v;
     else if (e.dtype === "int32") i32[i] = v;
@@ -142,7 +155,12 @@ function mib(bytes: number): string {
  * for a reduce kernel reading only right-padded inputs their padded length M (past it
  * the body is the same and folded in closed form, see `segmentRowBound`).
  */
-function rowBound(kernel: Kernel, ins: readonly WebGPUBuffer[], outs: readonly WebGPUBuffer[], strides: Launch["inputBatchStrides"]): number {
+function rowBound(
+  kernel: Kernel,
+  ins: readonly WebGPUBuffer[],
+  outs: readonly WebGPUBuffer[],
+  strides: Launch["inputBatchStrides"],
+): number {
   const seg = kernel.segment;
   if (seg === undefined || seg.mode === "pad") return 0;
   let rows = 0;
@@ -150,13 +168,15 @@ function rowBound(kernel: Kernel, ins: readonly WebGPUBuffer[], outs: readonly W
     if (inp.packed === true) rows = Math.max(rows, Math.ceil(ins[i]!.length / Math.max(1, numel(inp.baseShape))));
   });
   // A map writes every packed position: its output has exactly the packed rows.
-  if (seg.mode === "map") return numel(kernel.baseShape) === 0 ? 0 : Math.floor(outs[0]!.length / numel(kernel.baseShape));
+  if (seg.mode === "map")
+    return numel(kernel.baseShape) === 0 ? 0 : Math.floor(outs[0]!.length / numel(kernel.baseShape));
   const bound = segmentRowBound(kernel);
   if (bound === "none") return 0;
   if (bound === "packed") return rows;
   kernel.inputs.forEach((inp, i) => {
     const [s0, s1] = strides[i] ?? [];
-    if (inp.padded === true && s0 !== undefined && s1 !== undefined && s1 > 0) rows = Math.max(rows, Math.floor(s0 / s1));
+    if (inp.padded === true && s0 !== undefined && s1 !== undefined && s1 > 0)
+      rows = Math.max(rows, Math.floor(s0 / s1));
   });
   return rows;
 }
@@ -236,7 +256,13 @@ export class WebGPUBackend implements Backend {
     const state: DeviceState = {
       gen,
       acquired,
-      storage: new BufferPool(device, STORAGE | COPY_SRC | COPY_DST, limits.maxBufferSize, MAX_POOLED_BYTES, "bw-storage"),
+      storage: new BufferPool(
+        device,
+        STORAGE | COPY_SRC | COPY_DST,
+        limits.maxBufferSize,
+        MAX_POOLED_BYTES,
+        "bw-storage",
+      ),
       uniforms: new BufferPool(device, UNIFORM | COPY_DST, limits.maxBufferSize, 2 ** 20, "bw-params"),
       staging: new BufferPool(device, MAP_READ | COPY_DST, limits.maxBufferSize, MAX_POOLED_BYTES, "bw-staging"),
       pipelines: new PipelineCache(device),
@@ -280,9 +306,12 @@ export class WebGPUBackend implements Backend {
   /** Throws unless the backend has a working device; raises validation errors seen since the last call. */
   private live(): DeviceState {
     if (this.destroyed) throw new BackendError("webgpu: the backend was destroyed; call initWebGPU() for a new one");
-    if (this.replaceError) throw new BackendError(`webgpu: the device was lost and no new one could be had: ${this.replaceError.message}`);
+    if (this.replaceError)
+      throw new BackendError(`webgpu: the device was lost and no new one could be had: ${this.replaceError.message}`);
     if (this.lostReason !== null) {
-      throw new BackendError(`webgpu: the device was lost (${this.lostReason}); a new one is being opened: await initWebGPU() or backend.ready()`);
+      throw new BackendError(
+        `webgpu: the device was lost (${this.lostReason}); a new one is being opened: await initWebGPU() or backend.ready()`,
+      );
     }
     if (this.pendingErrors.length > 0) {
       const msg = this.pendingErrors.join("; ");
@@ -376,7 +405,9 @@ export class WebGPUBackend implements Backend {
     if (this.lostReason !== null || gen !== this.state.gen) {
       const reason = this.lostReason ?? "lost";
       if (this.replacing) await this.replacing;
-      return new BackendError(`webgpu: ${call}: the device was lost (${reason}) while the call was in flight; the backend has a new device, retry`);
+      return new BackendError(
+        `webgpu: ${call}: the device was lost (${reason}) while the call was in flight; the backend has a new device, retry`,
+      );
     }
     return new BackendError(`webgpu: ${call} failed: ${(e as Error).message ?? String(e)}`);
   }
@@ -399,7 +430,9 @@ export class WebGPUBackend implements Backend {
     // Tree reductions and segmented kernels read their chunk count (see wgslLaunchPlan); WGSL
     // written before chunking existed would loop unbounded and write finals where partials go.
     if ((treeReduction(kernel) || kernel.segment !== undefined) && !shipped.wgsl.includes("let chunks = ")) {
-      throw new BackendError("webgpu: a bundled reduction kernel was generated by an older batchwise (its WGSL does not split long loops into chunks); rebuild the bundle");
+      throw new BackendError(
+        "webgpu: a bundled reduction kernel was generated by an older batchwise (its WGSL does not split long loops into chunks); rebuild the bundle",
+      );
     }
     await this.ready();
     return this.pipelineFor(kernel, shipped.wgsl);
@@ -420,7 +453,8 @@ export class WebGPUBackend implements Backend {
 
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void {
     const s = this.live();
-    if (!(k instanceof WebGPUKernel) || k.owner !== this) throw new BackendError("webgpu: dispatch: kernel was not compiled by this backend");
+    if (!(k instanceof WebGPUKernel) || k.owner !== this)
+      throw new BackendError("webgpu: dispatch: kernel was not compiled by this backend");
     const { kernel } = k;
     if (inputs.length !== kernel.inputs.length || outputs.length !== kernel.outputs.length) {
       throw new BackendError(
@@ -430,7 +464,9 @@ export class WebGPUBackend implements Backend {
     }
     const { batchSizes, inputBatchStrides } = launch;
     if (batchSizes.length !== launchRank(kernel)) {
-      throw new BackendError(`webgpu: dispatch: ${batchSizes.length} batch sizes for a kernel of batch rank ${kernel.batchRank} (launch rank ${launchRank(kernel)})`);
+      throw new BackendError(
+        `webgpu: dispatch: ${batchSizes.length} batch sizes for a kernel of batch rank ${kernel.batchRank} (launch rank ${launchRank(kernel)})`,
+      );
     }
     const ins = inputs.map((b, i) => this.own(b, `input ${i}`));
     const outs = outputs.map((b, j) => this.own(b, `output ${j}`));
@@ -439,7 +475,8 @@ export class WebGPUBackend implements Backend {
     const layout = wgslParamLayout(kernel);
     const params = new Uint32Array(Math.max(1, Math.ceil(layout.length / 4)) * 4);
     const u32 = (v: number, what: string): number => {
-      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new BackendError(`webgpu: dispatch: ${what} ${v} is not a u32`);
+      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff)
+        throw new BackendError(`webgpu: dispatch: ${what} ${v} is not a u32`);
       return v;
     };
     params[layout.count] = u32(count, "output element count");
@@ -448,10 +485,13 @@ export class WebGPUBackend implements Backend {
 
     kernel.inputs.forEach((spec, i) => {
       const buf = ins[i]!;
-      if (buf.dtype !== spec.dtype) throw new BackendError(`webgpu: dispatch: input ${i} is ${buf.dtype}, kernel expects ${spec.dtype}`);
+      if (buf.dtype !== spec.dtype)
+        throw new BackendError(`webgpu: dispatch: input ${i} is ${buf.dtype}, kernel expects ${spec.dtype}`);
       const strides = inputBatchStrides[i];
       if (!strides || strides.length !== spec.batchRank) {
-        throw new BackendError(`webgpu: dispatch: input ${i} needs ${spec.batchRank} batch strides, got ${strides?.length ?? 0}`);
+        throw new BackendError(
+          `webgpu: dispatch: input ${i} needs ${spec.batchRank} batch strides, got ${strides?.length ?? 0}`,
+        );
       }
       // Highest element the kernel may read: base block at the last batch position
       // (nothing when a batch dim it is read along is empty: a reduction over no elements).
@@ -461,7 +501,8 @@ export class WebGPUBackend implements Backend {
         // Segmented kernels: rows are the offsets' length minus one; packed inputs are read
         // at positions the offsets give (data), so only the offsets bound them.
         let size = batchSizes[kernel.batchRank - spec.batchRank + j]!;
-        if (kernel.segment !== undefined && i !== kernel.segment.offsets) size = spec.packed || spec.padded ? 0 : j === 0 ? batchSizes[0]! - 1 : 1;
+        if (kernel.segment !== undefined && i !== kernel.segment.offsets)
+          size = spec.packed || spec.padded ? 0 : j === 0 ? batchSizes[0]! - 1 : 1;
         params[layout.inputStrides[i]! + j] = u32(st, `input ${i} batch stride ${j}`);
         if (size > 0) need += (size - 1) * st;
         else if (kernel.segment === undefined) empty = true;
@@ -470,18 +511,23 @@ export class WebGPUBackend implements Backend {
       // Packed and padded inputs of segmented kernels are read where the offsets say (guarded).
       const dataIndexed = kernel.segment !== undefined && (spec.packed === true || spec.padded === true);
       if (count > 0 && !dataIndexed && buf.length < need) {
-        throw new BackendError(`webgpu: dispatch: input ${i} has ${buf.length} elements, the launch reads up to ${need}`);
+        throw new BackendError(
+          `webgpu: dispatch: input ${i} has ${buf.length} elements, the launch reads up to ${need}`,
+        );
       }
     });
     kernel.outputs.forEach((spec, j) => {
       const buf = outs[j]!;
-      if (buf.dtype !== spec.dtype) throw new BackendError(`webgpu: dispatch: output ${j} is ${buf.dtype}, kernel expects ${spec.dtype}`);
+      if (buf.dtype !== spec.dtype)
+        throw new BackendError(`webgpu: dispatch: output ${j} is ${buf.dtype}, kernel expects ${spec.dtype}`);
       // A segmented kernel's invocations are rows, not output elements (its writes follow the offsets).
       if (kernel.segment === undefined && buf.length < count) {
         throw new BackendError(`webgpu: dispatch: output ${j} has ${buf.length} elements, needs ${count}`);
       }
       if (ins.includes(buf) || outs.indexOf(buf) !== j) {
-        throw new BackendError(`webgpu: dispatch: output ${j} is also bound as another input or output; WebGPU forbids that aliasing`);
+        throw new BackendError(
+          `webgpu: dispatch: output ${j} is also bound as another input or output; WebGPU forbids that aliasing`,
+        );
       }
     });
     // A launch with no output elements writes nothing: a no-op.
@@ -494,7 +540,9 @@ export class WebGPUBackend implements Backend {
     // The kernel indexes (element, chunk) pairs in u32: by workgroup for a tree, else by invocation.
     const indexed = treeReduction(kernel) ? plan.workgroups : plan.workgroups * WGSL_WORKGROUP_SIZE;
     if (indexed > 0xffffffff) {
-      throw new BackendError(`webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks need ${indexed} indices, over the 2^32 a launch can count; split the batch`);
+      throw new BackendError(
+        `webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks need ${indexed} indices, over the 2^32 a launch can count; split the batch`,
+      );
     }
     if (plan.workgroups === 0) return; // e.g. a map over rows that are all empty
     params[layout.count] = plan.count;
@@ -502,7 +550,8 @@ export class WebGPUBackend implements Backend {
     const maxDim = s.acquired.limits.maxComputeWorkgroupsPerDimension;
     const grid = (groups: number): [number, number] => {
       const gy = Math.ceil(groups / maxDim);
-      if (gy > maxDim) throw new BackendError(`webgpu: dispatch: ${count} elements need ${groups} workgroups, over ${maxDim}²`);
+      if (gy > maxDim)
+        throw new BackendError(`webgpu: dispatch: ${count} elements need ${groups} workgroups, over ${maxDim}²`);
       return [Math.ceil(groups / gy), gy];
     };
 
@@ -529,12 +578,24 @@ export class WebGPUBackend implements Backend {
     device.pushErrorScope("validation");
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
-    const run = (entry: PipelineEntry, values: Uint32Array<ArrayBuffer>, buffers: readonly Binding[], groups: number): void => {
+    const run = (
+      entry: PipelineEntry,
+      values: Uint32Array<ArrayBuffer>,
+      buffers: readonly Binding[],
+      groups: number,
+    ): void => {
       const uniform = s.uniforms.acquire(values.byteLength);
       uniforms.push(uniform);
       device.queue.writeBuffer(uniform, 0, values);
-      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform, offset: 0, size: values.byteLength } }];
-      buffers.forEach((b, i) => entries.push({ binding: 1 + i, resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.bytes) } }));
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: uniform, offset: 0, size: values.byteLength } },
+      ];
+      buffers.forEach((b, i) =>
+        entries.push({
+          binding: 1 + i,
+          resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.bytes) },
+        }),
+      );
       const [gx, gy] = grid(groups);
       pass.setPipeline(entry.pipeline);
       pass.setBindGroup(0, device.createBindGroup({ layout: entry.layout, entries }));
@@ -549,9 +610,18 @@ export class WebGPUBackend implements Backend {
       for (;;) {
         const gout = Math.ceil(gin / WGSL_COMBINE_CHUNK);
         const final = gout === 1;
-        const entry = s.pipelines.getSync(k.combineSources[final ? 1 : 0], outs2.length + (final && readsOffsets ? 1 : 0), outs2.length);
+        const entry = s.pipelines.getSync(
+          k.combineSources[final ? 1 : 0],
+          outs2.length + (final && readsOffsets ? 1 : 0),
+          outs2.length,
+        );
         const next = final ? outs.map(asBinding) : scratchFor(count, gout);
-        run(entry, Uint32Array.of(count, gin, gout, rn >>> 0), [...partials, ...(final && readsOffsets ? offsets : []), ...next], count * gout);
+        run(
+          entry,
+          Uint32Array.of(count, gin, gout, rn >>> 0),
+          [...partials, ...(final && readsOffsets ? offsets : []), ...next],
+          count * gout,
+        );
         if (final) return;
         partials = next;
         gin = gout;
@@ -575,8 +645,19 @@ export class WebGPUBackend implements Backend {
       const parts = plan.rowChunks;
       const rowPartials = parts > 1 ? scratchFor(count, parts) : outs.map(asBinding);
       const invocations = (n: number): number => Math.ceil(n / WGSL_WORKGROUP_SIZE);
-      run(entry, Uint32Array.of(count, parts, 0, 0), [...windowPartials, ...offsets, ...rowPartials], invocations(count * parts));
-      if (parts > 1) run(entry, Uint32Array.of(count, parts, 1, 0), [...rowPartials, ...offsets, ...outs.map(asBinding)], invocations(count));
+      run(
+        entry,
+        Uint32Array.of(count, parts, 0, 0),
+        [...windowPartials, ...offsets, ...rowPartials],
+        invocations(count * parts),
+      );
+      if (parts > 1)
+        run(
+          entry,
+          Uint32Array.of(count, parts, 1, 0),
+          [...rowPartials, ...offsets, ...outs.map(asBinding)],
+          invocations(count),
+        );
     }
     pass.end();
     device.queue.submit([enc.finish()]);
@@ -605,7 +686,9 @@ export class WebGPUBackend implements Backend {
       if (a.dtype !== b.dtype) throw new BackendError(`webgpu: copy: ${a.dtype} into ${b.dtype}`);
       for (const [so, dO, n] of regions) {
         if (so < 0 || dO < 0 || so + n > a.length || dO + n > b.length) {
-          throw new BackendError(`webgpu: copy: range [${so}, ${so + n}) -> [${dO}, ${dO + n}) does not fit buffers of ${a.length} and ${b.length}`);
+          throw new BackendError(
+            `webgpu: copy: range [${so}, ${so + n}) -> [${dO}, ${dO + n}) does not fit buffers of ${a.length} and ${b.length}`,
+          );
         }
       }
       return { a, regions };
@@ -625,7 +708,8 @@ export class WebGPUBackend implements Backend {
 
   /** Returns the buffer to the pool. */
   free(buf: DeviceBuffer): void {
-    if (!(buf instanceof WebGPUBuffer) || buf.owner !== this) throw new BackendError("webgpu: free: not a buffer of this backend");
+    if (!(buf instanceof WebGPUBuffer) || buf.owner !== this)
+      throw new BackendError("webgpu: free: not a buffer of this backend");
     if (buf.freed) throw new BackendError("webgpu: free: buffer was already freed");
     buf.freed = true;
     this.counters.liveBuffers--;

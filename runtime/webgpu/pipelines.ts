@@ -123,7 +123,9 @@ export class PipelineCache {
         compute: { module, entryPoint: "main" },
       });
     } catch (e) {
-      throw new BackendError(`WebGPU: pipeline creation failed: ${(e as Error).message}\n--- WGSL source ---\n${source}`);
+      throw new BackendError(
+        `WebGPU: pipeline creation failed: ${(e as Error).message}\n--- WGSL source ---\n${source}`,
+      );
     }
     this.pipelines++;
     return { source, pipeline, layout };

@@ -124,7 +124,12 @@ const TRACE_OPTIONS = {
 
 const OPTIONS = {
   bundle: { ...TRACE_OPTIONS, out: { type: "string", short: "o" } },
-  dump: { ...TRACE_OPTIONS, after: { type: "string", short: "a" }, kernels: { type: "boolean", short: "k" }, dot: { type: "boolean" } },
+  dump: {
+    ...TRACE_OPTIONS,
+    after: { type: "string", short: "a" },
+    kernels: { type: "boolean", short: "k" },
+    dot: { type: "boolean" },
+  },
   inspect: { sha256: { type: "string" }, help: { type: "boolean", short: "h" } },
 } as const satisfies Record<string, ParseArgsConfig["options"]>;
 
@@ -135,14 +140,19 @@ function parse<C extends Command>(command: C, argv: readonly string[]) {
     return parseArgs({ args: [...argv], options: OPTIONS[command], allowPositionals: true, strict: true });
   } catch (e) {
     // node:util's errors (unknown option, missing value) carry an ERR_PARSE_ARGS_* code.
-    throw new UsageError(e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, "") : String(e));
+    throw new UsageError(
+      e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, "") : String(e),
+    );
   }
 }
 
 /** The one positional argument of a command. */
 function onePositional(positionals: readonly string[], what: string): string {
   if (positionals.length === 0) throw new UsageError(`missing ${what}`);
-  if (positionals.length > 1) throw new UsageError(`one ${what} expected, got ${positionals.length} arguments (${positionals.map((p) => JSON.stringify(p)).join(" ")}); quote each --spec`);
+  if (positionals.length > 1)
+    throw new UsageError(
+      `one ${what} expected, got ${positionals.length} arguments (${positionals.map((p) => JSON.stringify(p)).join(" ")}); quote each --spec`,
+    );
   return positionals[0]!;
 }
 
@@ -153,7 +163,10 @@ async function importFile(file: string, what: string): Promise<Record<string, un
     return (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    const tsHint = /\.[cm]?tsx?$/.test(path) && /Unknown file extension/.test(msg) ? " (a .ts file needs a TypeScript loader: run the CLI under tsx, e.g. npx tsx node_modules/batchwise/dist/src/cli.js ...)" : "";
+    const tsHint =
+      /\.[cm]?tsx?$/.test(path) && /Unknown file extension/.test(msg)
+        ? " (a .ts file needs a TypeScript loader: run the CLI under tsx, e.g. npx tsx node_modules/batchwise/dist/src/cli.js ...)"
+        : "";
     if (e instanceof BatchwiseError) throw e;
     throw new CliError(`cannot import ${file}: ${msg}${tsHint}`);
   }
@@ -167,26 +180,45 @@ interface TraceValues {
 }
 
 /** Imports the file, finds the export, traces it from the specs. Returns the traced function and the backend to release. */
-async function traceExport(file: string, v: TraceValues): Promise<{ f: JitFunction<JitArg[], JitArg | JitArg[]>; backend: Backend; name: string; release: () => void }> {
+async function traceExport(
+  file: string,
+  v: TraceValues,
+): Promise<{ f: JitFunction<JitArg[], JitArg | JitArg[]>; backend: Backend; name: string; release: () => void }> {
   if (v.export === undefined) throw new UsageError("missing --export <name>");
-  if (v.spec === undefined || v.spec.length === 0) throw new UsageError("missing --spec (one per argument of the function, e.g. --spec \"f32[B; 3,3]\")");
-  if (v.backend !== undefined && v.backend !== "js" && v.backend !== "webgpu") throw new UsageError(`--backend must be js or webgpu, got ${JSON.stringify(v.backend)}`);
-  if (v.float32 !== undefined && v.float32 !== "exact" && v.float32 !== "relaxed") throw new UsageError(`--float32 must be exact or relaxed, got ${JSON.stringify(v.float32)}`);
+  if (v.spec === undefined || v.spec.length === 0)
+    throw new UsageError('missing --spec (one per argument of the function, e.g. --spec "f32[B; 3,3]")');
+  if (v.backend !== undefined && v.backend !== "js" && v.backend !== "webgpu")
+    throw new UsageError(`--backend must be js or webgpu, got ${JSON.stringify(v.backend)}`);
+  if (v.float32 !== undefined && v.float32 !== "exact" && v.float32 !== "relaxed")
+    throw new UsageError(`--float32 must be exact or relaxed, got ${JSON.stringify(v.float32)}`);
   // Specs first: a bad spec is reported before the module runs.
   const specs = v.spec.map(parseSpec);
   const mod = await importFile(file, "module");
   const name = v.export;
   if (!(name in mod)) {
     const names = Object.keys(mod).filter((k) => typeof mod[k] === "function");
-    throw new CliError(`${file} has no export "${name}" (${names.length > 0 ? `its function exports: ${names.join(", ")}` : "it exports no functions"})`);
+    throw new CliError(
+      `${file} has no export "${name}" (${names.length > 0 ? `its function exports: ${names.join(", ")}` : "it exports no functions"})`,
+    );
   }
   const fn = mod[name];
-  if (typeof fn !== "function") throw new CliError(`export "${name}" of ${file} is ${fn === null ? "null" : `a ${typeof fn}`}, not a function of tensors`);
-  if (typeof (fn as { bundle?: unknown }).bundle === "function" && typeof (fn as { dump?: unknown }).dump === "function") {
-    throw new CliError(`export "${name}" of ${file} is already a jit function; export the plain function of tensors (the CLI traces it)`);
+  if (typeof fn !== "function")
+    throw new CliError(
+      `export "${name}" of ${file} is ${fn === null ? "null" : `a ${typeof fn}`}, not a function of tensors`,
+    );
+  if (
+    typeof (fn as { bundle?: unknown }).bundle === "function" &&
+    typeof (fn as { dump?: unknown }).dump === "function"
+  ) {
+    throw new CliError(
+      `export "${name}" of ${file} is already a jit function; export the plain function of tensors (the CLI traces it)`,
+    );
   }
   const arity = (fn as (...a: unknown[]) => unknown).length;
-  if (specs.length < arity) throw new CliError(`export "${name}" of ${file} takes ${arity} arguments, got ${specs.length} --spec (one per argument, in order)`);
+  if (specs.length < arity)
+    throw new CliError(
+      `export "${name}" of ${file} takes ${arity} arguments, got ${specs.length} --spec (one per argument, in order)`,
+    );
   let backend: Backend;
   let release = (): void => undefined;
   if (v.backend === "webgpu") {
@@ -197,7 +229,11 @@ async function traceExport(file: string, v: TraceValues): Promise<{ f: JitFuncti
   } else {
     backend = getJsBackend();
   }
-  const opts: JitOptions = { name: name.replace(/[^\w.-]/g, "_") || "f", backend, ...(v.float32 !== undefined ? { float32: v.float32 as "exact" | "relaxed" } : {}) };
+  const opts: JitOptions = {
+    name: name.replace(/[^\w.-]/g, "_") || "f",
+    backend,
+    ...(v.float32 !== undefined ? { float32: v.float32 as "exact" | "relaxed" } : {}),
+  };
   try {
     const f = trace(fn as (...args: JitArg[]) => JitArg | JitArg[], specs, opts);
     return { f, backend, name, release };
@@ -241,10 +277,15 @@ async function dumpCommand(argv: readonly string[], io: CliIO): Promise<number> 
   if (values.help) return help(io, "dump");
   const file = onePositional(positionals, "<file> (the module to trace)");
   if (values.kernels && values.dot) throw new UsageError("--kernels and --dot exclude each other");
-  if (values.kernels && values.after !== undefined) throw new UsageError("--kernels prints the fused kernels; --after does not apply");
+  if (values.kernels && values.after !== undefined)
+    throw new UsageError("--kernels prints the fused kernels; --after does not apply");
   const { f, release } = await traceExport(file, values);
   try {
-    const text = values.kernels ? f.dump({ kernels: true }) : values.dot ? f.dot({ after: values.after ?? "input" }) : f.dump({ after: values.after ?? "input" });
+    const text = values.kernels
+      ? f.dump({ kernels: true })
+      : values.dot
+        ? f.dot({ after: values.after ?? "input" })
+        : f.dump({ after: values.after ?? "input" });
     io.out(text.endsWith("\n") ? text : `${text}\n`);
     return 0;
   } finally {
@@ -253,9 +294,21 @@ async function dumpCommand(argv: readonly string[], io: CliIO): Promise<number> 
 }
 
 /** One line per kernel step: its kind and size. */
-function kernelLine(i: number, step: number, k: Kernel, shipped: { js?: unknown; wgsl?: unknown } | null | undefined): string {
-  const kind = k.segment !== undefined ? `segment ${k.segment.mode}` : k.reduce !== null ? `reduce (batch axes [${k.reduce.batchAxes.join(",")}], base axes [${k.reduce.baseAxes.join(",")}])` : "elementwise";
-  const ships = [shipped?.js !== undefined ? "js" : "", shipped?.wgsl !== undefined ? "wgsl" : ""].filter((s) => s !== "").join("+");
+function kernelLine(
+  i: number,
+  step: number,
+  k: Kernel,
+  shipped: { js?: unknown; wgsl?: unknown } | null | undefined,
+): string {
+  const kind =
+    k.segment !== undefined
+      ? `segment ${k.segment.mode}`
+      : k.reduce !== null
+        ? `reduce (batch axes [${k.reduce.batchAxes.join(",")}], base axes [${k.reduce.baseAxes.join(",")}])`
+        : "elementwise";
+  const ships = [shipped?.js !== undefined ? "js" : "", shipped?.wgsl !== undefined ? "wgsl" : ""]
+    .filter((s) => s !== "")
+    .join("+");
   return `  kernel ${i} (step ${step}): ${kind}, base (${k.baseShape.join(",")}), ${k.inputs.length} in, ${k.outputs.length} out, ${k.exprs.length} exprs${k.unroll ? ", unrolled" : ""}; ships ${ships}`;
 }
 
@@ -269,8 +322,14 @@ async function inspectCommand(argv: readonly string[], io: CliIO): Promise<numbe
   await loadBundle(mod, { backend: getJsBackend(), ...(values.sha256 !== undefined ? { sha256: values.sha256 } : {}) });
   const sha = await bundleSha256(mod);
   const graph = parseGraph(mod.graph);
-  const args = describeLayout(mod.args, graph.inputs.map((n) => n.type));
-  const results = describeLayout(mod.results, graph.outputs.map((n) => n.type));
+  const args = describeLayout(
+    mod.args,
+    graph.inputs.map((n) => n.type),
+  );
+  const results = describeLayout(
+    mod.results,
+    graph.outputs.map((n) => n.type),
+  );
   const nArgs = graph.inputs.length - mod.captured.length;
   const kernelSteps = mod.steps.map((s, i) => [s, i] as const).filter(([s]) => s.kind === "kernel");
   const count = (kind: string) => mod.steps.filter((s) => s.kind === kind).length;
@@ -281,7 +340,14 @@ async function inspectCommand(argv: readonly string[], io: CliIO): Promise<numbe
     ...args.map((a, i) => `  x${i}: ${a}`),
     `results (${results.length}${mod.multi ? ", returned as an array" : ""}):`,
     ...results.map((r, i) => `  ${i}: ${r}`),
-    `captured constants: ${mod.captured.length}${mod.captured.length > 0 ? ` (${graph.inputs.slice(nArgs).map((n) => fmtType(n.type)).join(", ")})` : ""}`,
+    `captured constants: ${mod.captured.length}${
+      mod.captured.length > 0
+        ? ` (${graph.inputs
+            .slice(nArgs)
+            .map((n) => fmtType(n.type))
+            .join(", ")})`
+        : ""
+    }`,
     `kernels: ${kernelSteps.length} (and ${count("view")} view(s), ${count("copy")} copy step(s))`,
     ...kernelSteps.map(([s, step], i) => kernelLine(i, step, (s as { kernel: Kernel }).kernel, mod.kernels[step])),
     `sha256: ${sha}`,
@@ -295,7 +361,11 @@ function help(io: CliIO, command: string): number {
   return 0;
 }
 
-const COMMANDS: Record<Command, (argv: readonly string[], io: CliIO) => Promise<number>> = { bundle: bundleCommand, dump: dumpCommand, inspect: inspectCommand };
+const COMMANDS: Record<Command, (argv: readonly string[], io: CliIO) => Promise<number>> = {
+  bundle: bundleCommand,
+  dump: dumpCommand,
+  inspect: inspectCommand,
+};
 
 /** Runs the CLI on `argv` (the arguments after `batchwise`); resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {
@@ -309,10 +379,13 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   }
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command as Command] : undefined;
   if (run === undefined) {
-    io.err(`batchwise: unknown command ${JSON.stringify(command)} (commands: bundle, dump, inspect; see batchwise --help)\n`);
+    io.err(
+      `batchwise: unknown command ${JSON.stringify(command)} (commands: bundle, dump, inspect; see batchwise --help)\n`,
+    );
     return 2;
   }
-  const debug = io.env["BATCHWISE_DEBUG"] !== undefined && io.env["BATCHWISE_DEBUG"] !== "" && io.env["BATCHWISE_DEBUG"] !== "0";
+  const debug =
+    io.env["BATCHWISE_DEBUG"] !== undefined && io.env["BATCHWISE_DEBUG"] !== "" && io.env["BATCHWISE_DEBUG"] !== "0";
   try {
     return await run(rest, io);
   } catch (e) {
@@ -321,7 +394,14 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
       return 2;
     }
     const known = e instanceof BatchwiseError || e instanceof CliError;
-    const what = e instanceof BatchwiseError ? `${e.name}: ${e.message}` : e instanceof Error ? (known ? e.message : `${e.name}: ${e.message}`) : String(e);
+    const what =
+      e instanceof BatchwiseError
+        ? `${e.name}: ${e.message}`
+        : e instanceof Error
+          ? known
+            ? e.message
+            : `${e.name}: ${e.message}`
+          : String(e);
     io.err(`batchwise ${command}: ${what}\n`);
     if (debug && e instanceof Error && e.stack !== undefined) io.err(`${e.stack}\n`);
     return 1;

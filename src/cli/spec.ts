@@ -23,7 +23,10 @@ const LABEL = /^[A-Za-z_]\w*$/;
  * naming it and the problem.
  */
 export function parseSpec(text: string): ArgSpec {
-  if (typeof text !== "string") throw new TraceError(`parseSpec: a spec must be a string such as "f32[B; 3,3]", got ${text === null ? "null" : typeof text}`);
+  if (typeof text !== "string")
+    throw new TraceError(
+      `parseSpec: a spec must be a string such as "f32[B; 3,3]", got ${text === null ? "null" : typeof text}`,
+    );
   const shown = JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
   const bad = (why: string): never => {
     throw new TraceError(`spec ${shown}: ${why}`);
@@ -33,27 +36,48 @@ export function parseSpec(text: string): ArgSpec {
   const name = m[1]!;
   if (name === "") return bad("no dtype before '['");
   const dtype: DType | undefined = isDType(name) ? name : DTYPE_FROM_SHORT[name];
-  if (dtype === undefined) throw new DTypeError(`spec ${shown}: unknown dtype "${name}" (float32, float64, int32, uint32, bool, or f32, f64, i32, u32)`);
+  if (dtype === undefined)
+    throw new DTypeError(
+      `spec ${shown}: unknown dtype "${name}" (float32, float64, int32, uint32, bool, or f32, f64, i32, u32)`,
+    );
   const parts = m[2]!.split(";");
   if (parts.length !== 2) {
     const inner = m[2]!.trim();
-    const hint = /^[\d,\s]*$/.test(inner) ? `write "${name}[; ${inner}]" for no batch dims, "${name}[B; ${inner}]" for one` : `as in "${name}[B; 3,3]"`;
-    return bad(parts.length === 1 ? `no ';' between the batch labels and the base shape (${hint})` : "more than one ';' (one separates the batch labels from the base shape)");
+    const hint = /^[\d,\s]*$/.test(inner)
+      ? `write "${name}[; ${inner}]" for no batch dims, "${name}[B; ${inner}]" for one`
+      : `as in "${name}[B; 3,3]"`;
+    return bad(
+      parts.length === 1
+        ? `no ';' between the batch labels and the base shape (${hint})`
+        : "more than one ';' (one separates the batch labels from the base shape)",
+    );
   }
   const list = (s: string): string[] => (s.trim() === "" ? [] : s.split(",").map((x) => x.trim()));
   const batch = list(parts[0]!);
   const base = list(parts[1]!).map((d) => {
-    if (!/^\d{1,9}$/.test(d)) bad(d === "" ? "an empty base size (two commas, or a trailing one)" : `base size "${d}" is not a non-negative integer (base shapes are static; batch dims go before the ';')`);
+    if (!/^\d{1,9}$/.test(d))
+      bad(
+        d === ""
+          ? "an empty base size (two commas, or a trailing one)"
+          : `base size "${d}" is not a non-negative integer (base shapes are static; batch dims go before the ';')`,
+      );
     return Number(d);
   });
   const jagged = batch.some((b) => b.startsWith("~"));
   for (const [i, b] of batch.entries()) {
     const label = jagged && i === 1 ? b.slice(1) : b;
     if (!LABEL.test(label)) {
-      bad(b === "" ? "an empty batch label (two commas, or a trailing one)" : b.startsWith("~") ? `a jagged dim "${b}" must be the second of exactly two batch dims, as in "${name}[B, ~N; ${parts[1]!.trim()}]"` : `batch label "${b}" is not a name (letters, digits, _), as in "${name}[B; ${parts[1]!.trim()}]"`);
+      bad(
+        b === ""
+          ? "an empty batch label (two commas, or a trailing one)"
+          : b.startsWith("~")
+            ? `a jagged dim "${b}" must be the second of exactly two batch dims, as in "${name}[B, ~N; ${parts[1]!.trim()}]"`
+            : `batch label "${b}" is not a name (letters, digits, _), as in "${name}[B; ${parts[1]!.trim()}]"`,
+      );
     }
   }
-  if (jagged && batch.length !== 2) bad(`a jagged spec has exactly two batch dims, the second marked '~', as in "${name}[B, ~N; ${parts[1]!.trim()}]"`);
+  if (jagged && batch.length !== 2)
+    bad(`a jagged spec has exactly two batch dims, the second marked '~', as in "${name}[B, ~N; ${parts[1]!.trim()}]"`);
   const seen = new Set<string>();
   for (const b of batch) {
     const l = b.replace(/^~/, "");

@@ -27,13 +27,21 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
   const per = base.reduce((a, b) => a * b, 1);
   const offsets = hostInts(list.length + 1);
   list.forEach((t, i) => {
-    if (t.dtype !== first.dtype) throw new DTypeError(`jagged: item ${i} ${t.toString()} is ${t.dtype} but item 0 ${first.toString()} is ${first.dtype}`);
+    if (t.dtype !== first.dtype)
+      throw new DTypeError(
+        `jagged: item ${i} ${t.toString()} is ${t.dtype} but item 0 ${first.toString()} is ${first.dtype}`,
+      );
     const s = t.shape;
     if (s.length !== first.rank || s.slice(1).some((d, j) => d !== base[j])) {
-      throw new ShapeError(`jagged: item ${i} ${t.toString()} does not match item 0 ${first.toString()} after its first dim`);
+      throw new ShapeError(
+        `jagged: item ${i} ${t.toString()} does not match item 0 ${first.toString()} after its first dim`,
+      );
     }
     offsets[i + 1] = offsets[i]! + s[0]!;
-    if (offsets[i + 1] !== offsets[i]! + s[0]!) throw new ShapeError(`jagged: ${offsets[i]! + s[0]!} rows in all do not fit the int32 offsets (at item ${i} ${t.toString()})`);
+    if (offsets[i + 1] !== offsets[i]! + s[0]!)
+      throw new ShapeError(
+        `jagged: ${offsets[i]! + s[0]!} rows in all do not fit the int32 offsets (at item ${i} ${t.toString()})`,
+      );
   });
   const T = offsets[list.length]!;
   if (!allOnHost(list)) {
@@ -43,7 +51,10 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
   }
   const values = new ARRAY_CTOR[first.dtype](T * per);
   list.forEach((t, i) => values.set(t.dataSync({ copy: false }), offsets[i]! * per));
-  return new JaggedTensor(fromTypedArray(values, [T, ...base], { batchDim: 1 }), fromTypedArray(offsets, [list.length + 1], { batchDim: 1 }));
+  return new JaggedTensor(
+    fromTypedArray(values, [T, ...base], { batchDim: 1 }),
+    fromTypedArray(offsets, [list.length + 1], { batchDim: 1 }),
+  );
 }
 
 /**
@@ -53,16 +64,24 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
  */
 export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor): JaggedTensor {
   tensorArg("fromPadded", padded, "padded");
-  if (!Array.isArray(lengths) && !(lengths instanceof Tensor)) throw new DTypeError(`fromPadded: lengths must be an array of integers or an integer Tensor, got ${describeValue(lengths)}`);
-  if (lengths instanceof Tensor && lengths.dtype !== "int32" && lengths.dtype !== "uint32") throw new DTypeError(`fromPadded: lengths ${lengths.toString()} must be int32 or uint32, got ${lengths.dtype}`);
-  if (padded.batchDim !== 2) throw new ShapeError(`fromPadded: padded must be (B, maxN; base), got padded ${padded.toString()}`);
+  if (!Array.isArray(lengths) && !(lengths instanceof Tensor))
+    throw new DTypeError(
+      `fromPadded: lengths must be an array of integers or an integer Tensor, got ${describeValue(lengths)}`,
+    );
+  if (lengths instanceof Tensor && lengths.dtype !== "int32" && lengths.dtype !== "uint32")
+    throw new DTypeError(`fromPadded: lengths ${lengths.toString()} must be int32 or uint32, got ${lengths.dtype}`);
+  if (padded.batchDim !== 2)
+    throw new ShapeError(`fromPadded: padded must be (B, maxN; base), got padded ${padded.toString()}`);
   const [B, maxN] = padded.batchShape as [number, number];
   const lens = Array.from(Array.isArray(lengths) ? lengths : hostValues("fromPadded", lengths as Tensor, "lengths"));
   if (lens.length !== B) throw new ShapeError(`fromPadded: ${lens.length} lengths for padded ${padded.toString()}`);
   const per = padded.baseShape.reduce((a, b) => a * b, 1);
   const offsets = hostInts(B + 1);
   lens.forEach((l, b) => {
-    if (typeof l !== "number" || !Number.isInteger(l) || l < 0 || l > maxN) throw new ShapeError(`fromPadded: lengths[${b}] = ${describeValue(l)} does not fit padded ${padded.toString()} (0 <= length <= ${maxN})`);
+    if (typeof l !== "number" || !Number.isInteger(l) || l < 0 || l > maxN)
+      throw new ShapeError(
+        `fromPadded: lengths[${b}] = ${describeValue(l)} does not fit padded ${padded.toString()} (0 <= length <= ${maxN})`,
+      );
     offsets[b + 1] = offsets[b]! + l;
   });
   const T = offsets[B]!;
@@ -76,5 +95,8 @@ export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor):
   const src = padded.dataSync({ copy: false });
   const values = new ARRAY_CTOR[padded.dtype](T * per);
   lens.forEach((l, b) => values.set(src.subarray(b * maxN * per, (b * maxN + l) * per), offsets[b]! * per));
-  return new JaggedTensor(fromTypedArray(values, [T, ...padded.baseShape], { batchDim: 1 }), fromTypedArray(offsets, [B + 1], { batchDim: 1 }));
+  return new JaggedTensor(
+    fromTypedArray(values, [T, ...padded.baseShape], { batchDim: 1 }),
+    fromTypedArray(offsets, [B + 1], { batchDim: 1 }),
+  );
 }

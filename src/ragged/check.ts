@@ -45,16 +45,23 @@ export function tensorList(op: string, v: unknown, what = "list"): readonly Tens
 }
 
 /** An options argument: undefined (none) or an object. */
-export function optionsArg<T extends object>(op: string, v: T | undefined, what = "options"): T | Record<string, never> {
+export function optionsArg<T extends object>(
+  op: string,
+  v: T | undefined,
+  what = "options",
+): T | Record<string, never> {
   if (v === undefined) return {};
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new DTypeError(`${op}: ${what} must be an object, got ${describeValue(v)}`);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new DTypeError(`${op}: ${what} must be an object, got ${describeValue(v)}`);
   return v;
 }
 
 /** An integer (negative allowed when `min` says so); `ShapeError` otherwise. */
 export function intArg(op: string, v: unknown, what: string, min = -Infinity): number {
   if (typeof v !== "number" || !Number.isInteger(v) || v < min) {
-    throw new ShapeError(`${op}: ${what} must be an integer${min > -Infinity ? ` >= ${min}` : ""}, got ${describeValue(v)}`);
+    throw new ShapeError(
+      `${op}: ${what} must be an integer${min > -Infinity ? ` >= ${min}` : ""}, got ${describeValue(v)}`,
+    );
   }
   return v;
 }
@@ -80,7 +87,8 @@ export function flagArg(op: string, v: unknown, what: string): boolean {
 export function paddingArg(op: string, v: unknown, what = "paddingValue"): number {
   if (v === undefined) return 0;
   if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v !== "number") throw new DTypeError(`${op}: ${what} must be a number or a boolean, got ${describeValue(v)}`);
+  if (typeof v !== "number")
+    throw new DTypeError(`${op}: ${what} must be a number or a boolean, got ${describeValue(v)}`);
   return v;
 }
 
@@ -89,5 +97,6 @@ export const MAX_ELEMENTS = 2 ** 31 - 1;
 
 /** A `ShapeError` when an output of `n` elements is too large to allocate. */
 export function checkElements(op: string, n: number, what: string): void {
-  if (!Number.isSafeInteger(n) || n > MAX_ELEMENTS) throw new ShapeError(`${op}: ${what} would hold ${n} elements, more than ${MAX_ELEMENTS}`);
+  if (!Number.isSafeInteger(n) || n > MAX_ELEMENTS)
+    throw new ShapeError(`${op}: ${what} would hold ${n} elements, more than ${MAX_ELEMENTS}`);
 }

@@ -150,7 +150,10 @@ export function hostValues(op: string, t: Tensor, what: string): TypedArray {
   const known = hostCopies.get(t);
   if (known !== undefined) return known;
   const s = t._src;
-  if (s.kind === "param") throw new TraceError(`${op}: ${what} ${t.toString()} is traced; ${op} reads it on the host, so it cannot run inside jit`);
+  if (s.kind === "param")
+    throw new TraceError(
+      `${op}: ${what} ${t.toString()} is traced; ${op} reads it on the host, so it cannot run inside jit`,
+    );
   const deviceOnly = (): BackendError =>
     new BackendError(
       `${op}: ${what} ${t.toString()} lives on the ${getBackend().name} backend, which the host cannot read synchronously; ${what} must be host data ` +
@@ -188,15 +191,28 @@ function sameDims(a: readonly number[], b: readonly number[]): boolean {
  * to the batch (`rebatch`), a batch reshape to the new full shape, and the new
  * split (`rebatch`). Lazy like any op.
  */
-export function resplit(op: string, what: string, t: Tensor, batch: readonly number[], base: readonly number[]): Tensor {
+export function resplit(
+  op: string,
+  what: string,
+  t: Tensor,
+  batch: readonly number[],
+  base: readonly number[],
+): Tensor {
   if (sameDims(t.batchShape, batch) && sameDims(t.baseShape, base)) return t;
-  if (t._src.kind === "param") throw new TraceError(`${op}: ${what} ${t.toString()} is traced; ${op} cannot run inside jit`);
+  if (t._src.kind === "param")
+    throw new TraceError(`${op}: ${what} ${t.toString()} is traced; ${op} cannot run inside jit`);
   if (sameDims(t.baseShape, base) && prod(t.batchShape) === prod(batch)) return t.batchReshape(batch);
-  return t.rebatch(t.rank).batchReshape([...batch, ...base]).rebatch(batch.length);
+  return t
+    .rebatch(t.rank)
+    .batchReshape([...batch, ...base])
+    .rebatch(batch.length);
 }
 
 /** The results of copies, each re-split as `(batch; base)` (see `resplit`). */
-export function finish(op: string, outs: readonly { readonly t: Tensor; readonly batch: readonly number[]; readonly base: readonly number[] }[]): Tensor[] {
+export function finish(
+  op: string,
+  outs: readonly { readonly t: Tensor; readonly batch: readonly number[]; readonly base: readonly number[] }[],
+): Tensor[] {
   return outs.map((o) => resplit(op, "its input", o.t, o.batch, o.base));
 }
 

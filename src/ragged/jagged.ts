@@ -68,15 +68,29 @@ export class JaggedTensor {
   ) {
     tensorArg("jagged", values, "values");
     tensorArg("jagged", offsets, "offsets");
-    if (values.batchDim !== 1) throw new ShapeError(`jagged: values must be packed (T; base), got values ${values.toString()}`);
-    if (offsets.dtype !== "int32") throw new DTypeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
-    if (offsets.batchDim !== 1 || offsets.baseDim !== 0) throw new ShapeError(`jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`);
-    if (offsets.batchShape[0] === 0) throw new ShapeError(`jagged: offsets ${offsets.toString()} have no entries (B rows need B+1)`);
-    const o = values.batchShape[0]! >= 0 && !checkedOffsets.get(offsets)?.has(values.batchShape[0]!) ? knownHostValues(offsets) : undefined;
+    if (values.batchDim !== 1)
+      throw new ShapeError(`jagged: values must be packed (T; base), got values ${values.toString()}`);
+    if (offsets.dtype !== "int32")
+      throw new DTypeError(
+        `jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`,
+      );
+    if (offsets.batchDim !== 1 || offsets.baseDim !== 0)
+      throw new ShapeError(
+        `jagged: offsets must be int32 (B+1;), got offsets ${offsets.toString()} of dtype ${offsets.dtype}`,
+      );
+    if (offsets.batchShape[0] === 0)
+      throw new ShapeError(`jagged: offsets ${offsets.toString()} have no entries (B rows need B+1)`);
+    const o =
+      values.batchShape[0]! >= 0 && !checkedOffsets.get(offsets)?.has(values.batchShape[0]!)
+        ? knownHostValues(offsets)
+        : undefined;
     if (o !== undefined) {
       const T = values.batchShape[0]!;
       const problem = offsetsProblem(o, T);
-      if (problem !== undefined) throw new ShapeError(`jagged: offsets ${offsets.toString()} ${problem} (values ${values.toString()}); offsets must start at 0, never decrease and end at ${T}`);
+      if (problem !== undefined)
+        throw new ShapeError(
+          `jagged: offsets ${offsets.toString()} ${problem} (values ${values.toString()}); offsets must start at 0, never decrease and end at ${T}`,
+        );
       const seen = checkedOffsets.get(offsets) ?? new Set<number>();
       seen.add(T);
       checkedOffsets.set(offsets, seen);
@@ -115,17 +129,29 @@ export class JaggedTensor {
   }
 
   /** Per-row sum over the ragged dim: `(B; base)`. */
-  sum(): Tensor { return this.reduceRows("sum"); }
+  sum(): Tensor {
+    return this.reduceRows("sum");
+  }
   /** Per-row mean (NaN for an empty row). */
-  mean(): Tensor { return this.reduceRows("mean"); }
+  mean(): Tensor {
+    return this.reduceRows("mean");
+  }
   /** Per-row maximum: `(B; base)`. */
-  max(): Tensor { return this.reduceRows("max"); }
+  max(): Tensor {
+    return this.reduceRows("max");
+  }
   /** Per-row minimum: `(B; base)`. */
-  min(): Tensor { return this.reduceRows("min"); }
+  min(): Tensor {
+    return this.reduceRows("min");
+  }
   /** Position of each row's largest value inside the row (0 for an empty row), int32. */
-  argmax(): Tensor { return this.reduceRows("argmax"); }
+  argmax(): Tensor {
+    return this.reduceRows("argmax");
+  }
   /** The row length at every base point, int32 `(B; base)` (see `lengths` for `(B;)`). */
-  count(): Tensor { return this.reduceRows("count"); }
+  count(): Tensor {
+    return this.reduceRows("count");
+  }
 
   /**
    * A copy on another backend (`Tensor.to` on the values and the offsets): the same
@@ -139,10 +165,17 @@ export class JaggedTensor {
 
   /** Applies an elementwise function to the values; the rows stay as they are. */
   map(fn: (values: Tensor) => Tensor): JaggedTensor {
-    if (typeof fn !== "function") throw new DTypeError(`jagged.map: fn must be a function, got ${describeValue(fn)} (x ${this.toString()})`);
+    if (typeof fn !== "function")
+      throw new DTypeError(`jagged.map: fn must be a function, got ${describeValue(fn)} (x ${this.toString()})`);
     const v = fn(this.values);
-    if (!(v instanceof Tensor)) throw new DTypeError(`jagged.map: the function must return a Tensor, got ${describeValue(v)} from ${this.values.toString()}`);
-    if (v.batchDim !== 1) throw new ShapeError(`jagged.map: the function must keep the packed batch dim, got ${v.toString()} from ${this.values.toString()}`);
+    if (!(v instanceof Tensor))
+      throw new DTypeError(
+        `jagged.map: the function must return a Tensor, got ${describeValue(v)} from ${this.values.toString()}`,
+      );
+    if (v.batchDim !== 1)
+      throw new ShapeError(
+        `jagged.map: the function must keep the packed batch dim, got ${v.toString()} from ${this.values.toString()}`,
+      );
     return new JaggedTensor(v, this.offsets);
   }
 
@@ -153,9 +186,15 @@ export class JaggedTensor {
    */
   private operand(op: string, y: JaggedTensor | Tensor | number): Tensor | number {
     if (typeof y === "number") return y;
-    if (!(y instanceof JaggedTensor) && !(y instanceof Tensor)) throw new DTypeError(`jagged ${op}: y must be a JaggedTensor, a Tensor or a number, got ${describeValue(y)} (x ${this.toString()})`);
+    if (!(y instanceof JaggedTensor) && !(y instanceof Tensor))
+      throw new DTypeError(
+        `jagged ${op}: y must be a JaggedTensor, a Tensor or a number, got ${describeValue(y)} (x ${this.toString()})`,
+      );
     if (y instanceof JaggedTensor) {
-      if (y.offsets !== this.offsets) throw new ShapeError(`jagged ${op}: both operands must share one offsets tensor; x ${this.toString()}, y ${y.toString()}`);
+      if (y.offsets !== this.offsets)
+        throw new ShapeError(
+          `jagged ${op}: both operands must share one offsets tensor; x ${this.toString()}, y ${y.toString()}`,
+        );
       return y.values;
     }
     if (y.batchDim === 0) return y;
@@ -168,17 +207,29 @@ export class JaggedTensor {
    * offsets, a per-row tensor `(B; …)` (broadcast over each row), an unbatched
    * tensor or a number.
    */
-  add(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.add(this.operand("add", y)), this.offsets); }
+  add(y: JaggedTensor | Tensor | number): JaggedTensor {
+    return new JaggedTensor(this.values.add(this.operand("add", y)), this.offsets);
+  }
   /** `x - y`, with `y` as in `add`. */
-  sub(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.sub(this.operand("sub", y)), this.offsets); }
+  sub(y: JaggedTensor | Tensor | number): JaggedTensor {
+    return new JaggedTensor(this.values.sub(this.operand("sub", y)), this.offsets);
+  }
   /** `x * y`, with `y` as in `add`. */
-  mul(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.mul(this.operand("mul", y)), this.offsets); }
+  mul(y: JaggedTensor | Tensor | number): JaggedTensor {
+    return new JaggedTensor(this.values.mul(this.operand("mul", y)), this.offsets);
+  }
   /** `x / y`, with `y` as in `add`. */
-  div(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.div(this.operand("div", y)), this.offsets); }
+  div(y: JaggedTensor | Tensor | number): JaggedTensor {
+    return new JaggedTensor(this.values.div(this.operand("div", y)), this.offsets);
+  }
   /** The larger of `x` and `y`, with `y` as in `add`. */
-  maximum(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.maximum(this.operand("maximum", y)), this.offsets); }
+  maximum(y: JaggedTensor | Tensor | number): JaggedTensor {
+    return new JaggedTensor(this.values.maximum(this.operand("maximum", y)), this.offsets);
+  }
   /** The smaller of `x` and `y`, with `y` as in `add`. */
-  minimum(y: JaggedTensor | Tensor | number): JaggedTensor { return new JaggedTensor(this.values.minimum(this.operand("minimum", y)), this.offsets); }
+  minimum(y: JaggedTensor | Tensor | number): JaggedTensor {
+    return new JaggedTensor(this.values.minimum(this.operand("minimum", y)), this.offsets);
+  }
 
   /**
    * Pads every row to `maxLength` (default: the longest row): `padded (B, maxN; base)`
@@ -197,9 +248,12 @@ export class JaggedTensor {
     if (opts.maxShape !== undefined) {
       const ms = opts.maxShape;
       if (!Array.isArray(ms) || ms.length !== 1 || !Number.isInteger(ms[0]) || ms[0]! < -1) {
-        throw new ShapeError(`jagged.toPadded: maxShape must be [n] (n >= 0, or -1 for the longest row) for the one ragged dim of ${this.toString()}, got ${Array.isArray(ms) ? `[${ms.join(",")}]` : describeValue(ms)}`);
+        throw new ShapeError(
+          `jagged.toPadded: maxShape must be [n] (n >= 0, or -1 for the longest row) for the one ragged dim of ${this.toString()}, got ${Array.isArray(ms) ? `[${ms.join(",")}]` : describeValue(ms)}`,
+        );
       }
-      if (maxN !== undefined && ms[0] !== -1 && ms[0] !== maxN) throw new ShapeError(`jagged.toPadded: maxShape [${ms[0]}] and maxLength ${maxN} disagree`);
+      if (maxN !== undefined && ms[0] !== -1 && ms[0] !== maxN)
+        throw new ShapeError(`jagged.toPadded: maxShape [${ms[0]}] and maxLength ${maxN} disagree`);
       if (ms[0] !== -1) maxN = ms[0]!;
     }
     const known = knownHostValues(this.offsets);
@@ -210,15 +264,24 @@ export class JaggedTensor {
       } else if (known !== undefined) {
         maxN = longestRow(known);
       } else {
-        throw new BackendError(`jagged.toPadded: the longest row of ${this.toString()} is read from its offsets on the host, which the ${this.offsets._src.kind === "buffer" ? this.offsets._src.backend.name : "lazy"} offsets cannot give synchronously; give maxLength, or call toPadded inside jit`);
+        throw new BackendError(
+          `jagged.toPadded: the longest row of ${this.toString()} is read from its offsets on the host, which the ${this.offsets._src.kind === "buffer" ? this.offsets._src.backend.name : "lazy"} offsets cannot give synchronously; give maxLength, or call toPadded inside jit`,
+        );
       }
     } else if (typeof maxN !== "number" || !Number.isInteger(maxN) || maxN < 0) {
-      throw new ShapeError(`jagged.toPadded: maxLength must be a non-negative integer, got ${describeValue(maxN)} for ${this.toString()}`);
+      throw new ShapeError(
+        `jagged.toPadded: maxLength must be a non-negative integer, got ${describeValue(maxN)} for ${this.toString()}`,
+      );
     } else if (known !== undefined) {
       const m = longestRow(known);
       if (maxN < m) throw new ShapeError(`jagged.toPadded: maxLength ${maxN} is smaller than the longest row (${m})`);
     }
-    if (maxN >= 0 && this.rows >= 0) checkElements("jagged.toPadded", this.rows * maxN * this.baseShape.reduce((x, y) => x * y, 1), `padded ${fmtShape([this.rows, maxN], this.baseShape)}`);
+    if (maxN >= 0 && this.rows >= 0)
+      checkElements(
+        "jagged.toPadded",
+        this.rows * maxN * this.baseShape.reduce((x, y) => x * y, 1),
+        `padded ${fmtShape([this.rows, maxN], this.baseShape)}`,
+      );
     const value = castScalar(paddingArg("jagged.toPadded", opts.paddingValue), this.dtype);
     return {
       padded: Tensor._op("segment_pad", [this.values, this.offsets], { maxN, value, left }),
@@ -249,11 +312,16 @@ export class JaggedTensor {
     const o = this.offsets.dataSync();
     // Offsets read here feed no segmented kernel, so no program has checked them.
     const problem = offsetsProblem(o, this.values.batchShape[0]!);
-    if (problem !== undefined) throw new ShapeError(`jagged.toList: offsets ${this.offsets.toString()} ${problem} (values ${this.values.toString()}); offsets must start at 0, never decrease and end at the number of packed values`);
+    if (problem !== undefined)
+      throw new ShapeError(
+        `jagged.toList: offsets ${this.offsets.toString()} ${problem} (values ${this.values.toString()}); offsets must start at 0, never decrease and end at the number of packed values`,
+      );
     const per = this.baseShape.reduce((a, b) => a * b, 1);
     const out: Tensor[] = [];
     for (let b = 0; b + 1 < o.length; b++) {
-      out.push(fromTypedArray(v.slice(o[b]! * per, o[b + 1]! * per), [o[b + 1]! - o[b]!, ...this.baseShape], { batchDim: 1 }));
+      out.push(
+        fromTypedArray(v.slice(o[b]! * per, o[b + 1]! * per), [o[b + 1]! - o[b]!, ...this.baseShape], { batchDim: 1 }),
+      );
     }
     return out;
   }

@@ -21,7 +21,15 @@ export function emptyRows(dtype: DType, c: number): Tensor {
  * Dims after the first are padded per sub-tensor (`batch_concat` on that dim);
  * the first dim and the slots are then one concatenation of rows.
  */
-export function padOnDevice(op: string, rows: readonly Tensor[], shapes: Int32Array, max: readonly number[], c: number, dtype: DType, paddingValue: number | boolean): Tensor {
+export function padOnDevice(
+  op: string,
+  rows: readonly Tensor[],
+  shapes: Int32Array,
+  max: readonly number[],
+  c: number,
+  dtype: DType,
+  paddingValue: number | boolean,
+): Tensor {
   const k = max.length;
   const slotRows = prod(max);
   let fillSlot: Tensor | undefined;
@@ -55,7 +63,14 @@ export function padOnDevice(op: string, rows: readonly Tensor[], shapes: Int32Ar
  * Sub-tensor i of a padded `(B, *max, C)` as `(*shape_i; C)` (`(1; C)` when
  * there are no dims before C): a slice of the slot rows, then of each later dim.
  */
-export function slotsOnDevice(op: string, padded: Tensor, shapes: Int32Array, count: number, max: readonly number[], c: number): Tensor[] {
+export function slotsOnDevice(
+  op: string,
+  padded: Tensor,
+  shapes: Int32Array,
+  count: number,
+  max: readonly number[],
+  c: number,
+): Tensor[] {
   const k = max.length;
   if (k === 0) {
     const rows = resplit(op, "padded", padded, [count], [c]);
@@ -89,12 +104,21 @@ export function tileOnDevice(op: string, values: Tensor, numel: readonly number[
   });
   const pieces = new Array<Tensor | undefined>(B);
   for (const [p, members] of groups) {
-    const gathered = members.length === B ? column : concatRows(members.map((i) => column.batchSlice(0, i, i + 1)), () => column);
+    const gathered =
+      members.length === B
+        ? column
+        : concatRows(
+            members.map((i) => column.batchSlice(0, i, i + 1)),
+            () => column,
+          );
     let block = gathered.batchReshape([members.length, 1]);
     for (let w = 1; w < p; w *= 2) block = Tensor._op("batch_concat", [block, block], { axis: 1 });
     const flat = block.batchReshape([members.length * p]);
     members.forEach((i, k) => (pieces[i] = flat.batchSlice(0, k * p, k * p + numel[i]!)));
   }
-  const all = concatRows(pieces.filter((t): t is Tensor => t !== undefined), () => emptyRows(values.dtype, 1));
+  const all = concatRows(
+    pieces.filter((t): t is Tensor => t !== undefined),
+    () => emptyRows(values.dtype, 1),
+  );
   return finish(op, [{ t: all, batch: [], base: [rows, 1] }])[0]!;
 }

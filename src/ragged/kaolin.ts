@@ -29,7 +29,17 @@ import { prod } from "../../ir/types.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
 import { checkElements, describeValue, paddingArg, tensorArg, tensorList } from "./check.js";
-import { allOnHost, concatRows, finish, hostInts, hostTensor, hostValues, onHost, resplit, uninitialized } from "./device.js";
+import {
+  allOnHost,
+  concatRows,
+  finish,
+  hostInts,
+  hostTensor,
+  hostValues,
+  onHost,
+  resplit,
+  uninitialized,
+} from "./device.js";
 import { emptyRows, padOnDevice, slotsOnDevice, tileOnDevice } from "./kaolin-device.js";
 
 /** A padding value; it is cast to the output dtype (`true`/`false` for bool, as Kaolin's `False`). */
@@ -48,7 +58,9 @@ function concreteShape(op: string, t: Tensor, what: string): readonly number[] {
   if (t.batchDim === 0) return t.baseShape;
   const shape = t.shape;
   if (shape.some((d) => d < 0)) {
-    throw new TraceError(`${op}: ${what} ${t.toString()} is traced; Kaolin's batch helpers are eager and cannot run inside jit`);
+    throw new TraceError(
+      `${op}: ${what} ${t.toString()} is traced; Kaolin's batch helpers are eager and cannot run inside jit`,
+    );
   }
   return shape;
 }
@@ -68,13 +80,16 @@ function output(data: TypedArray, shape: readonly number[], batchDim: number, dt
 function readInts(op: string, x: IntsLike, what: string): ArrayLike<number> {
   if (x instanceof Int32Array || x instanceof Uint32Array) return x;
   if (!Array.isArray(x) && !(x instanceof Tensor)) {
-    throw new DTypeError(`${op}: ${what} must be an integer Tensor, an array of integers or an Int32Array/Uint32Array, got ${describeValue(x)}`);
+    throw new DTypeError(
+      `${op}: ${what} must be an integer Tensor, an array of integers or an Int32Array/Uint32Array, got ${describeValue(x)}`,
+    );
   }
   if (Array.isArray(x)) {
     const list = x as readonly unknown[];
     for (let i = 0; i < list.length; i++) {
       const v = list[i];
-      if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${op}: ${what} must hold integers, got ${describeValue(v)} at index ${i}`);
+      if (typeof v !== "number" || !Number.isInteger(v))
+        throw new ShapeError(`${op}: ${what} must hold integers, got ${describeValue(v)} at index ${i}`);
     }
     return x as readonly number[];
   }
@@ -88,12 +103,17 @@ function readInts(op: string, x: IntsLike, what: string): ArrayLike<number> {
 function readShapes(op: string, shapePerTensor: Tensor): { shapes: Int32Array; count: number; width: number } {
   tensorArg(op, shapePerTensor, "shapePerTensor");
   const shape = concreteShape(op, shapePerTensor, "shapePerTensor");
-  if (shape.length !== 2) throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must have 2 dims (B, ndim-1)`);
-  if (!isInt(shapePerTensor.dtype)) throw new DTypeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must be int32 or uint32, got ${shapePerTensor.dtype}`);
+  if (shape.length !== 2)
+    throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} must have 2 dims (B, ndim-1)`);
+  if (!isInt(shapePerTensor.dtype))
+    throw new DTypeError(
+      `${op}: shapePerTensor ${shapePerTensor.toString()} must be int32 or uint32, got ${shapePerTensor.dtype}`,
+    );
   const data = hostValues(op, shapePerTensor, "shapePerTensor");
   const shapes = data instanceof Int32Array ? data : Int32Array.from(data);
   for (let i = 0; i < shapes.length; i++) {
-    if (shapes[i]! < 0) throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} has a negative size ${shapes[i]}`);
+    if (shapes[i]! < 0)
+      throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} has a negative size ${shapes[i]}`);
   }
   return { shapes, count: shape[0]!, width: shape[1]! };
 }
@@ -105,7 +125,8 @@ function rowNumel(shapes: Int32Array, i: number, width: number): number {
 }
 
 function checkRows(op: string, rows: number): void {
-  if (rows > INT32_MAX) throw new ShapeError(`${op}: ${rows} rows do not fit the int32 index tensors (Kaolin's are int64)`);
+  if (rows > INT32_MAX)
+    throw new ShapeError(`${op}: ${rows} rows do not fit the int32 index tensors (Kaolin's are int64)`);
 }
 
 /** Copies `len` values; short runs in a loop, since a `subarray` per run costs more than it saves. */
@@ -211,16 +232,20 @@ function checkList(op: string, list: readonly Tensor[], full: boolean): ListInfo
   const shapes = list.map((t, i) => (t.batchDim === 0 ? t.baseShape : concreteShape(op, t, `list[${i}]`)));
   const ndim = shapes[0]!.length;
   shapes.forEach((s, i) => {
-    if (s.length !== ndim) throw new ShapeError(`${op}: Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
+    if (s.length !== ndim)
+      throw new ShapeError(`${op}: Expected all tensors to have ${ndim} dimensions but got ${s.length} at index ${i}`);
   });
-  if (ndim === 0) throw new ShapeError(`${op}: list[0] ${list[0]!.toString()} is a scalar; Kaolin's layouts need a last dim C`);
+  if (ndim === 0)
+    throw new ShapeError(`${op}: list[0] ${list[0]!.toString()} is a scalar; Kaolin's layouts need a last dim C`);
   const lastDim = shapes[0]![ndim - 1]!;
   const dtype = list[0]!.dtype;
   if (full) {
     list.forEach((t, i) => {
       const c = shapes[i]![ndim - 1]!;
-      if (c !== lastDim) throw new ShapeError(`${op}: Expected all tensor to have last dimension ${lastDim} but got ${c} at index ${i}`);
-      if (t.dtype !== dtype) throw new DTypeError(`${op}: Expected all tensor to have type ${dtype} but got ${t.dtype} at index ${i}`);
+      if (c !== lastDim)
+        throw new ShapeError(`${op}: Expected all tensor to have last dimension ${lastDim} but got ${c} at index ${i}`);
+      if (t.dtype !== dtype)
+        throw new DTypeError(`${op}: Expected all tensor to have type ${dtype} but got ${t.dtype} at index ${i}`);
     });
   }
   return { shapes, dtype, lastDim };
@@ -304,7 +329,13 @@ export function fillMaxShape(shapePerTensor: Tensor, partialMaxShape?: IntsLike)
   return hostTensor(out, [width], 0, "int32");
 }
 
-function completeMaxShape(op: string, shapes: Int32Array, count: number, width: number, partial: IntsLike | undefined): number[] {
+function completeMaxShape(
+  op: string,
+  shapes: Int32Array,
+  count: number,
+  width: number,
+  partial: IntsLike | undefined,
+): number[] {
   if (count === 0) throw new ShapeError(`${op}: shapePerTensor has no rows, so it has no max shape`);
   const max = new Array<number>(width).fill(-1);
   const argmax = new Array<number>(width).fill(0);
@@ -316,11 +347,15 @@ function completeMaxShape(op: string, shapes: Int32Array, count: number, width: 
   }
   if (partial === undefined) return max;
   const want = Array.from(readInts(op, partial, "max_shape"));
-  if (want.length !== width) throw new ShapeError(`${op}: max_shape (${want.join(",")}) has ${want.length} dims, but the tensors have ${width} dims before the last`);
+  if (want.length !== width)
+    throw new ShapeError(
+      `${op}: max_shape (${want.join(",")}) has ${want.length} dims, but the tensors have ${width} dims before the last`,
+    );
   return want.map((m, j) => {
     if (m === -1) return max[j]!;
     if (m > INT32_MAX) throw new ShapeError(`${op}: dim ${j} of max_shape (${m}) does not fit the int32 shape tensors`);
-    if (m < max[j]!) throw new ShapeError(`${op}: dim ${j} of max_shape (${m}) is smaller than for tensor ${argmax[j]} (${max[j]})`);
+    if (m < max[j]!)
+      throw new ShapeError(`${op}: dim ${j} of max_shape (${m}) is smaller than for tensor ${argmax[j]} (${max[j]})`);
     return m;
   });
 }
@@ -337,7 +372,11 @@ function completeMaxShape(op: string, shapes: Int32Array, count: number, width: 
  * Stricter than Kaolin, which copies with casts and broadcasting: every tensor
  * must have list[0]'s last dim and dtype (the `listToPacked` errors).
  */
-export function listToPadded(list: readonly Tensor[], paddingValue: PaddingValue, maxShape?: IntsLike): [Tensor, Tensor] {
+export function listToPadded(
+  list: readonly Tensor[],
+  paddingValue: PaddingValue,
+  maxShape?: IntsLike,
+): [Tensor, Tensor] {
   const op = "listToPadded";
   const { shapes, dtype, lastDim } = checkList(op, list, true);
   paddingArg(op, paddingValue);
@@ -353,7 +392,8 @@ export function listToPadded(list: readonly Tensor[], paddingValue: PaddingValue
   const slotSize = prod(max) * lastDim;
   const out = uninitialized(dtype, list.length * slotSize);
   const fill = fillValue(paddingValue, dtype);
-  for (let i = 0; i < list.length; i++) copySlot(true, out, i * slotSize, hostData(list[i]!), 0, spt, i * width, max, lastDim, slotSize, fill);
+  for (let i = 0; i < list.length; i++)
+    copySlot(true, out, i * slotSize, hostData(list[i]!), 0, spt, i * width, max, lastDim, slotSize, fill);
   return [output(out, [list.length, ...max, lastDim], 1, dtype), sptTensor];
 }
 
@@ -372,7 +412,10 @@ export function paddedToList(padded: Tensor, shapePerTensor: Tensor): Tensor[] {
   const { shapes, count, max, c } = checkPadded(op, padded, shapePerTensor);
   if (!onHost(padded)) {
     const items = slotsOnDevice(op, padded, shapes, count, max, c);
-    return finish(op, items.map((t, i) => ({ t, batch: [], base: [...shapes.subarray(i * max.length, (i + 1) * max.length), c] })));
+    return finish(
+      op,
+      items.map((t, i) => ({ t, batch: [], base: [...shapes.subarray(i * max.length, (i + 1) * max.length), c] })),
+    );
   }
   const src = hostData(padded);
   const slotSize = prod(max) * c;
@@ -386,18 +429,26 @@ export function paddedToList(padded: Tensor, shapePerTensor: Tensor): Tensor[] {
   return list;
 }
 
-function checkPadded(op: string, padded: Tensor, shapePerTensor: Tensor): { shapes: Int32Array; count: number; max: number[]; c: number } {
+function checkPadded(
+  op: string,
+  padded: Tensor,
+  shapePerTensor: Tensor,
+): { shapes: Int32Array; count: number; max: number[]; c: number } {
   tensorArg(op, padded, "padded");
   const full = concreteShape(op, padded, "padded");
   const { shapes, count, width } = readShapes(op, shapePerTensor);
   if (full.length !== width + 2 || full[0] !== count) {
-    throw new ShapeError(`${op}: padded ${padded.toString()} does not fit shapePerTensor ${shapePerTensor.toString()}: expected (B, *maxShape, C) with B = ${count} and ${width} dims in maxShape`);
+    throw new ShapeError(
+      `${op}: padded ${padded.toString()} does not fit shapePerTensor ${shapePerTensor.toString()}: expected (B, *maxShape, C) with B = ${count} and ${width} dims in maxShape`,
+    );
   }
   const max = full.slice(1, width + 1);
   for (let i = 0; i < count; i++) {
     for (let j = 0; j < width; j++) {
       if (shapes[i * width + j]! > max[j]!) {
-        throw new ShapeError(`${op}: shapePerTensor row ${i} (${Array.from(shapes.subarray(i * width, (i + 1) * width)).join(",")}) does not fit in padded ${padded.toString()}`);
+        throw new ShapeError(
+          `${op}: shapePerTensor row ${i} (${Array.from(shapes.subarray(i * width, (i + 1) * width)).join(",")}) does not fit in padded ${padded.toString()}`,
+        );
       }
     }
   }
@@ -424,7 +475,9 @@ export function listToPacked(list: readonly Tensor[]): [Tensor, Tensor] {
     const rows = list.map((t, i) => resplit(op, `list[${i}]`, t, [prod(shapes[i]!.slice(0, width))], [lastDim]));
     const total = rows.reduce((n, r) => n + r.batchShape[0]!, 0);
     checkRows(op, total);
-    const [packed] = finish(op, [{ t: concatRows(rows, () => emptyRows(dtype, lastDim)), batch: [], base: [total, lastDim] }]);
+    const [packed] = finish(op, [
+      { t: concatRows(rows, () => emptyRows(dtype, lastDim)), batch: [], base: [total, lastDim] },
+    ]);
     return [packed!, shapeTensor(shapes, width)];
   }
   let size = 0;
@@ -457,11 +510,16 @@ function checkPacked(op: string, packed: Tensor, shapePerTensor: Tensor, firstId
   if (full.length !== 2) throw new ShapeError(`${op}: packed ${packed.toString()} must have 2 dims (sumN, C)`);
   const { shapes, count, width } = readShapes(op, shapePerTensor);
   const first = readInts(op, firstIdx, "firstIdx");
-  if (first.length !== count + 1) throw new ShapeError(`${op}: firstIdx has ${first.length} entries, expected B+1 = ${count + 1} for shapePerTensor ${shapePerTensor.toString()}`);
+  if (first.length !== count + 1)
+    throw new ShapeError(
+      `${op}: firstIdx has ${first.length} entries, expected B+1 = ${count + 1} for shapePerTensor ${shapePerTensor.toString()}`,
+    );
   for (let i = 0; i < count; i++) {
     const n = rowNumel(shapes, i, width);
     if (first[i + 1]! - first[i]! !== n || first[i]! < 0 || first[i + 1]! > full[0]!) {
-      throw new ShapeError(`${op}: rows ${first[i]}..${first[i + 1]} of packed ${packed.toString()} cannot hold tensor ${i} of shape (${Array.from(shapes.subarray(i * width, (i + 1) * width)).join(",")}) (${n} rows)`);
+      throw new ShapeError(
+        `${op}: rows ${first[i]}..${first[i + 1]} of packed ${packed.toString()} cannot hold tensor ${i} of shape (${Array.from(shapes.subarray(i * width, (i + 1) * width)).join(",")}) (${n} rows)`,
+      );
     }
   }
   return { shapes, count, width, first, c: full[1]! };
@@ -481,7 +539,12 @@ export function packedToList(packed: Tensor, shapePerTensor: Tensor, firstIdx: I
   if (!onHost(packed)) {
     const rows = resplit(op, "packed", packed, [packed.shape[0]!], [c]);
     const outs = [];
-    for (let i = 0; i < count; i++) outs.push({ t: rows.batchSlice(0, first[i]!, first[i + 1]!), batch: [], base: [...shapes.subarray(i * width, (i + 1) * width), c] });
+    for (let i = 0; i < count; i++)
+      outs.push({
+        t: rows.batchSlice(0, first[i]!, first[i + 1]!),
+        batch: [],
+        base: [...shapes.subarray(i * width, (i + 1) * width), c],
+      });
     return finish(op, outs);
   }
   const src = hostData(packed);
@@ -502,7 +565,13 @@ export function packedToList(packed: Tensor, shapePerTensor: Tensor, firstIdx: I
  * const padded = packedToPadded(packed, spt, firstIdx, -1);
  * ```
  */
-export function packedToPadded(packed: Tensor, shapePerTensor: Tensor, firstIdx: IntsLike, paddingValue: PaddingValue, maxShape?: IntsLike): Tensor {
+export function packedToPadded(
+  packed: Tensor,
+  shapePerTensor: Tensor,
+  firstIdx: IntsLike,
+  paddingValue: PaddingValue,
+  maxShape?: IntsLike,
+): Tensor {
   const op = "packedToPadded";
   const { shapes, count, width, first, c } = checkPacked(op, packed, shapePerTensor, firstIdx);
   paddingArg(op, paddingValue);
@@ -517,7 +586,8 @@ export function packedToPadded(packed: Tensor, shapePerTensor: Tensor, firstIdx:
   const out = uninitialized(packed.dtype, count * slotSize);
   const src = hostData(packed);
   const fill = fillValue(paddingValue, packed.dtype);
-  for (let i = 0; i < count; i++) copySlot(true, out, i * slotSize, src, first[i]! * c, shapes, i * width, max, c, slotSize, fill);
+  for (let i = 0; i < count; i++)
+    copySlot(true, out, i * slotSize, src, first[i]! * c, shapes, i * width, max, c, slotSize, fill);
   return output(out, [count, ...max, c], 1, packed.dtype);
 }
 
@@ -536,7 +606,9 @@ export function paddedToPacked(padded: Tensor, shapePerTensor: Tensor): Tensor {
   let rows = 0;
   for (let i = 0; i < count; i++) rows += rowNumel(shapes, i, width);
   if (!onHost(padded)) {
-    const items = slotsOnDevice(op, padded, shapes, count, max, c).map((y, i) => (width <= 1 ? y : y.batchReshape([rowNumel(shapes, i, width)])));
+    const items = slotsOnDevice(op, padded, shapes, count, max, c).map((y, i) =>
+      width <= 1 ? y : y.batchReshape([rowNumel(shapes, i, width)]),
+    );
     return finish(op, [{ t: concatRows(items, () => emptyRows(padded.dtype, c)), batch: [], base: [rows, c] }])[0]!;
   }
   const out = uninitialized(padded.dtype, rows * c);
@@ -568,7 +640,9 @@ export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
   const shape = concreteShape(op, values, "values");
   const numel = Array.from(readInts(op, numelPerTensor, "numelPerTensor"));
   if (shape.length !== 1 || shape[0] !== numel.length) {
-    throw new ShapeError(`${op}: values ${values.toString()} must have shape (B) with B = ${numel.length}, the length of numelPerTensor`);
+    throw new ShapeError(
+      `${op}: values ${values.toString()} must have shape (B) with B = ${numel.length}, the length of numelPerTensor`,
+    );
   }
   let rows = 0;
   numel.forEach((n, i) => {
@@ -586,4 +660,3 @@ export function tileToPacked(values: Tensor, numelPerTensor: IntsLike): Tensor {
   });
   return output(out, [rows, 1], 0, values.dtype);
 }
-

@@ -26,12 +26,15 @@ import { allOnHost, concatRows, hostInts, hostTensor, hostValues } from "./devic
  * time) instead of copying on the host now.
  */
 function lazy(list: readonly Tensor[]): boolean {
-  return list.some((t) => t._src.kind !== "buffer" || t._src.backend.readSync === undefined || t.batchShape.some((d) => d < 0));
+  return list.some(
+    (t) => t._src.kind !== "buffer" || t._src.backend.readSync === undefined || t.batchShape.some((d) => d < 0),
+  );
 }
 
 function checkEager(op: string, list: readonly Tensor[]): void {
   list.forEach((t, i) => {
-    if (t.batchShape.some((d) => d < 0)) throw new TraceError(`${op}: list[${i}] ${t.toString()} is traced; ${op} is eager and cannot run inside jit`);
+    if (t.batchShape.some((d) => d < 0))
+      throw new TraceError(`${op}: list[${i}] ${t.toString()} is traced; ${op} is eager and cannot run inside jit`);
   });
 }
 
@@ -79,14 +82,27 @@ export function stack(list: readonly Tensor[], dim = 0): Tensor {
   const base = first.baseShape;
   const d = dim < 0 ? dim + batch.length + 1 : dim;
   if (!Number.isInteger(d) || d < 0 || d > batch.length) {
-    throw new ShapeError(`stack: dim ${dim} is out of range for a new batch dim of list[0] ${first.toString()} (${-batch.length - 1} <= dim <= ${batch.length})`);
+    throw new ShapeError(
+      `stack: dim ${dim} is out of range for a new batch dim of list[0] ${first.toString()} (${-batch.length - 1} <= dim <= ${batch.length})`,
+    );
   }
   list.forEach((t, i) => {
-    if (!sameDims(t.batchShape, batch)) throw new ShapeError(`stack: tensors must have congruent batch sizes, got list[${i}] ${t.toString()} and list[0] ${first.toString()}`);
-    if (!sameDims(t.baseShape, base)) throw new ShapeError(`stack: the shapes of the tensors to stack is incompatible: list[${i}] ${t.toString()} vs list[0] ${first.toString()}`);
+    if (!sameDims(t.batchShape, batch))
+      throw new ShapeError(
+        `stack: tensors must have congruent batch sizes, got list[${i}] ${t.toString()} and list[0] ${first.toString()}`,
+      );
+    if (!sameDims(t.baseShape, base))
+      throw new ShapeError(
+        `stack: the shapes of the tensors to stack is incompatible: list[${i}] ${t.toString()} vs list[0] ${first.toString()}`,
+      );
   });
   const dtype = commonDType(list);
-  if (lazy(list)) return Tensor._op("batch_concat", list.map((t) => t.cast(dtype).batchUnsqueeze(d)), { axis: d });
+  if (lazy(list))
+    return Tensor._op(
+      "batch_concat",
+      list.map((t) => t.cast(dtype).batchUnsqueeze(d)),
+      { axis: d },
+    );
   checkEager("stack", list);
   const outer = prod(batch.slice(0, d));
   const inner = prod(batch.slice(d)) * prod(base);
@@ -119,17 +135,31 @@ export function cat(list: readonly Tensor[], dim = 0): Tensor {
   const base = first.baseShape;
   const d = dim < 0 ? dim + batch.length : dim;
   if (!Number.isInteger(d) || d < 0 || d >= batch.length) {
-    throw new ShapeError(`cat: dim must be in the range 0 <= dim < len(batch_size), got dim=${d} and batch_size=[${batch.join(", ")}]`);
+    throw new ShapeError(
+      `cat: dim must be in the range 0 <= dim < len(batch_size), got dim=${d} and batch_size=[${batch.join(", ")}]`,
+    );
   }
   list.forEach((t, i) => {
     const b = t.batchShape;
     if (b.length !== batch.length || b.some((s, j) => j !== d && s !== batch[j])) {
-      throw new ShapeError(`cat: batch sizes must match except in dim ${d}, got list[${i}] ${t.toString()} and list[0] ${first.toString()}`);
+      throw new ShapeError(
+        `cat: batch sizes must match except in dim ${d}, got list[${i}] ${t.toString()} and list[0] ${first.toString()}`,
+      );
     }
-    if (!sameDims(t.baseShape, base)) throw new ShapeError(`cat: base shapes must match, got list[${i}] ${t.toString()} and list[0] ${first.toString()}`);
+    if (!sameDims(t.baseShape, base))
+      throw new ShapeError(
+        `cat: base shapes must match, got list[${i}] ${t.toString()} and list[0] ${first.toString()}`,
+      );
   });
   const dtype = commonDType(list);
-  if (lazy(list)) return list.length === 1 ? list[0]!.cast(dtype) : Tensor._op("batch_concat", list.map((t) => t.cast(dtype)), { axis: d });
+  if (lazy(list))
+    return list.length === 1
+      ? list[0]!.cast(dtype)
+      : Tensor._op(
+          "batch_concat",
+          list.map((t) => t.cast(dtype)),
+          { axis: d },
+        );
   checkEager("cat", list);
   const outer = prod(batch.slice(0, d));
   const unit = prod(batch.slice(d + 1)) * prod(base);
@@ -173,10 +203,22 @@ export interface PadSequenceOptions {
  * Errors: `padSequence: list cannot be empty`, `padSequence: Cannot pad scalars`
  * (a tensor without batch dims); the other batch sizes and the base shapes must match.
  */
-export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions & { readonly returnMask?: false }): Tensor;
-export function padSequence(list: readonly Tensor[], opts: PadSequenceOptions & { readonly returnMask: true }): { padded: Tensor; mask: Tensor };
-export function padSequence(list: readonly Tensor[], opts?: PadSequenceOptions): Tensor | { padded: Tensor; mask: Tensor };
-export function padSequence(list: readonly Tensor[], options?: PadSequenceOptions): Tensor | { padded: Tensor; mask: Tensor } {
+export function padSequence(
+  list: readonly Tensor[],
+  opts?: PadSequenceOptions & { readonly returnMask?: false },
+): Tensor;
+export function padSequence(
+  list: readonly Tensor[],
+  opts: PadSequenceOptions & { readonly returnMask: true },
+): { padded: Tensor; mask: Tensor };
+export function padSequence(
+  list: readonly Tensor[],
+  opts?: PadSequenceOptions,
+): Tensor | { padded: Tensor; mask: Tensor };
+export function padSequence(
+  list: readonly Tensor[],
+  options?: PadSequenceOptions,
+): Tensor | { padded: Tensor; mask: Tensor } {
   const op = "padSequence";
   tensorList(op, list);
   const opts: PadSequenceOptions = optionsArg(op, options);
@@ -185,19 +227,23 @@ export function padSequence(list: readonly Tensor[], options?: PadSequenceOption
   sideArg(op, opts.paddingSide);
   if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
   list.forEach((t, i) => {
-    if (t.batchDim === 0) throw new ShapeError(`${op}: Cannot pad scalars: list[${i}] ${t.toString()} has no batch dims`);
+    if (t.batchDim === 0)
+      throw new ShapeError(`${op}: Cannot pad scalars: list[${i}] ${t.toString()} has no batch dims`);
   });
   checkEager(op, list);
   const first = list[0]!;
   const rank = first.batchDim;
   const padDim = opts.padDim ?? 0;
   const p = padDim < 0 ? padDim + rank : padDim;
-  if (!Number.isInteger(p) || p < 0 || p >= rank) throw new ShapeError(`${op}: padDim ${padDim} is out of range for the batch dims of list[0] ${first.toString()}`);
+  if (!Number.isInteger(p) || p < 0 || p >= rank)
+    throw new ShapeError(`${op}: padDim ${padDim} is out of range for the batch dims of list[0] ${first.toString()}`);
   const base = first.baseShape;
   list.forEach((t, i) => {
     const b = t.batchShape;
     if (b.length !== rank || b.some((s, j) => j !== p && s !== first.batchShape[j]) || !sameDims(t.baseShape, base)) {
-      throw new ShapeError(`${op}: list[${i}] ${t.toString()} and list[0] ${first.toString()} must have equal shapes except in batch dim ${p}`);
+      throw new ShapeError(
+        `${op}: list[${i}] ${t.toString()} and list[0] ${first.toString()} must have equal shapes except in batch dim ${p}`,
+      );
     }
   });
   const dtype = commonDType(list);
@@ -248,7 +294,16 @@ export function padSequence(list: readonly Tensor[], options?: PadSequenceOption
  * tensor and one `segment_pad` pads them all; otherwise each tensor gets a
  * constant block concatenated on the side of the padding.
  */
-function padOnDevice(list: readonly Tensor[], dtype: DType, p: number, lengths: readonly number[], batch: readonly number[], base: readonly number[], value: number, left: boolean): Tensor {
+function padOnDevice(
+  list: readonly Tensor[],
+  dtype: DType,
+  p: number,
+  lengths: readonly number[],
+  batch: readonly number[],
+  base: readonly number[],
+  value: number,
+  left: boolean,
+): Tensor {
   const items = list.map((t) => t.cast(dtype));
   const maxLen = batch[p]!;
   if (p === batch.length - 1) {
@@ -260,7 +315,11 @@ function padOnDevice(list: readonly Tensor[], dtype: DType, p: number, lengths: 
     for (const len of lengths) {
       for (let o = 0; o < outer; o++, row++) offsets[row + 1] = offsets[row]! + len;
     }
-    const padded = Tensor._op("segment_pad", [values, hostTensor(offsets, [offsets.length], 1, "int32")], { maxN: maxLen, value, left });
+    const padded = Tensor._op("segment_pad", [values, hostTensor(offsets, [offsets.length], 1, "int32")], {
+      maxN: maxLen,
+      value,
+      left,
+    });
     return padded.batchReshape([list.length, ...batch]);
   }
   const slots = items.map((t, i) => {
@@ -272,7 +331,11 @@ function padOnDevice(list: readonly Tensor[], dtype: DType, p: number, lengths: 
     if (lengths[i] === 0) return pad;
     return Tensor._op("batch_concat", left ? [pad, t] : [t, pad], { axis: p });
   });
-  return Tensor._op("batch_concat", slots.map((t) => t.batchUnsqueeze(0)), { axis: 0 });
+  return Tensor._op(
+    "batch_concat",
+    slots.map((t) => t.batchUnsqueeze(0)),
+    { axis: 0 },
+  );
 }
 
 /**
@@ -296,12 +359,18 @@ export function unpadSequence(padded: Tensor, mask: Tensor, options?: { readonly
   if (opts.padDim !== undefined) intArg(op, opts.padDim, "padDim");
   checkEager(op, [padded, mask]);
   const batch = padded.batchShape;
-  if (batch.length < 2) throw new ShapeError(`${op}: padded ${padded.toString()} needs a leading batch dim over the tensors and a batch dim to unpad`);
+  if (batch.length < 2)
+    throw new ShapeError(
+      `${op}: padded ${padded.toString()} needs a leading batch dim over the tensors and a batch dim to unpad`,
+    );
   if (mask.dtype !== "bool") throw new DTypeError(`${op}: mask ${mask.toString()} must be bool, got ${mask.dtype}`);
   const rank = batch.length - 1;
   const padDim = opts.padDim ?? 0;
   const p = padDim < 0 ? padDim + rank : padDim;
-  if (!Number.isInteger(p) || p < 0 || p >= rank) throw new ShapeError(`${op}: padDim ${padDim} is out of range for the batch dims of the rows of padded ${padded.toString()}`);
+  if (!Number.isInteger(p) || p < 0 || p >= rank)
+    throw new ShapeError(
+      `${op}: padDim ${padDim} is out of range for the batch dims of the rows of padded ${padded.toString()}`,
+    );
   const count = batch[0]!;
   const maxLen = batch[p + 1]!;
   const outer = prod(batch.slice(1, p + 1));
@@ -310,10 +379,14 @@ export function unpadSequence(padded: Tensor, mask: Tensor, options?: { readonly
   const maskShape = mask.shape;
   const fullMask = sameDims(maskShape, batch);
   if (!fullMask && !sameDims(maskShape, [count, maxLen])) {
-    throw new ShapeError(`${op}: mask ${mask.toString()} must have the batch shape of padded ${padded.toString()} or (${count},${maxLen})`);
+    throw new ShapeError(
+      `${op}: mask ${mask.toString()} must have the batch shape of padded ${padded.toString()} or (${count},${maxLen})`,
+    );
   }
   if (fullMask && outer * maskInner === 0 && count * maxLen > 0) {
-    throw new ShapeError(`${op}: mask ${mask.toString()} holds no values for the rows (another batch dim is 0); pass a (${count},${maxLen}) mask`);
+    throw new ShapeError(
+      `${op}: mask ${mask.toString()} holds no values for the rows (another batch dim is 0); pass a (${count},${maxLen}) mask`,
+    );
   }
   const m = hostValues(op, mask, "mask");
   const rowBatch = batch.slice(1);
@@ -324,13 +397,17 @@ export function unpadSequence(padded: Tensor, mask: Tensor, options?: { readonly
     return runs.map(([from, len], i) => {
       const outBatch = [...rowBatch];
       outBatch[p] = len;
-      return rows.batchSlice(0, i * outer, (i + 1) * outer).batchSlice(1, from, from + len).batchReshape(outBatch);
+      return rows
+        .batchSlice(0, i * outer, (i + 1) * outer)
+        .batchSlice(1, from, from + len)
+        .batchReshape(outBatch);
     });
   }
   const src = padded.dataSync({ copy: false });
   return runs.map(([from, len], i) => {
     const out = new ARRAY_CTOR[padded.dtype](outer * len * inner);
-    for (let o = 0; o < outer; o++) copyRun(out, o * len * inner, src, ((i * outer + o) * maxLen + from) * inner, len * inner);
+    for (let o = 0; o < outer; o++)
+      copyRun(out, o * len * inner, src, ((i * outer + o) * maxLen + from) * inner, len * inner);
     const outBatch = [...rowBatch];
     outBatch[p] = len;
     return output(out, outBatch, padded.baseShape, padded.dtype);
@@ -338,18 +415,32 @@ export function unpadSequence(padded: Tensor, mask: Tensor, options?: { readonly
 }
 
 /** Each row's kept positions along padDim as `[from, length]`, checked to be one run (and the same across other dims). */
-function maskRuns(op: string, m: TypedArray, mask: Tensor, fullMask: boolean, count: number, outer: number, maxLen: number, maskInner: number, p: number): [number, number][] {
+function maskRuns(
+  op: string,
+  m: TypedArray,
+  mask: Tensor,
+  fullMask: boolean,
+  count: number,
+  outer: number,
+  maxLen: number,
+  maskInner: number,
+  p: number,
+): [number, number][] {
   const runs: [number, number][] = [];
   for (let i = 0; i < count; i++) {
     // Row i's mask along padDim; a full mask must agree at every other batch position.
     const keep = new Uint8Array(maxLen);
-    for (let j = 0; j < maxLen; j++) keep[j] = (fullMask ? m[(i * outer * maxLen + j) * maskInner]! : m[i * maxLen + j]!) !== 0 ? 1 : 0;
+    for (let j = 0; j < maxLen; j++)
+      keep[j] = (fullMask ? m[(i * outer * maxLen + j) * maskInner]! : m[i * maxLen + j]!) !== 0 ? 1 : 0;
     if (fullMask) {
       for (let o = 0; o < outer; o++) {
         for (let j = 0; j < maxLen; j++) {
           const at = ((i * outer + o) * maxLen + j) * maskInner;
           for (let r = 0; r < maskInner; r++) {
-            if ((m[at + r] !== 0 ? 1 : 0) !== keep[j]) throw new ShapeError(`${op}: the mask of row ${i} differs across the batch dims other than padDim ${p}; mask ${mask.toString()}`);
+            if ((m[at + r] !== 0 ? 1 : 0) !== keep[j])
+              throw new ShapeError(
+                `${op}: the mask of row ${i} differs across the batch dims other than padDim ${p}; mask ${mask.toString()}`,
+              );
           }
         }
       }
@@ -358,7 +449,10 @@ function maskRuns(op: string, m: TypedArray, mask: Tensor, fullMask: boolean, co
     const end = start < 0 ? 0 : keep.lastIndexOf(1) + 1;
     const from = Math.max(start, 0);
     for (let j = from; j < end; j++) {
-      if (keep[j] !== 1) throw new ShapeError(`${op}: the mask of row ${i} is not one contiguous run along padDim ${p}: positions ${from}..${end - 1} have a gap at ${j}`);
+      if (keep[j] !== 1)
+        throw new ShapeError(
+          `${op}: the mask of row ${i} is not one contiguous run along padDim ${p}: positions ${from}..${end - 1} have a gap at ${j}`,
+        );
     }
     runs.push([from, end - from]);
   }

@@ -15,7 +15,17 @@ import { jagged } from "../ragged/build.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { padSequence, stack as stackTensors } from "../ragged/sequence.js";
 import { Tensor } from "../tensor.js";
-import { describe, entryBatch, fmtBatchSize, fmtKey, keyPath, normDim, TensorDict, type NestedKey, type TensorDictValue } from "./tensordict.js";
+import {
+  describe,
+  entryBatch,
+  fmtBatchSize,
+  fmtKey,
+  keyPath,
+  normDim,
+  TensorDict,
+  type NestedKey,
+  type TensorDictValue,
+} from "./tensordict.js";
 
 /** How `get` returns an entry whose member shapes differ (tensordict's `as_list`, `as_padded_tensor`, `as_nested_tensor`). */
 export interface LazyGetOptions {
@@ -62,7 +72,12 @@ export class LazyStackedTensorDict {
   constructor(tensordicts: readonly TensorDict[], stackDim: number) {
     this.tensordicts = Object.freeze([...tensordicts]);
     this.stackDim = stackDim;
-    this.batchSize = Object.freeze(stackedSize(tensordicts.map((t) => t.batchSize), stackDim));
+    this.batchSize = Object.freeze(
+      stackedSize(
+        tensordicts.map((t) => t.batchSize),
+        stackDim,
+      ),
+    );
   }
 
   /** Number of batch dims (the members' plus the stack dim). */
@@ -72,7 +87,10 @@ export class LazyStackedTensorDict {
 
   /** Keys every member has (tensordict's intersection); `includeNested` as for `TensorDict.keys`. */
   keys(options?: { readonly includeNested?: boolean; readonly leavesOnly?: boolean }): NestedKey[] {
-    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg("LazyStackedTensorDict.keys", options);
+    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg(
+      "LazyStackedTensorDict.keys",
+      options,
+    );
     const all = this.tensordicts.map((t) => new Set(t.keys(opts).map((k) => JSON.stringify(keyPath(k)))));
     return this.tensordicts[0]!.keys(opts).filter((k) => all.every((s) => s.has(JSON.stringify(keyPath(k)))));
   }
@@ -81,10 +99,11 @@ export class LazyStackedTensorDict {
   exclusiveKeys(): NestedKey[] {
     const shared = new Set(this.keys({ includeNested: true }).map((k) => JSON.stringify(keyPath(k))));
     const seen = new Map<string, NestedKey>();
-    for (const t of this.tensordicts) for (const k of t.keys({ includeNested: true })) {
-      const id = JSON.stringify(keyPath(k));
-      if (!shared.has(id) && !seen.has(id)) seen.set(id, k);
-    }
+    for (const t of this.tensordicts)
+      for (const k of t.keys({ includeNested: true })) {
+        const id = JSON.stringify(keyPath(k));
+        if (!shared.has(id) && !seen.has(id)) seen.set(id, k);
+      }
     return [...seen.values()];
   }
 
@@ -109,18 +128,25 @@ export class LazyStackedTensorDict {
     keyPath(key, "LazyStackedTensorDict.get");
     const opts: LazyGetOptions = optionsArg("LazyStackedTensorDict.get", options);
     const flags = [opts.asList, opts.asPaddedTensor, opts.asJagged].filter((f) => f === true).length;
-    if (flags > 1) throw new UnsupportedOpError("LazyStackedTensorDict.get: asList, asPaddedTensor and asJagged are exclusive.");
+    if (flags > 1)
+      throw new UnsupportedOpError("LazyStackedTensorDict.get: asList, asPaddedTensor and asJagged are exclusive.");
     const values = this.tensordicts.map((t) => t.get(key));
     if (values.some((v) => v === undefined)) return undefined;
     const present = values as TensorDictValue[];
     if (present.every((v) => v instanceof TensorDict)) return lazyStack(present as TensorDict[], this.stackDim);
     const tensors = present.filter((v): v is Tensor => v instanceof Tensor);
     if (tensors.length !== present.length) {
-      throw new ShapeError(`LazyStackedTensorDict.get: the members' entries ${fmtKey(key)} are not all tensors: ${present.map(describe).join(", ")}`);
+      throw new ShapeError(
+        `LazyStackedTensorDict.get: the members' entries ${fmtKey(key)} are not all tensors: ${present.map(describe).join(", ")}`,
+      );
     }
     if (opts.asList === true) return tensors;
     if (opts.asPaddedTensor === true) {
-      return padSequence(tensors, { paddingValue: opts.paddingValue ?? 0, paddingSide: opts.paddingSide ?? "right", returnMask: false });
+      return padSequence(tensors, {
+        paddingValue: opts.paddingValue ?? 0,
+        paddingSide: opts.paddingSide ?? "right",
+        returnMask: false,
+      });
     }
     if (opts.asJagged === true) return jagged(tensors);
     const first = tensors[0]!;
@@ -136,7 +162,8 @@ export class LazyStackedTensorDict {
   member(i: number): TensorDict {
     const n = this.tensordicts.length;
     const j = i < 0 ? i + n : i;
-    if (!Number.isInteger(j) || j < 0 || j >= n) throw new ShapeError(`LazyStackedTensorDict.member: index ${i} is out of range for ${n} members`);
+    if (!Number.isInteger(j) || j < 0 || j >= n)
+      throw new ShapeError(`LazyStackedTensorDict.member: index ${i} is out of range for ${n} members`);
     return this.tensordicts[j]!;
   }
 
@@ -172,7 +199,10 @@ export class LazyStackedTensorDict {
     const op = "LazyStackedTensorDict.densify";
     const present = nodes.filter((n): n is TensorDict => n !== undefined);
     // Nested dicts may have further batch dims: each level has its own stacked size, up to its first ragged dim.
-    const size = stackedSize(present.map((n) => n.batchSize), this.stackDim);
+    const size = stackedSize(
+      present.map((n) => n.batchSize),
+      this.stackDim,
+    );
     if (present.length < nodes.length) size[this.stackDim] = nodes.length;
     const ragged = size.indexOf(-1);
     const out = new TensorDict({}, ragged < 0 ? size : size.slice(0, ragged));
@@ -183,29 +213,47 @@ export class LazyStackedTensorDict {
       const values = nodes.map((n) => n?.get(k));
       const got = values.filter((v): v is TensorDictValue => v !== undefined);
       if (got.every((v) => v instanceof TensorDict)) {
-        out.set(k, this.densifyLevel(values.map((v) => v as TensorDict | undefined), at));
+        out.set(
+          k,
+          this.densifyLevel(
+            values.map((v) => v as TensorDict | undefined),
+            at,
+          ),
+        );
         continue;
       }
       if (got.some((v) => !(v instanceof Tensor))) {
-        throw new UnsupportedOpError(`${op}: entry ${fmtKey(at)} is ${got.map(describe).join(", ")} across members; densify takes tensor entries (or dicts of them)`);
+        throw new UnsupportedOpError(
+          `${op}: entry ${fmtKey(at)} is ${got.map(describe).join(", ")} across members; densify takes tensor entries (or dicts of them)`,
+        );
       }
       const tensors = got as Tensor[];
       const first = tensors[0]!;
       const full = values.every((v) => v !== undefined);
-      if (full && tensors.every((t) => sameDims(t.batchShape, first.batchShape) && sameDims(t.baseShape, first.baseShape))) {
+      if (
+        full &&
+        tensors.every((t) => sameDims(t.batchShape, first.batchShape) && sameDims(t.baseShape, first.baseShape))
+      ) {
         // Equal entries mean equal member batch sizes, so the stack has no ragged dim here.
         out.set(k, stackTensors(tensors, this.stackDim));
         continue;
       }
-      if (this.stackDim !== 0) throw new UnsupportedOpError(`${op}: entry ${fmtKey(at)} differs across members, and only a stack along dim 0 densifies into jagged entries (stackDim is ${this.stackDim})`);
+      if (this.stackDim !== 0)
+        throw new UnsupportedOpError(
+          `${op}: entry ${fmtKey(at)} differs across members, and only a stack along dim 0 densifies into jagged entries (stackDim is ${this.stackDim})`,
+        );
       if (first.batchDim === 0) {
-        throw new ShapeError(`${op}: Cannot densify a tensordict with values with empty shape and exclusive keys: entry ${fmtKey(at)} ${first.toString()}`);
+        throw new ShapeError(
+          `${op}: Cannot densify a tensordict with values with empty shape and exclusive keys: entry ${fmtKey(at)} ${first.toString()}`,
+        );
       }
       // A member without the key holds a zero-length row of the others' shape.
       const rows = values.map((v) => (v instanceof Tensor ? v : emptyLike(first)));
       const rest = (t: Tensor) => t.shape.slice(1);
       if (rows.some((t) => !sameDims(rest(t), rest(first)) || t.dtype !== first.dtype)) {
-        throw new ShapeError(`${op}: entry ${fmtKey(at)} differs beyond its dim 0 across members (${rows.map((t) => t.toString()).join(", ")}); a jagged entry has one ragged dim`);
+        throw new ShapeError(
+          `${op}: entry ${fmtKey(at)} differs beyond its dim 0 across members (${rows.map((t) => t.toString()).join(", ")}); a jagged entry has one ragged dim`,
+        );
       }
       out.set(k, jagged(rows));
     }
@@ -231,23 +279,35 @@ function emptyLike(t: Tensor): Tensor {
  * lazyStack([new TensorDict({ x }, [3]), new TensorDict({ x: y }, [4])]).batchSize; // [2, -1]
  * ```
  */
-export function lazyStack(tds: readonly TensorDict[], dim = 0, options?: { readonly strictShape?: boolean }): LazyStackedTensorDict {
+export function lazyStack(
+  tds: readonly TensorDict[],
+  dim = 0,
+  options?: { readonly strictShape?: boolean },
+): LazyStackedTensorDict {
   const op = "lazyStack";
   const opts: { readonly strictShape?: boolean } = optionsArg(op, options);
-  if (!Array.isArray(tds)) throw new DTypeError(`${op}: tds must be an array of TensorDicts, got ${describeValue(tds)}`);
+  if (!Array.isArray(tds))
+    throw new DTypeError(`${op}: tds must be an array of TensorDicts, got ${describeValue(tds)}`);
   if (tds.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
   tds.forEach((t, i) => {
     if (!(t instanceof TensorDict)) throw new ShapeError(`${op}: item ${i} is not a TensorDict`);
   });
   const rank = tds[0]!.batchDim;
   const d = dim < 0 ? dim + rank + 1 : dim;
-  if (!Number.isInteger(d) || d < 0 || d > rank) throw new ShapeError(`${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(tds[0]!.batchSize)}`);
+  if (!Number.isInteger(d) || d < 0 || d > rank)
+    throw new ShapeError(
+      `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(tds[0]!.batchSize)}`,
+    );
   tds.forEach((t, i) => {
     if (t.batchDim !== rank) {
-      throw new ShapeError(`${op}: Lazy stacking of tensordicts requires them to have congruent batch dimensions, got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`);
+      throw new ShapeError(
+        `${op}: Lazy stacking of tensordicts requires them to have congruent batch dimensions, got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`,
+      );
     }
     if (opts.strictShape === true && !sameDims(t.batchSize, tds[0]!.batchSize)) {
-      throw new ShapeError(`${op}: batch sizes in tensordicts differs, LazyStackedTensorDict cannot be created. Got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`);
+      throw new ShapeError(
+        `${op}: batch sizes in tensordicts differs, LazyStackedTensorDict cannot be created. Got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`,
+      );
     }
   });
   return new LazyStackedTensorDict(tds, d);
@@ -263,7 +323,8 @@ export function denselyStackable(tds: readonly TensorDict[]): boolean {
     if (leaves.length !== firstLeaves.length) return false;
     return firstLeaves.every(([p, v]) => {
       const w = t.get(p);
-      if (w === undefined || w instanceof TensorDict || w instanceof JaggedTensor || v instanceof JaggedTensor) return false;
+      if (w === undefined || w instanceof TensorDict || w instanceof JaggedTensor || v instanceof JaggedTensor)
+        return false;
       return sameDims(entryBatch(w), entryBatch(v)) && sameDims(w.baseShape, v.baseShape);
     });
   });

@@ -8,7 +8,13 @@
 import { DTypeError, KeyError, ShapeError } from "../../ir/errors.js";
 import { describeValue, optionsArg } from "../ragged/check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
-import { cat as catTensors, padSequence as padTensors, stack as stackTensors, unpadSequence as unpadTensors, type PadSequenceOptions } from "../ragged/sequence.js";
+import {
+  cat as catTensors,
+  padSequence as padTensors,
+  stack as stackTensors,
+  unpadSequence as unpadTensors,
+  type PadSequenceOptions,
+} from "../ragged/sequence.js";
 import { hostTensor } from "../ragged/device.js";
 import { Tensor } from "../tensor.js";
 import { denselyStackable, LazyStackedTensorDict, lazyStack } from "./lazy.js";
@@ -23,7 +29,10 @@ const pathId = (p: NestedKey): string => JSON.stringify(typeof p === "string" ? 
 /** The tensor entries of `td` by path; a jagged entry is an error for `op`. */
 function tensorLeaves(op: string, td: TensorDict): [readonly string[], Tensor][] {
   return td.leaves().map(([p, v]) => {
-    if (v instanceof JaggedTensor) throw new ShapeError(`${op}: entry ${fmtKey(p)} is jagged ${v.toString()}; only tensor entries can be stacked, concatenated or padded`);
+    if (v instanceof JaggedTensor)
+      throw new ShapeError(
+        `${op}: entry ${fmtKey(p)} is jagged ${v.toString()}; only tensor entries can be stacked, concatenated or padded`,
+      );
     return [p, v];
   });
 }
@@ -33,8 +42,13 @@ function tensorsAt(op: string, tds: readonly TensorDict[], path: readonly string
   return tds.map((t, i) => {
     const x = t.get(path);
     if (x instanceof Tensor) return x;
-    if (x instanceof JaggedTensor) throw new ShapeError(`${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; only tensor entries can be stacked, concatenated or padded`);
-    throw new ShapeError(`${op}: entry ${fmtKey(path)} of td[${i}] is ${x === undefined ? "missing" : x.toString()}, not a tensor`);
+    if (x instanceof JaggedTensor)
+      throw new ShapeError(
+        `${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; only tensor entries can be stacked, concatenated or padded`,
+      );
+    throw new ShapeError(
+      `${op}: entry ${fmtKey(path)} of td[${i}] is ${x === undefined ? "missing" : x.toString()}, not a tensor`,
+    );
   });
 }
 
@@ -51,7 +65,9 @@ function lazyMembers(op: string, list: readonly LazyStackedTensorDict[]): Tensor
   const first = list[0]!;
   list.forEach((l, i) => {
     if (l.stackDim !== first.stackDim || l.tensordicts.length !== first.tensordicts.length) {
-      throw new ShapeError(`${op}: lazy stacks need the same stackDim and member count, got item ${i} (stackDim ${l.stackDim}, ${l.tensordicts.length} members) and item 0 (stackDim ${first.stackDim}, ${first.tensordicts.length} members)`);
+      throw new ShapeError(
+        `${op}: lazy stacks need the same stackDim and member count, got item ${i} (stackDim ${l.stackDim}, ${l.tensordicts.length} members) and item 0 (stackDim ${first.stackDim}, ${first.tensordicts.length} members)`,
+      );
     }
   });
   return first.tensordicts.map((_, j) => list.map((l) => l.tensordicts[j]!));
@@ -61,7 +77,19 @@ function checkKinds(op: string, list: readonly unknown[]): "dense" | "lazy" {
   if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
   if (list.every((t) => t instanceof TensorDict)) return "dense";
   if (list.every((t) => t instanceof LazyStackedTensorDict)) return "lazy";
-  const kinds = [...new Set(list.map((t) => (t instanceof TensorDict ? "TensorDict" : t instanceof LazyStackedTensorDict ? "LazyStackedTensorDict" : t instanceof Tensor ? "Tensor" : typeof t)))];
+  const kinds = [
+    ...new Set(
+      list.map((t) =>
+        t instanceof TensorDict
+          ? "TensorDict"
+          : t instanceof LazyStackedTensorDict
+            ? "LazyStackedTensorDict"
+            : t instanceof Tensor
+              ? "Tensor"
+              : typeof t,
+      ),
+    ),
+  ];
   throw new ShapeError(`${op}: the list mixes ${kinds.join(", ")}; give one kind (densify() lazy stacks first)`);
 }
 
@@ -77,14 +105,23 @@ function checkKinds(op: string, list: readonly unknown[]): "dense" | "lazy" {
  */
 export function stackDicts(list: readonly TensorDict[], dim?: number): TensorDict;
 export function stackDicts(list: readonly LazyStackedTensorDict[], dim?: number): LazyStackedTensorDict;
-export function stackDicts(list: readonly (TensorDict | LazyStackedTensorDict)[], dim?: number): TensorDict | LazyStackedTensorDict;
-export function stackDicts(list: readonly (TensorDict | LazyStackedTensorDict)[], dim = 0): TensorDict | LazyStackedTensorDict {
+export function stackDicts(
+  list: readonly (TensorDict | LazyStackedTensorDict)[],
+  dim?: number,
+): TensorDict | LazyStackedTensorDict;
+export function stackDicts(
+  list: readonly (TensorDict | LazyStackedTensorDict)[],
+  dim = 0,
+): TensorDict | LazyStackedTensorDict {
   const op = "stack";
   if (checkKinds(op, list) === "lazy") {
     const lazies = list as readonly LazyStackedTensorDict[];
     const rank = lazies[0]!.batchDim;
     const d = dim < 0 ? dim + rank + 1 : dim;
-    if (!Number.isInteger(d) || d < 0 || d > rank) throw new ShapeError(`${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(lazies[0]!.batchSize)}`);
+    if (!Number.isInteger(d) || d < 0 || d > rank)
+      throw new ShapeError(
+        `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(lazies[0]!.batchSize)}`,
+      );
     const s = lazies[0]!.stackDim;
     // The new dim lands before or after the members' stack dim; inside a member it is the same dim with the stack dim removed.
     const inner = d <= s ? d : d - 1;
@@ -95,12 +132,17 @@ export function stackDicts(list: readonly (TensorDict | LazyStackedTensorDict)[]
   const first = tds[0]!;
   const rank = first.batchDim;
   const d = dim < 0 ? dim + rank + 1 : dim;
-  if (!Number.isInteger(d) || d < 0 || d > rank) throw new ShapeError(`${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(first.batchSize)}`);
+  if (!Number.isInteger(d) || d < 0 || d > rank)
+    throw new ShapeError(
+      `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(first.batchSize)}`,
+    );
   const keys = keySet(first);
   tds.forEach((t, i) => {
     const k = keySet(t);
     if (k.length !== keys.length || k.some((x, j) => x !== keys[j])) {
-      throw new KeyError(`${op}: The sets of keys in the tensordicts to stack are exclusive. Consider using maybeDenseStack instead. Got td[${i}] ${fmtKeySet(t)} and td[0] ${fmtKeySet(first)}`);
+      throw new KeyError(
+        `${op}: The sets of keys in the tensordicts to stack are exclusive. Consider using maybeDenseStack instead. Got td[${i}] ${fmtKeySet(t)} and td[0] ${fmtKeySet(first)}`,
+      );
     }
   });
   // Nested dicts are stacked too, so each keeps its own further batch dims.
@@ -112,7 +154,9 @@ export function stackDicts(list: readonly (TensorDict | LazyStackedTensorDict)[]
         if (!(n instanceof TensorDict) || !sameDims(n.batchSize, node.batchSize)) {
           const where = path.length === 0 ? "" : ` (at ${fmtKey(path)})`;
           const got = n instanceof TensorDict ? fmtBatchSize(n.batchSize) : String(n);
-          throw new ShapeError(`${op}: stacking tensordicts requires them to have congruent batch sizes, got td[${i}].batchSize=${got} and td[0].batchSize=${fmtBatchSize(node.batchSize)}${where}`);
+          throw new ShapeError(
+            `${op}: stacking tensordicts requires them to have congruent batch sizes, got td[${i}].batchSize=${got} and td[0].batchSize=${fmtBatchSize(node.batchSize)}${where}`,
+          );
         }
       });
       return [...node.batchSize.slice(0, d), tds.length, ...node.batchSize.slice(d)];
@@ -122,7 +166,9 @@ export function stackDicts(list: readonly (TensorDict | LazyStackedTensorDict)[]
       const x0 = xs[0]!;
       xs.forEach((x) => {
         if (!sameDims(x.batchShape, x0.batchShape) || !sameDims(x.baseShape, x0.baseShape)) {
-          throw new ShapeError(`${op}: The shapes of the tensors to stack is incompatible: ${x.toString()} vs ${x0.toString()} for key ${fmtKey(path)}.`);
+          throw new ShapeError(
+            `${op}: The shapes of the tensors to stack is incompatible: ${x.toString()} vs ${x0.toString()} for key ${fmtKey(path)}.`,
+          );
         }
       });
       return stackTensors(xs, d);
@@ -138,46 +184,74 @@ export function stackDicts(list: readonly (TensorDict | LazyStackedTensorDict)[]
  */
 export function catDicts(list: readonly TensorDict[], dim?: number): TensorDict;
 export function catDicts(list: readonly LazyStackedTensorDict[], dim?: number): LazyStackedTensorDict;
-export function catDicts(list: readonly (TensorDict | LazyStackedTensorDict)[], dim?: number): TensorDict | LazyStackedTensorDict;
-export function catDicts(list: readonly (TensorDict | LazyStackedTensorDict)[], dim = 0): TensorDict | LazyStackedTensorDict {
+export function catDicts(
+  list: readonly (TensorDict | LazyStackedTensorDict)[],
+  dim?: number,
+): TensorDict | LazyStackedTensorDict;
+export function catDicts(
+  list: readonly (TensorDict | LazyStackedTensorDict)[],
+  dim = 0,
+): TensorDict | LazyStackedTensorDict {
   const op = "cat";
   const kind = checkKinds(op, list);
   const size0 = (list[0] as TensorDict | LazyStackedTensorDict).batchSize;
   const rank = size0.length;
   const d = dim < 0 ? dim + rank : dim;
   if (!Number.isInteger(d) || d < 0 || d >= rank) {
-    throw new ShapeError(`${op}: dim must be in the range 0 <= dim < len(batch_size), got dim=${d} and batch_size=${fmtBatchSize(size0)}`);
+    throw new ShapeError(
+      `${op}: dim must be in the range 0 <= dim < len(batch_size), got dim=${d} and batch_size=${fmtBatchSize(size0)}`,
+    );
   }
   if (kind === "lazy") {
     const lazies = list as readonly LazyStackedTensorDict[];
     const s = lazies[0]!.stackDim;
     if (d === s) {
       lazies.forEach((l, i) => {
-        if (l.stackDim !== s) throw new ShapeError(`${op}: lazy stacks need the same stackDim, got item ${i} (stackDim ${l.stackDim}) and item 0 (stackDim ${s})`);
+        if (l.stackDim !== s)
+          throw new ShapeError(
+            `${op}: lazy stacks need the same stackDim, got item ${i} (stackDim ${l.stackDim}) and item 0 (stackDim ${s})`,
+          );
       });
-      return lazyStack(lazies.flatMap((l) => l.tensordicts), s);
+      return lazyStack(
+        lazies.flatMap((l) => l.tensordicts),
+        s,
+      );
     }
     const inner = d < s ? d : d - 1;
-    return new LazyStackedTensorDict(lazyMembers(op, lazies).map((group) => catDicts(group, inner)), s);
+    return new LazyStackedTensorDict(
+      lazyMembers(op, lazies).map((group) => catDicts(group, inner)),
+      s,
+    );
   }
   const tds = list as readonly TensorDict[];
   const first = tds[0]!;
   const keys = keySet(first);
   tds.forEach((t, i) => {
     const k = keySet(t);
-    if (k.length !== keys.length || k.some((x, j) => x !== keys[j])) throw new KeyError(`${op}: got keys ${fmtKeySet(first)} and ${fmtKeySet(t)} which are incompatible (td[0] and td[${i}])`);
+    if (k.length !== keys.length || k.some((x, j) => x !== keys[j]))
+      throw new KeyError(
+        `${op}: got keys ${fmtKeySet(first)} and ${fmtKeySet(t)} which are incompatible (td[0] and td[${i}])`,
+      );
   });
   return rebuild(
     first,
     (node, path) => {
       const nodes = tds.map((t) => (path.length === 0 ? t : t.get(path)));
       nodes.forEach((n, i) => {
-        if (!(n instanceof TensorDict) || n.batchDim !== node.batchDim || n.batchSize.some((s, j) => j !== d && s !== node.batchSize[j])) {
+        if (
+          !(n instanceof TensorDict) ||
+          n.batchDim !== node.batchDim ||
+          n.batchSize.some((s, j) => j !== d && s !== node.batchSize[j])
+        ) {
           const got = n instanceof TensorDict ? fmtBatchSize(n.batchSize) : String(n);
-          throw new ShapeError(`${op}: batch sizes must match except in dim ${d}, got td[${i}].batchSize=${got} and td[0].batchSize=${fmtBatchSize(node.batchSize)}${path.length === 0 ? "" : ` (at ${fmtKey(path)})`}`);
+          throw new ShapeError(
+            `${op}: batch sizes must match except in dim ${d}, got td[${i}].batchSize=${got} and td[0].batchSize=${fmtBatchSize(node.batchSize)}${path.length === 0 ? "" : ` (at ${fmtKey(path)})`}`,
+          );
         }
       });
-      return node.batchSize.map((s, j) => (j === d ? nodes.reduce((a, n) => a + (n as TensorDict).batchSize[d]!, 0) : s));
+      return node.batchSize.map((s, j) =>
+        j === d ? nodes.reduce((a, n) => a + (n as TensorDict).batchSize[d]!, 0) : s,
+      );
     },
     (_, path) => catTensors(tensorsAt(op, tds, path), d),
   );
@@ -242,7 +316,12 @@ export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions)
   const rank = first.batchDim;
   const padDim = opts.padDim ?? 0;
   const left = opts.paddingSide === "left";
-  const maskKey = opts.returnMask === true ? "masks" : opts.returnMask === false || opts.returnMask === undefined ? undefined : opts.returnMask;
+  const maskKey =
+    opts.returnMask === true
+      ? "masks"
+      : opts.returnMask === false || opts.returnMask === undefined
+        ? undefined
+        : opts.returnMask;
   if (maskKey !== undefined) keyPath(maskKey, `${op}: returnMask`);
   const masks = new Map<string, [readonly string[], Tensor]>();
   const padOne = (path: readonly string[]): Tensor => {
@@ -253,13 +332,26 @@ export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions)
         if (!(x instanceof Tensor)) throw new ShapeError(`td[${i}]'s entry is ${x.toString()}, not a tensor`);
         return x;
       });
-      const padded = padTensors(xs, { paddingValue: opts.paddingValue ?? 0, paddingSide: opts.paddingSide ?? "right", padDim, returnMask: false });
+      const padded = padTensors(xs, {
+        paddingValue: opts.paddingValue ?? 0,
+        paddingSide: opts.paddingSide ?? "right",
+        padDim,
+        returnMask: false,
+      });
       if (maskKey !== undefined) {
         const x0 = xs[0]!;
         const p = padDim < 0 ? padDim + x0.batchDim : padDim;
         const dims = x0.batchShape.slice(0, Math.max(rank, p + 1));
         dims[p] = Math.max(...xs.map((x) => x.batchShape[p]!));
-        masks.set(pathId(path), [path, lengthMask(xs.map((x) => x.batchShape[p]!), dims, p, left)]);
+        masks.set(pathId(path), [
+          path,
+          lengthMask(
+            xs.map((x) => x.batchShape[p]!),
+            dims,
+            p,
+            left,
+          ),
+        ]);
       }
       return padded;
     } catch (e) {
@@ -275,10 +367,15 @@ export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions)
       const nodes = list.map((t) => (path.length === 0 ? t : t.get(path)));
       const inBatch = padDim >= 0 && padDim < node.batchDim;
       nodes.forEach((n, i) => {
-        const ok = n instanceof TensorDict && n.batchDim === node.batchDim && n.batchSize.every((s, j) => (inBatch && j === padDim) || s === node.batchSize[j]);
+        const ok =
+          n instanceof TensorDict &&
+          n.batchDim === node.batchDim &&
+          n.batchSize.every((s, j) => (inBatch && j === padDim) || s === node.batchSize[j]);
         if (!ok) {
           const got = n instanceof TensorDict ? fmtBatchSize(n.batchSize) : String(n);
-          throw new ShapeError(`${op}: the tensordicts must have equal batch sizes except in padDim ${padDim}, got td[${i}].batchSize=${got} and td[0].batchSize=${fmtBatchSize(node.batchSize)}${path.length === 0 ? "" : ` (at ${fmtKey(path)})`}`);
+          throw new ShapeError(
+            `${op}: the tensordicts must have equal batch sizes except in padDim ${padDim}, got td[${i}].batchSize=${got} and td[0].batchSize=${fmtBatchSize(node.batchSize)}${path.length === 0 ? "" : ` (at ${fmtKey(path)})`}`,
+          );
         }
       });
       const size = [...node.batchSize];
@@ -286,7 +383,10 @@ export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions)
       return [list.length, ...size];
     },
     (x, path) => {
-      if (x instanceof JaggedTensor) throw new ShapeError(`${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; only tensor entries can be padded`);
+      if (x instanceof JaggedTensor)
+        throw new ShapeError(
+          `${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; only tensor entries can be padded`,
+        );
       return padOne(path);
     },
   );
@@ -302,16 +402,23 @@ export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions)
  * `"masks"` entry (as `padSequence` with `returnMask` wrote them) and the
  * result has no `"masks"`; a bool `(B, maxL)` mask applies to every entry.
  */
-export function unpadDicts(padded: TensorDict, mask?: Tensor, options?: { readonly padDim?: number; readonly maskKey?: NestedKey }): LazyStackedTensorDict {
+export function unpadDicts(
+  padded: TensorDict,
+  mask?: Tensor,
+  options?: { readonly padDim?: number; readonly maskKey?: NestedKey },
+): LazyStackedTensorDict {
   const op = "unpadSequence";
   const opts: { readonly padDim?: number; readonly maskKey?: NestedKey } = optionsArg(op, options);
-  if (mask !== undefined && !(mask instanceof Tensor)) throw new DTypeError(`${op}: mask must be a Tensor, got ${describeValue(mask)}`);
+  if (mask !== undefined && !(mask instanceof Tensor))
+    throw new DTypeError(`${op}: mask must be a Tensor, got ${describeValue(mask)}`);
   if (!(padded instanceof TensorDict)) throw new ShapeError(`${op}: padded must be a TensorDict`);
-  if (padded.batchDim === 0) throw new ShapeError(`${op}: padded ${padded.toString()} needs a leading batch dim over its members`);
+  if (padded.batchDim === 0)
+    throw new ShapeError(`${op}: padded ${padded.toString()} needs a leading batch dim over its members`);
   const count = padded.batchSize[0]!;
   const maskKey = keyPath(opts.maskKey ?? "masks", op);
   const stored = mask === undefined ? padded.get(maskKey) : undefined;
-  if (mask === undefined && !(stored instanceof TensorDict)) throw new KeyError(`${op}: no mask given and padded has no ${fmtKey(maskKey)} TensorDict of masks`);
+  if (mask === undefined && !(stored instanceof TensorDict))
+    throw new KeyError(`${op}: no mask given and padded has no ${fmtKey(maskKey)} TensorDict of masks`);
   const maskId = pathId(maskKey);
   // Without a mask argument, the masks entry is read, not unpadded.
   const inMasks = (path: readonly string[]) => mask === undefined && pathId(path.slice(0, maskKey.length)) === maskId;
@@ -329,7 +436,9 @@ export function unpadDicts(padded: TensorDict, mask?: Tensor, options?: { readon
     const p = (opts.padDim ?? 0) < 0 ? (opts.padDim ?? 0) + x.batchDim - 1 : (opts.padDim ?? 0);
     const short = sameDims(keep.shape, [count, x.batchShape[p + 1] ?? -1]);
     if (!short && keep.batchDim < x.batchDim && keep.baseDim === 0) {
-      keep = keep.batchReshape([...keep.batchShape, ...x.batchShape.slice(keep.batchDim).map(() => 1)]).batchExpand(x.batchShape);
+      keep = keep
+        .batchReshape([...keep.batchShape, ...x.batchShape.slice(keep.batchDim).map(() => 1)])
+        .batchExpand(x.batchShape);
     }
     pieces.set(pathId(path), [path, unpadTensors(x, keep, { padDim: opts.padDim ?? 0 })]);
   }
@@ -338,7 +447,9 @@ export function unpadDicts(padded: TensorDict, mask?: Tensor, options?: { readon
       padded,
       // A dict's size in member i: its batch without the leading B, read off the first entry under it (its padded dim has this member's length).
       (node, path) => {
-        const under = [...pieces.values()].find(([p]) => pathId(p.slice(0, path.length)) === pathId(path) && !inMasks(p));
+        const under = [...pieces.values()].find(
+          ([p]) => pathId(p.slice(0, path.length)) === pathId(path) && !inMasks(p),
+        );
         return under === undefined ? node.batchSize.slice(1) : under[1][i]!.batchShape.slice(0, node.batchDim - 1);
       },
       (_, path) => pieces.get(pathId(path))![1][i]!,

@@ -42,10 +42,12 @@ export function fmtBatchSize(size: readonly number[]): string {
  */
 export function keyPath(key: NestedKey, op = "TensorDict"): readonly string[] {
   if (typeof key === "string") return [key];
-  if (!Array.isArray(key)) throw new KeyError(`${op}: a key must be a string or an array of strings, got ${describeValue(key)}`);
+  if (!Array.isArray(key))
+    throw new KeyError(`${op}: a key must be a string or an array of strings, got ${describeValue(key)}`);
   if (key.length === 0) throw new KeyError(`${op}: an empty key path names no entry`);
   for (let i = 0; i < key.length; i++) {
-    if (typeof key[i] !== "string") throw new KeyError(`${op}: key path entry ${i} must be a string, got ${describeValue(key[i])}`);
+    if (typeof key[i] !== "string")
+      throw new KeyError(`${op}: key path entry ${i} must be a string, got ${describeValue(key[i])}`);
   }
   return key;
 }
@@ -71,9 +73,13 @@ export function describe(v: TensorDictValue): string {
 
 /** Sizes are >= 0, or -1 for a symbolic size inside `jit` (as `Tensor.batchShape` shows them there). */
 function checkBatchSize(op: string, size: readonly number[], what = "batchSize"): void {
-  if (!Array.isArray(size)) throw new ShapeError(`${op}: ${what} must be an array of sizes, got ${describeValue(size)}`);
+  if (!Array.isArray(size))
+    throw new ShapeError(`${op}: ${what} must be an array of sizes, got ${describeValue(size)}`);
   for (const d of size) {
-    if (!Number.isInteger(d) || d < -1) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(size)} must hold sizes >= 0 (or -1 for a symbolic size inside jit)`);
+    if (!Number.isInteger(d) || d < -1)
+      throw new ShapeError(
+        `${op}: batchSize ${fmtBatchSize(size)} must hold sizes >= 0 (or -1 for a symbolic size inside jit)`,
+      );
   }
 }
 
@@ -92,7 +98,8 @@ const MAX_SOURCE_DEPTH = 1000;
 /** Normalizes a batch dim of a TensorDict of rank `rank` (negative counts from the end). */
 export function normDim(op: string, dim: number, rank: number): number {
   const d = dim < 0 ? dim + rank : dim;
-  if (!Number.isInteger(d) || d < 0 || d >= rank) throw new ShapeError(`${op}: dim ${dim} is out of range for batchSize of ${rank} dims`);
+  if (!Number.isInteger(d) || d < 0 || d >= rank)
+    throw new ShapeError(`${op}: dim ${dim} is out of range for batchSize of ${rank} dims`);
   return d;
 }
 
@@ -118,7 +125,8 @@ export function rebuild(
 }
 
 function checkSeparator(op: string, separator: unknown): void {
-  if (typeof separator !== "string" || separator.length === 0) throw new KeyError(`${op}: separator must be a non-empty string, got ${describeValue(separator)}`);
+  if (typeof separator !== "string" || separator.length === 0)
+    throw new KeyError(`${op}: separator must be a non-empty string, got ${describeValue(separator)}`);
 }
 
 /**
@@ -150,14 +158,19 @@ export class TensorDict {
    * does not start with `batchSize`.
    */
   constructor(source: TensorDictSource = {}, batchSize: readonly number[] = []) {
-    if (!isSource(source)) throw new ShapeError(`TensorDict: source must be a plain object of entries, got ${describeValue(source)}`);
+    if (!isSource(source))
+      throw new ShapeError(`TensorDict: source must be a plain object of entries, got ${describeValue(source)}`);
     checkBatchSize("TensorDict", batchSize);
     this.batchSize = Object.freeze([...batchSize]);
-    if (reading.size >= MAX_SOURCE_DEPTH) throw new ShapeError(`TensorDict: the source nests plain objects more than ${MAX_SOURCE_DEPTH} levels deep`);
+    if (reading.size >= MAX_SOURCE_DEPTH)
+      throw new ShapeError(`TensorDict: the source nests plain objects more than ${MAX_SOURCE_DEPTH} levels deep`);
     reading.add(source);
     try {
       for (const [k, v] of Object.entries(source)) {
-        if (typeof v === "object" && v !== null && reading.has(v)) throw new ShapeError(`TensorDict: the source is cyclic: entry ${JSON.stringify(k)} contains an object it is inside of`);
+        if (typeof v === "object" && v !== null && reading.has(v))
+          throw new ShapeError(
+            `TensorDict: the source is cyclic: entry ${JSON.stringify(k)} contains an object it is inside of`,
+          );
         this.set(k, v);
       }
     } finally {
@@ -172,7 +185,10 @@ export class TensorDict {
 
   /** Top-level keys in insertion order; with `includeNested`, the paths of nested entries too (`leavesOnly` drops the dicts). */
   keys(options?: { readonly includeNested?: boolean; readonly leavesOnly?: boolean }): NestedKey[] {
-    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg("TensorDict.keys", options);
+    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg(
+      "TensorDict.keys",
+      options,
+    );
     const out: NestedKey[] = [];
     for (const [k, v] of this.entries_) {
       const isDict = v instanceof TensorDict;
@@ -218,7 +234,11 @@ export class TensorDict {
     keyPath(key, "TensorDict.getTensor");
     const v = this.get(key);
     if (v instanceof Tensor) return v;
-    throw new KeyError(v === undefined ? `TensorDict.getTensor: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})` : `TensorDict.getTensor: ${fmtKey(key)} is ${describe(v)}, not a tensor`);
+    throw new KeyError(
+      v === undefined
+        ? `TensorDict.getTensor: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})`
+        : `TensorDict.getTensor: ${fmtKey(key)} is ${describe(v)}, not a tensor`,
+    );
   }
 
   /** The nested TensorDict at `key`; a `KeyError` when there is none. */
@@ -226,7 +246,11 @@ export class TensorDict {
     keyPath(key, "TensorDict.getDict");
     const v = this.get(key);
     if (v instanceof TensorDict) return v;
-    throw new KeyError(v === undefined ? `TensorDict.getDict: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})` : `TensorDict.getDict: ${fmtKey(key)} is ${describe(v)}, not a TensorDict`);
+    throw new KeyError(
+      v === undefined
+        ? `TensorDict.getDict: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})`
+        : `TensorDict.getDict: ${fmtKey(key)} is ${describe(v)}, not a TensorDict`,
+    );
   }
 
   /**
@@ -243,7 +267,10 @@ export class TensorDict {
         node.entries_.set(k, made);
         node = made;
       } else if (next instanceof TensorDict) node = next;
-      else throw new KeyError(`TensorDict.set: ${fmtKey(path)} goes through ${JSON.stringify(k)}, which is ${describe(next)}, not a TensorDict`);
+      else
+        throw new KeyError(
+          `TensorDict.set: ${fmtKey(path)} goes through ${JSON.stringify(k)}, which is ${describe(next)}, not a TensorDict`,
+        );
     }
     const v = isSource(value) ? new TensorDict(value, node.batchSize) : value;
     node.checkEntry("TensorDict.set", path, v);
@@ -260,12 +287,16 @@ export class TensorDict {
 
   private checkEntry(op: string, path: readonly string[], v: TensorDictValue): void {
     if (!(v instanceof Tensor || v instanceof JaggedTensor || v instanceof TensorDict)) {
-      throw new ShapeError(`${op}: ${fmtKey(path)} must be a Tensor, a JaggedTensor, a TensorDict or a plain object of them, got ${describeValue(v)}`);
+      throw new ShapeError(
+        `${op}: ${fmtKey(path)} must be a Tensor, a JaggedTensor, a TensorDict or a plain object of them, got ${describeValue(v)}`,
+      );
     }
     const batch = entryBatch(v);
     const size = this.batchSize;
     if (batch.length < size.length || size.some((d, i) => batch[i] !== d)) {
-      throw new ShapeError(`${op}: batch dimension mismatch, got batchSize=${fmtBatchSize(size)} and ${fmtKey(path)} ${describe(v)}`);
+      throw new ShapeError(
+        `${op}: batch dimension mismatch, got batchSize=${fmtBatchSize(size)} and ${fmtKey(path)} ${describe(v)}`,
+      );
     }
   }
 
@@ -280,10 +311,12 @@ export class TensorDict {
     for (const key of keys) {
       const path = keyPath(key, "TensorDict.select");
       const v = this.get(path);
-      if (v === undefined) throw new KeyError(`TensorDict.select: no key ${fmtKey(path)} (keys: ${this.keys().map(fmtKey).join(", ")})`);
+      if (v === undefined)
+        throw new KeyError(`TensorDict.select: no key ${fmtKey(path)} (keys: ${this.keys().map(fmtKey).join(", ")})`);
       // Recreate the dicts on the way with their own batch sizes.
       for (let i = 1; i < path.length; i++) {
-        if (!out.has(path.slice(0, i))) out.set(path.slice(0, i), new TensorDict({}, (this.get(path.slice(0, i)) as TensorDict).batchSize));
+        if (!out.has(path.slice(0, i)))
+          out.set(path.slice(0, i), new TensorDict({}, (this.get(path.slice(0, i)) as TensorDict).batchSize));
       }
       out.set(path, v instanceof TensorDict ? v.clone() : v);
     }
@@ -342,15 +375,19 @@ export class TensorDict {
     const op = "TensorDict.split";
     const d = normDim(op, dim, this.batchDim);
     const n = this.batchSize[d]!;
-    if (n < 0) throw new ShapeError(`${op}: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is symbolic (inside jit)`);
+    if (n < 0)
+      throw new ShapeError(`${op}: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is symbolic (inside jit)`);
     let sizes: number[];
     if (typeof size === "number") {
-      if (!Number.isInteger(size) || size <= 0) throw new ShapeError(`${op}: split size must be a positive integer, got ${size}`);
+      if (!Number.isInteger(size) || size <= 0)
+        throw new ShapeError(`${op}: split size must be a positive integer, got ${size}`);
       sizes = Array.from({ length: Math.ceil(n / size) }, (_, i) => Math.min(size, n - i * size));
     } else if (Array.isArray(size)) {
       sizes = [...size];
       if (sizes.some((s) => !Number.isInteger(s) || s < 0) || sizes.reduce((a, b) => a + b, 0) !== n) {
-        throw new ShapeError(`${op}: split sizes [${sizes.join(", ")}] do not add up to dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`);
+        throw new ShapeError(
+          `${op}: split sizes [${sizes.join(", ")}] do not add up to dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`,
+        );
       }
     } else {
       throw new ShapeError(`${op}: size must be a positive integer or an array of sizes, got ${describeValue(size)}`);
@@ -377,8 +414,12 @@ export class TensorDict {
    * td.apply((x) => x.mul(2));
    * ```
    */
-  apply(fn: (x: Tensor, key: readonly string[]) => Tensor, options?: { readonly batchSize?: readonly number[] }): TensorDict {
-    if (typeof fn !== "function") throw new DTypeError(`TensorDict.apply: fn must be a function, got ${describeValue(fn)}`);
+  apply(
+    fn: (x: Tensor, key: readonly string[]) => Tensor,
+    options?: { readonly batchSize?: readonly number[] },
+  ): TensorDict {
+    if (typeof fn !== "function")
+      throw new DTypeError(`TensorDict.apply: fn must be a function, got ${describeValue(fn)}`);
     const opts: { readonly batchSize?: readonly number[] } = optionsArg("TensorDict.apply", options);
     const size = opts.batchSize ?? this.batchSize;
     checkBatchSize("TensorDict.apply", size);
@@ -387,11 +428,17 @@ export class TensorDict {
       this,
       (td) => [...size, ...td.batchSize.slice(this.batchDim)],
       (v, path) => {
-        if (v instanceof JaggedTensor) throw new ShapeError(`TensorDict.apply: ${fmtKey(path)} is jagged ${v.toString()}; apply maps tensors only`);
+        if (v instanceof JaggedTensor)
+          throw new ShapeError(`TensorDict.apply: ${fmtKey(path)} is jagged ${v.toString()}; apply maps tensors only`);
         const r = fn(v, path);
-        if (!(r instanceof Tensor)) throw new DTypeError(`TensorDict.apply: fn must return a Tensor, got ${describeValue(r)} for ${fmtKey(path)} ${v.toString()}`);
+        if (!(r instanceof Tensor))
+          throw new DTypeError(
+            `TensorDict.apply: fn must return a Tensor, got ${describeValue(r)} for ${fmtKey(path)} ${v.toString()}`,
+          );
         if (r.batchDim < size.length || size.some((d, i) => r.batchShape[i] !== d)) {
-          throw new ShapeError(`TensorDict.apply: batch dimension mismatch, fn returned ${r.toString()} for ${fmtKey(path)} ${v.toString()}, whose batch shape does not start with batchSize=${fmtBatchSize(size)}`);
+          throw new ShapeError(
+            `TensorDict.apply: batch dimension mismatch, fn returned ${r.toString()} for ${fmtKey(path)} ${v.toString()}, whose batch shape does not start with batchSize=${fmtBatchSize(size)}`,
+          );
         }
         return r;
       },
@@ -413,10 +460,18 @@ export class TensorDict {
    * Applies a batch-dim op to every entry. `tensorOp` gets each tensor and the
    * number of its batch dims past the shared ones (so reshapes can keep them).
    */
-  private batchOp(op: string, size: readonly number[], tensorOp: (t: Tensor, extra: readonly number[]) => Tensor, dictOp: (td: TensorDict) => TensorDict): TensorDict {
+  private batchOp(
+    op: string,
+    size: readonly number[],
+    tensorOp: (t: Tensor, extra: readonly number[]) => Tensor,
+    dictOp: (td: TensorDict) => TensorDict,
+  ): TensorDict {
     return this.mapEntries(size, (v, k) => {
       if (v instanceof TensorDict) return dictOp(v);
-      if (v instanceof JaggedTensor) throw new ShapeError(`${op}: entry ${JSON.stringify(k)} is jagged ${v.toString()}; batch-dim ops on jagged entries are not supported (index its rows with toList())`);
+      if (v instanceof JaggedTensor)
+        throw new ShapeError(
+          `${op}: entry ${JSON.stringify(k)} is jagged ${v.toString()}; batch-dim ops on jagged entries are not supported (index its rows with toList())`,
+        );
       return tensorOp(v, v.batchShape.slice(this.batchDim));
     });
   }
@@ -428,71 +483,120 @@ export class TensorDict {
     const n = this.batchSize[d]!;
     // A symbolic size (inside jit) is checked by the tensors' own op at run time.
     const j = i < 0 && n >= 0 ? i + n : i;
-    if (!Number.isInteger(j) || (n >= 0 && (j < 0 || j >= n))) throw new ShapeError(`${op}: index ${i} is out of range for dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`);
+    if (!Number.isInteger(j) || (n >= 0 && (j < 0 || j >= n)))
+      throw new ShapeError(
+        `${op}: index ${i} is out of range for dim ${d} of batchSize ${fmtBatchSize(this.batchSize)}`,
+      );
     const size = this.batchSize.filter((_, k) => k !== d);
-    return this.batchOp(op, size, (t) => t.batchIndex(d, j), (td) => td.batchIndex(d, j));
+    return this.batchOp(
+      op,
+      size,
+      (t) => t.batchIndex(d, j),
+      (td) => td.batchIndex(d, j),
+    );
   }
 
   /** `start:stop:step` of shared batch dim `dim` in every entry (Python slice rules, positive step). */
   batchSlice(dim: number, start = 0, stop?: number, step = 1): TensorDict {
     const op = "TensorDict.batchSlice";
     const d = normDim(op, dim, this.batchDim);
-    if (!Number.isInteger(step) || step <= 0) throw new ShapeError(`${op}: step must be a positive integer, got ${describeValue(step)}`);
+    if (!Number.isInteger(step) || step <= 0)
+      throw new ShapeError(`${op}: step must be a positive integer, got ${describeValue(step)}`);
     if (!Number.isInteger(start)) throw new ShapeError(`${op}: start must be an integer, got ${describeValue(start)}`);
-    if (stop !== undefined && !Number.isInteger(stop)) throw new ShapeError(`${op}: stop must be an integer, got ${describeValue(stop)}`);
+    if (stop !== undefined && !Number.isInteger(stop))
+      throw new ShapeError(`${op}: stop must be an integer, got ${describeValue(stop)}`);
     const n = this.batchSize[d]!;
     if (n < 0) {
       // Symbolic inside jit: the tensors slice (and check) at run time; the size stays symbolic.
       const size = this.batchSize.map((s, k) => (k === d ? -1 : s));
-      return this.batchOp(op, size, (t) => t.batchSlice(d, start, stop, step), (td) => td.batchSlice(d, start, stop, step));
+      return this.batchOp(
+        op,
+        size,
+        (t) => t.batchSlice(d, start, stop, step),
+        (td) => td.batchSlice(d, start, stop, step),
+      );
     }
     const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
     const a = clamp(start);
     const b = clamp(stop ?? n);
     const len = b > a ? Math.ceil((b - a) / step) : 0;
     const size = this.batchSize.map((s, k) => (k === d ? len : s));
-    return this.batchOp(op, size, (t) => t.batchSlice(d, a, Math.max(a, b), step), (td) => td.batchSlice(d, a, Math.max(a, b), step));
+    return this.batchOp(
+      op,
+      size,
+      (t) => t.batchSlice(d, a, Math.max(a, b), step),
+      (td) => td.batchSlice(d, a, Math.max(a, b), step),
+    );
   }
 
   /** Reshapes the shared batch dims (one `-1` allowed); each entry keeps its own further batch dims. */
   batchReshape(shape: readonly number[]): TensorDict {
     const op = "TensorDict.batchReshape";
-    if (!Array.isArray(shape)) throw new ShapeError(`${op}: shape must be an array of sizes, got ${describeValue(shape)}`);
-    if (this.batchSize.some((d) => d < 0)) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(this.batchSize)} has symbolic sizes (inside jit); reshape the tensors themselves`);
+    if (!Array.isArray(shape))
+      throw new ShapeError(`${op}: shape must be an array of sizes, got ${describeValue(shape)}`);
+    if (this.batchSize.some((d) => d < 0))
+      throw new ShapeError(
+        `${op}: batchSize ${fmtBatchSize(this.batchSize)} has symbolic sizes (inside jit); reshape the tensors themselves`,
+      );
     const total = this.batchSize.reduce((a, b) => a * b, 1);
     const known = shape.filter((s) => s !== -1).reduce((a, b) => a * b, 1);
     const holes = shape.filter((s) => s === -1).length;
-    const bad = shape.some((s) => !Number.isInteger(s) || s < -1) || holes > 1 || (holes === 1 ? known === 0 || total % known !== 0 : known !== total);
-    if (bad) throw new ShapeError(`${op}: cannot reshape batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
+    const bad =
+      shape.some((s) => !Number.isInteger(s) || s < -1) ||
+      holes > 1 ||
+      (holes === 1 ? known === 0 || total % known !== 0 : known !== total);
+    if (bad)
+      throw new ShapeError(`${op}: cannot reshape batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
     const size = shape.map((s) => (s === -1 ? total / known : s));
-    return this.batchOp(op, size, (t, extra) => t.batchReshape([...size, ...extra]), (td) => td.batchReshape([...size, ...td.batchSize.slice(this.batchDim)]));
+    return this.batchOp(
+      op,
+      size,
+      (t, extra) => t.batchReshape([...size, ...extra]),
+      (td) => td.batchReshape([...size, ...td.batchSize.slice(this.batchDim)]),
+    );
   }
 
   /** A new shared batch dim of size 1 at `dim` (0 ≤ dim ≤ batchDim; negative counts from the end). */
   batchUnsqueeze(dim: number): TensorDict {
     const d = dim < 0 ? dim + this.batchDim + 1 : dim;
-    if (!Number.isInteger(d) || d < 0 || d > this.batchDim) throw new ShapeError(`TensorDict.batchUnsqueeze: dim ${dim} is out of range for batchSize ${fmtBatchSize(this.batchSize)}`);
+    if (!Number.isInteger(d) || d < 0 || d > this.batchDim)
+      throw new ShapeError(
+        `TensorDict.batchUnsqueeze: dim ${dim} is out of range for batchSize ${fmtBatchSize(this.batchSize)}`,
+      );
     const size = [...this.batchSize.slice(0, d), 1, ...this.batchSize.slice(d)];
-    return this.batchOp("TensorDict.batchUnsqueeze", size, (t) => t.batchUnsqueeze(d), (td) => td.batchUnsqueeze(d));
+    return this.batchOp(
+      "TensorDict.batchUnsqueeze",
+      size,
+      (t) => t.batchUnsqueeze(d),
+      (td) => td.batchUnsqueeze(d),
+    );
   }
 
   /** Removes shared batch dim `dim`, which must have size 1. */
   batchSqueeze(dim: number): TensorDict {
     const op = "TensorDict.batchSqueeze";
     const d = normDim(op, dim, this.batchDim);
-    if (this.batchSize[d] !== 1) throw new ShapeError(`${op}: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is not 1`);
+    if (this.batchSize[d] !== 1)
+      throw new ShapeError(`${op}: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is not 1`);
     return this.batchIndex(d, 0);
   }
 
   /** Broadcasts size-1 shared batch dims (and adds leading ones) up to `shape`, as `expand` does. */
   batchExpand(shape: readonly number[]): TensorDict {
     const op = "TensorDict.batchExpand";
-    if (!Array.isArray(shape)) throw new ShapeError(`${op}: shape must be an array of sizes, got ${describeValue(shape)}`);
+    if (!Array.isArray(shape))
+      throw new ShapeError(`${op}: shape must be an array of sizes, got ${describeValue(shape)}`);
     const lead = shape.length - this.batchDim;
     const ok = lead >= 0 && this.batchSize.every((s, k) => s === shape[lead + k] || s === 1);
-    if (!ok) throw new ShapeError(`${op}: cannot expand batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
+    if (!ok)
+      throw new ShapeError(`${op}: cannot expand batchSize ${fmtBatchSize(this.batchSize)} to ${fmtBatchSize(shape)}`);
     checkBatchSize(op, shape);
-    return this.batchOp(op, shape, (t, extra) => t.batchExpand([...shape, ...extra]), (td) => td.batchExpand([...shape, ...td.batchSize.slice(this.batchDim)]));
+    return this.batchOp(
+      op,
+      shape,
+      (t, extra) => t.batchExpand([...shape, ...extra]),
+      (td) => td.batchExpand([...shape, ...td.batchSize.slice(this.batchDim)]),
+    );
   }
 
   /**
@@ -503,23 +607,41 @@ export class TensorDict {
    */
   pad(padSize: readonly number[], value = 0): TensorDict {
     const op = "TensorDict.pad";
-    if (!Array.isArray(padSize)) throw new ShapeError(`${op}: pad_size must be an array of integers, got ${describeValue(padSize)}`);
-    if (typeof value !== "number" && typeof value !== "boolean") throw new DTypeError(`${op}: value must be a number, got ${describeValue(value)}`);
-    if (padSize.length % 2 !== 0) throw new ShapeError(`${op}: pad_size must have an even number of dimensions, got ${padSize.length} entries`);
+    if (!Array.isArray(padSize))
+      throw new ShapeError(`${op}: pad_size must be an array of integers, got ${describeValue(padSize)}`);
+    if (typeof value !== "number" && typeof value !== "boolean")
+      throw new DTypeError(`${op}: value must be a number, got ${describeValue(value)}`);
+    if (padSize.length % 2 !== 0)
+      throw new ShapeError(`${op}: pad_size must have an even number of dimensions, got ${padSize.length} entries`);
     if (padSize.length > 2 * this.batchDim) {
-      throw new ShapeError(`${op}: The length of pad_size must be <= 2 * the number of batch dimensions, got ${padSize.length} for batchSize ${fmtBatchSize(this.batchSize)}`);
+      throw new ShapeError(
+        `${op}: The length of pad_size must be <= 2 * the number of batch dimensions, got ${padSize.length} for batchSize ${fmtBatchSize(this.batchSize)}`,
+      );
     }
-    if (padSize.some((p) => !Number.isInteger(p))) throw new ShapeError(`${op}: pad_size must hold integers, got [${padSize.join(", ")}]`);
+    if (padSize.some((p) => !Number.isInteger(p)))
+      throw new ShapeError(`${op}: pad_size must hold integers, got [${padSize.join(", ")}]`);
     const size = this.batchSize.map((s, k) => (2 * k < padSize.length ? s + padSize[2 * k]! + padSize[2 * k + 1]! : s));
-    if (this.batchSize.some((s) => s < 0)) throw new ShapeError(`${op}: batchSize ${fmtBatchSize(this.batchSize)} has symbolic sizes (inside jit); pad needs known sizes`);
-    if (size.some((s) => s < 0)) throw new ShapeError(`${op}: pad_size [${padSize.join(", ")}] crops batchSize ${fmtBatchSize(this.batchSize)} below zero`);
+    if (this.batchSize.some((s) => s < 0))
+      throw new ShapeError(
+        `${op}: batchSize ${fmtBatchSize(this.batchSize)} has symbolic sizes (inside jit); pad needs known sizes`,
+      );
+    if (size.some((s) => s < 0))
+      throw new ShapeError(
+        `${op}: pad_size [${padSize.join(", ")}] crops batchSize ${fmtBatchSize(this.batchSize)} below zero`,
+      );
     const padOne = (x: Tensor): Tensor => {
       let y = x;
       for (let k = 0; 2 * k < padSize.length; k++) {
         const before = padSize[2 * k]!;
         const after = padSize[2 * k + 1]!;
         if (before < 0 || after < 0) y = y.batchSlice(k, Math.max(0, -before), y.batchShape[k]! - Math.max(0, -after));
-        const block = (n: number) => full(y.batchShape.map((s, j) => (j === k ? n : s)), y.baseShape, value, { dtype: y.dtype });
+        const block = (n: number) =>
+          full(
+            y.batchShape.map((s, j) => (j === k ? n : s)),
+            y.baseShape,
+            value,
+            { dtype: y.dtype },
+          );
         const parts = [...(before > 0 ? [block(before)] : []), y, ...(after > 0 ? [block(after)] : [])];
         if (parts.length > 1) y = cat(parts, k);
       }
@@ -529,7 +651,8 @@ export class TensorDict {
       this,
       (td) => [...size, ...td.batchSize.slice(this.batchDim)],
       (x, path) => {
-        if (x instanceof JaggedTensor) throw new ShapeError(`${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; pad takes tensor entries`);
+        if (x instanceof JaggedTensor)
+          throw new ShapeError(`${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; pad takes tensor entries`);
         return padOne(x);
       },
     );
@@ -538,13 +661,19 @@ export class TensorDict {
   /** The TensorDicts along shared batch dim `dim` (tensordict's `unbind`). */
   unbind(dim = 0): TensorDict[] {
     const d = normDim("TensorDict.unbind", dim, this.batchDim);
-    if (this.batchSize[d]! < 0) throw new ShapeError(`TensorDict.unbind: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is symbolic (inside jit), so the number of parts is unknown`);
+    if (this.batchSize[d]! < 0)
+      throw new ShapeError(
+        `TensorDict.unbind: dim ${d} of batchSize ${fmtBatchSize(this.batchSize)} is symbolic (inside jit), so the number of parts is unknown`,
+      );
     return Array.from({ length: this.batchSize[d]! }, (_, i) => this.batchIndex(d, i));
   }
 
   /** `TensorDict(batchSize=[4]) { obs: (4,10; 3) float32, … }`, nested dicts inline. */
   toString(): string {
-    const parts = [...this.entries_].map(([k, v]) => `${k}: ${v instanceof TensorDict ? v.toString() : `${v.toString()} ${v.dtype}${v instanceof JaggedTensor ? " jagged" : ""}`}`);
+    const parts = [...this.entries_].map(
+      ([k, v]) =>
+        `${k}: ${v instanceof TensorDict ? v.toString() : `${v.toString()} ${v.dtype}${v instanceof JaggedTensor ? " jagged" : ""}`}`,
+    );
     return `TensorDict(batchSize=${fmtBatchSize(this.batchSize)}) { ${parts.join(", ")} }`;
   }
 }

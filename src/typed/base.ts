@@ -44,7 +44,8 @@ export interface TypedOptions {
 /** The dtype of typed options (undefined when none is given), checked. */
 export function optDType(op: string, opts: TypedOptions | undefined | null): DType | undefined {
   if (opts === undefined || opts === null) return undefined;
-  if (typeof opts !== "object" || Array.isArray(opts)) throw new DTypeError(`${op}: options must be an object, got ${describe(opts)}`);
+  if (typeof opts !== "object" || Array.isArray(opts))
+    throw new DTypeError(`${op}: options must be an object, got ${describe(opts)}`);
   return opts.dtype === undefined ? undefined : checkDType(op, opts.dtype);
 }
 
@@ -67,10 +68,17 @@ export function raw(x: { readonly t: Tensor } | number, op = "typed op", name = 
  * naming the op and the argument otherwise). Typed methods read `x.t` right away,
  * so without this a wrong argument would surface as a TypeError deep inside.
  */
-export function need(op: string, name: string, x: unknown, ...types: readonly (abstract new (...args: never[]) => unknown)[]): void {
+export function need(
+  op: string,
+  name: string,
+  x: unknown,
+  ...types: readonly (abstract new (...args: never[]) => unknown)[]
+): void {
   for (const C of types) if (x instanceof C) return;
   const names = types.map((C) => (C as unknown as { NAME?: string }).NAME ?? C.name);
-  throw new DTypeError(`${op}: ${name} must be ${names.length === 1 ? `${article(names[0]!)} ${names[0]}` : `one of ${names.join(", ")}`}, got ${describe(x)}`);
+  throw new DTypeError(
+    `${op}: ${name} must be ${names.length === 1 ? `${article(names[0]!)} ${names[0]}` : `one of ${names.join(", ")}`}, got ${describe(x)}`,
+  );
 }
 
 /** A plain Tensor argument of the component-level helpers. */
@@ -100,7 +108,9 @@ export abstract class PrimitiveTensor<Self> {
       throw new ShapeError(`${name}: expected base (${base.join(",")}), got x ${t.toString()}`);
     }
     if (integer ? isFloat(t.dtype) || t.dtype === "bool" : !isFloat(t.dtype)) {
-      throw new DTypeError(`${name}: expected ${integer ? "an integer" : "a float"} dtype, got ${t.dtype} for x ${t.toString()}`);
+      throw new DTypeError(
+        `${name}: expected ${integer ? "an integer" : "a float"} dtype, got ${t.dtype} for x ${t.toString()}`,
+      );
     }
     this.t = t;
   }
@@ -115,20 +125,27 @@ export abstract class PrimitiveTensor<Self> {
   /** `R2.zeros([5, 2])` is `(5,2; 3,3)` zeros. */
   static zeros<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
     checkSizes(`${this.NAME}.zeros`, "batchShape", batchShape);
-    return new this(fullTensor(batchShape, this.BASE, 0, { dtype: optDType(`${this.NAME}.zeros`, opts) ?? this.DEFAULT_DTYPE }));
+    return new this(
+      fullTensor(batchShape, this.BASE, 0, { dtype: optDType(`${this.NAME}.zeros`, opts) ?? this.DEFAULT_DTYPE }),
+    );
   }
 
   /** `R2.ones([5])` is `(5; 3,3)` ones. */
   static ones<T>(this: PrimitiveClass<T>, batchShape: readonly number[] = [], opts: TypedOptions = {}): T {
     checkSizes(`${this.NAME}.ones`, "batchShape", batchShape);
-    return new this(fullTensor(batchShape, this.BASE, 1, { dtype: optDType(`${this.NAME}.ones`, opts) ?? this.DEFAULT_DTYPE }));
+    return new this(
+      fullTensor(batchShape, this.BASE, 1, { dtype: optDType(`${this.NAME}.ones`, opts) ?? this.DEFAULT_DTYPE }),
+    );
   }
 
   /** Every component equal to `value`. */
   static full<T>(this: PrimitiveClass<T>, batchShape: readonly number[], value: number, opts: TypedOptions = {}): T {
     checkSizes(`${this.NAME}.full`, "batchShape", batchShape);
-    if (typeof value !== "number") throw new DTypeError(`${this.NAME}.full: value must be a number, got ${describe(value)}`);
-    return new this(fullTensor(batchShape, this.BASE, value, { dtype: optDType(`${this.NAME}.full`, opts) ?? this.DEFAULT_DTYPE }));
+    if (typeof value !== "number")
+      throw new DTypeError(`${this.NAME}.full: value must be a number, got ${describe(value)}`);
+    return new this(
+      fullTensor(batchShape, this.BASE, value, { dtype: optDType(`${this.NAME}.full`, opts) ?? this.DEFAULT_DTYPE }),
+    );
   }
 
   /**
@@ -140,7 +157,10 @@ export abstract class PrimitiveTensor<Self> {
     // Bounded: a cyclic or absurdly deep list is reported by tensor() below.
     for (let p: NestedArray = data; Array.isArray(p) && rank <= MAX_NESTING; p = p[0] as NestedArray) rank++;
     const batchDim = rank - this.BASE.length;
-    if (batchDim < 0) throw new ShapeError(`${this.NAME}.create: data of rank ${rank} is smaller than the base (${this.BASE.join(",")})`);
+    if (batchDim < 0)
+      throw new ShapeError(
+        `${this.NAME}.create: data of rank ${rank} is smaller than the base (${this.BASE.join(",")})`,
+      );
     return new this(tensorFrom(data, { batchDim, dtype: optDType(`${this.NAME}.create`, opts) ?? this.DEFAULT_DTYPE }));
   }
 
@@ -202,7 +222,9 @@ export abstract class PrimitiveTensor<Self> {
     const t = raw(y as { readonly t: Tensor } | number, op);
     if (typeof t !== "number" && t.baseDim !== 0 && (y as object).constructor !== this.constructor) {
       const name = (this.constructor as PrimitiveClass<Self>).NAME;
-      throw new DTypeError(`${name}.${op}: y must be ${article(name)} ${name}, a Scalar or a number, got ${describe(y)}`);
+      throw new DTypeError(
+        `${name}.${op}: y must be ${article(name)} ${name}, a Scalar or a number, got ${describe(y)}`,
+      );
     }
     return t;
   }

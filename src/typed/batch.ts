@@ -22,7 +22,9 @@ function checkTypedList(op: string, xs: unknown): void {
   xs.forEach((x: unknown, i) => {
     checkTyped(op, `xs[${i}]`, x);
     if ((x as object).constructor !== (xs[0] as object).constructor) {
-      throw new DTypeError(`${op}: xs[${i}] is ${describe(x)} but xs[0] is ${describe(xs[0])}; the tensors must be of one type`);
+      throw new DTypeError(
+        `${op}: xs[${i}] is ${describe(x)} but xs[0] is ${describe(xs[0])}; the tensors must be of one type`,
+      );
     }
   });
 }
@@ -51,7 +53,8 @@ export function batchStack<T>(xs: readonly Typed<T>[], d = 0): T {
   checkInt("batchStack", "d", d);
   const rank = Math.max(...xs.map((x) => x.t.batchDim)) + 1;
   const dim = d < 0 ? d + rank : d;
-  if (!Number.isInteger(dim) || dim < 0 || dim >= rank) throw new ShapeError(`batchStack: batch dim ${d} is out of range for rank ${rank}`);
+  if (!Number.isInteger(dim) || dim < 0 || dim >= rank)
+    throw new ShapeError(`batchStack: batch dim ${d} is out of range for rank ${rank}`);
   const n = xs.length;
   const parts = xs.map((x) => toRank(x.t, rank - 1).batchUnsqueeze(dim));
   const maskShape = [n, ...Array<number>(rank - 1 - dim).fill(1)];
@@ -68,7 +71,13 @@ export function batchStack<T>(xs: readonly Typed<T>[], d = 0): T {
 /** Concatenates along an existing batch dim (same shapes elsewhere). Host-side, eager only. */
 export function batchCat<T>(xs: readonly Typed<T>[], d = 0): T {
   checkTypedList("batchCat", xs);
-  return rewrap(xs[0]!, batchCatHost(xs.map((x) => x.t), d));
+  return rewrap(
+    xs[0]!,
+    batchCatHost(
+      xs.map((x) => x.t),
+      d,
+    ),
+  );
 }
 
 /**
@@ -80,11 +89,13 @@ export function linspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim =
   checkTyped("linspace", "start", start);
   checkInt("linspace", "dim", dim);
   checkTyped("linspace", "end", end);
-  if (!Number.isInteger(nstep) || nstep < 1) throw new ShapeError(`linspace: nstep ${describe(nstep)} must be a positive integer`);
+  if (!Number.isInteger(nstep) || nstep < 1)
+    throw new ShapeError(`linspace: nstep ${describe(nstep)} must be a positive integer`);
   checkElementCount("linspace", { batch: [nstep], base: [] }, "the steps");
   const rank = Math.max(start.t.batchDim, end.t.batchDim);
   const d = dim < 0 ? dim + rank + 1 : dim;
-  if (!Number.isInteger(d) || d < 0 || d > rank) throw new ShapeError(`linspace: batch dim ${dim} is out of range for batch rank ${rank}`);
+  if (!Number.isInteger(d) || d < 0 || d > rank)
+    throw new ShapeError(`linspace: batch dim ${dim} is out of range for batch rank ${rank}`);
   const s = toRank(start.t, rank).batchUnsqueeze(d);
   const e = toRank(end.t, rank).batchUnsqueeze(d);
   const steps = new Float64Array(nstep).map((_, k) => (nstep === 1 ? 0 : k / (nstep - 1)));
@@ -95,7 +106,8 @@ export function linspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim =
 
 /** `base ** linspace(start, end, nstep, dim)`. */
 export function logspace<T>(start: Typed<T>, end: Typed<T>, nstep: number, dim = 0, base = 10): T {
-  if (typeof base !== "number" || !(base > 0) || base === Infinity) throw new DTypeError(`logspace: base must be a positive finite number, got ${describe(base)}`);
+  if (typeof base !== "number" || !(base > 0) || base === Infinity)
+    throw new DTypeError(`logspace: base must be a positive finite number, got ${describe(base)}`);
   const l = linspace(start, end, nstep, dim) as unknown as Typed<T>;
   return rewrap(start, l.t.mul(Math.log(base)).exp());
 }

@@ -101,7 +101,10 @@ export function det3(m: readonly (readonly Tensor[])[]): Tensor {
 /** The cofactor matrix `C[i][j] = (-1)^(i+j) M_ij` of a 3×3 component matrix. */
 export function cofactors3(m: readonly (readonly Tensor[])[]): Tensor[][] {
   const e = (i: number, j: number) => m[i]![j]!;
-  const minor = (r0: number, r1: number, c0: number, c1: number) => e(r0, c0).mul(e(r1, c1)).sub(e(r0, c1).mul(e(r1, c0)));
+  const minor = (r0: number, r1: number, c0: number, c1: number) =>
+    e(r0, c0)
+      .mul(e(r1, c1))
+      .sub(e(r0, c1).mul(e(r1, c0)));
   return [
     [minor(1, 2, 1, 2), minor(1, 2, 2, 0), minor(1, 2, 0, 1)],
     [minor(2, 0, 1, 2), minor(2, 0, 2, 0), minor(2, 0, 0, 1)],

@@ -12,7 +12,9 @@ import { assemble } from "./components.js";
  */
 export function fillDType(values: readonly ScalarLike[], dtype?: DType, who = "fill"): DType {
   values.forEach((v, i) => {
-    const ok = typeof v === "number" || (typeof v === "object" && v !== null && (v as { t?: unknown }).t instanceof Tensor && v.t.baseDim === 0);
+    const ok =
+      typeof v === "number" ||
+      (typeof v === "object" && v !== null && (v as { t?: unknown }).t instanceof Tensor && v.t.baseDim === 0);
     if (!ok) throw new DTypeError(`${who}: value ${i} must be a number or a Scalar, got ${describe(v)}`);
   });
   if (dtype !== undefined) return checkDType(who, dtype);

@@ -31,7 +31,9 @@ export class R3 extends PrimitiveTensor<R3> {
   static leviCivita(opts: TypedOptions = {}): R3 {
     const eps = (i: number, j: number, k: number) => ((i - j) * (j - k) * (k - i)) / 2;
     const c: Tensor[] = [];
-    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 3; k++) c.push(cst(eps(i, j, k), optDType("R3.leviCivita", opts) ?? F));
+    for (let i = 0; i < 3; i++)
+      for (let j = 0; j < 3; j++)
+        for (let k = 0; k < 3; k++) c.push(cst(eps(i, j, k), optDType("R3.leviCivita", opts) ?? F));
     return new R3(assemble(c, [3, 3, 3]));
   }
   /** `Aᵢⱼₖvₖ`: an R2. */
@@ -39,7 +41,12 @@ export class R3 extends PrimitiveTensor<R3> {
     need("R3.contractK", "v", v, Vec);
     const w = vecOf(v.t);
     const a = vecOf(this.t).map((row) => vecOf(row).map(vecOf));
-    return new R2(assemble(a.flatMap((row) => row.map((x) => dotOf(x, w))), [3, 3]));
+    return new R2(
+      assemble(
+        a.flatMap((row) => row.map((x) => dotOf(x, w))),
+        [3, 3],
+      ),
+    );
   }
 }
 
@@ -181,7 +188,10 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
   static fromR4(f: R4): WWR4 {
     need("WWR4.fromR4", "f", f, R4);
     const t = f.t;
-    const a = t.sub(t.permute(1, 0, 2, 3)).sub(t.permute(0, 1, 3, 2)).add(t.permute(1, 0, 3, 2));
+    const a = t
+      .sub(t.permute(1, 0, 2, 3))
+      .sub(t.permute(0, 1, 3, 2))
+      .add(t.permute(1, 0, 3, 2));
     return new WWR4(fullToSkew(fullToSkew(a, 2), 0));
   }
 }

@@ -49,16 +49,24 @@ function gather(t: Tensor, axes: readonly Axis[]): Tensor {
 
 /** Each index is an int, a `{start, stop, step}` slice of ints, `null` or `"..."`. */
 function checkIndices(t: Tensor, indices: unknown): readonly BatchIndex[] {
-  if (!Array.isArray(indices)) throw new ShapeError(`batchIndex: indices must be an array, got ${describe(indices)} for x ${t.toString()}`);
+  if (!Array.isArray(indices))
+    throw new ShapeError(`batchIndex: indices must be an array, got ${describe(indices)} for x ${t.toString()}`);
   indices.forEach((ix: unknown, k) => {
     if (ix === null || ix === "..." || typeof ix === "number") return;
     if (typeof ix !== "object" || Array.isArray(ix)) {
-      throw new ShapeError(`batchIndex: index ${k} must be an integer, a {start, stop, step} slice, null or "...", got ${describe(ix)} for x ${t.toString()}`);
+      throw new ShapeError(
+        `batchIndex: index ${k} must be an integer, a {start, stop, step} slice, null or "...", got ${describe(ix)} for x ${t.toString()}`,
+      );
     }
     for (const [key, v] of Object.entries(ix as object)) {
-      if (key !== "start" && key !== "stop" && key !== "step") throw new ShapeError(`batchIndex: index ${k} has an unknown field ${JSON.stringify(key)} for x ${t.toString()}`);
+      if (key !== "start" && key !== "stop" && key !== "step")
+        throw new ShapeError(
+          `batchIndex: index ${k} has an unknown field ${JSON.stringify(key)} for x ${t.toString()}`,
+        );
       if (v !== undefined && (typeof v !== "number" || !Number.isInteger(v))) {
-        throw new ShapeError(`batchIndex: index ${k}.${key} must be an integer, got ${describe(v)} for x ${t.toString()}`);
+        throw new ShapeError(
+          `batchIndex: index ${k}.${key} must be an integer, got ${describe(v)} for x ${t.toString()}`,
+        );
       }
     }
   });
@@ -71,7 +79,8 @@ export function batchIndexHost(t: Tensor, indices: readonly BatchIndex[]): Tenso
   const nEllipsis = indices.filter((x) => x === "...").length;
   if (nEllipsis > 1) throw new ShapeError(`batchIndex: at most one "..." in the indices for x ${t.toString()}`);
   const consuming = indices.filter((x) => x !== null && x !== "...").length;
-  if (consuming > batch.length) throw new ShapeError(`batchIndex: ${consuming} indices for the ${batch.length} batch dims of x ${t.toString()}`);
+  if (consuming > batch.length)
+    throw new ShapeError(`batchIndex: ${consuming} indices for the ${batch.length} batch dims of x ${t.toString()}`);
   const axes: Axis[] = [];
   let dim = 0;
   const full = (d: number): Axis => ({ kind: "full", dim: d });
@@ -93,7 +102,8 @@ export function batchSliceHost(t: Tensor, dim: number, start: number, stop: numb
   checkInt("batchSlice", "dim", dim);
   const n = t.batchDim;
   const d = dim < 0 ? dim + n : dim;
-  if (!Number.isInteger(d) || d < 0 || d >= n) throw new ShapeError(`batchSlice: batch dim ${dim} is out of range for x ${t.toString()}`);
+  if (!Number.isInteger(d) || d < 0 || d >= n)
+    throw new ShapeError(`batchSlice: batch dim ${dim} is out of range for x ${t.toString()}`);
   const idx: BatchIndex[] = t.batchShape.map(() => ({}));
   idx[d] = { start, stop, step };
   return batchIndexHost(t, idx);
@@ -105,10 +115,18 @@ export function batchCatHost(ts: readonly Tensor[], dim: number): Tensor {
   const first = ts[0]!;
   const n = first.batchDim;
   const d = dim < 0 ? dim + n : dim;
-  if (!Number.isInteger(d) || d < 0 || d >= n) throw new ShapeError(`batchCat: batch dim ${dim} is out of range for x ${first.toString()}`);
+  if (!Number.isInteger(d) || d < 0 || d >= n)
+    throw new ShapeError(`batchCat: batch dim ${dim} is out of range for x ${first.toString()}`);
   for (const x of ts) {
-    const ok = x.batchDim === n && x.dtype === first.dtype && x.batchShape.every((s, i) => i === d || s === first.batchShape[i]) && x.baseShape.join() === first.baseShape.join();
-    if (!ok) throw new ShapeError(`batchCat: cannot concatenate x ${first.toString()} with ${x.toString()} along batch dim ${dim}`);
+    const ok =
+      x.batchDim === n &&
+      x.dtype === first.dtype &&
+      x.batchShape.every((s, i) => i === d || s === first.batchShape[i]) &&
+      x.baseShape.join() === first.baseShape.join();
+    if (!ok)
+      throw new ShapeError(
+        `batchCat: cannot concatenate x ${first.toString()} with ${x.toString()} along batch dim ${dim}`,
+      );
   }
   return ts.length === 1 ? first : Tensor._op("batch_concat", ts, { axis: d });
 }

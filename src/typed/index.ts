@@ -12,5 +12,14 @@ export { MillerIndex, gcd } from "./miller.js";
 export { SSR4, mandelRotation } from "./ssr4.js";
 export { R3, R4, SFR3, SFR4, WFR4, SWR4, WSR4, WWR4, R5, SSFR5, R8, SSSSR8 } from "./higher.js";
 export { batchStack, batchCat, linspace, logspace } from "./batch.js";
-export { fullToMandel, mandelToFull, fullToSkew, skewToFull, MANDEL_PAIRS, MANDEL_FACTORS, MANDEL_REVERSE, SKEW_PAIRS } from "./mandel.js";
+export {
+  fullToMandel,
+  mandelToFull,
+  fullToSkew,
+  skewToFull,
+  MANDEL_PAIRS,
+  MANDEL_FACTORS,
+  MANDEL_REVERSE,
+  SKEW_PAIRS,
+} from "./mandel.js";
 export { acos, asin } from "./math.js";

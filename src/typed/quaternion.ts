@@ -65,9 +65,16 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
     const big1 = d[1]!.gt(d[0]!).logicalAnd(d[1]!.ge(d[2]!)).logicalAnd(d[1]!.ge(d[3]!));
     const big2 = d[2]!.gt(d[0]!).logicalAnd(d[2]!.gt(d[1]!)).logicalAnd(d[2]!.ge(d[3]!));
     const big3 = d[3]!.gt(d[0]!).logicalAnd(d[3]!.gt(d[1]!)).logicalAnd(d[3]!.gt(d[2]!));
-    const q = [0, 1, 2, 3].map((c) => where(big3, cand[3]![c]!, where(big2, cand[2]![c]!, where(big1, cand[1]![c]!, cand[0]![c]!))));
+    const q = [0, 1, 2, 3].map((c) =>
+      where(big3, cand[3]![c]!, where(big2, cand[2]![c]!, where(big1, cand[1]![c]!, cand[0]![c]!))),
+    );
     const sign = where(q[0]!.lt(0), -1, 1);
-    return new Quaternion(assemble(q.map((x) => x.mul(sign)), [4]));
+    return new Quaternion(
+      assemble(
+        q.map((x) => x.mul(sign)),
+        [4],
+      ),
+    );
   }
 
   /** The MRP `v/(1+s)` of the quaternion with `s ≥ 0` (flipped if needed). */
@@ -75,7 +82,12 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
     const q = vecOf(this.t);
     const sign = where(q[0]!.lt(0), -1, 1);
     const den = q[0]!.mul(sign).add(1);
-    return new Rot(assemble(q.slice(1).map((x) => x.mul(sign).div(den)), [3]));
+    return new Rot(
+      assemble(
+        q.slice(1).map((x) => x.mul(sign).div(den)),
+        [3],
+      ),
+    );
   }
 
   /** The rotation matrix of a unit quaternion. */
@@ -83,11 +95,22 @@ export class Quaternion extends PrimitiveTensor<Quaternion> {
     const [s, x, y, z] = vecOf(this.t) as [Tensor, Tensor, Tensor, Tensor];
     const two = (u: Tensor, v: Tensor) => u.mul(v).mul(2);
     const one = (u: Tensor, v: Tensor) => u.mul(u).add(v.mul(v)).mul(-2).add(1);
-    return new R2(assemble([
-      one(y, z), two(x, y).sub(two(s, z)), two(x, z).add(two(s, y)),
-      two(x, y).add(two(s, z)), one(x, z), two(y, z).sub(two(s, x)),
-      two(x, z).sub(two(s, y)), two(y, z).add(two(s, x)), one(x, y),
-    ], [3, 3]));
+    return new R2(
+      assemble(
+        [
+          one(y, z),
+          two(x, y).sub(two(s, z)),
+          two(x, z).add(two(s, y)),
+          two(x, y).add(two(s, z)),
+          one(x, z),
+          two(y, z).sub(two(s, x)),
+          two(x, z).sub(two(s, y)),
+          two(y, z).add(two(s, x)),
+          one(x, y),
+        ],
+        [3, 3],
+      ),
+    );
   }
 
   /** The 4-component dot product. */

@@ -3,7 +3,20 @@ import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
 import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
-import { assemble, at, cofactors3, det3, dotOf, inverse3, mat3, matmul3, sumOf, transposeOf, vecOf, zerosOf } from "./components.js";
+import {
+  assemble,
+  at,
+  cofactors3,
+  det3,
+  dotOf,
+  inverse3,
+  mat3,
+  matmul3,
+  sumOf,
+  transposeOf,
+  vecOf,
+  zerosOf,
+} from "./components.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { mandelToFull, skewToFull } from "./mandel.js";
 import { R4 } from "./higher.js";
@@ -42,8 +55,27 @@ export class R2 extends PrimitiveTensor<R2> {
    */
   static fill(a: ScalarLike, opts?: TypedOptions): R2;
   static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, opts?: TypedOptions): R2;
-  static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, a23: ScalarLike, a13: ScalarLike, a12: ScalarLike, opts?: TypedOptions): R2;
-  static fill(a11: ScalarLike, a12: ScalarLike, a13: ScalarLike, a21: ScalarLike, a22: ScalarLike, a23: ScalarLike, a31: ScalarLike, a32: ScalarLike, a33: ScalarLike, opts?: TypedOptions): R2;
+  static fill(
+    a11: ScalarLike,
+    a22: ScalarLike,
+    a33: ScalarLike,
+    a23: ScalarLike,
+    a13: ScalarLike,
+    a12: ScalarLike,
+    opts?: TypedOptions,
+  ): R2;
+  static fill(
+    a11: ScalarLike,
+    a12: ScalarLike,
+    a13: ScalarLike,
+    a21: ScalarLike,
+    a22: ScalarLike,
+    a23: ScalarLike,
+    a31: ScalarLike,
+    a32: ScalarLike,
+    a33: ScalarLike,
+    opts?: TypedOptions,
+  ): R2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): R2 {
     const { values, opts } = splitFillArgs(args);
     const dtype = fillDType(values, optDType("R2.fill", opts), "R2.fill");
@@ -51,11 +83,16 @@ export class R2 extends PrimitiveTensor<R2> {
     const z = zerosOf(dtype);
     const g = (i: number) => v[i]!;
     switch (v.length) {
-      case 1: return new R2(assemble([g(0), z, z, z, g(0), z, z, z, g(0)], [3, 3]));
-      case 3: return new R2(assemble([g(0), z, z, z, g(1), z, z, z, g(2)], [3, 3]));
-      case 6: return new R2(assemble([g(0), g(5), g(4), g(5), g(1), g(3), g(4), g(3), g(2)], [3, 3]));
-      case 9: return new R2(assemble(v, [3, 3]));
-      default: throw new ShapeError(`R2.fill: expected 1, 3, 6 or 9 values, got ${v.length}`);
+      case 1:
+        return new R2(assemble([g(0), z, z, z, g(0), z, z, z, g(0)], [3, 3]));
+      case 3:
+        return new R2(assemble([g(0), z, z, z, g(1), z, z, z, g(2)], [3, 3]));
+      case 6:
+        return new R2(assemble([g(0), g(5), g(4), g(5), g(1), g(3), g(4), g(3), g(2)], [3, 3]));
+      case 9:
+        return new R2(assemble(v, [3, 3]));
+      default:
+        throw new ShapeError(`R2.fill: expected 1, 3, 6 or 9 values, got ${v.length}`);
     }
   }
 
@@ -87,7 +124,12 @@ export class R2 extends PrimitiveTensor<R2> {
     if (y instanceof Vec) {
       const a = mat3(this.t);
       const v = vecOf(y.t);
-      return new Vec(assemble(a.map((row) => dotOf(row, v)), [3]));
+      return new Vec(
+        assemble(
+          a.map((row) => dotOf(row, v)),
+          [3],
+        ),
+      );
     }
     return new R2(this.t.mul(raw(y, "R2.mul")));
   }
@@ -155,10 +197,12 @@ export class R2 extends PrimitiveTensor<R2> {
 }
 
 /** Splits `fill`'s rest arguments into the values and a trailing options object. */
-export function splitFillArgs(args: readonly (ScalarLike | TypedOptions | undefined)[]): { values: ScalarLike[]; opts: TypedOptions } {
+export function splitFillArgs(args: readonly (ScalarLike | TypedOptions | undefined)[]): {
+  values: ScalarLike[];
+  opts: TypedOptions;
+} {
   const list = args.filter((a) => a !== undefined);
   const last = list[list.length - 1];
   const isOpts = last !== undefined && typeof last === "object" && !(last instanceof PrimitiveTensor);
   return { values: (isOpts ? list.slice(0, -1) : list) as ScalarLike[], opts: isOpts ? (last as TypedOptions) : {} };
 }
-

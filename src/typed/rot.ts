@@ -77,8 +77,14 @@ export class Rot extends PrimitiveTensor<Rot> {
    */
   static fromEulerAngles(v: Vec, convention: EulerConvention, angleType: AngleType = "radians"): Rot {
     need("Rot.fromEulerAngles", "v", v, Vec);
-    if (angleType !== "degrees" && angleType !== "radians") throw new DTypeError(`Rot.fromEulerAngles: Rot angle_type must be either 'degrees' or 'radians', got ${describe(angleType)}`);
-    if (convention !== "bunge" && convention !== "roe" && convention !== "kocks") throw new DTypeError(`Rot.fromEulerAngles: Unknown Rot angle_convention ${typeof convention === "string" ? convention : describe(convention)} (conventions are bunge, roe, kocks)`);
+    if (angleType !== "degrees" && angleType !== "radians")
+      throw new DTypeError(
+        `Rot.fromEulerAngles: Rot angle_type must be either 'degrees' or 'radians', got ${describe(angleType)}`,
+      );
+    if (convention !== "bunge" && convention !== "roe" && convention !== "kocks")
+      throw new DTypeError(
+        `Rot.fromEulerAngles: Unknown Rot angle_convention ${typeof convention === "string" ? convention : describe(convention)} (conventions are bunge, roe, kocks)`,
+      );
     let [a, b, c] = vecOf(angleType === "degrees" ? v.t.mul(Math.PI / 180) : v.t) as [Tensor, Tensor, Tensor];
     if (convention === "bunge") {
       a = a.sub(Math.PI / 2);
@@ -88,9 +94,15 @@ export class Rot extends PrimitiveTensor<Rot> {
     }
     const [sa, ca, sb, cb, sc, cc] = [a.sin(), a.cos(), b.sin(), b.cos(), c.sin(), c.cos()];
     const m = [
-      negate(sc.mul(sa)).sub(cc.mul(ca).mul(cb)), sc.mul(ca).sub(cc.mul(sa).mul(cb)), cc.mul(sb),
-      cc.mul(sa).sub(sc.mul(ca).mul(cb)), negate(cc.mul(ca)).sub(sc.mul(sa).mul(cb)), sc.mul(sb),
-      ca.mul(sb), sa.mul(sb), cb,
+      negate(sc.mul(sa)).sub(cc.mul(ca).mul(cb)),
+      sc.mul(ca).sub(cc.mul(sa).mul(cb)),
+      cc.mul(sb),
+      cc.mul(sa).sub(sc.mul(ca).mul(cb)),
+      negate(cc.mul(ca)).sub(sc.mul(sa).mul(cb)),
+      sc.mul(sb),
+      ca.mul(sb),
+      sa.mul(sb),
+      cb,
     ];
     return Rot.fromMatrix(new R2(assemble(m, [3, 3])));
   }
@@ -108,7 +120,11 @@ export class Rot extends PrimitiveTensor<Rot> {
     const a = negate(rr).add(1).mul(4).div(d);
     const b = cst(8, this.t).div(d);
     const z = zerosOf(this.t);
-    const w = [[z, negate(r[2]!), r[1]!], [r[2]!, z, negate(r[0]!)], [negate(r[1]!), r[0]!, z]];
+    const w = [
+      [z, negate(r[2]!), r[1]!],
+      [r[2]!, z, negate(r[0]!)],
+      [negate(r[1]!), r[0]!, z],
+    ];
     // W² = r rᵀ - rr·I
     const out: Tensor[] = [];
     for (let i = 0; i < 3; i++) {
@@ -136,7 +152,12 @@ export class Rot extends PrimitiveTensor<Rot> {
     const c = cross3(b, a);
     const ca = negate(bb).add(1);
     const cb = negate(aa).add(1);
-    return new Rot(assemble([0, 1, 2].map((i) => ca.mul(a[i]!).add(cb.mul(b[i]!)).sub(c[i]!.mul(2)).div(den)), [3]));
+    return new Rot(
+      assemble(
+        [0, 1, 2].map((i) => ca.mul(a[i]!).add(cb.mul(b[i]!)).sub(c[i]!.mul(2)).div(den)),
+        [3],
+      ),
+    );
   }
 
   /** `r * this` (NEML2's `Rot::rotate`). */
@@ -182,7 +203,12 @@ export class Rot extends PrimitiveTensor<Rot> {
 
   /** Volume element `8/π·(1+|r|²)^-3`. */
   dV(): Scalar {
-    return new Scalar(this.normSq().t.add(1).pow(-3).mul(8 / Math.PI));
+    return new Scalar(
+      this.normSq()
+        .t.add(1)
+        .pow(-3)
+        .mul(8 / Math.PI),
+    );
   }
 
   /** The same rotation as a unit Quaternion. */

@@ -29,61 +29,103 @@ export class Scalar extends PrimitiveTensor<Scalar> {
   override add<T extends PrimitiveTensor<T>>(y: T): T;
   override add(y: ScalarLike): Scalar;
   override add(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.add(raw(y, "Scalar.add"))) : rewrap(y, this.t.add(raw(y, "Scalar.add") as Tensor));
+    return typeof y === "number" || y instanceof Scalar
+      ? new Scalar(this.t.add(raw(y, "Scalar.add")))
+      : rewrap(y, this.t.add(raw(y, "Scalar.add") as Tensor));
   }
   /** Scalar ⊖ prim gives the prim; Scalar ⊖ Scalar/number gives a Scalar. */
   override sub<T extends PrimitiveTensor<T>>(y: T): T;
   override sub(y: ScalarLike): Scalar;
   override sub(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.sub(raw(y, "Scalar.sub"))) : rewrap(y, this.t.sub(raw(y, "Scalar.sub") as Tensor));
+    return typeof y === "number" || y instanceof Scalar
+      ? new Scalar(this.t.sub(raw(y, "Scalar.sub")))
+      : rewrap(y, this.t.sub(raw(y, "Scalar.sub") as Tensor));
   }
   /** Scalar times a prim scales it (a prim of the same type); times a Scalar or number, a Scalar. */
   override mul<T extends PrimitiveTensor<T>>(y: T): T;
   override mul(y: ScalarLike): Scalar;
   override mul(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.mul(raw(y, "Scalar.mul"))) : rewrap(y, this.t.mul(raw(y, "Scalar.mul") as Tensor));
+    return typeof y === "number" || y instanceof Scalar
+      ? new Scalar(this.t.mul(raw(y, "Scalar.mul")))
+      : rewrap(y, this.t.mul(raw(y, "Scalar.mul") as Tensor));
   }
   /** Scalar divided by a prim gives the prim (elementwise); by a Scalar or number, a Scalar. */
   override div<T extends PrimitiveTensor<T>>(y: T): T;
   override div(y: ScalarLike): Scalar;
   override div(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar ? new Scalar(this.t.div(raw(y, "Scalar.div"))) : rewrap(y, this.t.div(raw(y, "Scalar.div") as Tensor));
+    return typeof y === "number" || y instanceof Scalar
+      ? new Scalar(this.t.div(raw(y, "Scalar.div")))
+      : rewrap(y, this.t.div(raw(y, "Scalar.div") as Tensor));
   }
 
   /** `x ** y`. */
-  pow(y: ScalarLike): Scalar { return new Scalar(this.t.pow(raw(y, "Scalar.pow", "y"))); }
+  pow(y: ScalarLike): Scalar {
+    return new Scalar(this.t.pow(raw(y, "Scalar.pow", "y")));
+  }
   /** The larger of `x` and `y`. */
-  maximum(y: ScalarLike): Scalar { return new Scalar(this.t.maximum(raw(y, "Scalar.maximum", "y"))); }
+  maximum(y: ScalarLike): Scalar {
+    return new Scalar(this.t.maximum(raw(y, "Scalar.maximum", "y")));
+  }
   /** The smaller of `x` and `y`. */
-  minimum(y: ScalarLike): Scalar { return new Scalar(this.t.minimum(raw(y, "Scalar.minimum", "y"))); }
+  minimum(y: ScalarLike): Scalar {
+    return new Scalar(this.t.minimum(raw(y, "Scalar.minimum", "y")));
+  }
   /** Limits values to [lo, hi]. */
-  clip(lo: ScalarLike, hi: ScalarLike): Scalar { return new Scalar(this.t.clip(raw(lo, "Scalar.clip", "lo"), raw(hi, "Scalar.clip", "hi"))); }
+  clip(lo: ScalarLike, hi: ScalarLike): Scalar {
+    return new Scalar(this.t.clip(raw(lo, "Scalar.clip", "lo"), raw(hi, "Scalar.clip", "hi")));
+  }
   /** Absolute value. */
-  abs(): Scalar { return new Scalar(this.t.abs()); }
+  abs(): Scalar {
+    return new Scalar(this.t.abs());
+  }
   /** Square root. */
-  sqrt(): Scalar { return new Scalar(this.t.sqrt()); }
+  sqrt(): Scalar {
+    return new Scalar(this.t.sqrt());
+  }
   /** `e^x`. */
-  exp(): Scalar { return new Scalar(this.t.exp()); }
+  exp(): Scalar {
+    return new Scalar(this.t.exp());
+  }
   /** Natural logarithm. */
-  log(): Scalar { return new Scalar(this.t.log()); }
+  log(): Scalar {
+    return new Scalar(this.t.log());
+  }
   /** Sine (radians). */
-  sin(): Scalar { return new Scalar(this.t.sin()); }
+  sin(): Scalar {
+    return new Scalar(this.t.sin());
+  }
   /** Cosine (radians). */
-  cos(): Scalar { return new Scalar(this.t.cos()); }
+  cos(): Scalar {
+    return new Scalar(this.t.cos());
+  }
   /** Tangent (radians). */
-  tan(): Scalar { return new Scalar(this.t.tan()); }
+  tan(): Scalar {
+    return new Scalar(this.t.tan());
+  }
   /** Hyperbolic tangent. */
-  tanh(): Scalar { return new Scalar(this.t.tanh()); }
+  tanh(): Scalar {
+    return new Scalar(this.t.tanh());
+  }
   /** Inverse sine in [-π/2, π/2]. */
-  asin(): Scalar { return new Scalar(this.t.asin()); }
+  asin(): Scalar {
+    return new Scalar(this.t.asin());
+  }
   /** Inverse cosine in [0, π]. */
-  acos(): Scalar { return new Scalar(this.t.acos()); }
+  acos(): Scalar {
+    return new Scalar(this.t.acos());
+  }
   /** Inverse tangent in [-π/2, π/2]. */
-  atan(): Scalar { return new Scalar(this.t.atan()); }
+  atan(): Scalar {
+    return new Scalar(this.t.atan());
+  }
   /** `atan2(this, x)`: the angle of the point (x, this). */
-  atan2(x: ScalarLike): Scalar { return new Scalar(this.t.atan2(raw(x, "Scalar.atan2", "x"))); }
+  atan2(x: ScalarLike): Scalar {
+    return new Scalar(this.t.atan2(raw(x, "Scalar.atan2", "x")));
+  }
   /** `⟨x⟩ = max(x, 0)` (NEML2's `macaulay`). */
-  macaulay(): Scalar { return new Scalar(this.t.maximum(0)); }
+  macaulay(): Scalar {
+    return new Scalar(this.t.maximum(0));
+  }
 
   /** The single value of an unbatched Scalar (JS backend). */
   itemSync(): number {

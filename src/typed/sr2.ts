@@ -6,7 +6,19 @@ import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
 import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
-import { assemble, at, det3, dotOf, inverse3, mat3, matmul3, sumOf, transposeOf, vecOf, zerosOf } from "./components.js";
+import {
+  assemble,
+  at,
+  det3,
+  dotOf,
+  inverse3,
+  mat3,
+  matmul3,
+  sumOf,
+  transposeOf,
+  vecOf,
+  zerosOf,
+} from "./components.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { MANDEL_FACTORS, MANDEL_PAIRS, MANDEL_REVERSE, mandelToFull } from "./mandel.js";
 import { R2, splitFillArgs } from "./r2.js";
@@ -23,7 +35,10 @@ export function sr2Full(t: Tensor): Tensor[][] {
 
 /** A Mandel tensor from the upper triangle of component matrix `a` (NEML2's `full_to_mandel`). */
 export function sr2FromFull(a: readonly (readonly Tensor[])[]): Tensor {
-  return assemble(MANDEL_PAIRS.map(([i, j], k) => (k < 3 ? a[i]![j]! : a[i]![j]!.mul(MANDEL_FACTORS[k]!))), [6]);
+  return assemble(
+    MANDEL_PAIRS.map(([i, j], k) => (k < 3 ? a[i]![j]! : a[i]![j]!.mul(MANDEL_FACTORS[k]!))),
+    [6],
+  );
 }
 
 /** SR2 `(6)`: a symmetric second-order tensor in Mandel notation `[a11, a22, a33, √2·a23, √2·a13, √2·a12]`. */
@@ -48,17 +63,34 @@ export class SR2 extends PrimitiveTensor<SR2> {
    */
   static fill(a: ScalarLike, opts?: TypedOptions): SR2;
   static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, opts?: TypedOptions): SR2;
-  static fill(a11: ScalarLike, a22: ScalarLike, a33: ScalarLike, a23: ScalarLike, a13: ScalarLike, a12: ScalarLike, opts?: TypedOptions): SR2;
+  static fill(
+    a11: ScalarLike,
+    a22: ScalarLike,
+    a33: ScalarLike,
+    a23: ScalarLike,
+    a13: ScalarLike,
+    a12: ScalarLike,
+    opts?: TypedOptions,
+  ): SR2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): SR2 {
     const { values, opts } = splitFillArgs(args);
     const dtype = fillDType(values, optDType("SR2.fill", opts), "SR2.fill");
     const v = scalarsOf(values, dtype, "SR2.fill");
     const z = zerosOf(dtype);
     switch (v.length) {
-      case 1: return new SR2(assemble([v[0]!, v[0]!, v[0]!, z, z, z], [6]));
-      case 3: return new SR2(assemble([v[0]!, v[1]!, v[2]!, z, z, z], [6]));
-      case 6: return new SR2(assemble(v.map((x, k) => (k < 3 ? x : x.mul(Math.SQRT2))), [6]));
-      default: throw new ShapeError(`SR2.fill: expected 1, 3 or 6 values, got ${v.length}`);
+      case 1:
+        return new SR2(assemble([v[0]!, v[0]!, v[0]!, z, z, z], [6]));
+      case 3:
+        return new SR2(assemble([v[0]!, v[1]!, v[2]!, z, z, z], [6]));
+      case 6:
+        return new SR2(
+          assemble(
+            v.map((x, k) => (k < 3 ? x : x.mul(Math.SQRT2))),
+            [6],
+          ),
+        );
+      default:
+        throw new ShapeError(`SR2.fill: expected 1, 3 or 6 values, got ${v.length}`);
     }
   }
 
@@ -95,7 +127,17 @@ export class SR2 extends PrimitiveTensor<SR2> {
     if (y instanceof SSR4) {
       const s = vecOf(this.t);
       const c = vecOf(y.t).map(vecOf);
-      return new SR2(assemble([0, 1, 2, 3, 4, 5].map((j) => dotOf(s, c.map((row) => row[j]!))), [6]));
+      return new SR2(
+        assemble(
+          [0, 1, 2, 3, 4, 5].map((j) =>
+            dotOf(
+              s,
+              c.map((row) => row[j]!),
+            ),
+          ),
+          [6],
+        ),
+      );
     }
     return new SR2(this.t.mul(raw(y, "SR2.mul")));
   }
@@ -150,4 +192,3 @@ export class SR2 extends PrimitiveTensor<SR2> {
     return new SR2(sr2FromFull(matmul3(matmul3(q, sr2Full(this.t)), transposeOf(q))));
   }
 }
-

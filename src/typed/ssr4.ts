@@ -40,14 +40,22 @@ export function mandelRotation(r: R2): Tensor[][] {
   const m = mat3(r.t);
   return MANDEL_PAIRS.map(([p, q], I) =>
     MANDEL_PAIRS.map(([a, b], J) => {
-      const t = J < 3 ? m[p]![a]!.mul(m[q]![b]!) : m[p]![a]!.mul(m[q]![b]!).add(m[p]![b]!.mul(m[q]![a]!)).mul(Math.SQRT1_2);
+      const t =
+        J < 3 ? m[p]![a]!.mul(m[q]![b]!) : m[p]![a]!.mul(m[q]![b]!).add(m[p]![b]!.mul(m[q]![a]!)).mul(Math.SQRT1_2);
       return I < 3 ? t : t.mul(MANDEL_FACTORS[I]!);
     }),
   );
 }
 
 function matmul6(a: readonly (readonly Tensor[])[], b: readonly (readonly Tensor[])[]): Tensor[][] {
-  return a.map((row) => b[0]!.map((_, j) => dotOf(row, b.map((r) => r[j]!))));
+  return a.map((row) =>
+    b[0]!.map((_, j) =>
+      dotOf(
+        row,
+        b.map((r) => r[j]!),
+      ),
+    ),
+  );
 }
 
 /** SSR4 `(6,6)`: a fourth-order tensor with both minor symmetries, in Mandel form. */
@@ -79,7 +87,10 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
   }
   /** `identitySym - identity/3`. */
   static identityDev(opts: TypedOptions = {}): SSR4 {
-    return constant((i, j) => (i === j ? 1 : 0) - (i < 3 && j < 3 ? 1 / 3 : 0), optDType("SSR4.identityDev", opts) ?? "float32");
+    return constant(
+      (i, j) => (i === j ? 1 : 0) - (i < 3 && j < 3 ? 1 / 3 : 0),
+      optDType("SSR4.identityDev", opts) ?? "float32",
+    );
   }
   /** Ones on the normal diagonal. */
   static identityC1(opts: TypedOptions = {}): SSR4 {
@@ -118,7 +129,11 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
   static fromR4(r: R4): SSR4 {
     need("SSR4.fromR4", "r", r, R4);
     const t = r.t;
-    const s = t.add(t.permute(1, 0, 2, 3)).add(t.permute(0, 1, 3, 2)).add(t.permute(1, 0, 3, 2)).mul(0.25);
+    const s = t
+      .add(t.permute(1, 0, 2, 3))
+      .add(t.permute(0, 1, 3, 2))
+      .add(t.permute(1, 0, 3, 2))
+      .mul(0.25);
     return new SSR4(fullToMandel(fullToMandel(s, 0), 1));
   }
 
@@ -134,7 +149,12 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
   override mul(y: SR2 | SSR4 | ScalarLike): SR2 | SSR4 {
     if (y instanceof SR2) {
       const s = vecOf(y.t);
-      return new SR2(assemble(mat6(this.t).map((row) => dotOf(row, s)), [6]));
+      return new SR2(
+        assemble(
+          mat6(this.t).map((row) => dotOf(row, s)),
+          [6],
+        ),
+      );
     }
     if (y instanceof SSR4) return new SSR4(assemble(matmul6(mat6(this.t), mat6(y.t)).flat(), [6, 6]));
     return new SSR4(this.t.mul(raw(y, "SSR4.mul")));
@@ -188,7 +208,12 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
         for (let c = k; c < 2 * n; c++) rows[i]![c] = rows[i]![c]!.sub(f.mul(rows[k]![c]!));
       }
     }
-    return new SSR4(assemble(rows.flatMap((row) => row.slice(n)), [6, 6]));
+    return new SSR4(
+      assemble(
+        rows.flatMap((row) => row.slice(n)),
+        [6, 6],
+      ),
+    );
   }
 
   /** `∂C/∂C`: the identity on SSR4, an SSSSR8. */

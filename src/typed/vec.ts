@@ -47,7 +47,19 @@ export class Vec extends PrimitiveTensor<Vec> {
   /** `aᵢaⱼ` as an SR2. */
   selfOuter(): SR2 {
     const a = vecOf(this.t);
-    return new SR2(assemble([a[0]!.mul(a[0]!), a[1]!.mul(a[1]!), a[2]!.mul(a[2]!), a[1]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[2]!).mul(Math.SQRT2), a[0]!.mul(a[1]!).mul(Math.SQRT2)], [6]));
+    return new SR2(
+      assemble(
+        [
+          a[0]!.mul(a[0]!),
+          a[1]!.mul(a[1]!),
+          a[2]!.mul(a[2]!),
+          a[1]!.mul(a[2]!).mul(Math.SQRT2),
+          a[0]!.mul(a[2]!).mul(Math.SQRT2),
+          a[0]!.mul(a[1]!).mul(Math.SQRT2),
+        ],
+        [6],
+      ),
+    );
   }
   /** `|v|² = v·v`. */
   normSq(): Scalar {

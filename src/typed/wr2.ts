@@ -33,7 +33,12 @@ export class WR2 extends PrimitiveTensor<WR2> {
   static fromR2(r: R2): WR2 {
     need("WR2.fromR2", "r", r, R2);
     const a = mat3(r.t);
-    return new WR2(assemble(SKEW_PAIRS.map(([i, j]) => a[i]![j]!.sub(a[j]![i]!).mul(0.5)), [3]));
+    return new WR2(
+      assemble(
+        SKEW_PAIRS.map(([i, j]) => a[i]![j]!.sub(a[j]![i]!).mul(0.5)),
+        [3],
+      ),
+    );
   }
 
   /** `[[0,-w2,w1],[w2,0,-w0],[-w1,w0,0]]`. */

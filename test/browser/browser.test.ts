@@ -28,7 +28,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 async function runPage(): Promise<Outcome> {
   const dir = await mkdtemp(join(os.tmpdir(), "batchwise-browser-"));
   // The Node-only `webgpu` package is never imported in a browser (navigator.gpu is there).
-  await build({ entryPoints: [join(here, "page.ts")], outfile: join(dir, "page.js"), bundle: true, platform: "browser", format: "esm", target: "es2022", external: ["webgpu"], logLevel: "warning" });
+  await build({
+    entryPoints: [join(here, "page.ts")],
+    outfile: join(dir, "page.js"),
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    target: "es2022",
+    external: ["webgpu"],
+    logLevel: "warning",
+  });
   const script = await readFile(join(dir, "page.js"));
   const server = http.createServer((req, res) => {
     if (req.url === "/page.js") {
@@ -62,7 +71,9 @@ async function runPage(): Promise<Outcome> {
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     await page.goto(`http://127.0.0.1:${port}/`);
-    const handle = await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result, null, { timeout: 60_000 });
+    const handle = await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result, null, {
+      timeout: 60_000,
+    });
     const outcome = (await handle.jsonValue()) as Outcome;
     if (errors.length > 0) return { ...outcome, error: `${outcome.error ?? ""} page errors: ${errors.join("; ")}` };
     return outcome;
@@ -74,7 +85,10 @@ async function runPage(): Promise<Outcome> {
 }
 
 const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && !REQUIRE) console.warn(`[batchwise] browser test skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or install Debian's chromium)`);
+if (!haveBrowser && !REQUIRE)
+  console.warn(
+    `[batchwise] browser test skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or install Debian's chromium)`,
+  );
 
 describe.runIf(haveBrowser || REQUIRE)("batchwise in headless Chromium", () => {
   it("runs jit, reductions, jagged and TensorDict ops on the browser's WebGPU and on JS, equal to the written-out formulas", async () => {
@@ -83,11 +97,20 @@ describe.runIf(haveBrowser || REQUIRE)("batchwise in headless Chromium", () => {
     expect(r.error).toBeUndefined();
     expect(r.backendName).toBe("webgpu");
     expect(r.adapter).not.toBe("");
-    expect(Object.keys(r.checks).sort()).toEqual(["chain n=3000", "chain n=5", "chain on js", "jagged means", "jagged padded", "row centring", "tensordict stack"]);
+    expect(Object.keys(r.checks).sort()).toEqual([
+      "chain n=3000",
+      "chain n=5",
+      "chain on js",
+      "jagged means",
+      "jagged padded",
+      "row centring",
+      "tensordict stack",
+    ]);
     // WGSL lets sin be off by 2^-11 absolute on [-pi, pi] (exp and tanh by a few ulp): SwiftShader's
     // chain is off by about 1.5e-4 here. Copies, sums of small integers and the JS backend are exact or float32-close.
     const tolerance = (name: string) => (name.startsWith("chain n=") ? 1e-3 : 1e-6);
-    for (const [name, err] of Object.entries(r.checks)) expect([name, err, err <= tolerance(name)]).toEqual([name, err, true]);
+    for (const [name, err] of Object.entries(r.checks))
+      expect([name, err, err <= tolerance(name)]).toEqual([name, err, true]);
     // One trace for two batch sizes on WebGPU.
     expect(r.traces).toEqual({ chain: 1, centre: 1 });
   });

@@ -4,7 +4,18 @@
  * backend, checked against formulas written out here. The outcome goes to
  * `window.__result` for the test to read.
  */
-import { arange, fromTypedArray, getBackend, initWebGPU, jagged, jit, setBackend, stack, TensorDict, type Tensor } from "../../src/index.js";
+import {
+  arange,
+  fromTypedArray,
+  getBackend,
+  initWebGPU,
+  jagged,
+  jit,
+  setBackend,
+  stack,
+  TensorDict,
+  type Tensor,
+} from "../../src/index.js";
 import type { Outcome } from "./outcome.js";
 
 /** B1's chain, written out with Math (the independent reference). */
@@ -60,5 +71,12 @@ async function run(): Promise<Outcome> {
 const w = window as unknown as { __result?: Outcome };
 run().then(
   (r) => (w.__result = r),
-  (e: unknown) => (w.__result = { adapter: "", backendName: "", checks: {}, traces: {}, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) }),
+  (e: unknown) =>
+    (w.__result = {
+      adapter: "",
+      backendName: "",
+      checks: {},
+      traces: {},
+      error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+    }),
 );

@@ -42,7 +42,13 @@ function expected(i: number): number {
   return Math.tanh(x(i) - sum / BASE);
 }
 
-const TYPES: Record<string, string> = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm", ".svg": "image/svg+xml" };
+const TYPES: Record<string, string> = {
+  ".html": "text/html",
+  ".js": "text/javascript",
+  ".css": "text/css",
+  ".wasm": "application/wasm",
+  ".svg": "image/svg+xml",
+};
 
 /** Serves a folder on 127.0.0.1 (no directory listings, nothing outside the folder). */
 async function serve(dir: string): Promise<{ url: string; close: () => void }> {
@@ -93,7 +99,8 @@ async function runExample(page: Page, backend: "js" | "webgpu", code?: string): 
     const text = (sel: string) => document.querySelector(sel)?.textContent ?? "";
     const err = document.querySelector<HTMLElement>("#error")!;
     const counters: Record<string, string> = {};
-    for (const tr of Array.from(document.querySelectorAll<HTMLTableRowElement>("#counters tr"))) counters[tr.dataset["counter"]!] = tr.cells[1]!.textContent ?? "";
+    for (const tr of Array.from(document.querySelectorAll<HTMLTableRowElement>("#counters tr")))
+      counters[tr.dataset["counter"]!] = tr.cells[1]!.textContent ?? "";
     const rows = Array.from(document.querySelectorAll<HTMLTableRowElement>("#results tbody tr"), (tr) => ({
       batch: tr.dataset["batch"]!,
       output: tr.cells[2]!.textContent ?? "",
@@ -143,14 +150,21 @@ function checkCounters(shown: Shown): void {
 }
 
 const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && !REQUIRE) console.warn(`[batchwise] playground test skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or install Debian's chromium)`);
+if (!haveBrowser && !REQUIRE)
+  console.warn(
+    `[batchwise] playground test skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or install Debian's chromium)`,
+  );
 
 describe.runIf(haveBrowser || REQUIRE)("the playground page in headless Chromium", () => {
   it("runs the default example on JS and WebGPU and shows IR, kernels, graph, one trace for 3 batch sizes and correct values; errors stay in the page", async () => {
     expect(haveBrowser, `Chromium at ${CHROMIUM} (BATCHWISE_REQUIRE_BROWSER=1)`).toBe(true);
     const dist = await mkdtemp(join(os.tmpdir(), "batchwise-playground-build-"));
     const shots = await mkdtemp(join(os.tmpdir(), "batchwise-playground-shot-"));
-    await build({ configFile: join(root, "playground/vite.config.ts"), build: { outDir: dist, emptyOutDir: true }, logLevel: "warn" });
+    await build({
+      configFile: join(root, "playground/vite.config.ts"),
+      build: { outDir: dist, emptyOutDir: true },
+      logLevel: "warn",
+    });
     const server = await serve(dist);
     const browser = await chromium.launch({
       executablePath: CHROMIUM,

@@ -28,9 +28,14 @@ function cli(args: readonly string[], env: Record<string, string> = {}): Promise
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
   if (!("BATCHWISE_DEBUG" in env)) delete childEnv["BATCHWISE_DEBUG"];
   return new Promise((done) => {
-    execFile(process.execPath, [join(root, "node_modules/tsx/dist/cli.mjs"), join(root, "src/cli.ts"), ...args], { cwd: dir, env: childEnv }, (err, stdout, stderr) => {
-      done({ code: err === null ? 0 : typeof err.code === "number" ? err.code : -1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [join(root, "node_modules/tsx/dist/cli.mjs"), join(root, "src/cli.ts"), ...args],
+      { cwd: dir, env: childEnv },
+      (err, stdout, stderr) => {
+        done({ code: err === null ? 0 : typeof err.code === "number" ? err.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -51,7 +56,20 @@ let runs: Record<string, Run>;
 beforeAll(async () => {
   writeFileSync(join(dir, "model.mjs"), MODEL);
   const todo: Record<string, [string[], Record<string, string>?]> = {
-    bundle: [["bundle", "model.mjs", "--export", "pair", "--spec", "f32[B; 3,3]", "--spec", "float32[B; 3]", "-o", "pair.bundle.mjs"]],
+    bundle: [
+      [
+        "bundle",
+        "model.mjs",
+        "--export",
+        "pair",
+        "--spec",
+        "f32[B; 3,3]",
+        "--spec",
+        "float32[B; 3]",
+        "-o",
+        "pair.bundle.mjs",
+      ],
+    ],
     dump: [["dump", "model.mjs", "--export", "scale", "--spec", "f32[B; 3]"]],
     dumpFuse: [["dump", "model.mjs", "-e", "scale", "-s", "f32[B; 3]", "--after", "fuse"]],
     badSpec: [["bundle", "model.mjs", "--export", "scale", "--spec", "f32[B; x]"]],
@@ -71,12 +89,16 @@ describe("batchwise CLI", () => {
     const r = runs["bundle"]!;
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^wrote pair\.bundle\.mjs \(2 kernel\(s\), sha256 [0-9a-f]{64}\)\nwrote pair\.bundle\.d\.mts: \(x0: Tensor, x1: Tensor\) => \[Tensor, Tensor\]\n$/);
+    expect(r.stdout).toMatch(
+      /^wrote pair\.bundle\.mjs \(2 kernel\(s\), sha256 [0-9a-f]{64}\)\nwrote pair\.bundle\.d\.mts: \(x0: Tensor, x1: Tensor\) => \[Tensor, Tensor\]\n$/,
+    );
     const decl = readFileSync(join(dir, "pair.bundle.d.mts"), "utf8");
     expect(decl).toContain("export declare const args: BundleArgs<[x0: Tensor, x1: Tensor]>;");
     expect(decl).toContain("export declare const results: BundleResults<[Tensor, Tensor]>;");
     const g = await loadBundle(await importModule(join(dir, "pair.bundle.mjs")));
-    const m = fromTypedArray(Float32Array.from([2, 0, 0, 0, 3, 0, 0, 0, 4, 1, 2, 3, 0, 1, 4, 5, 6, 0]), [2, 3, 3], { batchDim: 1 });
+    const m = fromTypedArray(Float32Array.from([2, 0, 0, 0, 3, 0, 0, 0, 4, 1, 2, 3, 0, 1, 4, 5, 6, 0]), [2, 3, 3], {
+      batchDim: 1,
+    });
     const v = fromTypedArray(Float32Array.from([1, 1, 1, 2, 0, -1]), [2, 3], { batchDim: 1 });
     const [det, scaled] = g(m, v) as Tensor[];
     // det diag(2,3,4) = 24; det [[1,2,3],[0,1,4],[5,6,0]] = 1(0-24) - 2(0-20) + 3(0-5) = 1
@@ -98,7 +120,9 @@ describe("batchwise CLI", () => {
       ].join("\n"),
     );
     expect(runs["dumpFuse"]!.code).toBe(0);
-    expect(runs["dumpFuse"]!.stdout).toBe("schedule @scale: 1 kernels\n  kernel 0 (5 exprs, unrolled) reads %x0, %c0 -> %t0: f32[b0; 3]\n");
+    expect(runs["dumpFuse"]!.stdout).toBe(
+      "schedule @scale: 1 kernels\n  kernel 0 (5 exprs, unrolled) reads %x0, %c0 -> %t0: f32[b0; 3]\n",
+    );
   });
 
   it("inspect: the signature, the kernels and the SHA-256 bundleSha256 gives", async () => {
@@ -107,9 +131,13 @@ describe("batchwise CLI", () => {
     expect(r.code).toBe(0);
     const sha = await bundleSha256(await importModule(join(dir, "pair.bundle.mjs")));
     expect(r.stdout).toContain("bundle pair.bundle.mjs: valid");
-    expect(r.stdout).toContain("function @pair\narguments (2):\n  x0: f32[b0; 3,3]\n  x1: f32[b0; 3]\nresults (2, returned as an array):\n  0: f32[b0; ]\n  1: f32[b0; 3]\n");
+    expect(r.stdout).toContain(
+      "function @pair\narguments (2):\n  x0: f32[b0; 3,3]\n  x1: f32[b0; 3]\nresults (2, returned as an array):\n  0: f32[b0; ]\n  1: f32[b0; 3]\n",
+    );
     expect(r.stdout).toContain("captured constants: 1 (f32[; 3])\nkernels: 2 (and 0 view(s), 0 copy step(s))\n");
-    expect(r.stdout).toMatch(/ {2}kernel 0 \(step 0\): elementwise, .*; ships js\+wgsl\n {2}kernel 1 \(step 1\): elementwise, .*; ships js\+wgsl\n/);
+    expect(r.stdout).toMatch(
+      / {2}kernel 0 \(step 0\): elementwise, .*; ships js\+wgsl\n {2}kernel 1 \(step 1\): elementwise, .*; ships js\+wgsl\n/,
+    );
     expect(r.stdout).toContain(`sha256: ${sha}\n`);
   });
 
@@ -118,20 +146,29 @@ describe("batchwise CLI", () => {
     const edited = text.replace(/data: new Float32Array\(\[1, 2, 3\]\)/, "data: new Float32Array([1, 2, 4])");
     expect(edited).not.toBe(text);
     writeFileSync(join(dir, "edited.bundle.mjs"), edited);
-    const [bad, pinned] = await Promise.all([cli(["inspect", "edited.bundle.mjs"]), cli(["inspect", "pair.bundle.mjs", "--sha256", "0".repeat(64)])]);
+    const [bad, pinned] = await Promise.all([
+      cli(["inspect", "edited.bundle.mjs"]),
+      cli(["inspect", "pair.bundle.mjs", "--sha256", "0".repeat(64)]),
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toMatch(/^batchwise inspect: BundleError: loadBundle: the bundle's content does not match its recorded SHA-256 \(it was edited after it was written\)/);
+    expect(bad.stderr).toMatch(
+      /^batchwise inspect: BundleError: loadBundle: the bundle's content does not match its recorded SHA-256 \(it was edited after it was written\)/,
+    );
     expect(pinned.code).toBe(1);
     expect(pinned.stderr).toContain(`not the ${"0".repeat(64)} the caller pinned`);
   });
 
   it("errors: a bad spec and a missing export exit 1 with the message (a stack only under BATCHWISE_DEBUG), bad usage exits 2", () => {
     expect(runs["badSpec"]!.code).toBe(1);
-    expect(runs["badSpec"]!.stderr).toBe(`batchwise bundle: TraceError: spec "f32[B; x]": base size "x" is not a non-negative integer (base shapes are static; batch dims go before the ';')\n`);
+    expect(runs["badSpec"]!.stderr).toBe(
+      `batchwise bundle: TraceError: spec "f32[B; x]": base size "x" is not a non-negative integer (base shapes are static; batch dims go before the ';')\n`,
+    );
     expect(existsSync(join(dir, "scale.bundle.mjs"))).toBe(false);
     expect(runs["noExport"]!.code).toBe(1);
-    expect(runs["noExport"]!.stderr).toMatch(/^batchwise dump: model\.mjs has no export "scal" \(its function exports: pair, scale\)\n.*\n {4}at /);
+    expect(runs["noExport"]!.stderr).toMatch(
+      /^batchwise dump: model\.mjs has no export "scal" \(its function exports: pair, scale\)\n.*\n {4}at /,
+    );
     expect(runs["badOption"]!.code).toBe(2);
     expect(runs["badOption"]!.stderr).toBe(`batchwise dump: Unknown option '--aftr'\nSee "batchwise dump --help".\n`);
     expect(runs["help"]!.code).toBe(0);

@@ -68,7 +68,12 @@ export function widen(g: Graph): Graph {
     if (n.op === "mean" && !isFloat(ins[0]!.type.dtype)) ins = [Node.make("cast", ins, { dtype: "float64" })];
     map.set(n, Node.make(n.op, ins, attrs as never));
   }
-  return makeGraph(g.name, inputs, g.outputs.map((o) => map.get(o)!), g.inputNames);
+  return makeGraph(
+    g.name,
+    inputs,
+    g.outputs.map((o) => map.get(o)!),
+    g.inputNames,
+  );
 }
 
 /** The same graph with every reduction's axes sorted (same meaning: a reduction takes a set of axes). */
@@ -76,7 +81,11 @@ export function sortAxes(g: Graph): Graph {
   return rewriteGraph(g, (n, ins) => {
     if (!("batchAxes" in n.attrs)) return undefined;
     const s = (a: unknown): number[] => [...(a as number[])].sort((x, y) => x - y);
-    return Node.make(n.op, ins, { ...n.attrs, batchAxes: s(n.attrs.batchAxes), baseAxes: s(n.attrs.baseAxes) } as never);
+    return Node.make(n.op, ins, {
+      ...n.attrs,
+      batchAxes: s(n.attrs.batchAxes),
+      baseAxes: s(n.attrs.baseAxes),
+    } as never);
   });
 }
 
@@ -106,31 +115,50 @@ export function emptyExtremum(c: RandomCase, withOutput = true): boolean {
   return order.some((n) => {
     if (!["min", "max", "argmin", "argmax"].includes(n.op)) return false;
     const x = types.get(n.inputs[0]!)!;
-    const reduced = [...(n.attrs.batchAxes as number[]).map((a) => x.batch[a]!), ...(n.attrs.baseAxes as number[]).map((a) => x.base[a]!)];
+    const reduced = [
+      ...(n.attrs.batchAxes as number[]).map((a) => x.batch[a]!),
+      ...(n.attrs.baseAxes as number[]).map((a) => x.base[a]!),
+    ];
     return reduced.some((d) => d === 0) && (!withOutput || numel(types.get(n)!) > 0);
   });
 }
 
 /** A constant JSON cannot tell apart from another (NaN, ±Infinity become null; -0 becomes 0). */
 function hasJsonUnsafeConst(g: Graph): boolean {
-  return topoOrder(g).some((n) => n.op === "const" && !Object.is(JSON.parse(JSON.stringify(n.attrs.value)), n.attrs.value));
+  return topoOrder(g).some(
+    (n) => n.op === "const" && !Object.is(JSON.parse(JSON.stringify(n.attrs.value)), n.attrs.value),
+  );
 }
 
 /** The graph with each JSON-unsafe constant swapped (NaN -> Inf -> -Inf -> NaN, -0 -> 0); undefined if it has none. */
 export function jsonTwin(g: Graph): Graph | undefined {
   if (!hasJsonUnsafeConst(g)) return undefined;
-  const swap = (v: number): number => (Number.isNaN(v) ? Infinity : v === Infinity ? -Infinity : v === -Infinity ? NaN : Object.is(v, -0) ? 0 : v);
-  return rewriteGraph(g, (n) => (n.op === "const" ? Node.make("const", [], { ...n.attrs, value: swap(n.attrs.value as number) } as never) : undefined));
+  const swap = (v: number): number =>
+    Number.isNaN(v) ? Infinity : v === Infinity ? -Infinity : v === -Infinity ? NaN : Object.is(v, -0) ? 0 : v;
+  return rewriteGraph(g, (n) =>
+    n.op === "const"
+      ? Node.make("const", [], { ...n.attrs, value: swap(n.attrs.value as number) } as never)
+      : undefined,
+  );
 }
 
 /** Whether some input element or graph constant satisfies `p`. */
 function someValue(c: RandomCase, p: (x: number) => boolean): boolean {
-  return topoOrder(c.graph).some((n) => n.op === "const" && p(n.attrs.value as number)) || randomInputs(c).some((v) => Array.from(v.data).some(p));
+  return (
+    topoOrder(c.graph).some((n) => n.op === "const" && p(n.attrs.value as number)) ||
+    randomInputs(c).some((v) => Array.from(v.data).some(p))
+  );
 }
 
 /** Whether some value an op of `ops` takes (an intermediate value, as the interpreter computes it) satisfies `p`. */
 function someArgument(c: RandomCase, ops: readonly string[], p: (x: number) => boolean): boolean {
-  const args = [...new Set(topoOrder(c.graph).filter((n) => ops.includes(n.op)).flatMap((n) => n.inputs))];
+  const args = [
+    ...new Set(
+      topoOrder(c.graph)
+        .filter((n) => ops.includes(n.op))
+        .flatMap((n) => n.inputs),
+    ),
+  ];
   if (args.length === 0) return false;
   try {
     const values = interpret(makeGraph(c.graph.name, c.graph.inputs, args, c.graph.inputNames), randomInputs(c));
@@ -150,7 +178,8 @@ export function specialMismatch(message: string): boolean {
 
 function elementOk(g: number, w: number, rule: Rule): boolean {
   if (Object.is(g, w)) return true;
-  if (rule === "exact" || Number.isNaN(w) || !Number.isFinite(w) || Number.isNaN(g) || !Number.isFinite(g)) return false;
+  if (rule === "exact" || Number.isNaN(w) || !Number.isFinite(w) || Number.isNaN(g) || !Number.isFinite(g))
+    return false;
   // Two zeros of opposite sign are a wrong sign; a tiny nonzero next to a zero is rounding.
   if (g === 0 && w === 0) return false;
   return Math.abs(g - w) <= TOLERANCE[rule] * Math.max(1, Math.abs(w));
@@ -160,7 +189,12 @@ function elementOk(g: number, w: number, rule: Rule): boolean {
 export const rangeDependent = { count: 0 };
 
 /** Compares outputs; `alt` is a second acceptable reference (relaxed rule). Undefined when they agree. */
-export function compareValues(got: readonly Value[], want: readonly Value[], rule: Rule, alt?: readonly Value[]): string | undefined {
+export function compareValues(
+  got: readonly Value[],
+  want: readonly Value[],
+  rule: Rule,
+  alt?: readonly Value[],
+): string | undefined {
   if (got.length !== want.length) return `${got.length} outputs, expected ${want.length}`;
   for (let o = 0; o < want.length; o++) {
     const g = got[o]!;
@@ -197,7 +231,12 @@ export interface Reference {
   readonly alt?: readonly Value[];
 }
 
-export function reference(c: RandomCase, inputs: readonly Value[], withTwin: boolean, accumulation: Accumulation = "float64"): Reference {
+export function reference(
+  c: RandomCase,
+  inputs: readonly Value[],
+  withTwin: boolean,
+  accumulation: Accumulation = "float64",
+): Reference {
   let want: Outcome;
   try {
     want = { values: interpret(c.graph, inputs, { accumulation }) };
@@ -205,7 +244,10 @@ export function reference(c: RandomCase, inputs: readonly Value[], withTwin: boo
     return { want: { error } };
   }
   if (!withTwin || !topoOrder(c.graph).some((n) => n.type.dtype === "float32")) return { want };
-  const wide = inputs.map((v) => ({ type: { ...v.type, dtype: (v.type.dtype === "float32" ? "float64" : v.type.dtype) as DType }, data: v.type.dtype === "float32" ? Float64Array.from(v.data) : v.data }));
+  const wide = inputs.map((v) => ({
+    type: { ...v.type, dtype: (v.type.dtype === "float32" ? "float64" : v.type.dtype) as DType },
+    data: v.type.dtype === "float32" ? Float64Array.from(v.data) : v.data,
+  }));
   return { want, alt: interpret(widen(c.graph), wide) };
 }
 
@@ -213,7 +255,9 @@ export function reference(c: RandomCase, inputs: readonly Value[], withTwin: boo
 export function judge(c: RandomCase, ref: Reference, got: Outcome, rule: Rule): string | undefined {
   const typedError = "error" in got && got.error instanceof BatchwiseError;
   if ("error" in ref.want) {
-    return typedError ? undefined : `the interpreter threw ${String(ref.want.error)} but the configuration ${"error" in got ? `threw ${String(got.error)}` : "returned values"}`;
+    return typedError
+      ? undefined
+      : `the interpreter threw ${String(ref.want.error)} but the configuration ${"error" in got ? `threw ${String(got.error)}` : "returned values"}`;
   }
   if ("error" in got) {
     if (typedError && emptyExtremum(c, false)) return undefined;
@@ -239,7 +283,9 @@ export class KeyCollisions {
       if (step.kind !== "kernel") continue;
       const json = JSON.stringify(step.kernel);
       const exact = JSON.stringify(step.kernel, (_k, v: unknown) =>
-        typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0)) ? `#${Object.is(v, -0) ? "-0" : String(v)}` : v,
+        typeof v === "number" && (!Number.isFinite(v) || Object.is(v, -0))
+          ? `#${Object.is(v, -0) ? "-0" : String(v)}`
+          : v,
       );
       const prev = this.seen.get(json);
       if (prev === undefined) this.seen.set(json, exact);
@@ -278,10 +324,12 @@ export interface FailureContext {
 /** What the re-runs of a failing case say about it (printed with a new failure to point at the culprit). */
 export function hints(f: FailureContext): string[] {
   const out: string[] = [];
-  if (f.freshRun !== undefined && f.freshRun() === undefined) out.push("passes with fresh caches: a cache entry of an earlier graph was reused");
+  if (f.freshRun !== undefined && f.freshRun() === undefined)
+    out.push("passes with fresh caches: a cache entry of an earlier graph was reused");
   if (f.keyCollision === true) out.push("a kernel's JSON key equals an earlier, different kernel's");
   if (f.sortedRun !== undefined && f.sortedRun() === undefined) out.push("passes with each reduction's axes sorted");
-  if (f.unsimplifiedRun !== undefined && f.unsimplifiedRun() === undefined) out.push("passes without the fold and simplify rules: an algebraic rule is unsound here");
+  if (f.unsimplifiedRun !== undefined && f.unsimplifiedRun() === undefined)
+    out.push("passes without the fold and simplify rules: an algebraic rule is unsound here");
   return out;
 }
 
@@ -305,7 +353,8 @@ export const KNOWN_OPEN: readonly KnownOpen[] = [
   {
     id: "wgsl-trig-range",
     permanent: true,
-    description: "LIMITATION, not a bug: WGSL's sin/cos/tan are accurate only near [-π, π] (llvmpipe is off by O(1) past ~1e4), so the WebGPU fuzz accepts a trig of a huge input as unspecified",
+    description:
+      "LIMITATION, not a bug: WGSL's sin/cos/tan are accurate only near [-π, π] (llvmpipe is off by O(1) past ~1e4), so the WebGPU fuzz accepts a trig of a huge input as unspecified",
     matches: (f) => f.backend === "webgpu" && someArgument(f.c, ["sin", "cos", "tan"], (x) => Math.abs(x) > 1e4),
   },
   {
@@ -313,13 +362,21 @@ export const KNOWN_OPEN: readonly KnownOpen[] = [
     permanent: true,
     description:
       "LIMITATION, not a bug: WGSL has no float64, so float32 sums, products and means (and matmul's K-sum) accumulate in float32, as NumPy's float32 reductions do, where JS and the interpreter accumulate in float64 and round once; a running value that overflows or underflows float32 (3.4e38 · 1.4 · 1e-30) gives ±Inf or 0 there. Accepted when the result is right against the float32-accumulation reference",
-    matches: (f) => f.backend === "webgpu" && /^output \d+ element/.test(f.message) && f.float32Accumulation?.() === undefined && f.float32Accumulation !== undefined,
+    matches: (f) =>
+      f.backend === "webgpu" &&
+      /^output \d+ element/.test(f.message) &&
+      f.float32Accumulation?.() === undefined &&
+      f.float32Accumulation !== undefined,
   },
   {
     id: "wgsl-subnormals",
     permanent: true,
-    description: "LIMITATION, not a bug: WGSL lets a GPU flush float32 subnormals to zero (llvmpipe: log(1e-45) gives -88.03, the log of the smallest normal), so the WebGPU fuzz accepts a case with a subnormal input or constant",
-    matches: (f) => f.backend === "webgpu" && /^output \d+ element/.test(f.message) && someValue(f.c, (x) => x !== 0 && Math.abs(x) < 2 ** -126),
+    description:
+      "LIMITATION, not a bug: WGSL lets a GPU flush float32 subnormals to zero (llvmpipe: log(1e-45) gives -88.03, the log of the smallest normal), so the WebGPU fuzz accepts a case with a subnormal input or constant",
+    matches: (f) =>
+      f.backend === "webgpu" &&
+      /^output \d+ element/.test(f.message) &&
+      someValue(f.c, (x) => x !== 0 && Math.abs(x) < 2 ** -126),
   },
 ];
 
@@ -352,8 +409,11 @@ export class Tally {
   }
 
   summary(title: string): string {
-    const lines = [`${title}: ${this.graphs} random graphs, ${[...this.runs.values()].reduce((a, b) => a + b, 0)} runs (${[...this.runs].map(([k, v]) => `${k} ${v}`).join(", ")})`];
-    if (this.ms.size > 0) lines.push(`  time per part: ${[...this.ms].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")}`);
+    const lines = [
+      `${title}: ${this.graphs} random graphs, ${[...this.runs.values()].reduce((a, b) => a + b, 0)} runs (${[...this.runs].map(([k, v]) => `${k} ${v}`).join(", ")})`,
+    ];
+    if (this.ms.size > 0)
+      lines.push(`  time per part: ${[...this.ms].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")}`);
     for (const [id, e] of this.known) {
       const kind = KNOWN_OPEN.find((k) => k.id === id)?.permanent ? "LIMITATION" : "KNOWN_OPEN";
       lines.push(`  ${kind} ${id}: ${e.count} failing runs; first:\n    ${e.first.replace(/\n/g, "\n    ")}`);

@@ -22,9 +22,15 @@ export function raggedCase(seed: number): RaggedCase {
   return {
     lengths,
     S,
-    values: { type: { dtype: "float32", batch: [T], base: [S] }, data: Float32Array.from({ length: T * S }, () => Math.round((r() * 4 - 2) * 100) / 100) },
+    values: {
+      type: { dtype: "float32", batch: [T], base: [S] },
+      data: Float32Array.from({ length: T * S }, () => Math.round((r() * 4 - 2) * 100) / 100),
+    },
     offsets: { type: { dtype: "int32", batch: [B + 1], base: [] }, data: offsets },
-    rows: { type: { dtype: "float32", batch: [B], base: [S] }, data: Float32Array.from({ length: B * S }, () => Math.round((r() * 4 - 2) * 100) / 100) },
+    rows: {
+      type: { dtype: "float32", batch: [B], base: [S] },
+      data: Float32Array.from({ length: B * S }, () => Math.round((r() * 4 - 2) * 100) / 100),
+    },
   };
 }
 
@@ -36,4 +42,3 @@ export function raggedInputs(S: number): [Node, Node, Node] {
     Node.make("input", [], { index: 2 }, { dtype: "float32", batch: ["r-1"], base: [S] }),
   ];
 }
-

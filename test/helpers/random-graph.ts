@@ -20,8 +20,55 @@ export type Family = "float64" | "float32" | "int32" | "uint32";
  * subnormals, float64's extremes), and the integer extremes.
  */
 export const SPECIAL_FLOATS: Record<"float32" | "float64", readonly number[]> = {
-  float32: [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, 2, 1e30, -1e30, 3.4028234663852886e38, -3.4028234663852886e38, 1e-30, -1e-30, 1e-40, -1e-45, 1.401298464324817e-45, 2147483647, -2147483648, 4294967295, 16777217],
-  float64: [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, 2, 1e300, -1e300, 1.7976931348623157e308, -1.7976931348623157e308, 1e-300, -1e-300, 5e-324, -5e-324, 3.4028234663852886e38, 1e-45, 2147483647, -2147483648, 4294967295, 9007199254740993],
+  float32: [
+    NaN,
+    Infinity,
+    -Infinity,
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    2,
+    1e30,
+    -1e30,
+    3.4028234663852886e38,
+    -3.4028234663852886e38,
+    1e-30,
+    -1e-30,
+    1e-40,
+    -1e-45,
+    1.401298464324817e-45,
+    2147483647,
+    -2147483648,
+    4294967295,
+    16777217,
+  ],
+  float64: [
+    NaN,
+    Infinity,
+    -Infinity,
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    2,
+    1e300,
+    -1e300,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    1e-300,
+    -1e-300,
+    5e-324,
+    -5e-324,
+    3.4028234663852886e38,
+    1e-45,
+    2147483647,
+    -2147483648,
+    4294967295,
+    9007199254740993,
+  ],
 };
 export const SPECIAL_INTS: Record<"int32" | "uint32", readonly number[]> = {
   int32: [0, 1, -1, 2, -2, 2147483647, -2147483648, -2147483647, 65536, 46341, -46341, 1073741824],
@@ -35,7 +82,27 @@ function specialsOf(family: Family): readonly number[] {
   return family === "int32" || family === "uint32" ? SPECIAL_INTS[family] : SPECIAL_FLOATS[family];
 }
 
-const FLOAT_UNARY: KUnaryOp[] = ["neg", "abs", "sqrt", "exp", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "sign", "rsqrt", "log", "tan", "asin", "acos", "atan"];
+const FLOAT_UNARY: KUnaryOp[] = [
+  "neg",
+  "abs",
+  "sqrt",
+  "exp",
+  "sin",
+  "cos",
+  "tanh",
+  "sigmoid",
+  "floor",
+  "ceil",
+  "round",
+  "trunc",
+  "sign",
+  "rsqrt",
+  "log",
+  "tan",
+  "asin",
+  "acos",
+  "atan",
+];
 const INT_UNARY: KUnaryOp[] = ["neg", "abs", "sign"];
 const FLOAT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod", "pow", "atan2"];
 const INT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod"];
@@ -63,10 +130,18 @@ function pick<T>(r: () => number, xs: readonly T[]): T {
 /** Concrete types of the nodes built so far in the current case (symbolic types may hide a mismatch). */
 let concrete = new Map<Node, ConcreteType>();
 
-function tryMake(op: Parameters<typeof Node.make>[0], inputs: Node[], attrs: Record<string, never> | object = {}): Node | undefined {
+function tryMake(
+  op: Parameters<typeof Node.make>[0],
+  inputs: Node[],
+  attrs: Record<string, never> | object = {},
+): Node | undefined {
   try {
     const n = Node.make(op, inputs, attrs as never);
-    const t = OPS[op].type(op, inputs.map((i) => concrete.get(i)!), attrs as never) as ConcreteType;
+    const t = OPS[op].type(
+      op,
+      inputs.map((i) => concrete.get(i)!),
+      attrs as never,
+    ) as ConcreteType;
     concrete.set(n, t);
     return n;
   } catch {
@@ -82,7 +157,11 @@ function tryMake(op: Parameters<typeof Node.make>[0], inputs: Node[], attrs: Rec
  * constants (and, through `randomInputs`, into input data), empty (size-0) batch and
  * base dims, reduction axes in any order, and integer `pow`.
  */
-export function randomCase(seed: number, family: Family, opts: { steps?: number; allowCompare?: boolean; smooth?: boolean; specials?: boolean } = {}): RandomCase {
+export function randomCase(
+  seed: number,
+  family: Family,
+  opts: { steps?: number; allowCompare?: boolean; smooth?: boolean; specials?: boolean } = {},
+): RandomCase {
   const r = rng(seed);
   const dtype: DType = family;
   const specials = opts.specials === true;
@@ -102,32 +181,60 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
     const sRank = Math.floor(r() * (baseRank + 1));
     const cb = batch.slice(batchRank - bRank).map((d) => (r() < 0.25 ? 1 : d));
     const cs = base.slice(baseRank - sRank).map((d) => (r() < 0.25 ? 1 : d));
-    inputs.push(Node.make("input", [], { index: i }, { dtype, batch: cb.map((_, j) => `b${batchRank - bRank + j}`), base: cs }));
+    inputs.push(
+      Node.make("input", [], { index: i }, { dtype, batch: cb.map((_, j) => `b${batchRank - bRank + j}`), base: cs }),
+    );
     inputTypes.push({ dtype, batch: cb, base: cs });
     concrete.set(inputs[i]!, inputTypes[i]!);
   }
   const pool: Node[] = [...inputs];
   const steps = opts.steps ?? 2 + Math.floor(r() * 6);
   // asin/acos: NaN just past ±1 and an infinite slope at ±1; atan2: the branch cut at y = ±0, x < 0.
-  const JUMPY = new Set<string>(["floor", "ceil", "round", "trunc", "sign", "mod", "tan", "pow", "div", "asin", "acos", "atan2"]);
+  const JUMPY = new Set<string>([
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "mod",
+    "tan",
+    "pow",
+    "div",
+    "asin",
+    "acos",
+    "atan2",
+  ]);
   const smooth = opts.smooth === true && family !== "int32" && family !== "uint32";
   const int = family === "int32" || family === "uint32";
   const unary = (int ? INT_UNARY : FLOAT_UNARY).filter((o) => !smooth || !JUMPY.has(o));
-  const binary = (int ? (specials ? INT_BINARY_SPECIAL : INT_BINARY) : FLOAT_BINARY).filter((o) => !smooth || !JUMPY.has(o));
+  const binary = (int ? (specials ? INT_BINARY_SPECIAL : INT_BINARY) : FLOAT_BINARY).filter(
+    (o) => !smooth || !JUMPY.has(o),
+  );
   /** Axes of a reduction: a random subset, in decreasing order half the time with specials (the op takes them in any order). */
   const axesOf = (rank: number, p: number): number[] => {
     const axes = [...Array(rank).keys()].filter(() => r() < (specials ? Math.min(1, p + 0.2) : p));
     return specials && r() < 0.5 ? axes.reverse() : axes;
   };
   for (let s = 0, tries = 0; s < steps && tries < 200; tries++) {
-    const x = pick(r, pool.filter((n) => n.type.dtype === dtype));
-    const y = pick(r, pool.filter((n) => n.type.dtype === dtype));
+    const x = pick(
+      r,
+      pool.filter((n) => n.type.dtype === dtype),
+    );
+    const y = pick(
+      r,
+      pool.filter((n) => n.type.dtype === dtype),
+    );
     const kind = Math.floor(r() * 11);
     let n: Node | undefined;
     if (specials && r() < 0.1) {
       // A round trip through another dtype: float -> int of NaN, ±Inf and out-of-range values, int -> float rounding.
       // Smooth graphs go through float dtypes only: a cast to an integer or bool jumps on a rounding difference.
-      const other = pick(r, (["float32", "float64", "int32", "uint32", "bool"] as const).filter((d) => d !== dtype && (!smooth || d === "float32" || d === "float64")));
+      const other = pick(
+        r,
+        (["float32", "float64", "int32", "uint32", "bool"] as const).filter(
+          (d) => d !== dtype && (!smooth || d === "float32" || d === "float64"),
+        ),
+      );
       const there = tryMake("cast", [x], { dtype: other });
       n = there ? tryMake("cast", [there], { dtype }) : undefined;
       if (n !== undefined) {
@@ -148,7 +255,8 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
       case 4: {
         // Special constants exercise the simplifier's rules (x*1, x-0, x/4, pow(x,2), ...).
         const special = [0, 1, -1, 2, 4, 0.5, -0];
-        let value = r() < 0.5 ? pick(r, special) : int ? Math.floor(r() * 7) - 3 : Math.round((r() * 4 - 2) * 100) / 100;
+        let value =
+          r() < 0.5 ? pick(r, special) : int ? Math.floor(r() * 7) - 3 : Math.round((r() * 4 - 2) * 100) / 100;
         if (specials && r() < 0.6) value = pick(r, !int && r() < 0.5 ? NON_FINITE : specialsOf(family));
         const c = tryMake("const", [], { dtype, value: castScalar(value, dtype) });
         n = tryMake(pick(r, binary), r() < 0.5 ? [x, c!] : [c!, x]);
@@ -168,7 +276,11 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
           const all = [...batchAxes.map((a) => ["b", a] as const), ...baseAxes.map((a) => ["s", a] as const)];
           if (all.length === 0) break;
           const [side, a] = pick(r, all);
-          const red = tryMake(op, [x], { batchAxes: side === "b" ? [a] : [], baseAxes: side === "s" ? [a] : [], keep: r() < 0.5 });
+          const red = tryMake(op, [x], {
+            batchAxes: side === "b" ? [a] : [],
+            baseAxes: side === "s" ? [a] : [],
+            keep: r() < 0.5,
+          });
           n = red && red.type.dtype !== dtype ? tryMake("cast", [red], { dtype }) : red;
         } else if (op === "all" || op === "any") {
           const red = tryMake(op, [tryMake("cast", [x], { dtype: "bool" })!], { batchAxes, baseAxes, keep: r() < 0.5 });
@@ -191,7 +303,10 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
       case 8: {
         const b = x.type.base;
         const total = b.reduce((p, d) => p * d, 1);
-        n = r() < 0.5 ? tryMake("reshape", [x], { shape: [total] }) : tryMake("expand", [x], { shape: [2, ...b.map((d) => (d === 1 ? 3 : d))] });
+        n =
+          r() < 0.5
+            ? tryMake("reshape", [x], { shape: [total] })
+            : tryMake("expand", [x], { shape: [2, ...b.map((d) => (d === 1 ? 3 : d))] });
         break;
       }
       case 9:
@@ -202,8 +317,12 @@ export function randomCase(seed: number, family: Family, opts: { steps?: number;
         } else if (r() < 0.4 && x.type.batch.length >= 1) {
           // Batch slices and concatenations (block copies at run time).
           const axis = Math.floor(r() * x.type.batch.length);
-          n = r() < 0.5 ? tryMake("batch_slice", [x], { axis, start: r() < 0.5 ? 0 : 1, stop: -1, step: r() < 0.5 ? 1 : 2 }) : tryMake("batch_concat", [x, x], { axis });
-        } else n = r() < 0.5 ? tryMake("batch_reshape", [x], { shape: [-1] }) : tryMake("batch_unsqueeze", [x], { dim: 0 });
+          n =
+            r() < 0.5
+              ? tryMake("batch_slice", [x], { axis, start: r() < 0.5 ? 0 : 1, stop: -1, step: r() < 0.5 ? 1 : 2 })
+              : tryMake("batch_concat", [x, x], { axis });
+        } else
+          n = r() < 0.5 ? tryMake("batch_reshape", [x], { shape: [-1] }) : tryMake("batch_unsqueeze", [x], { dim: 0 });
         break;
       case 10:
         if (x.type.base.length >= 1 && y.type.base.length >= 1) n = tryMake("matmul", [x, y]);
@@ -232,7 +351,13 @@ export function randomInputs(c: RandomCase): Value[] {
     const family = t.dtype as Family;
     for (let i = 0; i < n; i++) {
       if (c.specials && r() < 0.25) data[i] = pick(r, !isFloat(t.dtype) || r() < 0.6 ? specialsOf(family) : NON_FINITE);
-      else data[i] = t.dtype === "int32" ? Math.floor(r() * 11) - 5 : t.dtype === "uint32" ? Math.floor(r() * 11) : Math.round((r() * 4 - 2) * 1000) / 1000;
+      else
+        data[i] =
+          t.dtype === "int32"
+            ? Math.floor(r() * 11) - 5
+            : t.dtype === "uint32"
+              ? Math.floor(r() * 11)
+              : Math.round((r() * 4 - 2) * 1000) / 1000;
     }
     return { type: t, data };
   });

@@ -8,7 +8,10 @@ import { Program } from "../../runtime/program.js";
 export const js = new JsBackend();
 
 export function compileJs(g: Graph, unrollLimit = 64, maxKernelBuffers = Infinity, relaxedFloat32 = false): Program {
-  const p = Program.create(runPipeline(g, { maxKernelBuffers, unrollLimit, mixedBaseOutputs: true, relaxedFloat32 }).schedule, js);
+  const p = Program.create(
+    runPipeline(g, { maxKernelBuffers, unrollLimit, mixedBaseOutputs: true, relaxedFloat32 }).schedule,
+    js,
+  );
   if (p instanceof Promise) throw new Error("the JS backend compiles synchronously");
   return p;
 }

@@ -26,14 +26,45 @@ import type { DType } from "../../ir/dtype.js";
 const f32 = Math.fround;
 
 export const F32_GRID: readonly number[] = [
-  NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, -2.5, 1e-38, -1e-38, 1.4e-45, -1.4e-45, 3e38, -3e38, -100,
+  NaN,
+  Infinity,
+  -Infinity,
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  -2.5,
+  1e-38,
+  -1e-38,
+  1.4e-45,
+  -1.4e-45,
+  3e38,
+  -3e38,
+  -100,
 ].map(f32);
 export const I32_GRID: readonly number[] = [0, 1, -1, 2, 7, 31, -3, 2147483647, -2147483648];
 export const U32_GRID: readonly number[] = [0, 1, 2, 7, 31, 2147483648, 4294967295];
 export const BOOL_GRID: readonly number[] = [0, 1];
 
 /** float64 (JS backend only): subnormal and huge doubles. */
-export const F64_GRID: readonly number[] = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, -2.5, 1e-308, -1e-308, 5e-324, -5e-324, 1.7e308, -1.7e308];
+export const F64_GRID: readonly number[] = [
+  NaN,
+  Infinity,
+  -Infinity,
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  -2.5,
+  1e-308,
+  -1e-308,
+  5e-324,
+  -5e-324,
+  1.7e308,
+  -1.7e308,
+];
 
 export const GRIDS: { readonly [D in Exclude<DType, "float64">]: readonly number[] } = {
   float32: F32_GRID,
@@ -153,8 +184,22 @@ const sameOut = (d: DType): DType => (d === "bool" ? "int32" : d);
 const boolOut = (): DType => "bool";
 
 export const UNARY_CASES: readonly UnaryCase[] = [
-  { name: "neg", apply: (x) => x.neg(), float: (x) => -x, int: (x, d) => wrapInt(-BigInt(x), d), out: sameOut, gpu: "exact" },
-  { name: "abs", apply: (x) => x.abs(), float: (x) => Math.abs(x), int: (x, d) => wrapInt(BigInt(Math.abs(x)), d), out: sameOut, gpu: "exact" },
+  {
+    name: "neg",
+    apply: (x) => x.neg(),
+    float: (x) => -x,
+    int: (x, d) => wrapInt(-BigInt(x), d),
+    out: sameOut,
+    gpu: "exact",
+  },
+  {
+    name: "abs",
+    apply: (x) => x.abs(),
+    float: (x) => Math.abs(x),
+    int: (x, d) => wrapInt(BigInt(Math.abs(x)), d),
+    out: sameOut,
+    gpu: "exact",
+  },
   { name: "sqrt", apply: (x) => x.sqrt(), float: (x) => Math.sqrt(x), out: floatOut, gpu: "approx" },
   { name: "rsqrt", apply: (x) => x.rsqrt(), float: (x) => 1 / Math.sqrt(x), out: floatOut, gpu: "approx" },
   { name: "exp", apply: (x) => x.exp(), float: (x) => Math.exp(x), out: floatOut, gpu: "approx" },
@@ -179,11 +224,39 @@ export const UNARY_CASES: readonly UnaryCase[] = [
     out: sameOut,
     gpu: "exact",
   },
-  { name: "isNan", apply: (x) => x.isNan(), float: (x) => (Number.isNaN(x) ? 1 : 0), int: () => 0, out: boolOut, gpu: "exact" },
-  { name: "isInf", apply: (x) => x.isInf(), float: (x) => (Math.abs(x) === Infinity ? 1 : 0), int: () => 0, out: boolOut, gpu: "exact" },
-  { name: "isFinite", apply: (x) => x.isFinite(), float: (x) => (Number.isFinite(x) ? 1 : 0), int: () => 1, out: boolOut, gpu: "exact" },
+  {
+    name: "isNan",
+    apply: (x) => x.isNan(),
+    float: (x) => (Number.isNaN(x) ? 1 : 0),
+    int: () => 0,
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "isInf",
+    apply: (x) => x.isInf(),
+    float: (x) => (Math.abs(x) === Infinity ? 1 : 0),
+    int: () => 0,
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "isFinite",
+    apply: (x) => x.isFinite(),
+    float: (x) => (Number.isFinite(x) ? 1 : 0),
+    int: () => 1,
+    out: boolOut,
+    gpu: "exact",
+  },
   // NaN is not 0, so it is true.
-  { name: "logicalNot", apply: (x) => x.logicalNot(), float: (x) => (x === 0 ? 1 : 0), int: (x) => (x === 0 ? 1 : 0), out: boolOut, gpu: "exact" },
+  {
+    name: "logicalNot",
+    apply: (x) => x.logicalNot(),
+    float: (x) => (x === 0 ? 1 : 0),
+    int: (x) => (x === 0 ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
 ];
 
 export interface BinaryCase {
@@ -201,34 +274,130 @@ export interface BinaryCase {
 const truthy = (v: number): boolean => v !== 0; // NaN is truthy
 
 export const BINARY_CASES: readonly BinaryCase[] = [
-  { name: "add", apply: (x, y) => x.add(y), float: (a, b) => a + b, int: (a, b, d) => wrapInt(BigInt(a) + BigInt(b), d), out: sameOut, gpu: "exact" },
-  { name: "sub", apply: (x, y) => x.sub(y), float: (a, b) => a - b, int: (a, b, d) => wrapInt(BigInt(a) - BigInt(b), d), out: sameOut, gpu: "exact" },
-  { name: "mul", apply: (x, y) => x.mul(y), float: (a, b) => a * b, int: (a, b, d) => wrapInt(BigInt(a) * BigInt(b), d), out: sameOut, gpu: "exact" },
+  {
+    name: "add",
+    apply: (x, y) => x.add(y),
+    float: (a, b) => a + b,
+    int: (a, b, d) => wrapInt(BigInt(a) + BigInt(b), d),
+    out: sameOut,
+    gpu: "exact",
+  },
+  {
+    name: "sub",
+    apply: (x, y) => x.sub(y),
+    float: (a, b) => a - b,
+    int: (a, b, d) => wrapInt(BigInt(a) - BigInt(b), d),
+    out: sameOut,
+    gpu: "exact",
+  },
+  {
+    name: "mul",
+    apply: (x, y) => x.mul(y),
+    float: (a, b) => a * b,
+    int: (a, b, d) => wrapInt(BigInt(a) * BigInt(b), d),
+    out: sameOut,
+    gpu: "exact",
+  },
   // True division: integers are cast to float32 first.
   { name: "div", apply: (x, y) => x.div(y), float: (a, b) => a / b, out: floatOut, gpu: "exact" },
   { name: "pow", apply: (x, y) => x.pow(y), float: powRef, int: intPowRef, out: sameOut, gpu: "approx" },
-  { name: "maximum", apply: (x, y) => x.maximum(y), float: maxRef, int: (a, b) => Math.max(a, b), out: sameOut, gpu: "exact" },
-  { name: "minimum", apply: (x, y) => x.minimum(y), float: minRef, int: (a, b) => Math.min(a, b), out: sameOut, gpu: "exact" },
+  {
+    name: "maximum",
+    apply: (x, y) => x.maximum(y),
+    float: maxRef,
+    int: (a, b) => Math.max(a, b),
+    out: sameOut,
+    gpu: "exact",
+  },
+  {
+    name: "minimum",
+    apply: (x, y) => x.minimum(y),
+    float: minRef,
+    int: (a, b) => Math.min(a, b),
+    out: sameOut,
+    gpu: "exact",
+  },
   { name: "mod", apply: (x, y) => x.mod(y), float: modRef, int: intFloorMod, out: sameOut, gpu: "exact" },
   // Mesa's atan2 is good to about 2e-5 relative (README).
-  { name: "atan2", apply: (x, y) => x.atan2(y), float: (a, b) => Math.atan2(a, b), out: floatOut, gpu: "approx", rtol: 3e-5 },
-  { name: "eq", apply: (x, y) => x.eq(y), float: (a, b) => (a === b ? 1 : 0), int: (a, b) => (a === b ? 1 : 0), out: boolOut, gpu: "exact" },
-  { name: "ne", apply: (x, y) => x.ne(y), float: (a, b) => (a !== b ? 1 : 0), int: (a, b) => (a !== b ? 1 : 0), out: boolOut, gpu: "exact" },
-  { name: "lt", apply: (x, y) => x.lt(y), float: (a, b) => (a < b ? 1 : 0), int: (a, b) => (a < b ? 1 : 0), out: boolOut, gpu: "exact" },
-  { name: "le", apply: (x, y) => x.le(y), float: (a, b) => (a <= b ? 1 : 0), int: (a, b) => (a <= b ? 1 : 0), out: boolOut, gpu: "exact" },
-  { name: "gt", apply: (x, y) => x.gt(y), float: (a, b) => (a > b ? 1 : 0), int: (a, b) => (a > b ? 1 : 0), out: boolOut, gpu: "exact" },
-  { name: "ge", apply: (x, y) => x.ge(y), float: (a, b) => (a >= b ? 1 : 0), int: (a, b) => (a >= b ? 1 : 0), out: boolOut, gpu: "exact" },
   {
-    name: "logicalAnd", apply: (x, y) => x.logicalAnd(y),
-    float: (a, b) => (truthy(a) && truthy(b) ? 1 : 0), int: (a, b) => (truthy(a) && truthy(b) ? 1 : 0), out: boolOut, gpu: "exact",
+    name: "atan2",
+    apply: (x, y) => x.atan2(y),
+    float: (a, b) => Math.atan2(a, b),
+    out: floatOut,
+    gpu: "approx",
+    rtol: 3e-5,
   },
   {
-    name: "logicalOr", apply: (x, y) => x.logicalOr(y),
-    float: (a, b) => (truthy(a) || truthy(b) ? 1 : 0), int: (a, b) => (truthy(a) || truthy(b) ? 1 : 0), out: boolOut, gpu: "exact",
+    name: "eq",
+    apply: (x, y) => x.eq(y),
+    float: (a, b) => (a === b ? 1 : 0),
+    int: (a, b) => (a === b ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
   },
   {
-    name: "logicalXor", apply: (x, y) => x.logicalXor(y),
-    float: (a, b) => (truthy(a) !== truthy(b) ? 1 : 0), int: (a, b) => (truthy(a) !== truthy(b) ? 1 : 0), out: boolOut, gpu: "exact",
+    name: "ne",
+    apply: (x, y) => x.ne(y),
+    float: (a, b) => (a !== b ? 1 : 0),
+    int: (a, b) => (a !== b ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "lt",
+    apply: (x, y) => x.lt(y),
+    float: (a, b) => (a < b ? 1 : 0),
+    int: (a, b) => (a < b ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "le",
+    apply: (x, y) => x.le(y),
+    float: (a, b) => (a <= b ? 1 : 0),
+    int: (a, b) => (a <= b ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "gt",
+    apply: (x, y) => x.gt(y),
+    float: (a, b) => (a > b ? 1 : 0),
+    int: (a, b) => (a > b ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "ge",
+    apply: (x, y) => x.ge(y),
+    float: (a, b) => (a >= b ? 1 : 0),
+    int: (a, b) => (a >= b ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "logicalAnd",
+    apply: (x, y) => x.logicalAnd(y),
+    float: (a, b) => (truthy(a) && truthy(b) ? 1 : 0),
+    int: (a, b) => (truthy(a) && truthy(b) ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "logicalOr",
+    apply: (x, y) => x.logicalOr(y),
+    float: (a, b) => (truthy(a) || truthy(b) ? 1 : 0),
+    int: (a, b) => (truthy(a) || truthy(b) ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
+  },
+  {
+    name: "logicalXor",
+    apply: (x, y) => x.logicalXor(y),
+    float: (a, b) => (truthy(a) !== truthy(b) ? 1 : 0),
+    int: (a, b) => (truthy(a) !== truthy(b) ? 1 : 0),
+    out: boolOut,
+    gpu: "exact",
   },
 ];
 
@@ -238,11 +407,16 @@ const ARITH = new Set(["add", "sub", "mul", "div", "pow", "maximum", "minimum", 
 /** A value as stored in dtype `d`. */
 export function store(v: number, d: DType): number {
   switch (d) {
-    case "float32": return f32(v);
-    case "int32": return v | 0;
-    case "uint32": return v >>> 0;
-    case "bool": return v !== 0 ? 1 : 0;
-    default: return v;
+    case "float32":
+      return f32(v);
+    case "int32":
+      return v | 0;
+    case "uint32":
+      return v >>> 0;
+    case "bool":
+      return v !== 0 ? 1 : 0;
+    default:
+      return v;
   }
 }
 
@@ -265,7 +439,7 @@ export function expectedBinary(c: BinaryCase, a: number, b: number, d: DType): n
 export function pairs(g: readonly number[]): { a: number[]; b: number[] } {
   const a: number[] = [];
   const b: number[] = [];
-  for (const x of g) for (const y of g) a.push(x), b.push(y);
+  for (const x of g) for (const y of g) (a.push(x), b.push(y));
   return { a, b };
 }
 
@@ -276,7 +450,10 @@ export function pairs(g: readonly number[]): { a: number[]; b: number[] } {
  * would be a buffer).
  */
 export function withConstants(c: BinaryCase, x: Tensor, g: readonly number[], left = false): Tensor {
-  return baseCat(g.map((v) => (left ? c.apply(Tensor._const(v, x.dtype), x) : c.apply(x, v))), 0);
+  return baseCat(
+    g.map((v) => (left ? c.apply(Tensor._const(v, x.dtype), x) : c.apply(x, v))),
+    0,
+  );
 }
 
 /** Expected results of `withConstants`: for each constant, every x. */

@@ -84,7 +84,12 @@ export async function runKernel(
 }
 
 /** Elementwise closeness with NaN = NaN and ±Inf exact; relative tolerance `rtol`. */
-export function closeTo(actual: ArrayLike<number>, expected: ArrayLike<number>, rtol = 1e-5, atol = 1e-6): string | null {
+export function closeTo(
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  rtol = 1e-5,
+  atol = 1e-6,
+): string | null {
   if (actual.length !== expected.length) return `length ${actual.length} vs ${expected.length}`;
   for (let i = 0; i < expected.length; i++) {
     const a = actual[i]!;

@@ -27,7 +27,9 @@ describe("golden IR dumps", () => {
   });
 
   it("the fused chain with weak scalars", () => {
-    const f = jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), { name: "chain" });
+    const f = jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), {
+      name: "chain",
+    });
     f(fromTypedArray(new Float32Array(5), [5], { batchDim: 1 }));
     expect(f.dump()).toMatchInlineSnapshot(`
       "func @chain(%x0: f32[b0; ]) -> (f32[b0; ]) {
@@ -50,7 +52,10 @@ describe("golden IR dumps", () => {
 
   it("two inputs of different batch rank, a batch reduction and a cast", () => {
     const f = jit((a: Tensor, b: Tensor) => a.add(b).batchSum(0).gt(0).cast("int32"), { name: "mixed" });
-    f(fromTypedArray(new Float32Array(2 * 3 * 2), [2, 3, 2], { batchDim: 2 }), fromTypedArray(new Float32Array(3 * 2), [3, 2], { batchDim: 1 }));
+    f(
+      fromTypedArray(new Float32Array(2 * 3 * 2), [2, 3, 2], { batchDim: 2 }),
+      fromTypedArray(new Float32Array(3 * 2), [3, 2], { batchDim: 1 }),
+    );
     expect(f.dump()).toMatchInlineSnapshot(`
       "func @mixed(%x0: f32[b0,b1; 2], %x1: f32[b1; 2]) -> (i32[b1; 2]) {
         %0 = add %x0, %x1 : f32[b0,b1; 2]

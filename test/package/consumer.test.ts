@@ -39,7 +39,15 @@ document.body.textContent = String(f(tensor([[1, 2, 3]], { batchDim: 1 })).dataS
 
 function tsconfig(module: string, moduleResolution: string, extra: object): string {
   return JSON.stringify({
-    compilerOptions: { target: "ES2022", module, moduleResolution, strict: true, skipLibCheck: false, noEmit: true, ...extra },
+    compilerOptions: {
+      target: "ES2022",
+      module,
+      moduleResolution,
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+      ...extra,
+    },
     files: ["main.ts"],
   });
 }
@@ -53,14 +61,28 @@ beforeAll(async () => {
   const app = join(dir, "app");
   await mkdir(app);
   await writeFile(join(app, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  const typesNode = (await import(join(root, "node_modules/@types/node/package.json"), { with: { type: "json" } })).default.version as string;
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packDir, tarball!), `@types/node@${typesNode}`], { cwd: app });
+  const typesNode = (await import(join(root, "node_modules/@types/node/package.json"), { with: { type: "json" } }))
+    .default.version as string;
+  await run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packDir, tarball!), `@types/node@${typesNode}`],
+    { cwd: app },
+  );
   await writeFile(join(app, "main.ts"), consumerTs);
   await writeFile(join(app, "browser.js"), consumerJs);
   await writeFile(join(app, "index.html"), '<!doctype html><script type="module" src="./browser.js"></script>');
-  await writeFile(join(app, "tsconfig.bundler.json"), tsconfig("ESNext", "Bundler", { lib: ["ES2022", "DOM"], types: [] }));
-  await writeFile(join(app, "tsconfig.node16.json"), tsconfig("Node16", "Node16", { lib: ["ES2022", "DOM"], types: ["node"] }));
-  await writeFile(join(app, "tsconfig.nodenext.json"), tsconfig("NodeNext", "NodeNext", { lib: ["ES2022", "DOM"], types: ["node"] }));
+  await writeFile(
+    join(app, "tsconfig.bundler.json"),
+    tsconfig("ESNext", "Bundler", { lib: ["ES2022", "DOM"], types: [] }),
+  );
+  await writeFile(
+    join(app, "tsconfig.node16.json"),
+    tsconfig("Node16", "Node16", { lib: ["ES2022", "DOM"], types: ["node"] }),
+  );
+  await writeFile(
+    join(app, "tsconfig.nodenext.json"),
+    tsconfig("NodeNext", "NodeNext", { lib: ["ES2022", "DOM"], types: ["node"] }),
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -74,13 +96,27 @@ describe("the packed package in a fresh project", () => {
     expect(installed).not.toContain("webgpu");
   });
 
-  it.each(["bundler", "node16", "nodenext"])("type-checks strictly with skipLibCheck off (%s)", async (mode) => {
-    const r = await run(process.execPath, [tsc, "-p", `tsconfig.${mode}.json`], { cwd: join(dir, "app") }).catch((e: { stdout: string }) => e);
-    expect(r.stdout).toBe("");
-  }, 60_000);
+  it.each(["bundler", "node16", "nodenext"])(
+    "type-checks strictly with skipLibCheck off (%s)",
+    async (mode) => {
+      const r = await run(process.execPath, [tsc, "-p", `tsconfig.${mode}.json`], { cwd: join(dir, "app") }).catch(
+        (e: { stdout: string }) => e,
+      );
+      expect(r.stdout).toBe("");
+    },
+    60_000,
+  );
 
   it("bundles for the browser with esbuild: no flags, no warnings", async () => {
-    const r = await esbuild({ entryPoints: [join(dir, "app/browser.js")], absWorkingDir: join(dir, "app"), bundle: true, platform: "browser", format: "esm", write: false, logLevel: "silent" });
+    const r = await esbuild({
+      entryPoints: [join(dir, "app/browser.js")],
+      absWorkingDir: join(dir, "app"),
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      write: false,
+      logLevel: "silent",
+    });
     expect(r.errors).toEqual([]);
     expect(r.warnings).toEqual([]);
     expect(r.outputFiles[0]!.text).not.toMatch(/from "node:|require\("node:/);
@@ -92,23 +128,56 @@ describe("the packed package in a fresh project", () => {
     const logger = createLogger("warn");
     logger.warn = (msg) => warnings.push(msg);
     logger.warnOnce = (msg) => warnings.push(msg);
-    await build({ root: join(dir, "app"), logLevel: "warn", customLogger: logger, configFile: false, build: { outDir: "dist", write: true } });
+    await build({
+      root: join(dir, "app"),
+      logLevel: "warn",
+      customLogger: logger,
+      configFile: false,
+      build: { outDir: "dist", write: true },
+    });
     expect(warnings).toEqual([]);
   }, 120_000);
 
   it("keeps error class names in a minified bundle", async () => {
     const entry = join(dir, "app/errors.js");
-    await writeFile(entry, 'import { zeros } from "batchwise";\ntry { zeros([2], [3]).add(zeros([2], [4])); } catch (e) { console.log(e.name); }\n');
+    await writeFile(
+      entry,
+      'import { zeros } from "batchwise";\ntry { zeros([2], [3]).add(zeros([2], [4])); } catch (e) { console.log(e.name); }\n',
+    );
     const out = join(dir, "app/errors.min.mjs");
-    await esbuild({ entryPoints: [entry], absWorkingDir: join(dir, "app"), bundle: true, minify: true, platform: "node", format: "esm", outfile: out, logLevel: "silent" });
+    await esbuild({
+      entryPoints: [entry],
+      absWorkingDir: join(dir, "app"),
+      bundle: true,
+      minify: true,
+      platform: "node",
+      format: "esm",
+      outfile: out,
+      logLevel: "silent",
+    });
     const r = await run(process.execPath, [out], { cwd: join(dir, "app") });
     expect(r.stdout.trim()).toBe("ShapeError");
   }, 60_000);
 
   it("runs in Node through import and require", async () => {
-    const esm = await run(process.execPath, ["--input-type=module", "-e", 'import { tensor } from "batchwise"; console.log(Array.from(tensor([1, 2]).mul(3).dataSync()).join(","));'], { cwd: join(dir, "app") });
+    const esm = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        'import { tensor } from "batchwise"; console.log(Array.from(tensor([1, 2]).mul(3).dataSync()).join(","));',
+      ],
+      { cwd: join(dir, "app") },
+    );
     expect(esm.stdout.trim()).toBe("3,6");
-    const cjs = await run(process.execPath, ["-e", 'const { tensor } = require("batchwise"); console.log(Array.from(tensor([1, 2]).add(3).dataSync()).join(","));'], { cwd: join(dir, "app") });
+    const cjs = await run(
+      process.execPath,
+      [
+        "-e",
+        'const { tensor } = require("batchwise"); console.log(Array.from(tensor([1, 2]).add(3).dataSync()).join(","));',
+      ],
+      { cwd: join(dir, "app") },
+    );
     expect(cjs.stdout.trim()).toBe("4,5");
   }, 60_000);
 
@@ -119,7 +188,8 @@ describe("the packed package in a fresh project", () => {
   }, 60_000);
 
   it("says how to install webgpu when initWebGPU needs it and it is missing", async () => {
-    const script = 'import { initWebGPU, BackendError } from "batchwise"; initWebGPU().then(() => console.log("no error"), (e) => console.log(e instanceof BackendError, e.message));';
+    const script =
+      'import { initWebGPU, BackendError } from "batchwise"; initWebGPU().then(() => console.log("no error"), (e) => console.log(e instanceof BackendError, e.message));';
     const r = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: join(dir, "app") });
     expect(r.stdout).toMatch(/^true .*npm install webgpu/);
   }, 60_000);

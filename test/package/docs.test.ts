@@ -26,7 +26,11 @@ interface Outcome {
 async function typedocRun(args: readonly string[], cwd: string): Promise<Outcome> {
   const env = { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" };
   try {
-    const r = await run(process.execPath, [typedoc, ...args, "--emit", "none"], { cwd, env, maxBuffer: 16 * 1024 * 1024 });
+    const r = await run(process.execPath, [typedoc, ...args, "--emit", "none"], {
+      cwd,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, output: r.stdout + r.stderr };
   } catch (e) {
     const err = e as { code?: number; stdout?: string; stderr?: string };
@@ -65,9 +69,21 @@ describe("API reference (TypeDoc)", () => {
     );
     await writeFile(
       join(dir, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, types: [] }, include: ["api.ts"] }),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          types: [],
+        },
+        include: ["api.ts"],
+      }),
     );
-    await writeFile(join(dir, "typedoc.json"), JSON.stringify({ ...config, entryPoints: ["api.ts"], tsconfig: "tsconfig.json", intentionallyNotExported: [] }));
+    await writeFile(
+      join(dir, "typedoc.json"),
+      JSON.stringify({ ...config, entryPoints: ["api.ts"], tsconfig: "tsconfig.json", intentionallyNotExported: [] }),
+    );
     const r = await typedocRun(["--options", "typedoc.json"], dir);
     expect(r.code).not.toBe(0);
     expect(r.output).toMatch(/forgotten \((Function|CallSignature)\)[^\n]*does not have any documentation/);

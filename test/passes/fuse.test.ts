@@ -10,7 +10,11 @@ const kernels = (dump: string): number => Number(/: (\d+) kernels/.exec(dump)![1
 
 function clouds(b: number, n: number): Tensor {
   const r = rng(b * 7 + n);
-  return fromTypedArray(Float32Array.from({ length: b * n * 3 }, () => r() * 2 - 1), [b, n, 3], { batchDim: 1 });
+  return fromTypedArray(
+    Float32Array.from({ length: b * n * 3 }, () => r() * 2 - 1),
+    [b, n, 3],
+    { batchDim: 1 },
+  );
 }
 
 describe("kernel counts", () => {
@@ -43,7 +47,8 @@ describe("kernel counts", () => {
         for (let k = 0; k < 3; k++) s += (d[(b * 50 + i) * 3 + k]! - m[k]!) ** 2;
         mx = Math.max(mx, Math.sqrt(s));
       }
-      for (let i = 0; i < 50; i++) for (let k = 0; k < 3; k++) ref[(b * 50 + i) * 3 + k] = (d[(b * 50 + i) * 3 + k]! - m[k]!) / mx;
+      for (let i = 0; i < 50; i++)
+        for (let k = 0; k < 3; k++) ref[(b * 50 + i) * 3 + k] = (d[(b * 50 + i) * 3 + k]! - m[k]!) / mx;
     }
     expect(closeEnough(y, ref, 1e-5)).toBeUndefined();
   });
@@ -112,7 +117,11 @@ describe("fusion off", () => {
     // Unfused, every op stores (and so rounds to) float32: the bits of exact fused kernels.
     const fused = jit(chain, { float32: "exact" });
     const unfused = jit(chain, { fusion: false });
-    const x = fromTypedArray(Float32Array.from({ length: 50 }, (_, i) => i / 10 - 2), [50], { batchDim: 1 });
+    const x = fromTypedArray(
+      Float32Array.from({ length: 50 }, (_, i) => i / 10 - 2),
+      [50],
+      { batchDim: 1 },
+    );
     expect(Array.from(unfused(x).dataSync())).toEqual(Array.from(fused(x).dataSync()));
     expect(kernels(unfused.dump({ after: "fuse" }))).toBe(10);
   });
@@ -123,7 +132,11 @@ describe("relaxed float32 (the default)", () => {
     const chain = (x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh());
     const exact = jit(chain, { float32: "exact" });
     const relaxed = jit(chain);
-    const x = fromTypedArray(Float32Array.from({ length: 200 }, (_, i) => i / 50 - 2), [200], { batchDim: 1 });
+    const x = fromTypedArray(
+      Float32Array.from({ length: 200 }, (_, i) => i / 50 - 2),
+      [200],
+      { batchDim: 1 },
+    );
     expect(closeEnough(relaxed(x).dataSync(), exact(x).dataSync(), 1e-6)).toBeUndefined();
     expect(exact.dump({ kernels: true })).toContain("Math.fround");
     expect(relaxed.dump({ kernels: true })).not.toContain("Math.fround");

@@ -26,7 +26,20 @@ import type { Schedule } from "../../ir/schedule.js";
 import { JsBackend } from "../../runtime/js.js";
 import { Program } from "../../runtime/program.js";
 import { fromTypedArray, Tensor } from "../../src/index.js";
-import { familyOf, fuzzCount, jsonTwin, rangeDependent, judge, reference, sortAxes, Tally, unsimplifiedSchedule, type FailureContext, type Outcome, type Rule } from "../helpers/fuzz.js";
+import {
+  familyOf,
+  fuzzCount,
+  jsonTwin,
+  rangeDependent,
+  judge,
+  reference,
+  sortAxes,
+  Tally,
+  unsimplifiedSchedule,
+  type FailureContext,
+  type Outcome,
+  type Rule,
+} from "../helpers/fuzz.js";
 import { randomCase, randomInputs, type RandomCase } from "../helpers/random-graph.js";
 import { FC_SEED, js } from "../helpers/run.js";
 
@@ -51,11 +64,48 @@ const pipelineOpts = (c: RandomCase, fusion: boolean, relaxed: boolean) => ({
 });
 
 function viaPipeline(fusion: boolean, relaxed: boolean): Config["run"] {
-  return (c, g, inputs, backend) => runSchedule(runPipeline(g, pipelineOpts(c, fusion, relaxed)).schedule, inputs, backend);
+  return (c, g, inputs, backend) =>
+    runSchedule(runPipeline(g, pipelineOpts(c, fusion, relaxed)).schedule, inputs, backend);
 }
 
-const BINARY_METHOD = new Set(["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2", "eq", "ne", "lt", "le", "gt", "ge"]);
-const UNARY_METHOD = new Set(["neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "asin", "acos", "atan", "floor", "ceil", "round", "trunc", "sign"]);
+const BINARY_METHOD = new Set([
+  "add",
+  "sub",
+  "mul",
+  "div",
+  "pow",
+  "maximum",
+  "minimum",
+  "mod",
+  "atan2",
+  "eq",
+  "ne",
+  "lt",
+  "le",
+  "gt",
+  "ge",
+]);
+const UNARY_METHOD = new Set([
+  "neg",
+  "abs",
+  "sqrt",
+  "rsqrt",
+  "exp",
+  "log",
+  "sin",
+  "cos",
+  "tan",
+  "tanh",
+  "sigmoid",
+  "asin",
+  "acos",
+  "atan",
+  "floor",
+  "ceil",
+  "round",
+  "trunc",
+  "sign",
+]);
 
 /** One node through the public Tensor methods a user would call (a constant right operand as a plain number). */
 function apply(n: Node, ins: readonly Tensor[]): Tensor {
@@ -66,17 +116,27 @@ function apply(n: Node, ins: readonly Tensor[]): Tensor {
   // The IR's integer div truncates; the public `div` is true division (integers give float32), so an integer
   // div node has no method and is built as the IR op below.
   const intDiv = n.op === "div" && !isFloat(n.type.dtype);
-  if (BINARY_METHOD.has(n.op) && n.inputs[0]!.op !== "const" && !intDiv) return m[n.op]!.call(x, n.inputs[1]!.op === "const" ? (n.inputs[1]!.attrs.value as number) : y);
-  if ("batchAxes" in a) return x!.reduce(n.op as never, { batchAxes: a.batchAxes, baseAxes: a.baseAxes, keepdim: a.keep });
+  if (BINARY_METHOD.has(n.op) && n.inputs[0]!.op !== "const" && !intDiv)
+    return m[n.op]!.call(x, n.inputs[1]!.op === "const" ? (n.inputs[1]!.attrs.value as number) : y);
+  if ("batchAxes" in a)
+    return x!.reduce(n.op as never, { batchAxes: a.batchAxes, baseAxes: a.baseAxes, keepdim: a.keep });
   switch (n.op) {
-    case "cast": return x!.cast(a.dtype);
-    case "matmul": return x!.matmul(y!);
-    case "permute": return x!.permute(...(a.perm as number[]));
-    case "reshape": return x!.reshape(a.shape);
-    case "expand": return x!.expand(a.shape);
-    case "batch_reshape": return x!.batchReshape(a.shape);
-    case "batch_unsqueeze": return x!.batchUnsqueeze(a.dim);
-    default: return Tensor._op(n.op, ins, n.attrs);
+    case "cast":
+      return x!.cast(a.dtype);
+    case "matmul":
+      return x!.matmul(y!);
+    case "permute":
+      return x!.permute(...(a.perm as number[]));
+    case "reshape":
+      return x!.reshape(a.shape);
+    case "expand":
+      return x!.expand(a.shape);
+    case "batch_reshape":
+      return x!.batchReshape(a.shape);
+    case "batch_unsqueeze":
+      return x!.batchUnsqueeze(a.dim);
+    default:
+      return Tensor._op(n.op, ins, n.attrs);
   }
 }
 
@@ -85,9 +145,23 @@ function viaEager(_c: RandomCase, g: Graph, inputs: readonly Value[]): Value[] {
   const m = new Map<Node, Tensor>();
   g.inputs.forEach((n, i) => {
     const v = inputs[i]!;
-    m.set(n, fromTypedArray(v.data.slice(), [...v.type.batch, ...v.type.base], { batchDim: v.type.batch.length, dtype: v.type.dtype }));
+    m.set(
+      n,
+      fromTypedArray(v.data.slice(), [...v.type.batch, ...v.type.base], {
+        batchDim: v.type.batch.length,
+        dtype: v.type.dtype,
+      }),
+    );
   });
-  for (const n of topoOrder(g)) if (n.op !== "input") m.set(n, apply(n, n.inputs.map((i) => m.get(i)!)));
+  for (const n of topoOrder(g))
+    if (n.op !== "input")
+      m.set(
+        n,
+        apply(
+          n,
+          n.inputs.map((i) => m.get(i)!),
+        ),
+      );
   return g.outputs.map((o) => {
     const t = m.get(o)!;
     return { type: { dtype: t.dtype, batch: t.batchShape, base: t.baseShape }, data: t.dataSync() };
@@ -118,7 +192,12 @@ function runCase(c: RandomCase, tally: Tally | undefined, tag: string): string[]
   const failures: string[] = [];
   for (const cfg of CONFIGS) {
     const t0 = performance.now();
-    const why = judge(c, ref, attempt(() => cfg.run(c, c.graph, inputs, js)), cfg.rule);
+    const why = judge(
+      c,
+      ref,
+      attempt(() => cfg.run(c, c.graph, inputs, js)),
+      cfg.rule,
+    );
     tally?.time(cfg.name, performance.now() - t0);
     let ctx: FailureContext | undefined;
     if (why !== undefined) {
@@ -132,10 +211,35 @@ function runCase(c: RandomCase, tally: Tally | undefined, tag: string): string[]
         backend: "js",
         config: `${cfg.name}${tag}`,
         message: why,
-        freshRun: eager ? undefined : () => judge(c, ref, attempt(() => cfg.run(c, c.graph, inputs, new JsBackend())), cfg.rule),
-        sortedRun: () => judge(c, ref, attempt(() => cfg.run(c, sortAxes(c.graph), inputs, new JsBackend())), cfg.rule),
+        freshRun: eager
+          ? undefined
+          : () =>
+              judge(
+                c,
+                ref,
+                attempt(() => cfg.run(c, c.graph, inputs, new JsBackend())),
+                cfg.rule,
+              ),
+        sortedRun: () =>
+          judge(
+            c,
+            ref,
+            attempt(() => cfg.run(c, sortAxes(c.graph), inputs, new JsBackend())),
+            cfg.rule,
+          ),
         unsimplifiedRun: () =>
-          judge(c, ref, attempt(() => runSchedule(unsimplifiedSchedule(c.graph, pipelineOpts(c, cfg.name !== "op-by-op", relaxed)), inputs, new JsBackend())), cfg.rule),
+          judge(
+            c,
+            ref,
+            attempt(() =>
+              runSchedule(
+                unsimplifiedSchedule(c.graph, pipelineOpts(c, cfg.name !== "op-by-op", relaxed)),
+                inputs,
+                new JsBackend(),
+              ),
+            ),
+            cfg.rule,
+          ),
       };
       failures.push(`${cfg.name}${tag}: ${why}`);
     }
@@ -163,23 +267,32 @@ const REPLAY = process.env["BATCHWISE_FUZZ_SEED"];
 const GRAPHS = fuzzCount(10_000);
 
 describe("JS fuzz: random graphs with special values against the reference interpreter", () => {
-  it.runIf(REPLAY === undefined)(`${GRAPHS} graphs × (jit relaxed, jit exact, op-by-op, eager)`, () => {
-    const tally = new Tally();
-    const t0 = performance.now();
-    for (let i = 0; i < GRAPHS; i++) fuzzOne(FC_SEED + i, tally);
-    const ms = performance.now() - t0;
-    console.log(`${tally.summary("JS fuzz")}\n  relaxed elements where float32 and float64 evaluation disagree (either accepted): ${rangeDependent.count}\n  time: ${(ms / 1000).toFixed(1)} s`);
-    if (tally.unknown.length > 0) console.log(`NEW FAILURES (first 20):\n${tally.unknown.slice(0, 20).join("\n\n")}`);
-    if (process.env["BATCHWISE_FUZZ_DUMP"]) writeFileSync(process.env["BATCHWISE_FUZZ_DUMP"], tally.unknown.join("\n\n"));
-    expect(tally.graphs).toBe(GRAPHS);
-    expect(tally.unknown.slice(0, 5).join("\n\n")).toBe("");
-  }, 900_000);
+  it.runIf(REPLAY === undefined)(
+    `${GRAPHS} graphs × (jit relaxed, jit exact, op-by-op, eager)`,
+    () => {
+      const tally = new Tally();
+      const t0 = performance.now();
+      for (let i = 0; i < GRAPHS; i++) fuzzOne(FC_SEED + i, tally);
+      const ms = performance.now() - t0;
+      console.log(
+        `${tally.summary("JS fuzz")}\n  relaxed elements where float32 and float64 evaluation disagree (either accepted): ${rangeDependent.count}\n  time: ${(ms / 1000).toFixed(1)} s`,
+      );
+      if (tally.unknown.length > 0) console.log(`NEW FAILURES (first 20):\n${tally.unknown.slice(0, 20).join("\n\n")}`);
+      if (process.env["BATCHWISE_FUZZ_DUMP"])
+        writeFileSync(process.env["BATCHWISE_FUZZ_DUMP"], tally.unknown.join("\n\n"));
+      expect(tally.graphs).toBe(GRAPHS);
+      expect(tally.unknown.slice(0, 5).join("\n\n")).toBe("");
+    },
+    900_000,
+  );
 
   it.runIf(REPLAY !== undefined)(`replays seed ${REPLAY}`, () => {
     const seed = Number(REPLAY);
     const c = randomCase(seed, familyOf(seed), { specials: true });
     const failures = fuzzOne(seed);
-    console.log(`seed ${seed} (${familyOf(seed)})\n${failures.join("\n") || "passes"}\ninputs ${JSON.stringify(randomInputs(c).map((v) => [v.type, Array.from(v.data, String)]))}`);
+    console.log(
+      `seed ${seed} (${familyOf(seed)})\n${failures.join("\n") || "passes"}\ninputs ${JSON.stringify(randomInputs(c).map((v) => [v.type, Array.from(v.data, String)]))}`,
+    );
     expect(failures).toEqual([]);
   });
 });

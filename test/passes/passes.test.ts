@@ -38,7 +38,10 @@ describe("passes preserve meaning", () => {
             got.forEach((v, i) => {
               expect(v.type).toEqual(expected[i]!.type);
               const err = sameBits(v.data, expected[i]!.data);
-              if (err) throw new Error(`seed ${seed}, after ${p.name}: output ${i} ${err}\n${printGraph(c.graph)}\n--- after:\n${printGraph(g)}`);
+              if (err)
+                throw new Error(
+                  `seed ${seed}, after ${p.name}: output ${i} ${err}\n${printGraph(c.graph)}\n--- after:\n${printGraph(g)}`,
+                );
             });
           }
         }),
@@ -50,7 +53,9 @@ describe("passes preserve meaning", () => {
 
 describe("golden dumps after each pass", () => {
   it("normalises a chain full of identities", () => {
-    const f = jit((x: Tensor) => x.mul(1).sub(0).div(4).neg().neg().add(x.mul(-1)).cast("float64").cast("float32"), { name: "ids" });
+    const f = jit((x: Tensor) => x.mul(1).sub(0).div(4).neg().neg().add(x.mul(-1)).cast("float64").cast("float32"), {
+      name: "ids",
+    });
     f(fromTypedArray(new Float32Array(3), [3], { batchDim: 1 }));
     expect(f.dump()).toMatchInlineSnapshot(`
       "func @ids(%x0: f32[b0; ]) -> (f32[b0; ]) {
@@ -137,7 +142,11 @@ describe("the rule driver", () => {
     const x = Node.make("input", [], { index: 0 }, { dtype: "float32", batch: ["b0"], base: [] });
     const g = makeGraph("loop", [x], [Node.make("neg", [x])]);
     // neg(x) -> neg(neg(neg(x))) never settles.
-    const grow = { name: "grow", apply: (n: Node) => (n.op === "neg" && n.inputs[0]!.op !== "neg" ? Node.make("neg", [Node.make("neg", [n])]) : undefined) };
+    const grow = {
+      name: "grow",
+      apply: (n: Node) =>
+        n.op === "neg" && n.inputs[0]!.op !== "neg" ? Node.make("neg", [Node.make("neg", [n])]) : undefined,
+    };
     expect(() => runRules(g, [grow], "test", 50)).toThrow(IRError);
     expect(() => runRules(g, [grow], "test", 50)).toThrow('rule "grow"');
   });

@@ -22,7 +22,13 @@ import {
 import { _poisonUninitialized } from "../../src/ragged/device.js";
 
 const DTYPES: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
-const CTOR = { float32: Float32Array, float64: Float64Array, int32: Int32Array, uint32: Uint32Array, bool: Uint8Array } as const;
+const CTOR = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  bool: Uint8Array,
+} as const;
 
 /** mulberry32, so that one fast-check integer seeds all the values of a case. */
 function rng(seed: number): () => number {
@@ -39,7 +45,16 @@ function randomValues(dtype: DType, n: number, r: () => number): TypedArray {
   const out = new CTOR[dtype](n);
   for (let i = 0; i < n; i++) {
     const u = r();
-    out[i] = dtype === "bool" ? (u < 0.5 ? 1 : 0) : dtype === "uint32" ? Math.floor(u * 4e9) : dtype === "int32" ? Math.floor(u * 2e9 - 1e9) : (u - 0.5) * 100;
+    out[i] =
+      dtype === "bool"
+        ? u < 0.5
+          ? 1
+          : 0
+        : dtype === "uint32"
+          ? Math.floor(u * 4e9)
+          : dtype === "int32"
+            ? Math.floor(u * 2e9 - 1e9)
+            : (u - 0.5) * 100;
   }
   return out;
 }
@@ -68,10 +83,14 @@ const caseArb: fc.Arbitrary<Case> = fc
   .map(({ dtype, batch, ndim, last, seed, padPick }) => {
     const r = rng(seed);
     const maxSize = ndim === 1 ? 12 : 4;
-    const shapes = Array.from({ length: batch }, () => Array.from({ length: ndim }, () => Math.floor(r() * (maxSize + 1))));
+    const shapes = Array.from({ length: batch }, () =>
+      Array.from({ length: ndim }, () => Math.floor(r() * (maxSize + 1))),
+    );
     const data = shapes.map((s) => randomValues(dtype, prod(s) * last, r));
     // Any batchDim: Kaolin reads the full shape.
-    const list = shapes.map((s, i) => fromTypedArray(data[i]!, [...s, last], { batchDim: Math.floor(r() * (ndim + 2)) }));
+    const list = shapes.map((s, i) =>
+      fromTypedArray(data[i]!, [...s, last], { batchDim: Math.floor(r() * (ndim + 2)) }),
+    );
     const pad = dtype === "bool" ? [false, true, false][padPick]! : [-1, 0, 2.5][padPick]!;
     return { dtype, shapes, last, list, data, pad };
   });
@@ -206,15 +225,20 @@ describe("round trips (fast-check)", () => {
 
   it("tileToPacked against a naive concatenation of full tensors", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...DTYPES), fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 8 }), fc.integer(), (dtype, numel, seed) => {
-        const values = randomValues(dtype, numel.length, rng(seed));
-        const out = tileToPacked(fromTypedArray(values, [numel.length]), numel);
-        const naive: number[] = [];
-        numel.forEach((n, i) => naive.push(...new Array<number>(n).fill(values[i]!)));
-        expect(out.shape).toEqual([naive.length, 1]);
-        expect(out.dtype).toBe(dtype);
-        expect(same(out.dataSync(), naive)).toBe(true);
-      }),
+      fc.property(
+        fc.constantFrom(...DTYPES),
+        fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 8 }),
+        fc.integer(),
+        (dtype, numel, seed) => {
+          const values = randomValues(dtype, numel.length, rng(seed));
+          const out = tileToPacked(fromTypedArray(values, [numel.length]), numel);
+          const naive: number[] = [];
+          numel.forEach((n, i) => naive.push(...new Array<number>(n).fill(values[i]!)));
+          expect(out.shape).toEqual([naive.length, 1]);
+          expect(out.dtype).toBe(dtype);
+          expect(same(out.dataSync(), naive)).toBe(true);
+        },
+      ),
     );
   });
 });
@@ -233,13 +257,22 @@ describe("Kaolin's examples and details", () => {
   it("shapePerTensor and firstIdx of the docs", () => {
     const list = [zeros([], [32, 32, 3]), zeros([], [64, 16, 3])];
     const spt = getShapePerTensor(list);
-    expect(spt.toArraySync()).toEqual([[32, 32], [64, 16]]);
+    expect(spt.toArraySync()).toEqual([
+      [32, 32],
+      [64, 16],
+    ]);
     expect(spt.toString()).toBe("(;2,2)");
     expect(getFirstIdx([1024, 1024]).toArraySync()).toEqual([0, 1024, 2048]);
   });
 
   it("fillMaxShape: the column max, -1 takes the max, the input is not changed", () => {
-    const spt = tensor([[3, 5, 1], [4, 2, 1]], { dtype: "int32" });
+    const spt = tensor(
+      [
+        [3, 5, 1],
+        [4, 2, 1],
+      ],
+      { dtype: "int32" },
+    );
     expect(fillMaxShape(spt).toArraySync()).toEqual([4, 5, 1]);
     const partial = [-1, 7, -1];
     expect(fillMaxShape(spt, partial).toArraySync()).toEqual([4, 7, 1]);
@@ -254,17 +287,25 @@ describe("Kaolin's examples and details", () => {
     const [q] = listToPadded([tensor([[1.5]], { dtype: "int32" }), tensor([[2], [3]], { dtype: "int32" })], 9.75);
     expect(Array.from(q.dataSync())).toEqual([1, 9, 2, 3]);
     const [r] = listToPadded([tensor([[true]]), tensor([[false], [true]])], true);
-    expect(r.toArraySync()).toEqual([[[true], [true]], [[false], [true]]]);
+    expect(r.toArraySync()).toEqual([
+      [[true], [true]],
+      [[false], [true]],
+    ]);
   });
 
   it("counts and offsets may be Int32Array/Uint32Array as well as arrays and tensors", () => {
     expect(Array.from(getFirstIdx(Int32Array.from([2, 0, 3])).dataSync())).toEqual([0, 2, 2, 5]);
     expect(Array.from(getFirstIdx(Uint32Array.from([4])).dataSync())).toEqual([0, 4]);
-    expect(() => getFirstIdx(Int32Array.from([1, -1]))).toThrowError("getFirstIdx: numelPerTensor has a negative count -1 at index 1");
+    expect(() => getFirstIdx(Int32Array.from([1, -1]))).toThrowError(
+      "getFirstIdx: numelPerTensor has a negative count -1 at index 1",
+    );
     const list = [tensor([[1], [2]]), tensor([[3]])];
     const [packed, spt] = listToPacked(list);
     const padded = packedToPadded(packed, spt, Int32Array.from([0, 2, 3]), -1);
-    expect(padded.toArraySync()).toEqual([[[1], [2]], [[3], [-1]]]);
+    expect(padded.toArraySync()).toEqual([
+      [[1], [2]],
+      [[3], [-1]],
+    ]);
   });
 
   it("outputs of 64 KiB and more (Node's uninitialized memory): every value written, padding included", () => {
@@ -290,14 +331,21 @@ describe("Kaolin's examples and details", () => {
     const [padded, spt] = listToPadded(list, -1);
     expect(spt.shape).toEqual([2, 0]);
     expect(padded.toString()).toBe("(2; 2)");
-    expect(padded.toArraySync()).toEqual([[1, 2], [3, 4]]);
+    expect(padded.toArraySync()).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
   });
 });
 
 describe("errors", () => {
   it("ranks differ: Kaolin's get_shape_per_tensor text, after the op's name", () => {
     const list = [zeros([], [4, 3]), zeros([], [2, 2, 3])];
-    for (const [op, f] of [["getShapePerTensor", () => getShapePerTensor(list)], ["listToPadded", () => listToPadded(list, 0)], ["listToPacked", () => listToPacked(list)]] as const) {
+    for (const [op, f] of [
+      ["getShapePerTensor", () => getShapePerTensor(list)],
+      ["listToPadded", () => listToPadded(list, 0)],
+      ["listToPacked", () => listToPacked(list)],
+    ] as const) {
       expect(f).toThrow(ShapeError);
       expect(f).toThrow(new ShapeError(`${op}: Expected all tensors to have 2 dimensions but got 3 at index 1`));
     }
@@ -305,25 +353,42 @@ describe("errors", () => {
 
   it("last dims differ: Kaolin's list_to_packed text", () => {
     const list = [zeros([], [4, 3]), zeros([], [2, 3]), zeros([], [5, 2])];
-    expect(() => listToPacked(list)).toThrow(new ShapeError("listToPacked: Expected all tensor to have last dimension 3 but got 2 at index 2"));
-    expect(() => listToPadded(list, 0)).toThrow(new ShapeError("listToPadded: Expected all tensor to have last dimension 3 but got 2 at index 2"));
+    expect(() => listToPacked(list)).toThrow(
+      new ShapeError("listToPacked: Expected all tensor to have last dimension 3 but got 2 at index 2"),
+    );
+    expect(() => listToPadded(list, 0)).toThrow(
+      new ShapeError("listToPadded: Expected all tensor to have last dimension 3 but got 2 at index 2"),
+    );
   });
 
   it("dtypes differ: Kaolin's type text as a DTypeError", () => {
     const list = [zeros([], [4, 3]), zeros([], [2, 3], { dtype: "int32" })];
     expect(() => listToPacked(list)).toThrow(DTypeError);
-    expect(() => listToPacked(list)).toThrow(new DTypeError("listToPacked: Expected all tensor to have type float32 but got int32 at index 1"));
+    expect(() => listToPacked(list)).toThrow(
+      new DTypeError("listToPacked: Expected all tensor to have type float32 but got int32 at index 1"),
+    );
     expect(() => listToPadded(list, 0)).toThrow(DTypeError);
   });
 
   it("a max_shape entry below the max: fill_max_shape's text with the parenthesis balanced", () => {
-    const spt = tensor([[3, 5], [4, 2], [4, 1]], { dtype: "int32" });
+    const spt = tensor(
+      [
+        [3, 5],
+        [4, 2],
+        [4, 1],
+      ],
+      { dtype: "int32" },
+    );
     const msg = "fillMaxShape: dim 0 of max_shape (3) is smaller than for tensor 1 (4)";
     expect(() => fillMaxShape(spt, [3, -1])).toThrow(new ShapeError(msg));
     const list = [zeros([], [3, 5, 1]), zeros([], [4, 2, 1])];
-    expect(() => listToPadded(list, 0, [-1, 4])).toThrow(new ShapeError("listToPadded: dim 1 of max_shape (4) is smaller than for tensor 0 (5)"));
+    expect(() => listToPadded(list, 0, [-1, 4])).toThrow(
+      new ShapeError("listToPadded: dim 1 of max_shape (4) is smaller than for tensor 0 (5)"),
+    );
     const [packed, s] = listToPacked(list);
-    expect(() => packedToPadded(packed, s, [0, 15, 23], 0, [3, 5])).toThrow(new ShapeError("packedToPadded: dim 0 of max_shape (3) is smaller than for tensor 1 (4)"));
+    expect(() => packedToPadded(packed, s, [0, 15, 23], 0, [3, 5])).toThrow(
+      new ShapeError("packedToPadded: dim 0 of max_shape (3) is smaller than for tensor 1 (4)"),
+    );
   });
 
   it("None is not 'take the max' (the upstream docstring bug): only -1 is", () => {

@@ -35,7 +35,10 @@ describe("jagged offsets computed lazily (eager)", () => {
         ["segment_reduce(argmax)", () => j.argmax()],
         ["segment_reduce(count)", () => j.lengths],
         ["segment_pad", () => j.toPadded({ maxLength: 4 }).padded],
-        ["segment_expand", () => j.add(fromTypedArray(Float32Array.from(o.slice(1)), [o.length - 1], { batchDim: 1 })).values],
+        [
+          "segment_expand",
+          () => j.add(fromTypedArray(Float32Array.from(o.slice(1)), [o.length - 1], { batchDim: 1 })).values,
+        ],
       ];
       for (const [op, run] of ops) {
         let err: unknown;
@@ -66,20 +69,32 @@ describe("jagged offsets computed lazily (eager)", () => {
     expect(Array.from(j.sum().dataSync())).toEqual([6, 0, 9]);
     expect(Array.from(j.mean().dataSync())).toEqual([2, NaN, 4.5]);
     expect(Array.from(j.lengths.dataSync())).toEqual([3, 0, 2]);
-    expect(Array.from(j.toPadded({ maxLength: 3, paddingValue: -1 }).padded.dataSync())).toEqual([1, 2, 3, -1, -1, -1, 4, 5, -1]);
+    expect(Array.from(j.toPadded({ maxLength: 3, paddingValue: -1 }).padded.dataSync())).toEqual([
+      1, 2, 3, -1, -1, -1, 4, 5, -1,
+    ]);
   });
 
   it("offsets computed from host data (ints(o).mul(2)) are checked against the values they meet", () => {
     // [0, 1, 2] * 2 = [0, 2, 4]: right for 4 values, wrong for 5.
     const four = fromTypedArray(Float32Array.from([1, 2, 3, 4]), [4], { batchDim: 1 });
     expect(Array.from(new JaggedTensor(four, ints([0, 1, 2]).mul(2)).sum().dataSync())).toEqual([3, 7]);
-    expect(() => new JaggedTensor(values(), ints([0, 1, 2]).mul(2)).sum().dataSync()).toThrow(/end at 4, but there are 5 packed values \(packed values \(5;\)\)/);
+    expect(() => new JaggedTensor(values(), ints([0, 1, 2]).mul(2)).sum().dataSync()).toThrow(
+      /end at 4, but there are 5 packed values \(packed values \(5;\)\)/,
+    );
   });
 
   it("toList reads lazily computed offsets on the host and checks them there", () => {
-    expect(() => new JaggedTensor(values(), lazy([0, 3, 2, 5])).toList()).toThrow(/^jagged\.toList: offsets \(4;\) decrease at entry 2 \(3 then 2\)/);
-    expect(() => new JaggedTensor(values(), lazy([0, 3, 9])).toList()).toThrow(/end at 9, but there are 5 packed values/);
-    expect(new JaggedTensor(values(), lazy([0, 3, 3, 5])).toList().map((t) => Array.from(t.dataSync()))).toEqual([[1, 2, 3], [], [4, 5]]);
+    expect(() => new JaggedTensor(values(), lazy([0, 3, 2, 5])).toList()).toThrow(
+      /^jagged\.toList: offsets \(4;\) decrease at entry 2 \(3 then 2\)/,
+    );
+    expect(() => new JaggedTensor(values(), lazy([0, 3, 9])).toList()).toThrow(
+      /end at 9, but there are 5 packed values/,
+    );
+    expect(new JaggedTensor(values(), lazy([0, 3, 3, 5])).toList().map((t) => Array.from(t.dataSync()))).toEqual([
+      [1, 2, 3],
+      [],
+      [4, 5],
+    ]);
   });
 
   it("host offsets are still refused at construction", () => {
@@ -93,7 +108,9 @@ describe("jagged offsets inside jit and bundles", () => {
     // [0,1,2]*2 = [0,2,4] for 4 values: rows [1,2] and [3,4].
     const four = fromTypedArray(Float32Array.from([1, 2, 3, 4]), [4], { batchDim: 1 });
     expect(Array.from(f(four, ints([0, 1, 2])).dataSync())).toEqual([3, 7]);
-    expect(() => f(values(), ints([0, 1, 2]))).toThrow(/segment_reduce\(sum\): jagged offsets \(3;\) end at 4, but there are 5 packed values/);
+    expect(() => f(values(), ints([0, 1, 2]))).toThrow(
+      /segment_reduce\(sum\): jagged offsets \(3;\) end at 4, but there are 5 packed values/,
+    );
     expect(() => f(four, ints([0, 1, 0]))).toThrow(/decrease at entry 2 \(2 then 0\)/);
     expect(Array.from(f(four, ints([0, 0, 2])).dataSync())).toEqual([0, 10]);
     expect(f.stats.traces).toBe(1);

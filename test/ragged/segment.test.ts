@@ -18,7 +18,8 @@ function check(c: RaggedCase, build: (v: Node, o: Node, rows: Node) => Node[]): 
   const ins = [c.values, c.offsets, c.rows];
   const expected = interpret(g, ins);
   const program = compileJs(g);
-  for (const step of program.schedule.steps) if (step.kind === "kernel") expect(step.kernel.segment, "a segmented kernel ran").toBeDefined();
+  for (const step of program.schedule.steps)
+    if (step.kind === "kernel") expect(step.kernel.segment, "a segmented kernel ran").toBeDefined();
   runJs(program, ins).forEach((a, i) => {
     expect(a.type).toEqual(expected[i]!.type);
     const err = closeEnough(a.data, expected[i]!.data, 1e-6);
@@ -44,7 +45,9 @@ describe("segmented kernels equal the reference interpreter", () => {
   it("segment_expand into an elementwise map over the packed values", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1e9 }), (seed) =>
-        check(raggedCase(seed), (v, o, rows) => [Node.make("mul", [v, Node.make("exp", [Node.make("segment_expand", [rows, o, v])])])]),
+        check(raggedCase(seed), (v, o, rows) => [
+          Node.make("mul", [v, Node.make("exp", [Node.make("segment_expand", [rows, o, v])])]),
+        ]),
       ),
       { numRuns: 60, seed: FC_SEED },
     );
@@ -65,20 +68,30 @@ describe("segmented kernels equal the reference interpreter", () => {
 
   it("elementwise consumers of segment_pad and segment_mask (per-row and unbatched operands) fuse into one pad kernel, maxN -1 included", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: -1, max: 9 }), fc.boolean(), (seed, maxN, left) => {
-        const c = raggedCase(seed);
-        check(c, (v, o, rows) => {
-          const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], { maxN, value: -7, left });
-          const mask = Node.make("cast", [Node.make("segment_mask", [o], { maxN, left })], { dtype: "float32" });
-          const perRow = Node.make("batch_unsqueeze", [rows], { dim: 1 });
-          const two = Node.make("const", [], { dtype: "float32", value: 2 });
-          return [Node.make("add", [Node.make("mul", [Node.make("mul", [padded, perRow]), two]), mask])];
-        });
-        const [v, o, rows] = raggedInputs(c.S);
-        const padded = Node.make("segment_pad", [v, o], { maxN, value: 0, left });
-        const g = makeGraph("k", [v, o, rows], [Node.make("mul", [padded, Node.make("batch_unsqueeze", [rows], { dim: 1 })])], ["values", "offsets", "rows"]);
-        expect(compileJs(g).schedule.steps.filter((st) => st.kind === "kernel")).toHaveLength(1);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 1e9 }),
+        fc.integer({ min: -1, max: 9 }),
+        fc.boolean(),
+        (seed, maxN, left) => {
+          const c = raggedCase(seed);
+          check(c, (v, o, rows) => {
+            const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], { maxN, value: -7, left });
+            const mask = Node.make("cast", [Node.make("segment_mask", [o], { maxN, left })], { dtype: "float32" });
+            const perRow = Node.make("batch_unsqueeze", [rows], { dim: 1 });
+            const two = Node.make("const", [], { dtype: "float32", value: 2 });
+            return [Node.make("add", [Node.make("mul", [Node.make("mul", [padded, perRow]), two]), mask])];
+          });
+          const [v, o, rows] = raggedInputs(c.S);
+          const padded = Node.make("segment_pad", [v, o], { maxN, value: 0, left });
+          const g = makeGraph(
+            "k",
+            [v, o, rows],
+            [Node.make("mul", [padded, Node.make("batch_unsqueeze", [rows], { dim: 1 })])],
+            ["values", "offsets", "rows"],
+          );
+          expect(compileJs(g).schedule.steps.filter((st) => st.kind === "kernel")).toHaveLength(1);
+        },
+      ),
       { numRuns: 80, seed: FC_SEED },
     );
   });
@@ -88,7 +101,10 @@ describe("segmented kernels equal the reference interpreter", () => {
       fc.property(fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 0, max: 9 }), fc.boolean(), (seed, maxN, left) =>
         check(raggedCase(seed), (v, o, rows) => {
           const centred = Node.make("sub", [v, Node.make("segment_expand", [rows, o, v])]);
-          return [Node.make("segment_pad", [centred, o], { maxN, value: -7, left }), Node.make("segment_mask", [o], { maxN, left })];
+          return [
+            Node.make("segment_pad", [centred, o], { maxN, value: -7, left }),
+            Node.make("segment_mask", [o], { maxN, left }),
+          ];
         }),
       ),
       { numRuns: 80, seed: FC_SEED },

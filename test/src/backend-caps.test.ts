@@ -20,13 +20,23 @@ function sourceFiles(dir: string): string[] {
 
 /** A JS backend that refuses float64, as WebGPU does (a third backend would state this itself). */
 function noFloat64(): Backend {
-  return Object.assign(Object.create(new JsBackend()) as Backend, { dtypes: ["float32", "int32", "uint32", "bool"], displayName: "NoF64" });
+  return Object.assign(Object.create(new JsBackend()) as Backend, {
+    dtypes: ["float32", "int32", "uint32", "bool"],
+    displayName: "NoF64",
+  });
 }
 
 describe("backend capabilities", () => {
   it("the JS backend states its capabilities", () => {
     const js = getJsBackend();
-    expect({ hostMemory: js.hostMemory, dtypes: js.dtypes, maxKernelBuffers: js.maxKernelBuffers, mixedBaseOutputs: js.mixedBaseOutputs, syncCompile: js.syncCompile, shippedKernel: js.shippedKernel }).toEqual({
+    expect({
+      hostMemory: js.hostMemory,
+      dtypes: js.dtypes,
+      maxKernelBuffers: js.maxKernelBuffers,
+      mixedBaseOutputs: js.mixedBaseOutputs,
+      syncCompile: js.syncCompile,
+      shippedKernel: js.shippedKernel,
+    }).toEqual({
       hostMemory: true,
       dtypes: ["float32", "float64", "int32", "uint32", "bool"],
       maxKernelBuffers: Infinity,
@@ -39,15 +49,25 @@ describe("backend capabilities", () => {
   });
 
   it("fuseOptionsFor builds every field from the backend and the user's choices", () => {
-    expect(fuseOptionsFor(getJsBackend())).toEqual({ maxKernelBuffers: Infinity, unrollLimit: 64, fusion: true, mixedBaseOutputs: true, relaxedFloat32: true });
-    expect(fuseOptionsFor({ maxKernelBuffers: 8, mixedBaseOutputs: false }, { fusion: false, float32: "exact" })).toEqual({
+    expect(fuseOptionsFor(getJsBackend())).toEqual({
+      maxKernelBuffers: Infinity,
+      unrollLimit: 64,
+      fusion: true,
+      mixedBaseOutputs: true,
+      relaxedFloat32: true,
+    });
+    expect(
+      fuseOptionsFor({ maxKernelBuffers: 8, mixedBaseOutputs: false }, { fusion: false, float32: "exact" }),
+    ).toEqual({
       maxKernelBuffers: 8,
       unrollLimit: 64,
       fusion: false,
       mixedBaseOutputs: false,
       relaxedFloat32: false,
     });
-    expect(fuseOptionsFor({ maxKernelBuffers: 8, mixedBaseOutputs: false }, { float32: "relaxed" }).relaxedFloat32).toBe(true);
+    expect(
+      fuseOptionsFor({ maxKernelBuffers: 8, mixedBaseOutputs: false }, { float32: "relaxed" }).relaxedFloat32,
+    ).toBe(true);
   });
 
   it("src/ decides by capabilities: no backend-name checks and no JsBuffer/JsBackend instanceof", () => {
@@ -56,7 +76,12 @@ describe("backend capabilities", () => {
       readFileSync(f, "utf8")
         .split("\n")
         .forEach((line, i) => {
-          if (/name\s*[!=]==?\s*"(js|webgpu)"|"(js|webgpu)"\s*[!=]==?\s*\S*name|instanceof\s+Js(Buffer|Backend)/.test(line)) offenders.push(`${f}:${i + 1}: ${line.trim()}`);
+          if (
+            /name\s*[!=]==?\s*"(js|webgpu)"|"(js|webgpu)"\s*[!=]==?\s*\S*name|instanceof\s+Js(Buffer|Backend)/.test(
+              line,
+            )
+          )
+            offenders.push(`${f}:${i + 1}: ${line.trim()}`);
         });
     }
     expect(offenders).toEqual([]);
@@ -66,19 +91,35 @@ describe("backend capabilities", () => {
     const x = tensor([1.25, 2], { dtype: "float64" });
     const err = await x.to(noFloat64()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DTypeError);
-    expect((err as Error).message).toBe('to: x (;2) is float64, which NoF64 cannot hold: cast it first, e.g. x.cast("float32")');
+    expect((err as Error).message).toBe(
+      'to: x (;2) is float64, which NoF64 cannot hold: cast it first, e.g. x.cast("float32")',
+    );
   });
 });
 
 describe("Tensor.to between JS backends", () => {
   it("is a no-op on the tensor's own backend, by object or by name", async () => {
-    const x = tensor([[1, 2], [3, 4]], { batchDim: 1 });
+    const x = tensor(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      { batchDim: 1 },
+    );
     expect(await x.to("js")).toBe(x);
     expect(await x.to(getJsBackend())).toBe(x);
   });
 
   it("realizes a lazy tensor first", async () => {
-    const y = tensor([[1, 2], [3, 4]], { batchDim: 1 }).mul(3).sub(0.5);
+    const y = tensor(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      { batchDim: 1 },
+    )
+      .mul(3)
+      .sub(0.5);
     const z = await y.to("js");
     expect(z.toString()).toBe("(2; 2)");
     expect(Array.from(z.dataSync())).toEqual([2.5, 5.5, 8.5, 11.5]);
@@ -100,9 +141,17 @@ describe("Tensor.to between JS backends", () => {
 
   it("refuses an unknown or uninitialised backend and a value that is no backend with BackendError", async () => {
     const x = tensor([1]);
-    await expect(x.to("webgpu")).rejects.toThrow(new BackendError('to: backend "webgpu" is not initialised (call await initWebGPU() first); initialised backends are "js"'));
-    await expect(x.to("cuda" as "js")).rejects.toThrow(new BackendError('to: backend "cuda" is not initialised; initialised backends are "js"'));
-    await expect(x.to(42 as unknown as "js")).rejects.toThrow(new BackendError('to: backend must be "js", "webgpu" or a Backend object, got 42'));
+    await expect(x.to("webgpu")).rejects.toThrow(
+      new BackendError(
+        'to: backend "webgpu" is not initialised (call await initWebGPU() first); initialised backends are "js"',
+      ),
+    );
+    await expect(x.to("cuda" as "js")).rejects.toThrow(
+      new BackendError('to: backend "cuda" is not initialised; initialised backends are "js"'),
+    );
+    await expect(x.to(42 as unknown as "js")).rejects.toThrow(
+      new BackendError('to: backend must be "js", "webgpu" or a Backend object, got 42'),
+    );
     await expect(x.to({ name: "js" } as unknown as "js")).rejects.toBeInstanceOf(BackendError);
   });
 
@@ -113,7 +162,10 @@ describe("Tensor.to between JS backends", () => {
   });
 
   it("moves a jagged tensor's values and offsets", async () => {
-    const j = new JaggedTensor(tensor([1, 2, 3, 4, 5], { batchDim: 1 }), tensor([0, 2, 5], { dtype: "int32", batchDim: 1 }));
+    const j = new JaggedTensor(
+      tensor([1, 2, 3, 4, 5], { batchDim: 1 }),
+      tensor([0, 2, 5], { dtype: "int32", batchDim: 1 }),
+    );
     expect(await j.to("js")).toBe(j);
     const other = new JsBackend();
     const k = await j.to(other);
@@ -130,7 +182,11 @@ describe("jit and arguments on another backend", () => {
     const isolated: Backend = Object.assign(Object.create(new JsBackend()) as Backend, { owns: () => false });
     const f = jit((x: Tensor) => x.add(1), { backend: isolated, name: "plus1" });
     const x = tensor([[1, 2]], { batchDim: 1 });
-    expect(() => f(x)).toThrow(new BackendError('jit @plus1: argument 0 (1; 2) lives on the js backend, but this function runs on js: move it first with await t.to("js")'));
+    expect(() => f(x)).toThrow(
+      new BackendError(
+        'jit @plus1: argument 0 (1; 2) lives on the js backend, but this function runs on js: move it first with await t.to("js")',
+      ),
+    );
     await expect(f.callAsync(x)).rejects.toBeInstanceOf(BackendError);
   });
 });

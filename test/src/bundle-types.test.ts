@@ -33,27 +33,51 @@ import { importBundle } from "../helpers/bundle.js";
 const root = resolve(import.meta.dirname, "../..");
 
 /** A module typed as its generated declarations type it. */
-type TypedModule<A extends readonly unknown[], R> = Omit<BundleModule, "args" | "results"> & { readonly args: BundleArgs<A>; readonly results: BundleResults<R> };
+type TypedModule<A extends readonly unknown[], R> = Omit<BundleModule, "args" | "results"> & {
+  readonly args: BundleArgs<A>;
+  readonly results: BundleResults<R>;
+};
 
 const weights = tensor([1, 2, 3]);
 const traced = () =>
-  trace((m: Tensor, x: JaggedTensor) => [m.mul(weights), x.mul(2), x.sum()] as [Tensor, JaggedTensor, Tensor], [spec("float32", ["B"], [3]), jaggedSpec("float32", [2])], { name: "mixed" });
+  trace(
+    (m: Tensor, x: JaggedTensor) => [m.mul(weights), x.mul(2), x.sum()] as [Tensor, JaggedTensor, Tensor],
+    [spec("float32", ["B"], [3]), jaggedSpec("float32", [2])],
+    { name: "mixed" },
+  );
 
 describe("typed bundles", () => {
   it("declare every export, the traced signature in args and results, and the IR types in comments", () => {
     const d = traced().bundleTypes();
-    expect(d).toContain(`import type { BundleArgs, BundleModule, BundleResults, Tensor, JaggedTensor } from "batchwise";`);
+    expect(d).toContain(
+      `import type { BundleArgs, BundleModule, BundleResults, Tensor, JaggedTensor } from "batchwise";`,
+    );
     expect(d).toContain("export declare const args: BundleArgs<[x0: Tensor, x1: JaggedTensor]>;");
     expect(d).toContain("export declare const results: BundleResults<[Tensor, JaggedTensor, Tensor]>;");
     expect(d).toContain("export declare const multi: true;");
     expect(d).toContain(`export declare const format: "batchwise-bundle";`);
     expect(d).toContain(" * - x0: f32[b0; 3]\n * - x1: jagged f32[t0; 2] (offsets i32[r0; ])\n");
-    for (const name of ["format", "version", "traced", "fuse", "graph", "args", "results", "multi", "steps", "kernels", "captured", "sha256"]) {
+    for (const name of [
+      "format",
+      "version",
+      "traced",
+      "fuse",
+      "graph",
+      "args",
+      "results",
+      "multi",
+      "steps",
+      "kernels",
+      "captured",
+      "sha256",
+    ]) {
       expect(d).toMatch(new RegExp(`^export declare const ${name}: `, "m"));
     }
     const one = trace((td: TensorDict) => td.get("a") as Tensor, [dictSpec(["B"], { a: spec("int32", ["B"], [2]) })]);
     const d1 = one.bundleTypes({ from: "../lib/index.js" });
-    expect(d1).toContain(`import type { BundleArgs, BundleModule, BundleResults, Tensor, TensorDict } from "../lib/index.js";`);
+    expect(d1).toContain(
+      `import type { BundleArgs, BundleModule, BundleResults, Tensor, TensorDict } from "../lib/index.js";`,
+    );
     expect(d1).toContain("export declare const args: BundleArgs<[x0: TensorDict]>;");
     expect(d1).toContain("export declare const results: BundleResults<Tensor>;");
     expect(d1).toContain(" * - x0: TensorDict (1 tensor: i32[b0; 2])\n");
@@ -65,7 +89,9 @@ describe("typed bundles", () => {
     const text = f.bundle();
     expect(text).toContain("data: new Float32Array([1, 2, 3])");
     expect(await f.bundleAsync()).toBe(text);
-    expect(() => jit((x: Tensor) => x).bundleTypes()).toThrow("jit @jit: not traced yet; call it once first (or use trace)");
+    expect(() => jit((x: Tensor) => x).bundleTypes()).toThrow(
+      "jit @jit: not traced yet; call it once first (or use trace)",
+    );
   });
 
   it("type loadBundle from the module's declarations, or from the function with loadBundle<typeof f>", async () => {
@@ -82,7 +108,10 @@ describe("typed bundles", () => {
     expectTypeOf(await loadBundle(mod as any)).toEqualTypeOf<BundleFunction>(); // eslint-disable-line @typescript-eslint/no-explicit-any
     // And the typed function computes: m * (1, 2, 3); the jagged rows doubled and summed.
     const m = fromTypedArray(Float32Array.from([1, 1, 1, 2, 2, 2]), [2, 3], { batchDim: 1 });
-    const x = new JaggedTensor(fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2], { batchDim: 1 }), fromTypedArray(Int32Array.from([0, 1, 3]), [3], { batchDim: 1 }));
+    const x = new JaggedTensor(
+      fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2], { batchDim: 1 }),
+      fromTypedArray(Int32Array.from([0, 1, 3]), [3], { batchDim: 1 }),
+    );
     const [a, b, c] = typed(m, x);
     expect(Array.from(a.dataSync())).toEqual([1, 2, 3, 2, 4, 6]);
     expect(Array.from(b.values.dataSync())).toEqual([2, 4, 6, 8, 10, 12]);
@@ -132,14 +161,31 @@ export const version: 1 = mod.version;
     const program = ts.createProgram({ rootNames: [join(dir, "consumer.mts")], options });
     const files = ["consumer.mts", "mixed.bundle.d.mts"].map((f) => program.getSourceFile(join(dir, f)));
     expect(files.every((f) => f !== undefined)).toBe(true);
-    const diagnostics = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics(), ...files.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)])];
-    expect(ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => dir, getNewLine: () => "\n" })).toBe("");
+    const diagnostics = [
+      ...program.getOptionsDiagnostics(),
+      ...program.getGlobalDiagnostics(),
+      ...files.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)]),
+    ];
+    expect(
+      ts.formatDiagnostics(diagnostics, {
+        getCanonicalFileName: (f) => f,
+        getCurrentDirectory: () => dir,
+        getNewLine: () => "\n",
+      }),
+    ).toBe("");
     // The check can fail: a call the declarations forbid is reported.
-    writeFileSync(join(dir, "wrong.mts"), `import { loadBundle, type Tensor } from "batchwise";\nimport * as mod from "./mixed.bundle.mjs";\ndeclare const m: Tensor;\nexport const y: Tensor = (await loadBundle(mod))(m, m)[1];\n`);
+    writeFileSync(
+      join(dir, "wrong.mts"),
+      `import { loadBundle, type Tensor } from "batchwise";\nimport * as mod from "./mixed.bundle.mjs";\ndeclare const m: Tensor;\nexport const y: Tensor = (await loadBundle(mod))(m, m)[1];\n`,
+    );
     const wrong = ts.createProgram({ rootNames: [join(dir, "wrong.mts")], options, oldProgram: program });
-    const messages = wrong.getSemanticDiagnostics(wrong.getSourceFile(join(dir, "wrong.mts"))).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    const messages = wrong
+      .getSemanticDiagnostics(wrong.getSourceFile(join(dir, "wrong.mts")))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
     expect(messages).toHaveLength(2);
     expect(messages.join("\n")).toContain("Type 'JaggedTensor' is missing the following properties from type 'Tensor'"); // the result [1] is a JaggedTensor
-    expect(messages.join("\n")).toContain("Argument of type 'Tensor' is not assignable to parameter of type 'JaggedTensor'."); // x1 is a JaggedTensor
+    expect(messages.join("\n")).toContain(
+      "Argument of type 'Tensor' is not assignable to parameter of type 'JaggedTensor'.",
+    ); // x1 is a JaggedTensor
   }, 60_000);
 });

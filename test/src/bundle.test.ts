@@ -28,13 +28,24 @@ import { importBundle } from "../helpers/bundle.js";
 import { randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
 import { compileJs, FC_SEED, runJs } from "../helpers/run.js";
 
-
-const mats = (B: number) => fromTypedArray(Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 2 + (i % 7) / 10 : ((i * 37) % 11) / 10 - 0.5)), [B, 3, 3], { batchDim: 1 });
+const mats = (B: number) =>
+  fromTypedArray(
+    Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 2 + (i % 7) / 10 : ((i * 37) % 11) / 10 - 0.5)),
+    [B, 3, 3],
+    { batchDim: 1 },
+  );
 const jag = (lengths: number[]) => {
   const off = [0];
   for (const l of lengths) off.push(off[off.length - 1]! + l);
   const T = off[off.length - 1]!;
-  return new JaggedTensor(fromTypedArray(Float32Array.from({ length: T * 3 }, (_, i) => ((i * 13) % 17) - 8), [T, 3], { batchDim: 1 }), fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }));
+  return new JaggedTensor(
+    fromTypedArray(
+      Float32Array.from({ length: T * 3 }, (_, i) => ((i * 13) % 17) - 8),
+      [T, 3],
+      { batchDim: 1 },
+    ),
+    fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }),
+  );
 };
 const same = (a: Tensor, b: Tensor) => {
   expect(a.toString()).toBe(b.toString());
@@ -85,18 +96,28 @@ describe("bundles", () => {
     const text = f.bundle();
     const mod = await importBundle(text);
     await expect(loadBundle({ ...mod, format: "other" })).rejects.toThrow(BundleError);
-    await expect(loadBundle({ ...mod, version: 99 })).rejects.toThrow(`loadBundle: bundle version 99, this batchwise reads version ${BUNDLE_VERSION}`);
-    await expect(loadBundle({ ...mod, graph: mod.graph.replace("f32[b0; 3,3]", "f32[b0; 3,4]") })).rejects.toThrow(BundleError);
+    await expect(loadBundle({ ...mod, version: 99 })).rejects.toThrow(
+      `loadBundle: bundle version 99, this batchwise reads version ${BUNDLE_VERSION}`,
+    );
+    await expect(loadBundle({ ...mod, graph: mod.graph.replace("f32[b0; 3,3]", "f32[b0; 3,4]") })).rejects.toThrow(
+      BundleError,
+    );
     await expect(loadBundle({ ...mod, graph: "func @x(" })).rejects.toThrow(/the bundle's graph does not parse/);
     const badStep = { ...mod.steps[0]!, inputs: [999] } as BundleModule["steps"][number];
-    await expect(loadBundle({ ...mod, steps: [badStep] })).rejects.toThrow(/step 0 \(kernel\) is not the step its graph schedules/);
+    await expect(loadBundle({ ...mod, steps: [badStep] })).rejects.toThrow(
+      /step 0 \(kernel\) is not the step its graph schedules/,
+    );
     await expect(loadBundle({ ...mod, kernels: [] })).rejects.toThrow(/steps and 0 kernels do not match/);
     // A bundle without JS kernels (its hash recomputed, so that only this is wrong) cannot load on JS.
     const wgslOnly = { ...mod, kernels: [{ wgsl: mod.kernels[0]!.wgsl }] };
-    await expect(loadBundle({ ...wgslOnly, sha256: await bundleSha256(wgslOnly) })).rejects.toThrow(/step 0 ships no JS function kernel \(the bundle was traced on js;/);
+    await expect(loadBundle({ ...wgslOnly, sha256: await bundleSha256(wgslOnly) })).rejects.toThrow(
+      /step 0 ships no JS function kernel \(the bundle was traced on js;/,
+    );
     const g = await loadBundle(mod);
     expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow(ShapeError);
-    expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow("bundle @jit: argument 0 (2; 2,2) float32 does not match the traced (b0; 3,3) float32");
+    expect(() => g(fromTypedArray(new Float32Array(8), [2, 2, 2], { batchDim: 1 }))).toThrow(
+      "bundle @jit: argument 0 (2; 2,2) float32 does not match the traced (b0; 3,3) float32",
+    );
     expect(() => g(jag([1]))).toThrow('bundle @jit: takes arguments "t" (t tensor, j jagged, d TensorDict), got "j"');
   });
 });
@@ -122,15 +143,37 @@ describe("bundles of random graphs", () => {
       const family = (["float32", "float64", "int32"] as const)[k % 3]!;
       const c = randomCase(seed, family, {});
       // Special constants that JSON would lose, folded into the graph's outputs.
-      const specials = [NaN, Infinity, -0].map((value) => Node.make("const", [], { dtype: family === "int32" ? "float32" : family, value }));
-      const outs = [...c.graph.outputs, ...(family === "int32" ? [] : specials.map((s) => Node.make("add", [c.graph.outputs[0]!, s])))];
+      const specials = [NaN, Infinity, -0].map((value) =>
+        Node.make("const", [], { dtype: family === "int32" ? "float32" : family, value }),
+      );
+      const outs = [
+        ...c.graph.outputs,
+        ...(family === "int32" ? [] : specials.map((s) => Node.make("add", [c.graph.outputs[0]!, s]))),
+      ];
       const g = makeGraph(c.graph.name, c.graph.inputs, outs, c.graph.inputNames);
       const inputs = randomInputs(c);
       const program = compileJs(g);
       const want = runJs(program, inputs);
-      const mod = await importBundle(bundleSource({ backend: "js", schedule: program.schedule, fuse: { maxKernelBuffers: Infinity, unrollLimit: 64, mixedBaseOutputs: true, relaxedFloat32: false }, captured: [], args: "t".repeat(g.inputs.length), results: "t".repeat(outs.length), multi: true }));
+      const mod = await importBundle(
+        bundleSource({
+          backend: "js",
+          schedule: program.schedule,
+          fuse: { maxKernelBuffers: Infinity, unrollLimit: 64, mixedBaseOutputs: true, relaxedFloat32: false },
+          captured: [],
+          args: "t".repeat(g.inputs.length),
+          results: "t".repeat(outs.length),
+          multi: true,
+        }),
+      );
       const f = await loadBundle(mod);
-      const got = f(...inputs.map((v) => fromTypedArray(v.data.slice(), [...v.type.batch, ...v.type.base], { batchDim: v.type.batch.length, dtype: v.type.dtype }))) as Tensor[];
+      const got = f(
+        ...inputs.map((v) =>
+          fromTypedArray(v.data.slice(), [...v.type.batch, ...v.type.base], {
+            batchDim: v.type.batch.length,
+            dtype: v.type.dtype,
+          }),
+        ),
+      ) as Tensor[];
       got.forEach((t, i) => {
         const a = Array.from(t.dataSync()).map((x) => (Object.is(x, -0) ? "-0" : String(x)));
         const b = Array.from(want[i]!.data).map((x) => (Object.is(x, -0) ? "-0" : String(x)));
@@ -145,7 +188,10 @@ describe("bundle hashes", () => {
     const vectors: [string, string][] = [
       ["", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"],
       ["abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"],
-      ["abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"],
+      [
+        "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+      ],
       ["a".repeat(1_000_000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"],
     ];
     for (const [text, digest] of vectors) {
@@ -166,9 +212,13 @@ describe("bundle hashes", () => {
     const reformatted = text.replaceAll("\n  const t", "\n\n      const t").replaceAll(";\n", ";;\n");
     expect(reformatted).not.toBe(text);
     const g = await loadBundle(await importBundle(reformatted));
-    expect(Array.from((g(tensor([1, 2, 3])) as Tensor).dataSync())).toEqual(Array.from((f(tensor([1, 2, 3])) as Tensor).dataSync()));
+    expect(Array.from((g(tensor([1, 2, 3])) as Tensor).dataSync())).toEqual(
+      Array.from((f(tensor([1, 2, 3])) as Tensor).dataSync()),
+    );
     const renamed = text.replaceAll("t0", "u0");
     expect(renamed).not.toBe(text);
-    await expect(loadBundle(await importBundle(renamed))).rejects.toThrow(/step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\)/);
+    await expect(loadBundle(await importBundle(renamed))).rejects.toThrow(
+      /step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\)/,
+    );
   });
 });

@@ -51,7 +51,10 @@ describe("kernelKey", () => {
 
   it("leaves constant values out (they are launch arguments) but keeps their dtype and every other field", () => {
     expect(kernelKey(scale(NaN))).toBe(kernelKey(scale(2.5)));
-    const asInt: Kernel = { ...scale(1), exprs: scale(1).exprs.map((e) => (e.k === "const" ? { ...e, dtype: "int32" } : e)) };
+    const asInt: Kernel = {
+      ...scale(1),
+      exprs: scale(1).exprs.map((e) => (e.k === "const" ? { ...e, dtype: "int32" } : e)),
+    };
     expect(kernelKey(asInt)).not.toBe(kernelKey(scale(1)));
     expect(kernelKey({ ...scale(1), baseShape: [1] })).not.toBe(kernelKey(scale(1)));
     expect(kernelKey({ ...scale(1), relaxedFloat32: true })).not.toBe(kernelKey(scale(1)));
@@ -62,7 +65,23 @@ describe("code generation never depends on a constant's value", () => {
   /** The kernel with every constant replaced by another value of its dtype. */
   const perturbed = (k: Kernel): Kernel => ({
     ...k,
-    exprs: k.exprs.map((e, i) => (e.k !== "const" ? e : { ...e, value: e.dtype === "bool" ? 1 - e.value : e.dtype === "uint32" ? (e.value + 7 + i) >>> 0 : e.dtype === "int32" ? (e.value - 7 - i) | 0 : Number.isNaN(e.value) ? -0 : NaN })),
+    exprs: k.exprs.map((e, i) =>
+      e.k !== "const"
+        ? e
+        : {
+            ...e,
+            value:
+              e.dtype === "bool"
+                ? 1 - e.value
+                : e.dtype === "uint32"
+                  ? (e.value + 7 + i) >>> 0
+                  : e.dtype === "int32"
+                    ? (e.value - 7 - i) | 0
+                    : Number.isNaN(e.value)
+                      ? -0
+                      : NaN,
+          },
+    ),
   });
   const wgsl = (k: Kernel): string => {
     try {
@@ -79,7 +98,12 @@ describe("code generation never depends on a constant's value", () => {
       for (let seed = 1; seed <= 60; seed++) {
         const c = randomCase(seed * 7919 + family.length, family, {});
         for (const relaxedFloat32 of [false, true]) {
-          const { schedule } = runPipeline(c.graph, { maxKernelBuffers: Infinity, unrollLimit: 64, mixedBaseOutputs: true, relaxedFloat32 });
+          const { schedule } = runPipeline(c.graph, {
+            maxKernelBuffers: Infinity,
+            unrollLimit: 64,
+            mixedBaseOutputs: true,
+            relaxedFloat32,
+          });
           for (const st of schedule.steps) {
             if (st.kind !== "kernel") continue;
             const k = st.kernel;
@@ -164,7 +188,10 @@ describe("constants as launch arguments, bounded caches (issue 12)", () => {
     const compiles = counters.compiles;
     const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
     // Warm up (first program, first kernel), then measure the heap over the rest.
-    for (let i = 0; i < 1000; i++) x.mul(i + 0.5).sub(x).dataSync();
+    for (let i = 0; i < 1000; i++)
+      x.mul(i + 0.5)
+        .sub(x)
+        .dataSync();
     await tick();
     const before = await heapMiB();
     let wrong = "";
@@ -190,7 +217,8 @@ describe("constants as launch arguments, bounded caches (issue 12)", () => {
     const evictions = counters.kernelEvictions;
     // Base shapes [1..limit+50]: each a kernel of its own structure.
     const shapes = Array.from({ length: KERNEL_CACHE_LIMIT + 50 }, (_, i) => i + 1);
-    for (const n of shapes) fromTypedArray(new Float32Array(n).fill(1), [1, n], { batchDim: 1 }).mul(3).sum().dataSync();
+    for (const n of shapes)
+      fromTypedArray(new Float32Array(n).fill(1), [1, n], { batchDim: 1 }).mul(3).sum().dataSync();
     expect(kernelCacheSize(backend)).toBeLessThanOrEqual(KERNEL_CACHE_LIMIT);
     expect(counters.kernelEvictions - evictions).toBeGreaterThanOrEqual(50);
     // The first shapes were evicted; running them again compiles and still gives n * 3.

@@ -1,6 +1,17 @@
 /** Every typed error, with its message naming the op, the argument and both shapes. */
 import { describe, expect, it } from "vitest";
-import { BackendError, DTypeError, fromTypedArray, IRError, jit, ShapeError, tensor, Tensor, TraceError, zeros } from "../../src/index.js";
+import {
+  BackendError,
+  DTypeError,
+  fromTypedArray,
+  IRError,
+  jit,
+  ShapeError,
+  tensor,
+  Tensor,
+  TraceError,
+  zeros,
+} from "../../src/index.js";
 import { parseGraph } from "../../src/index.js";
 
 describe("typed errors", () => {
@@ -9,13 +20,17 @@ describe("typed errors", () => {
     const y = zeros([4, 6], [3]);
     expect(() => x.add(y)).toThrow(ShapeError);
     expect(() => x.add(y)).toThrow("add: cannot broadcast x (4,5; 3) with y (4,6; 3): batch dim 1 is 5 vs 6");
-    expect(() => zeros([2], [3]).mul(zeros([2], [4]))).toThrow("mul: cannot broadcast x (2; 3) with y (2; 4): base dim 0 is 3 vs 4");
+    expect(() => zeros([2], [3]).mul(zeros([2], [4]))).toThrow(
+      "mul: cannot broadcast x (2; 3) with y (2; 4): base dim 0 is 3 vs 4",
+    );
   });
 
   it("ShapeError at run time when a jit function meets incompatible batch sizes", () => {
     const f = jit((a: Tensor, b: Tensor) => a.add(b));
     f(zeros([2], [3]), zeros([2], [3]));
-    expect(() => f(zeros([2], [3]), zeros([5], [3]))).toThrow("add: cannot broadcast x (2; 3) with y (5; 3): batch dim 0 is 2 vs 5");
+    expect(() => f(zeros([2], [3]), zeros([5], [3]))).toThrow(
+      "add: cannot broadcast x (2; 3) with y (5; 3): batch dim 0 is 2 vs 5",
+    );
   });
 
   it("ShapeError on reshapes, axes and matmul", () => {
@@ -25,9 +40,13 @@ describe("typed errors", () => {
     expect(() => x.batchSum(1)).toThrow("sum: batch axis 1 is out of range for x (2; 3,4)");
     expect(() => x.batchReshape([3])).toThrow("batchReshape: cannot reshape the batch of x (2; 3,4) to (3)");
     expect(() => x.matmul(zeros([], [3, 4]))).toThrow("matmul: x (2; 3,4) has 4 columns but y (;3,4) has 3 rows");
-    expect(() => x.batchExpand([3])).toThrow("batch_expand: cannot expand the batch of x (2; 3,4) to (3): dim 0 is 2 vs 3");
+    expect(() => x.batchExpand([3])).toThrow(
+      "batch_expand: cannot expand the batch of x (2; 3,4) to (3): dim 0 is 2 vs 3",
+    );
     expect(() => tensor([[1, 2], [3]])).toThrow(ShapeError);
-    expect(() => fromTypedArray(new Float32Array(5), [2, 3])).toThrow("fromTypedArray: 5 values do not fill shape (2,3)");
+    expect(() => fromTypedArray(new Float32Array(5), [2, 3])).toThrow(
+      "fromTypedArray: 5 values do not fill shape (2,3)",
+    );
   });
 
   it("DTypeError on ops a dtype does not have", () => {

@@ -4,7 +4,20 @@ import { describe, expect, it } from "vitest";
 import { interpret } from "../../ir/interpret.js";
 import { parseGraph } from "../../ir/parse.js";
 import { getJsBackend } from "../../src/backend.js";
-import { counters, fromTypedArray, JaggedTensor, jaggedSpec, jit, ones, spec, tensor, Tensor, TensorDict, trace, TraceError } from "../../src/index.js";
+import {
+  counters,
+  fromTypedArray,
+  JaggedTensor,
+  jaggedSpec,
+  jit,
+  ones,
+  spec,
+  tensor,
+  Tensor,
+  TensorDict,
+  trace,
+  TraceError,
+} from "../../src/index.js";
 import type { Backend } from "../../runtime/backend.js";
 import { closeEnough, rng } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
@@ -12,17 +25,41 @@ import { FC_SEED } from "../helpers/run.js";
 function cloud(batch: readonly number[], n: number, seed: number): Tensor {
   const r = rng(seed);
   const size = batch.reduce((p, d) => p * d, 1) * n * 3;
-  return fromTypedArray(Float32Array.from({ length: size }, () => r() * 2 - 1), [...batch, n, 3], { batchDim: batch.length });
+  return fromTypedArray(
+    Float32Array.from({ length: size }, () => r() * 2 - 1),
+    [...batch, n, 3],
+    { batchDim: batch.length },
+  );
 }
 
 /** Covariance of each centred cloud and its determinant (the demo's function). */
 function covDet(x: Tensor): [Tensor, Tensor] {
   const c = x.sub(x.mean(0, { keepdim: true }));
-  const cov = c.transpose().matmul(c).div(x.baseShape[0]! - 1);
+  const cov = c
+    .transpose()
+    .matmul(c)
+    .div(x.baseShape[0]! - 1);
   const e = (i: number, j: number) => cov.select(0, i).select(0, j);
-  const det = e(0, 0).mul(e(1, 1).mul(e(2, 2)).sub(e(1, 2).mul(e(2, 1))))
-    .sub(e(0, 1).mul(e(1, 0).mul(e(2, 2)).sub(e(1, 2).mul(e(2, 0)))))
-    .add(e(0, 2).mul(e(1, 0).mul(e(2, 1)).sub(e(1, 1).mul(e(2, 0)))));
+  const det = e(0, 0)
+    .mul(
+      e(1, 1)
+        .mul(e(2, 2))
+        .sub(e(1, 2).mul(e(2, 1))),
+    )
+    .sub(
+      e(0, 1).mul(
+        e(1, 0)
+          .mul(e(2, 2))
+          .sub(e(1, 2).mul(e(2, 0))),
+      ),
+    )
+    .add(
+      e(0, 2).mul(
+        e(1, 0)
+          .mul(e(2, 1))
+          .sub(e(1, 1).mul(e(2, 0))),
+      ),
+    );
   return [cov, det];
 }
 
@@ -36,15 +73,21 @@ describe("jit", () => {
     const graph = parseGraph(f.dump());
     const dispatchesBefore = counters.dispatches;
     fc.assert(
-      fc.property(fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 9 })), fc.integer(), ([b0, b1], seed) => {
-        const x = cloud([b0, b1], 8, seed);
-        const [cov, det] = f(x);
-        expect(cov.toString()).toBe(`(${b0},${b1}; 3,3)`);
-        // Same values as the reference interpreter on the traced graph.
-        const ref = interpret(graph, [{ type: { dtype: "float32", batch: [b0, b1], base: [8, 3] }, data: x.dataSync() }]);
-        expect(closeEnough(cov.dataSync(), ref[0]!.data, 1e-6)).toBeUndefined();
-        expect(closeEnough(det.dataSync(), ref[1]!.data, 1e-6)).toBeUndefined();
-      }),
+      fc.property(
+        fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 9 })),
+        fc.integer(),
+        ([b0, b1], seed) => {
+          const x = cloud([b0, b1], 8, seed);
+          const [cov, det] = f(x);
+          expect(cov.toString()).toBe(`(${b0},${b1}; 3,3)`);
+          // Same values as the reference interpreter on the traced graph.
+          const ref = interpret(graph, [
+            { type: { dtype: "float32", batch: [b0, b1], base: [8, 3] }, data: x.dataSync() },
+          ]);
+          expect(closeEnough(cov.dataSync(), ref[0]!.data, 1e-6)).toBeUndefined();
+          expect(closeEnough(det.dataSync(), ref[1]!.data, 1e-6)).toBeUndefined();
+        },
+      ),
       { numRuns: 30, seed: FC_SEED },
     );
     expect(f.stats.traces).toBe(1);
@@ -55,10 +98,41 @@ describe("jit", () => {
 
   it("reuses the trace when a batch dim of size 1 broadcasts", () => {
     const f = jit((a: Tensor, b: Tensor) => a.mul(b).add(1));
-    const a = tensor([[1, 2], [3, 4], [5, 6]], { batchDim: 1 });
-    expect(f(a, tensor([[10, 20]], { batchDim: 1 })).toArraySync()).toEqual([[11, 41], [31, 81], [51, 121]]);
-    expect(f(a, tensor([[1, 1], [2, 2], [3, 3]], { batchDim: 1 })).toArraySync()).toEqual([[2, 3], [7, 9], [16, 19]]);
-    expect(f(tensor([[1, 1]], { batchDim: 1 }), a).toArraySync()).toEqual([[2, 3], [4, 5], [6, 7]]);
+    const a = tensor(
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      { batchDim: 1 },
+    );
+    expect(f(a, tensor([[10, 20]], { batchDim: 1 })).toArraySync()).toEqual([
+      [11, 41],
+      [31, 81],
+      [51, 121],
+    ]);
+    expect(
+      f(
+        a,
+        tensor(
+          [
+            [1, 1],
+            [2, 2],
+            [3, 3],
+          ],
+          { batchDim: 1 },
+        ),
+      ).toArraySync(),
+    ).toEqual([
+      [2, 3],
+      [7, 9],
+      [16, 19],
+    ]);
+    expect(f(tensor([[1, 1]], { batchDim: 1 }), a).toArraySync()).toEqual([
+      [2, 3],
+      [4, 5],
+      [6, 7],
+    ]);
     expect(f.stats.traces).toBe(1);
     expect(f.stats.cacheHits).toBe(2);
   });
@@ -73,15 +147,39 @@ describe("jit", () => {
   });
 
   it("captures realized tensors from outside the trace as inputs", () => {
-    const w = tensor([[1, 0], [0, 2]]);
+    const w = tensor([
+      [1, 0],
+      [0, 2],
+    ]);
     const f = jit((x: Tensor) => x.matmul(w));
-    expect(f(tensor([[1, 1], [2, 3]], { batchDim: 1 })).toArraySync()).toEqual([[1, 2], [2, 6]]);
+    expect(
+      f(
+        tensor(
+          [
+            [1, 1],
+            [2, 3],
+          ],
+          { batchDim: 1 },
+        ),
+      ).toArraySync(),
+    ).toEqual([
+      [1, 2],
+      [2, 6],
+    ]);
     expect(f.dump()).toContain("%c0: f32[; 2,2]");
   });
 
   it("returns several outputs, and dumps every stage", () => {
     const f = jit((x: Tensor) => [x.sum(), x.max()] as const);
-    const [s, m] = f(tensor([[1, 5], [2, 2]], { batchDim: 1 }));
+    const [s, m] = f(
+      tensor(
+        [
+          [1, 5],
+          [2, 2],
+        ],
+        { batchDim: 1 },
+      ),
+    );
     expect(s.toArraySync()).toEqual([6, 4]);
     expect(m.toArraySync()).toEqual([5, 2]);
     // Two reductions of the same value over the same axes: one kernel, two outputs.
@@ -102,7 +200,14 @@ describe("jit", () => {
 
 describe("inspection and memory", () => {
   it("exports Graphviz DOT of any stage, with one cluster per kernel after fusion", () => {
-    const f = jit((x: Tensor) => x.sub(x.mean(0, { keepdim: true })).abs().max(0), { name: "spread" });
+    const f = jit(
+      (x: Tensor) =>
+        x
+          .sub(x.mean(0, { keepdim: true }))
+          .abs()
+          .max(0),
+      { name: "spread" },
+    );
     f(fromTypedArray(new Float32Array(40 * 3), [2, 20, 3], { batchDim: 1 }));
     const dot = f.dot();
     expect(dot).toMatch(/^digraph "spread" \{/);
@@ -137,18 +242,28 @@ describe("inspection and memory", () => {
 
 describe("trace: ahead of time, from specs", () => {
   it("traces and compiles before any data, then serves every batch size from the cache", () => {
-    const f = trace((m: Tensor, v: Tensor) => [m.matmul(v.reshape([3, 1])).reshape([3]), m.sum()], [spec("float32", ["B"], [3, 3]), spec("float32", [], [3])]);
+    const f = trace(
+      (m: Tensor, v: Tensor) => [m.matmul(v.reshape([3, 1])).reshape([3]), m.sum()],
+      [spec("float32", ["B"], [3, 3]), spec("float32", [], [3])],
+    );
     expect(f.stats).toMatchObject({ traces: 1, calls: 0 });
     expect(f.stats.compiles).toBeGreaterThan(0);
     expect(f.dump()).toMatch(/^func @\w+\(%x0: f32\[b0; 3,3\], %x1: f32\[; 3\]\)/);
     const compiles = f.stats.compiles;
     for (const B of [1, 4, 9]) {
-      const m = fromTypedArray(Float32Array.from({ length: B * 9 }, (_, i) => i % 5), [B, 3, 3], { batchDim: 1 });
+      const m = fromTypedArray(
+        Float32Array.from({ length: B * 9 }, (_, i) => i % 5),
+        [B, 3, 3],
+        { batchDim: 1 },
+      );
       const v = fromTypedArray(Float32Array.from([1, -1, 2]), [3]);
       const [mv, s] = f(m, v);
       const md = m.dataSync();
       for (let b = 0; b < B; b++) {
-        for (let r = 0; r < 3; r++) expect(mv!.dataSync()[b * 3 + r]).toBe(md[b * 9 + r * 3]! - md[b * 9 + r * 3 + 1]! + 2 * md[b * 9 + r * 3 + 2]!);
+        for (let r = 0; r < 3; r++)
+          expect(mv!.dataSync()[b * 3 + r]).toBe(
+            md[b * 9 + r * 3]! - md[b * 9 + r * 3 + 1]! + 2 * md[b * 9 + r * 3 + 2]!,
+          );
         expect(s!.dataSync()[b]).toBe(Array.from(md.subarray(b * 9, b * 9 + 9)).reduce((a, c) => a + c, 0));
       }
     }
@@ -158,10 +273,20 @@ describe("trace: ahead of time, from specs", () => {
   it("takes jagged specs, and a call with another signature traces again", () => {
     const f = trace((x: JaggedTensor) => x.sum(), [jaggedSpec("float32", [2])]);
     expect(f.dump()).toMatch(/%x0: f32\[t0; 2\], %x1: i32\[r0; \]/);
-    const out = f(new JaggedTensor(fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2], { batchDim: 1 }), fromTypedArray(Int32Array.from([0, 1, 3]), [3], { batchDim: 1 })));
-    expect(out.toArraySync()).toEqual([[1, 2], [8, 10]]);
+    const out = f(
+      new JaggedTensor(
+        fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [3, 2], { batchDim: 1 }),
+        fromTypedArray(Int32Array.from([0, 1, 3]), [3], { batchDim: 1 }),
+      ),
+    );
+    expect(out.toArraySync()).toEqual([
+      [1, 2],
+      [8, 10],
+    ]);
     expect(f.stats).toMatchObject({ traces: 1, cacheHits: 1 });
-    expect(() => trace((x: Tensor) => x, [spec("float16" as never, ["B"], [])])).toThrow(/trace: spec 0 has an unknown dtype float16/);
+    expect(() => trace((x: Tensor) => x, [spec("float16" as never, ["B"], [])])).toThrow(
+      /trace: spec 0 has an unknown dtype float16/,
+    );
   });
 });
 
@@ -208,7 +333,9 @@ describe("jit is transactional: a failed trace leaves no state", () => {
     let ret: unknown = 42;
     const f = jit((x: Tensor) => (ret === undefined ? x.mul(3) : ret) as Tensor);
     expect(() => f(ones([1], [2]))).toThrow(TraceError);
-    expect(() => f(ones([1], [2]))).toThrow("jit @jit: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); it returned a number (42)");
+    expect(() => f(ones([1], [2]))).toThrow(
+      "jit @jit: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); it returned a number (42)",
+    );
     const cases: [unknown, string][] = [
       [undefined, "it returned undefined"],
       [null, "it returned null"],
@@ -236,10 +363,22 @@ describe("jit is transactional: a failed trace leaves no state", () => {
   });
 
   it("trace(fn, specs): a throwing function or a non-tensor result is the error, and nothing is traced", () => {
-    expect(() => trace(() => { throw new RangeError("mine"); }, [spec("float32", ["B"], [2])])).toThrow(RangeError);
-    expect(() => trace(() => 7 as unknown as Tensor, [spec("float32", ["B"], [2])], { name: "seven" })).toThrow("jit @seven: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); it returned a number (7)");
+    expect(() =>
+      trace(() => {
+        throw new RangeError("mine");
+      }, [spec("float32", ["B"], [2])]),
+    ).toThrow(RangeError);
+    expect(() => trace(() => 7 as unknown as Tensor, [spec("float32", ["B"], [2])], { name: "seven" })).toThrow(
+      "jit @seven: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); it returned a number (7)",
+    );
     // A traced function whose later signature fails keeps its ahead-of-time trace.
-    const f = trace((x: Tensor) => { if (x.baseShape[0] === 5) throw new Error("five"); return x.sub(1); }, [spec("float32", ["B"], [2])]);
+    const f = trace(
+      (x: Tensor) => {
+        if (x.baseShape[0] === 5) throw new Error("five");
+        return x.sub(1);
+      },
+      [spec("float32", ["B"], [2])],
+    );
     expect(() => f(ones([1], [5]))).toThrow("five");
     expect(f.dump()).toMatch(/%x0: f32\[b0; 2\]/);
     expect(Array.from(f(ones([2], [2])).dataSync())).toEqual([0, 0, 0, 0]);

@@ -9,10 +9,11 @@ import { makeGraph, Node } from "../../ir/graph.js";
 import { interpret } from "../../ir/interpret.js";
 import { checkSignedZeroSums } from "../helpers/signed-zero-sums.js";
 
-const both = (f: (x: Tensor) => Tensor) => [
-  ["eager", f],
-  ["jit", jit(f)],
-] as const;
+const both = (f: (x: Tensor) => Tensor) =>
+  [
+    ["eager", f],
+    ["jit", jit(f)],
+  ] as const;
 
 describe("fuzz regressions (JS)", () => {
   it.each(both((x) => x.neg().abs()))("uint32 abs(neg(x)) wraps, abs is the identity (%s)", (_mode, f) => {
@@ -41,7 +42,9 @@ describe("fuzz regressions (JS)", () => {
     const sumOf = (data: number[]): number => {
       const x = Node.make("input", [], { index: 0 }, { dtype: "float64", batch: [], base: [data.length] });
       const g = makeGraph("s", [x], [Node.make("sum", [x], { batchAxes: [], baseAxes: [0], keep: false })]);
-      return interpret(g, [{ type: { dtype: "float64", batch: [], base: [data.length] }, data: Float64Array.from(data) }])[0]!.data[0]!;
+      return interpret(g, [
+        { type: { dtype: "float64", batch: [], base: [data.length] }, data: Float64Array.from(data) },
+      ])[0]!.data[0]!;
     };
     expect(Object.is(sumOf([-0, -0]), -0)).toBe(true);
     expect(Object.is(sumOf([-0, 0]), 0)).toBe(true);
@@ -59,7 +62,9 @@ describe("fuzz regressions (JS)", () => {
   it("the interpreter's float32 accumulation (WGSL's) rounds every step; the default accumulates in float64", () => {
     const x = Node.make("input", [], { index: 0 }, { dtype: "float32", batch: [], base: [3] });
     const g = makeGraph("p", [x], [Node.make("prod", [x], { batchAxes: [], baseAxes: [0], keep: false })]);
-    const inputs = [{ type: { dtype: "float32" as const, batch: [], base: [3] }, data: Float32Array.of(2 ** 127, 4, 2 ** -100) }];
+    const inputs = [
+      { type: { dtype: "float32" as const, batch: [], base: [3] }, data: Float32Array.of(2 ** 127, 4, 2 ** -100) },
+    ];
     // 2^127 · 4 · 2^-100 = 2^29 in float64; in float32 the running product 2^129 overflows first.
     expect(interpret(g, inputs)[0]!.data[0]).toBe(536870912);
     expect(interpret(g, inputs, { accumulation: "float32" })[0]!.data[0]).toBe(Infinity);

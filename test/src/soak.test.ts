@@ -13,7 +13,10 @@ it("100,000 JS calls without dispose() at varying batch sizes leave the heap bou
     const h = x.matmul(w).tanh();
     return [h.sum(0), h.sub(h.batchMean(0, { keepdim: true }))];
   });
-  const w = fromTypedArray(Float32Array.from({ length: 4 * 3 }, (_, k) => (k % 5) / 10), [4, 3]);
+  const w = fromTypedArray(
+    Float32Array.from({ length: 4 * 3 }, (_, k) => (k % 5) / 10),
+    [4, 3],
+  );
   // Column sums of w, for the expected values below: w[k][j] = ((3k + j) % 5) / 10.
   const colSum = [0, 1, 2].map((j) => [0, 1, 2, 3].reduce((p, k) => p + ((3 * k + j) % 5) / 10, 0));
   const sizes = [1, 17, 500, 3, 128, 64, 250, 9];
@@ -43,7 +46,9 @@ it("100,000 JS calls without dispose() at varying batch sizes leave the heap bou
   const mb = (n: number): string => (n / 2 ** 20).toFixed(1);
   const second = Math.max(...heap.slice(q, 2 * q));
   const last = Math.max(...heap.slice(3 * q));
-  console.log(`JS soak without dispose(): ${N} jit calls + ${N / 10} eager reads in ${((performance.now() - t0) / 1000).toFixed(1)} s; heap after GC: second quarter ≤ ${mb(second)} MB, last quarter ≤ ${mb(last)} MB`);
+  console.log(
+    `JS soak without dispose(): ${N} jit calls + ${N / 10} eager reads in ${((performance.now() - t0) / 1000).toFixed(1)} s; heap after GC: second quarter ≤ ${mb(second)} MB, last quarter ≤ ${mb(last)} MB`,
+  );
   expect(f.stats.traces).toBe(1);
   expect(last).toBeLessThanOrEqual(second + 4 * 2 ** 20);
 }, 120_000);

@@ -12,8 +12,22 @@ import { runPipeline } from "../../passes/pipeline.js";
 import { fromTypedArray, jit, tensor, where, type Tensor } from "../../src/index.js";
 import type { DType, TypedArray } from "../../ir/dtype.js";
 import {
-  BINARY_CASES, GRIDS, UNARY_CASES, expectedBinary, expectedUnary, expectedWithConstants, fmt, maxRef, minRef, mismatches,
-  F64_GRID, PATTERNS, floatToInt, pairs, store, withConstants,
+  BINARY_CASES,
+  GRIDS,
+  UNARY_CASES,
+  expectedBinary,
+  expectedUnary,
+  expectedWithConstants,
+  fmt,
+  maxRef,
+  minRef,
+  mismatches,
+  F64_GRID,
+  PATTERNS,
+  floatToInt,
+  pairs,
+  store,
+  withConstants,
 } from "../helpers/special-values.js";
 
 const f32 = Math.fround;
@@ -21,7 +35,8 @@ type GridDType = keyof typeof GRIDS;
 const DTYPES: readonly GridDType[] = ["float32", "int32", "uint32", "bool"];
 
 const CTOR = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, bool: Uint8Array } as const;
-const make = (v: readonly number[], d: GridDType): Tensor => fromTypedArray(CTOR[d].from(v), [v.length], d === "bool" ? { dtype: "bool" } : {});
+const make = (v: readonly number[], d: GridDType): Tensor =>
+  fromTypedArray(CTOR[d].from(v), [v.length], d === "bool" ? { dtype: "bool" } : {});
 const read = (t: Tensor): TypedArray => t.dataSync();
 
 function check(errors: string[]): void {
@@ -39,7 +54,14 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
     const g = GRIDS[d];
     const cases = UNARY_CASES.filter((c) => d === "float32" || c.name !== "never");
     const outs = wrap((x: Tensor) => cases.map((c) => c.apply(x)))(make(g, d));
-    const errors = cases.flatMap((c, k) => mismatches(`${c.name}/${d}`, read(outs[k]!), g.map((x) => expectedUnary(c, x, d)), (i) => `(${fmt(g[i]!)})`));
+    const errors = cases.flatMap((c, k) =>
+      mismatches(
+        `${c.name}/${d}`,
+        read(outs[k]!),
+        g.map((x) => expectedUnary(c, x, d)),
+        (i) => `(${fmt(g[i]!)})`,
+      ),
+    );
     check(errors);
   });
 
@@ -48,11 +70,26 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
     const x = fromTypedArray(Float64Array.from(g), [g.length]);
     const uo = wrap((t: Tensor) => UNARY_CASES.map((c) => c.apply(t)))(x);
     const { a, b } = pairs(g);
-    const bo = wrap((s: Tensor, t: Tensor) => BINARY_CASES.map((c) => c.apply(s, t)))(fromTypedArray(Float64Array.from(a), [a.length]), fromTypedArray(Float64Array.from(b), [b.length]));
+    const bo = wrap((s: Tensor, t: Tensor) => BINARY_CASES.map((c) => c.apply(s, t)))(
+      fromTypedArray(Float64Array.from(a), [a.length]),
+      fromTypedArray(Float64Array.from(b), [b.length]),
+    );
     check([
-      ...UNARY_CASES.flatMap((c, k) => mismatches(`${c.name}/float64`, read(uo[k]!), g.map((v) => expectedUnary(c, v, "float64")), (i) => `(${fmt(g[i]!)})`)),
+      ...UNARY_CASES.flatMap((c, k) =>
+        mismatches(
+          `${c.name}/float64`,
+          read(uo[k]!),
+          g.map((v) => expectedUnary(c, v, "float64")),
+          (i) => `(${fmt(g[i]!)})`,
+        ),
+      ),
       ...BINARY_CASES.flatMap((c, k) =>
-        mismatches(`${c.name}/float64`, read(bo[k]!), a.map((v, i) => expectedBinary(c, v, b[i]!, "float64")), (i) => `(${fmt(a[i]!)}, ${fmt(b[i]!)})`),
+        mismatches(
+          `${c.name}/float64`,
+          read(bo[k]!),
+          a.map((v, i) => expectedBinary(c, v, b[i]!, "float64")),
+          (i) => `(${fmt(a[i]!)}, ${fmt(b[i]!)})`,
+        ),
       ),
     ]);
   });
@@ -61,24 +98,37 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
     const { a, b } = pairs(GRIDS[d]);
     const outs = wrap((x: Tensor, y: Tensor) => BINARY_CASES.map((c) => c.apply(x, y)))(make(a, d), make(b, d));
     const errors = BINARY_CASES.flatMap((c, k) =>
-      mismatches(`${c.name}/${d}`, read(outs[k]!), a.map((x, i) => expectedBinary(c, x, b[i]!, d)), (i) => `(${fmt(a[i]!)}, ${fmt(b[i]!)})`),
+      mismatches(
+        `${c.name}/${d}`,
+        read(outs[k]!),
+        a.map((x, i) => expectedBinary(c, x, b[i]!, d)),
+        (i) => `(${fmt(a[i]!)}, ${fmt(b[i]!)})`,
+      ),
     );
     check(errors);
   });
 
-  it.each(["float32", "int32", "uint32"] as const)("binary ops on %s with every grid value as a constant, on the right and on the left", (d) => {
-    const g = GRIDS[d];
-    for (const left of [false, true]) {
-      const outs = wrap((x: Tensor) => BINARY_CASES.map((c) => withConstants(c, x, g, left)))(make(g, d));
-      const errors = BINARY_CASES.flatMap((c, k) =>
-        mismatches(`${c.name}/${d}${left ? " (constant left)" : ""}`, read(outs[k]!), expectedWithConstants(c, g, d, left), (i) => {
-          const [x, v] = [g[i % g.length]!, g[Math.floor(i / g.length)]!];
-          return left ? `(${fmt(v)}, ${fmt(x)})` : `(${fmt(x)}, ${fmt(v)})`;
-        }),
-      );
-      check(errors);
-    }
-  });
+  it.each(["float32", "int32", "uint32"] as const)(
+    "binary ops on %s with every grid value as a constant, on the right and on the left",
+    (d) => {
+      const g = GRIDS[d];
+      for (const left of [false, true]) {
+        const outs = wrap((x: Tensor) => BINARY_CASES.map((c) => withConstants(c, x, g, left)))(make(g, d));
+        const errors = BINARY_CASES.flatMap((c, k) =>
+          mismatches(
+            `${c.name}/${d}${left ? " (constant left)" : ""}`,
+            read(outs[k]!),
+            expectedWithConstants(c, g, d, left),
+            (i) => {
+              const [x, v] = [g[i % g.length]!, g[Math.floor(i / g.length)]!];
+              return left ? `(${fmt(v)}, ${fmt(x)})` : `(${fmt(x)}, ${fmt(v)})`;
+            },
+          ),
+        );
+        check(errors);
+      }
+    },
+  );
 
   it("where, clip and cast on the float32 grid", () => {
     const g = GRIDS.float32;
@@ -90,18 +140,62 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
     const outs = wrap((x: Tensor, y: Tensor, c: Tensor, gx: Tensor, ht: Tensor) => [
       where(c, x, y),
       x.clip(y, ht),
-      gx.cast("int32"), gx.cast("uint32"), gx.cast("bool"),
+      gx.cast("int32"),
+      gx.cast("uint32"),
+      gx.cast("bool"),
       ...lo.map((lv, i) => gx.clip(lv, hi[i]!)),
     ])(make(a, "float32"), make(b, "float32"), make(cond, "bool"), make(g, "float32"), make(h, "float32"));
     const errors: string[] = [];
     const pair = (i: number): string => `(${fmt(a[i]!)}, ${fmt(b[i]!)})`;
-    errors.push(...mismatches("where", read(outs[0]!), a.map((x, i) => (cond[i] ? x : b[i]!)), (i) => `(${cond[i]}, ${fmt(a[i]!)}, ${fmt(b[i]!)})`));
-    errors.push(...mismatches("clip", read(outs[1]!), a.map((x, i) => minRef(maxRef(x, b[i]!), h[i]!)), (i) => `${pair(i)}, ${fmt(h[i]!)}`));
-    errors.push(...mismatches("cast int32", read(outs[2]!), g.map((x) => floatToInt(x, "int32")), (i) => fmt(g[i]!)));
-    errors.push(...mismatches("cast uint32", read(outs[3]!), g.map((x) => floatToInt(x, "uint32")), (i) => fmt(g[i]!)));
-    errors.push(...mismatches("cast bool", read(outs[4]!), g.map((x) => (x !== 0 ? 1 : 0)), (i) => fmt(g[i]!)));
+    errors.push(
+      ...mismatches(
+        "where",
+        read(outs[0]!),
+        a.map((x, i) => (cond[i] ? x : b[i]!)),
+        (i) => `(${cond[i]}, ${fmt(a[i]!)}, ${fmt(b[i]!)})`,
+      ),
+    );
+    errors.push(
+      ...mismatches(
+        "clip",
+        read(outs[1]!),
+        a.map((x, i) => minRef(maxRef(x, b[i]!), h[i]!)),
+        (i) => `${pair(i)}, ${fmt(h[i]!)}`,
+      ),
+    );
+    errors.push(
+      ...mismatches(
+        "cast int32",
+        read(outs[2]!),
+        g.map((x) => floatToInt(x, "int32")),
+        (i) => fmt(g[i]!),
+      ),
+    );
+    errors.push(
+      ...mismatches(
+        "cast uint32",
+        read(outs[3]!),
+        g.map((x) => floatToInt(x, "uint32")),
+        (i) => fmt(g[i]!),
+      ),
+    );
+    errors.push(
+      ...mismatches(
+        "cast bool",
+        read(outs[4]!),
+        g.map((x) => (x !== 0 ? 1 : 0)),
+        (i) => fmt(g[i]!),
+      ),
+    );
     lo.forEach((lv, k) => {
-      errors.push(...mismatches(`clip(·, ${fmt(lv)}, ${fmt(hi[k]!)})`, read(outs[5 + k]!), g.map((x) => minRef(maxRef(x, lv), hi[k]!)), (i) => `(${fmt(g[i]!)})`));
+      errors.push(
+        ...mismatches(
+          `clip(·, ${fmt(lv)}, ${fmt(hi[k]!)})`,
+          read(outs[5 + k]!),
+          g.map((x) => minRef(maxRef(x, lv), hi[k]!)),
+          (i) => `(${fmt(g[i]!)})`,
+        ),
+      );
     });
     check(errors);
   });
@@ -111,29 +205,54 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
     const targets = (["float32", "int32", "uint32", "bool"] as const).filter((t) => t !== d);
     const outs = wrap((x: Tensor) => targets.map((t) => x.cast(t)))(make(g, d));
     // Integer values are exact numbers: each target stores them by its own rule (float32 rounds, ints wrap, bool is x != 0).
-    const errors = targets.flatMap((t, k) => mismatches(`cast ${d} -> ${t}`, read(outs[k]!), g.map((x) => store(x, t)), (i) => fmt(g[i]!)));
+    const errors = targets.flatMap((t, k) =>
+      mismatches(
+        `cast ${d} -> ${t}`,
+        read(outs[k]!),
+        g.map((x) => store(x, t)),
+        (i) => fmt(g[i]!),
+      ),
+    );
     check(errors);
   });
 });
-
 
 describe("algebraic rules keep NaN, ±Inf and signed zeros (JS)", () => {
   const g = GRIDS.float32;
   it.each(MODES)("$name", ({ name, wrap }) => {
     const r = name === "jit exact" ? f32 : (v: number) => v;
     const outs = wrap((x: Tensor) => PATTERNS.map((p) => p.f(x)))(make(g, "float32"));
-    const errors = PATTERNS.flatMap((p, k) => mismatches(p.name, read(outs[k]!), g.map((a) => f32(p.ref(a, r))), (i) => `(${fmt(g[i]!)})`));
+    const errors = PATTERNS.flatMap((p, k) =>
+      mismatches(
+        p.name,
+        read(outs[k]!),
+        g.map((a) => f32(p.ref(a, r))),
+        (i) => `(${fmt(g[i]!)})`,
+      ),
+    );
     check(errors);
   });
 
   it("integer identities (x*0, x+0, x-x) stay exact on int32 and uint32", () => {
     for (const d of ["int32", "uint32"] as const) {
       const gi = GRIDS[d];
-      const [m0, a0, s] = [0, 1, 2].map((k) => read([(x: Tensor) => x.mul(0), (x: Tensor) => x.add(0), (x: Tensor) => x.sub(x)][k]!(make(gi, d))));
+      const [m0, a0, s] = [0, 1, 2].map((k) =>
+        read([(x: Tensor) => x.mul(0), (x: Tensor) => x.add(0), (x: Tensor) => x.sub(x)][k]!(make(gi, d))),
+      );
       check([
-        ...mismatches(`x*0/${d}`, m0!, gi.map(() => 0), (i) => fmt(gi[i]!)),
+        ...mismatches(
+          `x*0/${d}`,
+          m0!,
+          gi.map(() => 0),
+          (i) => fmt(gi[i]!),
+        ),
         ...mismatches(`x+0/${d}`, a0!, [...gi], (i) => fmt(gi[i]!)),
-        ...mismatches(`x-x/${d}`, s!, gi.map(() => 0), (i) => fmt(gi[i]!)),
+        ...mismatches(
+          `x-x/${d}`,
+          s!,
+          gi.map(() => 0),
+          (i) => fmt(gi[i]!),
+        ),
       ]);
     }
   });
@@ -141,13 +260,45 @@ describe("algebraic rules keep NaN, ±Inf and signed zeros (JS)", () => {
 
 describe("constant folding uses the documented rules", () => {
   const IR_BINARY: Record<string, KBinaryOp> = {
-    add: "add", sub: "sub", mul: "mul", div: "div", pow: "pow", maximum: "maximum", minimum: "minimum", mod: "mod", atan2: "atan2",
-    eq: "eq", ne: "ne", lt: "lt", le: "le", gt: "gt", ge: "ge",
+    add: "add",
+    sub: "sub",
+    mul: "mul",
+    div: "div",
+    pow: "pow",
+    maximum: "maximum",
+    minimum: "minimum",
+    mod: "mod",
+    atan2: "atan2",
+    eq: "eq",
+    ne: "ne",
+    lt: "lt",
+    le: "le",
+    gt: "gt",
+    ge: "ge",
   };
   const IR_UNARY: Record<string, KUnaryOp> = {
-    neg: "neg", abs: "abs", sqrt: "sqrt", rsqrt: "rsqrt", exp: "exp", log: "log", sin: "sin", cos: "cos", tan: "tan", tanh: "tanh",
-    sigmoid: "sigmoid", asin: "asin", acos: "acos", atan: "atan", floor: "floor", ceil: "ceil", round: "round", trunc: "trunc",
-    sign: "sign", isNan: "isnan", isInf: "isinf", isFinite: "isfinite",
+    neg: "neg",
+    abs: "abs",
+    sqrt: "sqrt",
+    rsqrt: "rsqrt",
+    exp: "exp",
+    log: "log",
+    sin: "sin",
+    cos: "cos",
+    tan: "tan",
+    tanh: "tanh",
+    sigmoid: "sigmoid",
+    asin: "asin",
+    acos: "acos",
+    atan: "atan",
+    floor: "floor",
+    ceil: "ceil",
+    round: "round",
+    trunc: "trunc",
+    sign: "sign",
+    isNan: "isnan",
+    isInf: "isinf",
+    isFinite: "isfinite",
   };
   /** Runs the pass pipeline on `out` and returns the value of the constant it folds to. */
   const folded = (out: Node): number => {
@@ -166,7 +317,14 @@ describe("constant folding uses the documented rules", () => {
       if (op === undefined || (d !== "float32" && (op === "div" || op === "atan2"))) continue;
       for (const a of gr) {
         for (const b of gr) {
-          errors.push(...mismatches(c.name, [folded(Node.make(op, [cst(a, d), cst(b, d)]))], [expectedBinary(c, a, b, d)], () => `(${fmt(a)}, ${fmt(b)}) on ${d}`));
+          errors.push(
+            ...mismatches(
+              c.name,
+              [folded(Node.make(op, [cst(a, d), cst(b, d)]))],
+              [expectedBinary(c, a, b, d)],
+              () => `(${fmt(a)}, ${fmt(b)}) on ${d}`,
+            ),
+          );
         }
       }
     }
@@ -178,7 +336,15 @@ describe("constant folding uses the documented rules", () => {
     for (const c of UNARY_CASES) {
       const op = IR_UNARY[c.name];
       if (op === undefined) continue;
-      for (const a of GRIDS.float32) errors.push(...mismatches(c.name, [folded(Node.make(op, [cst(a, "float32")]))], [expectedUnary(c, a, "float32")], () => `(${fmt(a)})`));
+      for (const a of GRIDS.float32)
+        errors.push(
+          ...mismatches(
+            c.name,
+            [folded(Node.make(op, [cst(a, "float32")]))],
+            [expectedUnary(c, a, "float32")],
+            () => `(${fmt(a)})`,
+          ),
+        );
     }
     check(errors);
   });
@@ -187,7 +353,13 @@ describe("constant folding uses the documented rules", () => {
 describe("the issue's repros (JS)", () => {
   it("div by a zero constant, mod by ±Inf, pow(-0, -1), int32 pow past 2^53", () => {
     expect(Array.from(tensor([1, -1, 0]).div(0).dataSync())).toEqual([Infinity, -Infinity, NaN]);
-    expect(Array.from(tensor([1, -1, 1, -1]).mod(tensor([Infinity, Infinity, -Infinity, -Infinity])).dataSync())).toEqual([1, Infinity, -Infinity, -1]);
+    expect(
+      Array.from(
+        tensor([1, -1, 1, -1])
+          .mod(tensor([Infinity, Infinity, -Infinity, -Infinity]))
+          .dataSync(),
+      ),
+    ).toEqual([1, Infinity, -Infinity, -1]);
     expect(Object.is(tensor([-0]).pow(-1).itemSync(), -Infinity)).toBe(true);
     expect(tensor([7], { dtype: "int32" }).pow(31).itemSync()).toBe(265001655);
     expect(tensor([3], { dtype: "uint32" }).pow(4294967295).itemSync()).toBe(2863311531);

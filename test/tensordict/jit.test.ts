@@ -5,12 +5,32 @@
  * are computed by hand from arange inputs.
  */
 import { describe, expect, it } from "vitest";
-import { arange, dictSpec, jagged, JaggedTensor, jit, loadBundle, spec, TensorDict, trace, TraceError, type Tensor } from "../../src/index.js";
+import {
+  arange,
+  dictSpec,
+  jagged,
+  JaggedTensor,
+  jit,
+  loadBundle,
+  spec,
+  TensorDict,
+  trace,
+  TraceError,
+  type Tensor,
+} from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
 
 /** x (B; 3) = 0..3B-1 row-major, n.y (B;) = 10, 11, …. */
 function input(B: number): TensorDict {
-  return new TensorDict({ x: arange(B * 3).reshape([B, 3]).rebatch(1), n: { y: arange(10, 10 + B).rebatch(1) } }, [B]);
+  return new TensorDict(
+    {
+      x: arange(B * 3)
+        .reshape([B, 3])
+        .rebatch(1),
+      n: { y: arange(10, 10 + B).rebatch(1) },
+    },
+    [B],
+  );
 }
 
 const step = (td: TensorDict) => {
@@ -29,7 +49,11 @@ describe("TensorDict through jit", () => {
       expect(out.batchSize).toEqual([B]);
       const b = B - 1;
       // x[b] = [3b, 3b+1, 3b+2], y[b] = 10 + b
-      expect((out.getTensor("z").toArraySync() as number[][])[b]).toEqual([6 * b + 10 + b, 6 * b + 2 + 10 + b, 6 * b + 4 + 10 + b]);
+      expect((out.getTensor("z").toArraySync() as number[][])[b]).toEqual([
+        6 * b + 10 + b,
+        6 * b + 2 + 10 + b,
+        6 * b + 4 + 10 + b,
+      ]);
       expect((out.getTensor(["stats", "s"]).toArraySync() as number[])[b]).toBe(9 * b + 3);
     }
     expect(f.stats.traces).toBe(1);
@@ -60,7 +84,10 @@ describe("TensorDict through jit", () => {
     const [m, td] = run([2, 4]);
     // row 0: 0,1 -> mean 0.5; row 1: 1,2,3,4 -> mean 2.5
     expect(m.toArraySync()).toEqual([[0.5], [2.5]]); // k is (;1)
-    expect((td.get("c") as JaggedTensor).toList().map((t) => t.toArraySync())).toEqual([[0, 2], [2, 4, 6, 8]]);
+    expect((td.get("c") as JaggedTensor).toList().map((t) => t.toArraySync())).toEqual([
+      [0, 2],
+      [2, 4, 6, 8],
+    ]);
     run([3, 1, 1]);
     expect(f.stats.traces).toBe(1);
   });
@@ -77,13 +104,17 @@ describe("TensorDict through jit", () => {
   });
 
   it("trace(fn, specs) with a dictSpec: traced before any data; the first call is a cache hit", () => {
-    const f = trace(step, [dictSpec(["B"], { x: spec("float32", ["B"], [3]), n: dictSpec(["B"], { y: spec("float32", ["B"], []) }) })]);
+    const f = trace(step, [
+      dictSpec(["B"], { x: spec("float32", ["B"], [3]), n: dictSpec(["B"], { y: spec("float32", ["B"], []) }) }),
+    ]);
     expect(f.stats.traces).toBe(1);
     expect(f.dump()).toContain("f32[b0; 3]");
     const out = f(input(3));
     expect(f.stats).toMatchObject({ traces: 1, cacheHits: 1 });
     expect((out.getTensor("z").toArraySync() as number[][])[2]).toEqual([12 + 12, 14 + 12, 16 + 12]);
-    expect(() => trace(step, [dictSpec(["B", "N"], { x: spec("float32", ["B"], [3]) })])).toThrowError(/spec 0.x has 1 batch dims, fewer than its dict's \[B, N\]/);
+    expect(() => trace(step, [dictSpec(["B", "N"], { x: spec("float32", ["B"], [3]) })])).toThrowError(
+      /spec 0.x has 1 batch dims, fewer than its dict's \[B, N\]/,
+    );
   });
 
   it("results must be tensors, jagged tensors or TensorDicts", () => {

@@ -153,14 +153,30 @@ describe("construction, keys and nested keys", () => {
  */
 function grid(): TensorDict {
   const data = [
-    [[0, 1], [2, 3], [4, 5]],
-    [[6, 7], [8, 9], [10, 11]],
+    [
+      [0, 1],
+      [2, 3],
+      [4, 5],
+    ],
+    [
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ],
   ];
   return new TensorDict(
     {
       x: tensor(data, { batchDim: 2 }),
       e: tensor(data, { batchDim: 3 }),
-      sub: { z: tensor([[100, 101, 102], [103, 104, 105]], { batchDim: 2 }) },
+      sub: {
+        z: tensor(
+          [
+            [100, 101, 102],
+            [103, 104, 105],
+          ],
+          { batchDim: 2 },
+        ),
+      },
     },
     [2, 3],
   );
@@ -172,16 +188,30 @@ describe("batch-dim ops act on every entry, nested ones too", () => {
     expect(r.batchSize).toEqual([3]);
     expect(leaf(r, "x").batchShape).toEqual([3]);
     expect(leaf(r, "x").baseShape).toEqual([2]);
-    expect(vals(leaf(r, "x"))).toEqual([[6, 7], [8, 9], [10, 11]]);
+    expect(vals(leaf(r, "x"))).toEqual([
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ]);
     expect(leaf(r, "e").batchShape).toEqual([3, 2]);
-    expect(vals(leaf(r, "e"))).toEqual([[6, 7], [8, 9], [10, 11]]);
+    expect(vals(leaf(r, "e"))).toEqual([
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ]);
     expect(r.getDict("sub").batchSize).toEqual([3]);
     expect(vals(leaf(r, ["sub", "z"]))).toEqual([103, 104, 105]);
 
     const last = grid().batchIndex(-1, -1); // dim 1, index 2
     expect(last.batchSize).toEqual([2]);
-    expect(vals(leaf(last, "x"))).toEqual([[4, 5], [10, 11]]);
-    expect(vals(leaf(last, "e"))).toEqual([[4, 5], [10, 11]]);
+    expect(vals(leaf(last, "x"))).toEqual([
+      [4, 5],
+      [10, 11],
+    ]);
+    expect(vals(leaf(last, "e"))).toEqual([
+      [4, 5],
+      [10, 11],
+    ]);
     expect(vals(leaf(last, ["sub", "z"]))).toEqual([102, 105]);
   });
 
@@ -190,8 +220,14 @@ describe("batch-dim ops act on every entry, nested ones too", () => {
     expect(r.batchSize).toEqual([2, 2]);
     expect(leaf(r, "x").shape).toEqual([2, 2, 2]);
     expect(vals(leaf(r, "x"))).toEqual([
-      [[0, 1], [4, 5]],
-      [[6, 7], [10, 11]],
+      [
+        [0, 1],
+        [4, 5],
+      ],
+      [
+        [6, 7],
+        [10, 11],
+      ],
     ]);
     expect(leaf(r, "e").batchShape).toEqual([2, 2, 2]);
     expect(vals(leaf(r, ["sub", "z"]))).toEqual([
@@ -206,7 +242,14 @@ describe("batch-dim ops act on every entry, nested ones too", () => {
     expect(r.batchSize).toEqual([6]);
     expect(leaf(r, "x").batchShape).toEqual([6]);
     expect(leaf(r, "x").baseShape).toEqual([2]);
-    expect(vals(leaf(r, "x"))).toEqual([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]);
+    expect(vals(leaf(r, "x"))).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ]);
     expect(leaf(r, "e").batchShape).toEqual([6, 2]); // its own extra dim stays
     expect(vals(leaf(r, ["sub", "z"]))).toEqual([100, 101, 102, 103, 104, 105]);
 
@@ -214,9 +257,18 @@ describe("batch-dim ops act on every entry, nested ones too", () => {
     expect(r2.batchSize).toEqual([3, 2]);
     expect(leaf(r2, "e").batchShape).toEqual([3, 2, 2]);
     expect(vals(leaf(r2, "x"))).toEqual([
-      [[0, 1], [2, 3]],
-      [[4, 5], [6, 7]],
-      [[8, 9], [10, 11]],
+      [
+        [0, 1],
+        [2, 3],
+      ],
+      [
+        [4, 5],
+        [6, 7],
+      ],
+      [
+        [8, 9],
+        [10, 11],
+      ],
     ]);
     expect(vals(leaf(r2, ["sub", "z"]))).toEqual([
       [100, 101],
@@ -264,8 +316,26 @@ describe("batch-dim ops act on every entry, nested ones too", () => {
   it("batchExpand broadcasts size-1 shared dims and adds leading ones", () => {
     const td = new TensorDict(
       {
-        x: tensor([[[1, 2], [3, 4], [5, 6]]], { batchDim: 2 }), // (1,3; 2)
-        e: tensor([[[7, 8], [9, 10], [11, 12]]], { batchDim: 3 }), // (1,3,2;)
+        x: tensor(
+          [
+            [
+              [1, 2],
+              [3, 4],
+              [5, 6],
+            ],
+          ],
+          { batchDim: 2 },
+        ), // (1,3; 2)
+        e: tensor(
+          [
+            [
+              [7, 8],
+              [9, 10],
+              [11, 12],
+            ],
+          ],
+          { batchDim: 3 },
+        ), // (1,3,2;)
         sub: { z: tensor([[1, 2, 3]], { batchDim: 2 }) }, // (1,3;)
       },
       [1, 3],
@@ -275,11 +345,34 @@ describe("batch-dim ops act on every entry, nested ones too", () => {
     expect(leaf(r, "x").batchShape).toEqual([2, 2, 3]);
     expect(leaf(r, "x").baseShape).toEqual([2]);
     expect(leaf(r, "e").batchShape).toEqual([2, 2, 3, 2]);
-    const row = [[1, 2], [3, 4], [5, 6]];
-    expect(vals(leaf(r, "x"))).toEqual([[row, row], [row, row]]);
-    const erow = [[7, 8], [9, 10], [11, 12]];
-    expect(vals(leaf(r, "e"))).toEqual([[erow, erow], [erow, erow]]);
-    expect(vals(leaf(r, ["sub", "z"]))).toEqual([[[1, 2, 3], [1, 2, 3]], [[1, 2, 3], [1, 2, 3]]]);
+    const row = [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ];
+    expect(vals(leaf(r, "x"))).toEqual([
+      [row, row],
+      [row, row],
+    ]);
+    const erow = [
+      [7, 8],
+      [9, 10],
+      [11, 12],
+    ];
+    expect(vals(leaf(r, "e"))).toEqual([
+      [erow, erow],
+      [erow, erow],
+    ]);
+    expect(vals(leaf(r, ["sub", "z"]))).toEqual([
+      [
+        [1, 2, 3],
+        [1, 2, 3],
+      ],
+      [
+        [1, 2, 3],
+        [1, 2, 3],
+      ],
+    ]);
     expect(() => td.batchExpand([2, 4])).toThrow(ShapeError); // 3 cannot become 4
   });
 });
@@ -296,8 +389,33 @@ describe("batch-dim ops act on every entry, nested ones too", () => {
 function deep(): TensorDict {
   return new TensorDict(
     {
-      x: tensor([[0, 1, 2], [3, 4, 5]], { batchDim: 2 }),
-      sub: new TensorDict({ z: tensor([[[0, 1], [2, 3], [4, 5]], [[6, 7], [8, 9], [10, 11]]], { batchDim: 3 }) }, [2, 3, 2]),
+      x: tensor(
+        [
+          [0, 1, 2],
+          [3, 4, 5],
+        ],
+        { batchDim: 2 },
+      ),
+      sub: new TensorDict(
+        {
+          z: tensor(
+            [
+              [
+                [0, 1],
+                [2, 3],
+                [4, 5],
+              ],
+              [
+                [6, 7],
+                [8, 9],
+                [10, 11],
+              ],
+            ],
+            { batchDim: 3 },
+          ),
+        },
+        [2, 3, 2],
+      ),
     },
     [2, 3],
   );
@@ -307,7 +425,11 @@ describe("nested TensorDicts with more batch dims than their parent", () => {
   it("batchIndex / batchSlice / batchUnsqueeze / batchSqueeze keep the nested dict's extra dims", () => {
     const i = deep().batchIndex(0, 1);
     expect(i.getDict("sub").batchSize).toEqual([3, 2]);
-    expect(vals(i.getTensor(["sub", "z"]))).toEqual([[6, 7], [8, 9], [10, 11]]);
+    expect(vals(i.getTensor(["sub", "z"]))).toEqual([
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ]);
     expect(deep().batchSlice(1, 1).getDict("sub").batchSize).toEqual([2, 2, 2]);
     const u = deep().batchUnsqueeze(0);
     expect(u.getDict("sub").batchSize).toEqual([1, 2, 3, 2]);
@@ -318,17 +440,45 @@ describe("nested TensorDicts with more batch dims than their parent", () => {
     const r = deep().batchReshape([6]);
     expect(r.batchSize).toEqual([6]);
     expect(r.getDict("sub").batchSize).toEqual([6, 2]);
-    expect(vals(r.getTensor(["sub", "z"]))).toEqual([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]);
+    expect(vals(r.getTensor(["sub", "z"]))).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ]);
   });
 
   it("batchExpand expands the shared dims of the nested dict and keeps its extra dim", () => {
     const td = new TensorDict(
-      { x: tensor([[1, 2, 3]], { batchDim: 2 }), sub: new TensorDict({ z: tensor([[[1, 2], [3, 4], [5, 6]]], { batchDim: 3 }) }, [1, 3, 2]) },
+      {
+        x: tensor([[1, 2, 3]], { batchDim: 2 }),
+        sub: new TensorDict(
+          {
+            z: tensor(
+              [
+                [
+                  [1, 2],
+                  [3, 4],
+                  [5, 6],
+                ],
+              ],
+              { batchDim: 3 },
+            ),
+          },
+          [1, 3, 2],
+        ),
+      },
       [1, 3],
     );
     const r = td.batchExpand([2, 3]);
     expect(r.getDict("sub").batchSize).toEqual([2, 3, 2]);
-    const row = [[1, 2], [3, 4], [5, 6]];
+    const row = [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ];
     expect(vals(r.getTensor(["sub", "z"]))).toEqual([row, row]);
   });
 
@@ -343,8 +493,16 @@ describe("nested TensorDicts with more batch dims than their parent", () => {
     const r = deep().apply((t) => t.add(1));
     expect(r.getDict("sub").batchSize).toEqual([2, 3, 2]);
     expect(vals(r.getTensor(["sub", "z"]))).toEqual([
-      [[1, 2], [3, 4], [5, 6]],
-      [[7, 8], [9, 10], [11, 12]],
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      [
+        [7, 8],
+        [9, 10],
+        [11, 12],
+      ],
     ]);
   });
 });
@@ -362,8 +520,16 @@ describe("apply", () => {
     expect(r.batchSize).toEqual([2, 3]);
     expect(r.get("sub")).toBeInstanceOf(TensorDict);
     expect(vals(leaf(r, "x"))).toEqual([
-      [[0, 10], [20, 30], [40, 50]],
-      [[60, 70], [80, 90], [100, 110]],
+      [
+        [0, 10],
+        [20, 30],
+        [40, 50],
+      ],
+      [
+        [60, 70],
+        [80, 90],
+        [100, 110],
+      ],
     ]);
     expect(leaf(r, "e").batchShape).toEqual([2, 3, 2]);
     expect(vals(leaf(r, ["sub", "z"]))).toEqual([
@@ -383,8 +549,24 @@ describe("apply", () => {
 function pair(k: number): TensorDict {
   return new TensorDict(
     {
-      x: tensor([[1 + k, 2 + k], [3 + k, 4 + k], [5 + k, 6 + k]], { batchDim: 1 }),
-      sub: { y: tensor([[1 + k, 2 + k], [3 + k, 4 + k], [5 + k, 6 + k]], { batchDim: 2 }) },
+      x: tensor(
+        [
+          [1 + k, 2 + k],
+          [3 + k, 4 + k],
+          [5 + k, 6 + k],
+        ],
+        { batchDim: 1 },
+      ),
+      sub: {
+        y: tensor(
+          [
+            [1 + k, 2 + k],
+            [3 + k, 4 + k],
+            [5 + k, 6 + k],
+          ],
+          { batchDim: 2 },
+        ),
+      },
     },
     [3],
   );
@@ -398,8 +580,16 @@ describe("dense stack of TensorDicts", () => {
     expect(leaf(r, "x").batchShape).toEqual([2, 3]);
     expect(leaf(r, "x").baseShape).toEqual([2]);
     expect(vals(leaf(r, "x"))).toEqual([
-      [[1, 2], [3, 4], [5, 6]],
-      [[11, 12], [13, 14], [15, 16]],
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      [
+        [11, 12],
+        [13, 14],
+        [15, 16],
+      ],
     ]);
     expect(leaf(r, ["sub", "y"]).batchShape).toEqual([2, 3, 2]);
   });
@@ -409,16 +599,34 @@ describe("dense stack of TensorDicts", () => {
     expect(r.batchSize).toEqual([3, 2]);
     expect(leaf(r, "x").batchShape).toEqual([3, 2]);
     expect(vals(leaf(r, "x"))).toEqual([
-      [[1, 2], [11, 12]],
-      [[3, 4], [13, 14]],
-      [[5, 6], [15, 16]],
+      [
+        [1, 2],
+        [11, 12],
+      ],
+      [
+        [3, 4],
+        [13, 14],
+      ],
+      [
+        [5, 6],
+        [15, 16],
+      ],
     ]);
     // The nested entry with an extra batch dim gets the new dim at 1 too.
     expect(leaf(r, ["sub", "y"]).batchShape).toEqual([3, 2, 2]);
     expect(vals(leaf(r, ["sub", "y"]))).toEqual([
-      [[1, 2], [11, 12]],
-      [[3, 4], [13, 14]],
-      [[5, 6], [15, 16]],
+      [
+        [1, 2],
+        [11, 12],
+      ],
+      [
+        [3, 4],
+        [13, 14],
+      ],
+      [
+        [5, 6],
+        [15, 16],
+      ],
     ]);
     expect(stack([pair(0), pair(10)], 1).batchSize).toEqual([3, 2]);
   });
@@ -456,16 +664,43 @@ describe("dense stack of TensorDicts", () => {
 
 describe("cat of TensorDicts", () => {
   it("concatenates along an existing batch dim, entries keep extra dims", () => {
-    const a = new TensorDict({ x: tensor([[1, 2], [3, 4]], { batchDim: 1 }), e: zeros([2, 4], []) }, [2]);
+    const a = new TensorDict(
+      {
+        x: tensor(
+          [
+            [1, 2],
+            [3, 4],
+          ],
+          { batchDim: 1 },
+        ),
+        e: zeros([2, 4], []),
+      },
+      [2],
+    );
     const b = new TensorDict({ x: tensor([[5, 6]], { batchDim: 1 }), e: zeros([1, 4], []) }, [1]);
     const r = cat([a, b], 0);
     expect(r.batchSize).toEqual([3]);
-    expect(vals(leaf(r, "x"))).toEqual([[1, 2], [3, 4], [5, 6]]);
+    expect(vals(leaf(r, "x"))).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     expect(leaf(r, "e").batchShape).toEqual([3, 4]);
     expect(cat([a, b], -1).batchSize).toEqual([3]);
 
     const c = new TensorDict({ x: tensor([[1], [2]], { batchDim: 2 }) }, [2, 1]);
-    const d = new TensorDict({ x: tensor([[3, 4], [5, 6]], { batchDim: 2 }) }, [2, 2]);
+    const d = new TensorDict(
+      {
+        x: tensor(
+          [
+            [3, 4],
+            [5, 6],
+          ],
+          { batchDim: 2 },
+        ),
+      },
+      [2, 2],
+    );
     const r2 = cat([c, d], 1);
     expect(r2.batchSize).toEqual([2, 3]);
     expect(vals(leaf(r2, "x"))).toEqual([
@@ -477,7 +712,9 @@ describe("cat of TensorDicts", () => {
   it("works on batch dims only: 'dim must be in the range 0 <= dim < len(batch_size)'", () => {
     // The entry has a dim 1 of its own, but the TensorDict has one batch dim.
     const a = new TensorDict({ x: zeros([2, 3], []) }, [2]);
-    expect(() => cat([a, a], 1)).toThrow(/dim must be in the range 0 <= dim < len\(batch_size\), got dim=1 and batch_size=\[2\]/);
+    expect(() => cat([a, a], 1)).toThrow(
+      /dim must be in the range 0 <= dim < len\(batch_size\), got dim=1 and batch_size=\[2\]/,
+    );
   });
 
   it("key mismatch is a KeyError '... which are incompatible'", () => {
@@ -491,9 +728,38 @@ describe("cat of TensorDicts", () => {
 // ---------------------------------------------------------------------------------------------
 
 /** batch [3]: x (3; 2) rows [1,1],[2,2],[3,3]. */
-const td3 = (extra: Record<string, Tensor> = {}) => new TensorDict({ x: tensor([[1, 1], [2, 2], [3, 3]], { batchDim: 1 }), ...extra }, [3]);
+const td3 = (extra: Record<string, Tensor> = {}) =>
+  new TensorDict(
+    {
+      x: tensor(
+        [
+          [1, 1],
+          [2, 2],
+          [3, 3],
+        ],
+        { batchDim: 1 },
+      ),
+      ...extra,
+    },
+    [3],
+  );
 /** batch [4]: x (4; 2) rows [4,4]..[7,7]. */
-const td4 = (extra: Record<string, Tensor> = {}) => new TensorDict({ x: tensor([[4, 4], [5, 5], [6, 6], [7, 7]], { batchDim: 1 }), ...extra }, [4]);
+const td4 = (extra: Record<string, Tensor> = {}) =>
+  new TensorDict(
+    {
+      x: tensor(
+        [
+          [4, 4],
+          [5, 5],
+          [6, 6],
+          [7, 7],
+        ],
+        { batchDim: 1 },
+      ),
+      ...extra,
+    },
+    [4],
+  );
 
 describe("lazyStack", () => {
   it("ragged batch sizes read -1: [3] and [4] give [2, -1] (and [-1, 2] at dim 1)", () => {
@@ -507,15 +773,24 @@ describe("lazyStack", () => {
   });
 
   it("strictShape forbids ragged sizes; members must have the same rank", () => {
-    expect(() => lazyStack([td3(), td4()], 0, { strictShape: true })).toThrow(/batch sizes in tensordicts differs, LazyStackedTensorDict cannot be created/);
+    expect(() => lazyStack([td3(), td4()], 0, { strictShape: true })).toThrow(
+      /batch sizes in tensordicts differs, LazyStackedTensorDict cannot be created/,
+    );
     const rank2 = new TensorDict({ x: zeros([3, 1], []) }, [3, 1]);
-    expect(() => lazyStack([td3(), rank2])).toThrow(/Lazy stacking of tensordicts requires them to have congruent batch dimensions/);
+    expect(() => lazyStack([td3(), rank2])).toThrow(
+      /Lazy stacking of tensordicts requires them to have congruent batch dimensions/,
+    );
   });
 
   it("keys() is the intersection of the members' keys", () => {
     const ls = lazyStack([td3({ a: zeros([3], []) }), td4({ b: zeros([4], []) })]);
     expect(ls.keys()).toEqual(["x"]);
-    expect(ls.exclusiveKeys().map((k) => (typeof k === "string" ? k : k.join("."))).sort()).toEqual(["a", "b"]);
+    expect(
+      ls
+        .exclusiveKeys()
+        .map((k) => (typeof k === "string" ? k : k.join(".")))
+        .sort(),
+    ).toEqual(["a", "b"]);
     // Exclusive keys stay reachable through the members.
     expect(ls.member(0).has("a")).toBe(true);
     expect(ls.member(1).has("b")).toBe(true);
@@ -540,14 +815,34 @@ describe("lazyStack", () => {
     const right = ls.get("x", { asPaddedTensor: true }) as Tensor;
     expect(right.shape).toEqual([2, 4, 2]);
     expect(vals(right)).toEqual([
-      [[1, 1], [2, 2], [3, 3], [0, 0]],
-      [[4, 4], [5, 5], [6, 6], [7, 7]],
+      [
+        [1, 1],
+        [2, 2],
+        [3, 3],
+        [0, 0],
+      ],
+      [
+        [4, 4],
+        [5, 5],
+        [6, 6],
+        [7, 7],
+      ],
     ]);
     // tensordict's test: padding_side="left", padding_value=100 gives x[0, 0] == 100.
     const left = ls.get("x", { asPaddedTensor: true, paddingSide: "left", paddingValue: 100 }) as Tensor;
     expect(vals(left)).toEqual([
-      [[100, 100], [1, 1], [2, 2], [3, 3]],
-      [[4, 4], [5, 5], [6, 6], [7, 7]],
+      [
+        [100, 100],
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ],
+      [
+        [4, 4],
+        [5, 5],
+        [6, 6],
+        [7, 7],
+      ],
     ]);
   });
 
@@ -559,8 +854,17 @@ describe("lazyStack", () => {
     expect(Array.from(jt.offsets.dataSync())).toEqual([0, 3, 7]);
     const rows = jt.toList().map((t) => t.toArraySync());
     expect(rows).toEqual([
-      [[1, 1], [2, 2], [3, 3]],
-      [[4, 4], [5, 5], [6, 6], [7, 7]],
+      [
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ],
+      [
+        [4, 4],
+        [5, 5],
+        [6, 6],
+        [7, 7],
+      ],
     ]);
   });
 
@@ -573,22 +877,51 @@ describe("lazyStack", () => {
 
   it("equal shapes: get gives the dense stack at stackDim; with a flag it pads/nests anyway", () => {
     const a = td3();
-    const b = new TensorDict({ x: tensor([[7, 7], [8, 8], [9, 9]], { batchDim: 1 }) }, [3]);
+    const b = new TensorDict(
+      {
+        x: tensor(
+          [
+            [7, 7],
+            [8, 8],
+            [9, 9],
+          ],
+          { batchDim: 1 },
+        ),
+      },
+      [3],
+    );
     const ls = lazyStack([a, b], 1); // batch [3, 2]
     expect(ls.batchSize).toEqual([3, 2]);
     const dense = ls.get("x") as Tensor;
     expect(dense.batchShape).toEqual([3, 2]);
     expect(vals(dense)).toEqual([
-      [[1, 1], [7, 7]],
-      [[2, 2], [8, 8]],
-      [[3, 3], [9, 9]],
+      [
+        [1, 1],
+        [7, 7],
+      ],
+      [
+        [2, 2],
+        [8, 8],
+      ],
+      [
+        [3, 3],
+        [9, 9],
+      ],
     ]);
     // as_padded_tensor is pad_sequence(batch_first=True): always a new dim 0, even with equal shapes.
     const padded = ls.get("x", { asPaddedTensor: true }) as Tensor;
     expect(padded.batchShape).toEqual([2, 3]);
     expect(vals(padded)).toEqual([
-      [[1, 1], [2, 2], [3, 3]],
-      [[7, 7], [8, 8], [9, 9]],
+      [
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ],
+      [
+        [7, 7],
+        [8, 8],
+        [9, 9],
+      ],
     ]);
     const nested = ls.get("x", { asJagged: true });
     expect(nested).toBeInstanceOf(JaggedTensor);
@@ -632,8 +965,16 @@ describe("maybeDenseStack", () => {
     expect(r).toBeInstanceOf(TensorDict);
     expect(r.batchSize).toEqual([2, 3]);
     expect(vals((r as TensorDict).getTensor("x"))).toEqual([
-      [[1, 2], [3, 4], [5, 6]],
-      [[11, 12], [13, 14], [15, 16]],
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      [
+        [11, 12],
+        [13, 14],
+        [15, 16],
+      ],
     ]);
   });
 
@@ -642,7 +983,10 @@ describe("maybeDenseStack", () => {
     const ex = maybeDenseStack([new TensorDict({ a: scalar(0) }), new TensorDict({ b: scalar(0) })]);
     expect(ex).toBeInstanceOf(LazyStackedTensorDict);
     expect(ex.batchSize).toEqual([2]);
-    const shapes = maybeDenseStack([new TensorDict({ a: zeros([3], [2]) }, [3]), new TensorDict({ a: zeros([3], [5]) }, [3])]);
+    const shapes = maybeDenseStack([
+      new TensorDict({ a: zeros([3], [2]) }, [3]),
+      new TensorDict({ a: zeros([3], [5]) }, [3]),
+    ]);
     expect(shapes).toBeInstanceOf(LazyStackedTensorDict);
     expect(shapes.batchSize).toEqual([2, 3]);
     const ragged = maybeDenseStack([td3(), td4()]);
@@ -674,7 +1018,10 @@ describe("densify", () => {
     const dense = d.getTensor("b");
     expect(dense.batchShape).toEqual([2]);
     expect(dense.baseShape).toEqual([2]);
-    expect(vals(dense)).toEqual([[1, 2], [3, 4]]);
+    expect(vals(dense)).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     const r = d.get("r");
     expect(r).toBeInstanceOf(JaggedTensor);
     expect((r as JaggedTensor).toList().map((t) => t.toArraySync())).toEqual([[1, 2, 3], [4]]);
@@ -687,8 +1034,17 @@ describe("densify", () => {
     const x = d.get("x") as JaggedTensor;
     expect(x).toBeInstanceOf(JaggedTensor);
     expect(x.toList().map((t) => t.toArraySync())).toEqual([
-      [[1, 1], [2, 2], [3, 3]],
-      [[4, 4], [5, 5], [6, 6], [7, 7]],
+      [
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ],
+      [
+        [4, 4],
+        [5, 5],
+        [6, 6],
+        [7, 7],
+      ],
     ]);
   });
 
@@ -699,24 +1055,50 @@ describe("densify", () => {
     const r = d.get("r") as JaggedTensor;
     expect(r).toBeInstanceOf(JaggedTensor);
     expect(Array.from(r.offsets.dataSync())).toEqual([0, 3, 3]);
-    expect(vals(d.getTensor("b"))).toEqual([[1, 2], [3, 4]]);
+    expect(vals(d.getTensor("b"))).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
   });
 
   it("scalars with exclusive keys cannot be densified", () => {
     const a = new TensorDict({ s: scalar(1), b: tensor([1, 2]) });
     const b = new TensorDict({ b: tensor([3, 4]) });
-    expect(() => lazyStack([a, b]).densify()).toThrow(/Cannot densify a tensordict with values with empty shape and exclusive keys/);
+    expect(() => lazyStack([a, b]).densify()).toThrow(
+      /Cannot densify a tensordict with values with empty shape and exclusive keys/,
+    );
   });
 
   it("ragged leaves densify only for stackDim 0; equal leaves densify on any stack dim", () => {
     expect(() => lazyStack([td3(), td4()], 1).densify()).toThrow(UnsupportedOpError);
-    const b = new TensorDict({ x: tensor([[7, 7], [8, 8], [9, 9]], { batchDim: 1 }) }, [3]);
+    const b = new TensorDict(
+      {
+        x: tensor(
+          [
+            [7, 7],
+            [8, 8],
+            [9, 9],
+          ],
+          { batchDim: 1 },
+        ),
+      },
+      [3],
+    );
     const d = lazyStack([td3(), b], 1).densify();
     expect(d.batchSize).toEqual([3, 2]);
     expect(vals(d.getTensor("x"))).toEqual([
-      [[1, 1], [7, 7]],
-      [[2, 2], [8, 8]],
-      [[3, 3], [9, 9]],
+      [
+        [1, 1],
+        [7, 7],
+      ],
+      [
+        [2, 2],
+        [8, 8],
+      ],
+      [
+        [3, 3],
+        [9, 9],
+      ],
     ]);
   });
 });
@@ -729,8 +1111,24 @@ function sequences(): TensorDict[] {
     new TensorDict(
       {
         tokens: tensor([1, 2, 3], { batchDim: 1 }),
-        feat: tensor([[1, 1], [2, 2], [3, 3]], { batchDim: 1 }),
-        sub: { y: tensor([[1, 2], [3, 4], [5, 6]], { batchDim: 2 }) },
+        feat: tensor(
+          [
+            [1, 1],
+            [2, 2],
+            [3, 3],
+          ],
+          { batchDim: 1 },
+        ),
+        sub: {
+          y: tensor(
+            [
+              [1, 2],
+              [3, 4],
+              [5, 6],
+            ],
+            { batchDim: 2 },
+          ),
+        },
       },
       [3],
     ),
@@ -745,8 +1143,22 @@ function sequences(): TensorDict[] {
     new TensorDict(
       {
         tokens: tensor([5, 6], { batchDim: 1 }),
-        feat: tensor([[5, 5], [6, 6]], { batchDim: 1 }),
-        sub: { y: tensor([[9, 10], [11, 12]], { batchDim: 2 }) },
+        feat: tensor(
+          [
+            [5, 5],
+            [6, 6],
+          ],
+          { batchDim: 1 },
+        ),
+        sub: {
+          y: tensor(
+            [
+              [9, 10],
+              [11, 12],
+            ],
+            { batchDim: 2 },
+          ),
+        },
       },
       [2],
     ),
@@ -777,15 +1189,39 @@ describe("padSequence on TensorDicts", () => {
     ]);
     expect(p.getTensor("feat").baseShape).toEqual([2]);
     expect(vals(p.getTensor("feat"))).toEqual([
-      [[1, 1], [2, 2], [3, 3]],
-      [[4, 4], [-1, -1], [-1, -1]],
-      [[5, 5], [6, 6], [-1, -1]],
+      [
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ],
+      [
+        [4, 4],
+        [-1, -1],
+        [-1, -1],
+      ],
+      [
+        [5, 5],
+        [6, 6],
+        [-1, -1],
+      ],
     ]);
     expect(p.getTensor(["sub", "y"]).batchShape).toEqual([3, 3, 2]);
     expect(vals(p.getTensor(["sub", "y"]))).toEqual([
-      [[1, 2], [3, 4], [5, 6]],
-      [[7, 8], [-1, -1], [-1, -1]],
-      [[9, 10], [11, 12], [-1, -1]],
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      [
+        [7, 8],
+        [-1, -1],
+        [-1, -1],
+      ],
+      [
+        [9, 10],
+        [11, 12],
+        [-1, -1],
+      ],
     ]);
     // Default padding value is 0.
     expect(vals(padSequence(sequences()).getTensor("tokens"))).toEqual([
@@ -832,27 +1268,62 @@ describe("padSequence on TensorDicts", () => {
       [-1, 5, 6],
     ]);
     expect(vals(p.getTensor(["sub", "y"]))).toEqual([
-      [[1, 2], [3, 4], [5, 6]],
-      [[-1, -1], [-1, -1], [7, 8]],
-      [[-1, -1], [9, 10], [11, 12]],
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+      [
+        [-1, -1],
+        [-1, -1],
+        [7, 8],
+      ],
+      [
+        [-1, -1],
+        [9, 10],
+        [11, 12],
+      ],
     ]);
     expect(vals(p.getTensor(["masks", "tokens"]))).toEqual(LEFT_MASK);
   });
 
   it("padDim past the batch dims keeps the batch [B] + batch_size; the mask gets the padded dim", () => {
     const a = new TensorDict({ w: tensor([[1], [2]], { batchDim: 2 }) }, [2]); // (2,1;)
-    const b = new TensorDict({ w: tensor([[3, 4, 5], [6, 7, 8]], { batchDim: 2 }) }, [2]); // (2,3;)
+    const b = new TensorDict(
+      {
+        w: tensor(
+          [
+            [3, 4, 5],
+            [6, 7, 8],
+          ],
+          { batchDim: 2 },
+        ),
+      },
+      [2],
+    ); // (2,3;)
     const p = padSequence([a, b], { padDim: 1, returnMask: true });
     expect(p.batchSize).toEqual([2, 2]);
     expect(vals(p.getTensor("w"))).toEqual([
-      [[1, 0, 0], [2, 0, 0]],
-      [[3, 4, 5], [6, 7, 8]],
+      [
+        [1, 0, 0],
+        [2, 0, 0],
+      ],
+      [
+        [3, 4, 5],
+        [6, 7, 8],
+      ],
     ]);
     const m = p.getTensor(["masks", "w"]);
     expect(m.shape).toEqual([2, 2, 3]);
     expect(vals(m)).toEqual([
-      [[T, F, F], [T, F, F]],
-      [[T, T, T], [T, T, T]],
+      [
+        [T, F, F],
+        [T, F, F],
+      ],
+      [
+        [T, T, T],
+        [T, T, T],
+      ],
     ]);
   });
 
@@ -888,7 +1359,10 @@ function expectSequences(ls: LazyStackedTensorDict): void {
   });
   // Spot checks written out by hand.
   expect(vals(ls.member(1).getTensor("tokens"))).toEqual([4]);
-  expect(vals(ls.member(2).getTensor(["sub", "y"]))).toEqual([[9, 10], [11, 12]]);
+  expect(vals(ls.member(2).getTensor(["sub", "y"]))).toEqual([
+    [9, 10],
+    [11, 12],
+  ]);
 }
 
 describe("unpadSequence on TensorDicts", () => {
@@ -904,12 +1378,26 @@ describe("unpadSequence on TensorDicts", () => {
 
   it("unpads along an entry dim past the batch dims (padDim 1)", () => {
     const a = new TensorDict({ w: tensor([[1], [2]], { batchDim: 2 }) }, [2]); // (2,1;)
-    const b = new TensorDict({ w: tensor([[3, 4, 5], [6, 7, 8]], { batchDim: 2 }) }, [2]); // (2,3;)
+    const b = new TensorDict(
+      {
+        w: tensor(
+          [
+            [3, 4, 5],
+            [6, 7, 8],
+          ],
+          { batchDim: 2 },
+        ),
+      },
+      [2],
+    ); // (2,3;)
     const ls = unpadSequence(padSequence([a, b], { padDim: 1, returnMask: true }), undefined, { padDim: 1 });
     expect(ls.tensordicts.map((t) => t.batchSize)).toEqual([[2], [2]]);
     expect(ls.member(0).getTensor("w").batchShape).toEqual([2, 1]);
     expect(vals(ls.member(0).getTensor("w"))).toEqual([[1], [2]]);
-    expect(vals(ls.member(1).getTensor("w"))).toEqual([[3, 4, 5], [6, 7, 8]]);
+    expect(vals(ls.member(1).getTensor("w"))).toEqual([
+      [3, 4, 5],
+      [6, 7, 8],
+    ]);
   });
 
   it("takes an explicit (B, maxLen) bool mask for every entry", () => {
@@ -937,8 +1425,17 @@ describe("stacking and concatenating lazy stacks", () => {
     expect((second as LazyStackedTensorDict).batchSize).toEqual([2, -1]);
     const xs = (second as LazyStackedTensorDict).get("x", { asList: true }) as Tensor[];
     expect(xs.map((t) => t.toArraySync())).toEqual([
-      [[11, 11], [12, 12], [13, 13]],
-      [[14, 14], [15, 15], [16, 16], [17, 17]],
+      [
+        [11, 11],
+        [12, 12],
+        [13, 13],
+      ],
+      [
+        [14, 14],
+        [15, 15],
+        [16, 16],
+        [17, 17],
+      ],
     ]);
   });
 

@@ -23,22 +23,40 @@ import {
 } from "../../src/index.js";
 
 /** `(n;)` float32 holding start, start+1, …. */
-const seq = (n: number, start = 0) => tensor(Array.from({ length: n }, (_, i) => start + i), { batchDim: 1 });
+const seq = (n: number, start = 0) =>
+  tensor(
+    Array.from({ length: n }, (_, i) => start + i),
+    { batchDim: 1 },
+  );
 
 describe("TensorDict structure", () => {
   it("entries keep their own further batch dims and base through batch ops", () => {
     // x: (2,3; 2) = [[[0,1],[2,3],[4,5]], [[6,7],[8,9],[10,11]]]; shared batchSize [2].
-    const x = tensor(Array.from({ length: 12 }, (_, i) => i), { batchDim: 1 }).batchReshape([2, 3, 2]).rebatch(2);
+    const x = tensor(
+      Array.from({ length: 12 }, (_, i) => i),
+      { batchDim: 1 },
+    )
+      .batchReshape([2, 3, 2])
+      .rebatch(2);
     expect(x.toString()).toBe("(2,3; 2)");
     const td = new TensorDict({ x, n: { y: seq(2, 5) } }, [2]);
     const row1 = td.batchIndex(0, -1);
     expect(row1.batchSize).toEqual([]);
-    expect(row1.getTensor("x").toArraySync()).toEqual([[6, 7], [8, 9], [10, 11]]);
+    expect(row1.getTensor("x").toArraySync()).toEqual([
+      [6, 7],
+      [8, 9],
+      [10, 11],
+    ]);
     expect(row1.getTensor(["n", "y"]).toArraySync()).toBe(6);
     const r = td.batchReshape([1, 2]);
     expect(r.getTensor("x").toString()).toBe("(1,2,3; 2)");
     expect(td.batchUnsqueeze(-1).getTensor("x").toString()).toBe("(2,1,3; 2)");
-    expect(td.batchExpand([4, 2]).getTensor(["n", "y"]).toArraySync()).toEqual([[5, 6], [5, 6], [5, 6], [5, 6]]);
+    expect(td.batchExpand([4, 2]).getTensor(["n", "y"]).toArraySync()).toEqual([
+      [5, 6],
+      [5, 6],
+      [5, 6],
+      [5, 6],
+    ]);
     expect(td.unbind(0).map((t) => t.getTensor(["n", "y"]).toArraySync())).toEqual([5, 6]);
   });
 
@@ -76,7 +94,10 @@ describe("lazy stacks inside stack and cat", () => {
     expect(s).toBeInstanceOf(LazyStackedTensorDict);
     expect(s.stackDim).toBe(1);
     expect(s.batchSize).toEqual([2, 2, -1]);
-    expect(s.member(1).getTensor("x").toArraySync()).toEqual([[10, 11, 12, 13], [10, 11, 12, 13]]);
+    expect(s.member(1).getTensor("x").toArraySync()).toEqual([
+      [10, 11, 12, 13],
+      [10, 11, 12, 13],
+    ]);
   });
 
   it("cat of lazy stacks: along the stack dim the member lists join; along another dim members concatenate", () => {
@@ -96,7 +117,10 @@ describe("lazy stacks inside stack and cat", () => {
     expect(() => lazyStack([a, b], 1).densify()).toThrowError(UnsupportedOpError);
     const d = lazyStack([a, b]).densify();
     expect(d.get("x")).toBeInstanceOf(JaggedTensor);
-    expect((d.get("x") as JaggedTensor).toList().map((t) => t.toArraySync())).toEqual([[0, 1, 2], [10, 11, 12, 13]]);
+    expect((d.get("x") as JaggedTensor).toList().map((t) => t.toArraySync())).toEqual([
+      [0, 1, 2],
+      [10, 11, 12, 13],
+    ]);
   });
 });
 
@@ -104,11 +128,40 @@ describe("padSequence and unpadSequence on TensorDicts", () => {
   it("padding past the shared batch dims keeps the padded dim in the mask", () => {
     // batchSize [2]; x is (2, L; ) with L = 1 and 3: padDim 1 lies past the shared dims.
     const t1 = new TensorDict({ x: tensor([[1], [2]], { batchDim: 2 }) }, [2]);
-    const t2 = new TensorDict({ x: tensor([[3, 4, 5], [6, 7, 8]], { batchDim: 2 }) }, [2]);
+    const t2 = new TensorDict(
+      {
+        x: tensor(
+          [
+            [3, 4, 5],
+            [6, 7, 8],
+          ],
+          { batchDim: 2 },
+        ),
+      },
+      [2],
+    );
     const p = padSequence([t1, t2], { padDim: 1, paddingValue: -1, returnMask: "valid" });
     expect(p.batchSize).toEqual([2, 2]);
-    expect(p.getTensor("x").toArraySync()).toEqual([[[1, -1, -1], [2, -1, -1]], [[3, 4, 5], [6, 7, 8]]]);
-    expect(p.getTensor(["valid", "x"]).toArraySync()).toEqual([[[true, false, false], [true, false, false]], [[true, true, true], [true, true, true]]]);
+    expect(p.getTensor("x").toArraySync()).toEqual([
+      [
+        [1, -1, -1],
+        [2, -1, -1],
+      ],
+      [
+        [3, 4, 5],
+        [6, 7, 8],
+      ],
+    ]);
+    expect(p.getTensor(["valid", "x"]).toArraySync()).toEqual([
+      [
+        [true, false, false],
+        [true, false, false],
+      ],
+      [
+        [true, true, true],
+        [true, true, true],
+      ],
+    ]);
     const back = unpadSequence(p, undefined, { padDim: 1, maskKey: "valid" });
     expect(back.member(0).getTensor("x").toArraySync()).toEqual([[1], [2]]);
     expect(back.member(1).keys()).toEqual(["x"]);
@@ -116,11 +169,34 @@ describe("padSequence and unpadSequence on TensorDicts", () => {
 
   it("an entry with extra batch dims is unpadded with the shared-dims mask", () => {
     // y: (L, 2;) per member with L = 2 and 1, left padding.
-    const m1 = new TensorDict({ y: tensor([[1, 2], [3, 4]], { batchDim: 2 }) }, [2]);
+    const m1 = new TensorDict(
+      {
+        y: tensor(
+          [
+            [1, 2],
+            [3, 4],
+          ],
+          { batchDim: 2 },
+        ),
+      },
+      [2],
+    );
     const m2 = new TensorDict({ y: tensor([[5, 6]], { batchDim: 2 }) }, [1]);
     const p = padSequence([m1, m2], { paddingSide: "left", returnMask: true });
-    expect(p.getTensor(["masks", "y"]).toArraySync()).toEqual([[true, true], [false, true]]);
-    expect(p.getTensor("y").toArraySync()).toEqual([[[1, 2], [3, 4]], [[0, 0], [5, 6]]]);
+    expect(p.getTensor(["masks", "y"]).toArraySync()).toEqual([
+      [true, true],
+      [false, true],
+    ]);
+    expect(p.getTensor("y").toArraySync()).toEqual([
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      [
+        [0, 0],
+        [5, 6],
+      ],
+    ]);
     const back = unpadSequence(p);
     expect(back.batchSize).toEqual([2, -1]);
     expect(back.member(1).getTensor("y").toArraySync()).toEqual([[5, 6]]);
@@ -129,7 +205,13 @@ describe("padSequence and unpadSequence on TensorDicts", () => {
 
   it("a bool (B, maxL) mask given explicitly applies to every entry; no mask and no masks entry is a KeyError", () => {
     const p = padSequence([new TensorDict({ z: seq(1) }, [1]), new TensorDict({ z: seq(2) }, [2])]);
-    const mask = tensor([[true, false], [true, true]], { batchDim: 2 });
+    const mask = tensor(
+      [
+        [true, false],
+        [true, true],
+      ],
+      { batchDim: 2 },
+    );
     expect(unpadSequence(p, mask).member(0).getTensor("z").toArraySync()).toEqual([0]);
     expect(() => unpadSequence(p)).toThrowError(KeyError);
   });
@@ -138,8 +220,14 @@ describe("padSequence and unpadSequence on TensorDicts", () => {
 describe("TensorDict.pad (tensordict's pad)", () => {
   it("pads a (3,4) batch with [0, 1, 0, 2] to (4,6), as tensordict's own test; crops with negative amounts", () => {
     // a[i][j] = 4i + j + 1, and a nested b (3,4,2;) whose own last batch dim is left alone.
-    const a = tensor(Array.from({ length: 12 }, (_, i) => i + 1), { batchDim: 1 }).batchReshape([3, 4]);
-    const b = tensor(Array.from({ length: 24 }, (_, i) => i), { batchDim: 1, dtype: "int32" }).batchReshape([3, 4, 2]);
+    const a = tensor(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+      { batchDim: 1 },
+    ).batchReshape([3, 4]);
+    const b = tensor(
+      Array.from({ length: 24 }, (_, i) => i),
+      { batchDim: 1, dtype: "int32" },
+    ).batchReshape([3, 4, 2]);
     const td = new TensorDict({ a, n: new TensorDict({ b }, [3, 4, 2]) }, [3, 4]);
     const p = td.pad([0, 1, 0, 2], -1);
     expect(p.batchSize).toEqual([4, 6]);
@@ -161,15 +249,23 @@ describe("TensorDict.pad (tensordict's pad)", () => {
 
   it("tensordict's errors", () => {
     const td = new TensorDict({ a: seq(3) }, [3]);
-    expect(() => td.pad([1])).toThrowError("TensorDict.pad: pad_size must have an even number of dimensions, got 1 entries");
-    expect(() => td.pad([1, 1, 1, 1])).toThrowError(/The length of pad_size must be <= 2 \* the number of batch dimensions, got 4 for batchSize \[3\]/);
+    expect(() => td.pad([1])).toThrowError(
+      "TensorDict.pad: pad_size must have an even number of dimensions, got 1 entries",
+    );
+    expect(() => td.pad([1, 1, 1, 1])).toThrowError(
+      /The length of pad_size must be <= 2 \* the number of batch dimensions, got 4 for batchSize \[3\]/,
+    );
     expect(() => td.pad([-2, -2])).toThrowError(/crops batchSize \[3\] below zero/);
   });
 });
 
 describe("select, exclude, update, flattenKeys, split", () => {
   // n has a batch dim of its own: [4, 2] under the shared [4].
-  const make = () => new TensorDict({ a: seq(4), n: new TensorDict({ b: seq(8).batchReshape([4, 2]) }, [4, 2]), m: { c: seq(4, 100) } }, [4]);
+  const make = () =>
+    new TensorDict(
+      { a: seq(4), n: new TensorDict({ b: seq(8).batchReshape([4, 2]) }, [4, 2]), m: { c: seq(4, 100) } },
+      [4],
+    );
 
   it("select and exclude keep nested dicts and their batch sizes; select of a missing key is a KeyError", () => {
     const td = make();
@@ -190,8 +286,16 @@ describe("select, exclude, update, flattenKeys, split", () => {
     expect(td.getDict("n").batchSize).toEqual([4, 2]);
     const flat = td.flattenKeys();
     expect(flat.keys()).toEqual(["a", "n.b", "m.c", "m.d", "e"]);
-    expect(flat.unflattenKeys().keys({ includeNested: true, leavesOnly: true })).toEqual(["a", ["n", "b"], ["m", "c"], ["m", "d"], "e"]);
-    expect(() => new TensorDict({ "n.b": seq(4), n: { b: seq(4) } }, [4]).flattenKeys()).toThrowError(/two entries flatten to "n.b"/);
+    expect(flat.unflattenKeys().keys({ includeNested: true, leavesOnly: true })).toEqual([
+      "a",
+      ["n", "b"],
+      ["m", "c"],
+      ["m", "d"],
+      "e",
+    ]);
+    expect(() => new TensorDict({ "n.b": seq(4), n: { b: seq(4) } }, [4]).flattenKeys()).toThrowError(
+      /two entries flatten to "n.b"/,
+    );
   });
 
   it("split by a size (last part shorter) or by sizes that add up", () => {
@@ -206,10 +310,18 @@ describe("select, exclude, update, flattenKeys, split", () => {
 describe("bad input is a typed error", () => {
   it("mixed lists, non-object sources and non-entries", () => {
     const td = new TensorDict({ x: seq(2) }, [2]);
-    expect(() => stack([seq(2), td] as unknown as TensorDict[])).toThrowError("stack: the list mixes Tensor, TensorDict; give one kind (densify() lazy stacks first)");
-    expect(() => cat([td, seq(2)] as unknown as TensorDict[])).toThrowError("cat: the list mixes TensorDict, Tensor; give one kind (densify() lazy stacks first)");
-    expect(() => padSequence([seq(2), td] as unknown as TensorDict[])).toThrowError("padSequence: item 0 is not a TensorDict");
-    expect(() => new TensorDict(null as unknown as Record<string, never>)).toThrowError("TensorDict: source must be a plain object of entries, got null");
+    expect(() => stack([seq(2), td] as unknown as TensorDict[])).toThrowError(
+      "stack: the list mixes Tensor, TensorDict; give one kind (densify() lazy stacks first)",
+    );
+    expect(() => cat([td, seq(2)] as unknown as TensorDict[])).toThrowError(
+      "cat: the list mixes TensorDict, Tensor; give one kind (densify() lazy stacks first)",
+    );
+    expect(() => padSequence([seq(2), td] as unknown as TensorDict[])).toThrowError(
+      "padSequence: item 0 is not a TensorDict",
+    );
+    expect(() => new TensorDict(null as unknown as Record<string, never>)).toThrowError(
+      "TensorDict: source must be a plain object of entries, got null",
+    );
     expect(() => td.set("y", 5 as unknown as TensorDict)).toThrowError(ShapeError);
   });
 });

@@ -1,6 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { ShapeError, tensor, zeros } from "../../src/index.js";
-import { MillerIndex, Quaternion, R2, R3, R4, Rot, Scalar, SR2, SSR4, Vec, WR2, WWR4, SWR4, WSR4, fullToMandel, mandelToFull } from "../../src/typed/index.js";
+import {
+  MillerIndex,
+  Quaternion,
+  R2,
+  R3,
+  R4,
+  Rot,
+  Scalar,
+  SR2,
+  SSR4,
+  Vec,
+  WR2,
+  WWR4,
+  SWR4,
+  WSR4,
+  fullToMandel,
+  mandelToFull,
+} from "../../src/typed/index.js";
 import { I3, expectClose, fourWays, mm3, transpose3, twoWays, vals } from "./helpers.js";
 
 const A9 = [1, 2, 3, 4, 5, 6, 7, 8, 9];
@@ -18,7 +35,12 @@ describe("construction", () => {
     expect(R2.zeros([2, 3]).batchShape).toEqual([2, 3]);
     expectClose(SR2.ones([4]), [1, 1, 1, 1, 1, 1]);
     expectClose(Vec.full([2], 7), [7, 7, 7]);
-    expect(Vec.create([[1, 2, 3], [4, 5, 6]]).toString()).toBe("Vec(2; 3)");
+    expect(
+      Vec.create([
+        [1, 2, 3],
+        [4, 5, 6],
+      ]).toString(),
+    ).toBe("Vec(2; 3)");
     expectClose(R2.identity(), I3);
     expectClose(SR2.identity(), [1, 1, 1, 0, 0, 0]);
     expect(MillerIndex.zeros().dtype).toBe("int32");
@@ -57,7 +79,9 @@ describe("Mandel and skew conventions", () => {
 
   it("fullToMandel reads the upper triangle and does not symmetrise; mandelToFull inverts on symmetric input", () => {
     const t = tensor([A9.slice(0, 3), A9.slice(3, 6), A9.slice(6)]);
-    expect(vals(new SR2(fullToMandel(t)))).toEqual([1, 5, 9, 6 * Math.SQRT2, 3 * Math.SQRT2, 2 * Math.SQRT2].map(Math.fround));
+    expect(vals(new SR2(fullToMandel(t)))).toEqual(
+      [1, 5, 9, 6 * Math.SQRT2, 3 * Math.SQRT2, 2 * Math.SQRT2].map(Math.fround),
+    );
     const sym = SR2.fill(1, 2, 3, 4, 5, 6);
     expectClose(sym.toR2(), [1, 6, 5, 6, 2, 4, 5, 4, 3]);
     expectClose(new SR2(fullToMandel(mandelToFull(sym.t))), vals(sym));
@@ -77,7 +101,10 @@ describe("Mandel and skew conventions", () => {
     const w = WR2.fill(1, 2, 3);
     expectClose(w.toR2(), [0, -3, 2, 3, 0, -1, -2, 1, 0]);
     expectClose(R2.skew(Vec.fill(1, 2, 3)), [0, -3, 2, 3, 0, -1, -2, 1, 0]);
-    expectClose(WR2.fromR2(R2.fill(...(A9 as [number, number, number, number, number, number, number, number, number]))), [(8 - 6) / 2, (3 - 7) / 2, (4 - 2) / 2]);
+    expectClose(
+      WR2.fromR2(R2.fill(...(A9 as [number, number, number, number, number, number, number, number, number]))),
+      [(8 - 6) / 2, (3 - 7) / 2, (4 - 2) / 2],
+    );
     expectClose(WR2.fromR2(w.toR2()), [1, 2, 3]);
   });
 
@@ -89,10 +116,22 @@ describe("Mandel and skew conventions", () => {
     const sym = SR2.fill(1, 2, 3, 4, 5, 6).toR2();
     const skw = WR2.fill(1, -2, 0.5).toR2();
     const F = sym.outer(skw);
-    expectClose(SWR4.fromR4(F), vals(SR2.fill(1, 2, 3, 4, 5, 6)).flatMap((s) => [1, -2, 0.5].map((w) => s * w)), 1e-5);
-    expectClose(WSR4.fromR4(skw.outer(sym)), [1, -2, 0.5].flatMap((w) => vals(SR2.fill(1, 2, 3, 4, 5, 6)).map((s) => s * w)), 1e-5);
+    expectClose(
+      SWR4.fromR4(F),
+      vals(SR2.fill(1, 2, 3, 4, 5, 6)).flatMap((s) => [1, -2, 0.5].map((w) => s * w)),
+      1e-5,
+    );
+    expectClose(
+      WSR4.fromR4(skw.outer(sym)),
+      [1, -2, 0.5].flatMap((w) => vals(SR2.fill(1, 2, 3, 4, 5, 6)).map((s) => s * w)),
+      1e-5,
+    );
     // WWR4 as NEML2 defines it (no /4): 4× the axial parts' outer product.
-    expectClose(WWR4.fromR4(skw.outer(skw)), [1, -2, 0.5].flatMap((a) => [1, -2, 0.5].map((b) => 4 * a * b)), 1e-5);
+    expectClose(
+      WWR4.fromR4(skw.outer(skw)),
+      [1, -2, 0.5].flatMap((a) => [1, -2, 0.5].map((b) => 4 * a * b)),
+      1e-5,
+    );
   });
 });
 
@@ -177,7 +216,9 @@ describe("SR2", () => {
   it("rotate(Rot) equals R·S·Rᵀ", () => {
     const r = Rot.fill(0.3, 0.1, -0.2);
     const R = vals(r.eulerRodrigues());
-    const expected = vals(SR2.fromR2(R2.create([0, 1, 2].map((i) => mm3(mm3(R, full), transpose3(R)).slice(3 * i, 3 * i + 3)))));
+    const expected = vals(
+      SR2.fromR2(R2.create([0, 1, 2].map((i) => mm3(mm3(R, full), transpose3(R)).slice(3 * i, 3 * i + 3)))),
+    );
     fourWays(s, r, (a, b) => a.rotate(b), expected, 1e-5);
   });
 
@@ -202,7 +243,8 @@ describe("SSR4", () => {
     const c12 = 0.3 * pf;
     const c44 = 0.4 * pf;
     const exp = [];
-    for (let i = 0; i < 6; i++) for (let j = 0; j < 6; j++) exp.push(i < 3 && j < 3 ? (i === j ? c11 : c12) : i === j ? c44 : 0);
+    for (let i = 0; i < 6; i++)
+      for (let j = 0; j < 6; j++) exp.push(i < 3 && j < 3 ? (i === j ? c11 : c12) : i === j ? c44 : 0);
     expectClose(C, exp, 1e-6);
     expect(Math.abs(c44 - 76.92307692)).toBeLessThan(1e-6);
   });
@@ -236,7 +278,8 @@ describe("SSR4", () => {
     twoWays(C, (x) => x.inverse().mul(x), eye6, 1e-5);
     // A permutation-like matrix needs pivoting.
     const P: number[][] = [];
-    for (let i = 0; i < 6; i++) P.push([0, 1, 2, 3, 4, 5].map((j) => (j === (i + 1) % 6 ? 2 : i === j ? 0 : 0.1 * (i - j))));
+    for (let i = 0; i < 6; i++)
+      P.push([0, 1, 2, 3, 4, 5].map((j) => (j === (i + 1) % 6 ? 2 : i === j ? 0 : 0.1 * (i - j))));
     const p = SSR4.create(P);
     expectClose(p.inverse().mul(p), eye6, 1e-5);
     twoWays(C, (x) => x.mul(x.inverse()), eye6, 1e-5);
@@ -293,7 +336,10 @@ describe("Miller indices", () => {
     expect(vals(MillerIndex.fill(0, 0, 5).reduce())).toEqual([0, 0, 1]);
     expect(vals(MillerIndex.fill(0, 0, 0).reduce())).toEqual([0, 0, 0]);
     expect(vals(MillerIndex.fill(-3, 9, 12).reduce())).toEqual([-1, 3, 4]);
-    const big = MillerIndex.create([[1134903170, 1836311903, 0], [12, 18, -30]]); // consecutive Fibonacci numbers
+    const big = MillerIndex.create([
+      [1134903170, 1836311903, 0],
+      [12, 18, -30],
+    ]); // consecutive Fibonacci numbers
     expect(vals(big.reduce()).slice(0, 3)).toEqual([1134903170, 1836311903, 0]); // coprime: unchanged
     expect(vals(big.reduce()).slice(3)).toEqual([2, 3, -5]);
     expectClose(MillerIndex.fill(1, 1, 0).toNormalizedVec(), [Math.SQRT1_2, Math.SQRT1_2, 0]);

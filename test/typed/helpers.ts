@@ -33,8 +33,19 @@ export function expectClose(actual: Typed, expected: readonly number[], tol = 1e
  * Runs `op(a, b)` for the four combinations (a, b each unbatched or batch-expanded
  * to B) and checks the batch shape and the values against `expected`.
  */
-export function fourWays<A extends Typed, C extends Typed, R extends Typed>(a: A, b: C, op: (a: A, b: C) => R, expected: readonly number[], tol = 1e-5): void {
-  for (const [x, y, batched] of [[a, b, false], [bx(a), b, true], [a, bx(b), true], [bx(a), bx(b), true]] as const) {
+export function fourWays<A extends Typed, C extends Typed, R extends Typed>(
+  a: A,
+  b: C,
+  op: (a: A, b: C) => R,
+  expected: readonly number[],
+  tol = 1e-5,
+): void {
+  for (const [x, y, batched] of [
+    [a, b, false],
+    [bx(a), b, true],
+    [a, bx(b), true],
+    [bx(a), bx(b), true],
+  ] as const) {
     const r = op(x as A, y as C);
     expect(r.batchShape).toEqual(batched ? [...B] : []);
     expectClose(r, expected, tol);
@@ -42,8 +53,16 @@ export function fourWays<A extends Typed, C extends Typed, R extends Typed>(a: A
 }
 
 /** `op(a)` unbatched and batch-expanded. */
-export function twoWays<A extends Typed, R extends Typed>(a: A, op: (a: A) => R, expected: readonly number[], tol = 1e-5): void {
-  for (const [x, batched] of [[a, false], [bx(a), true]] as const) {
+export function twoWays<A extends Typed, R extends Typed>(
+  a: A,
+  op: (a: A) => R,
+  expected: readonly number[],
+  tol = 1e-5,
+): void {
+  for (const [x, batched] of [
+    [a, false],
+    [bx(a), true],
+  ] as const) {
     const r = op(x);
     expect(r.batchShape).toEqual(batched ? [...B] : []);
     expectClose(r, expected, tol);
@@ -53,7 +72,8 @@ export function twoWays<A extends Typed, R extends Typed>(a: A, op: (a: A) => R,
 /** Row-major 3×3 product of plain arrays. */
 export function mm3(a: readonly number[], b: readonly number[]): number[] {
   const out: number[] = [];
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) out.push(a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!);
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) out.push(a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!);
   return out;
 }
 

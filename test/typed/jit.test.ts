@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { fromTypedArray, jit, type Tensor } from "../../src/index.js";
-import { R2, Rot, SR2, SSR4, Scalar, Vec, WR2, batchCat, batchStack, linspace, logspace } from "../../src/typed/index.js";
+import {
+  R2,
+  Rot,
+  SR2,
+  SSR4,
+  Scalar,
+  Vec,
+  WR2,
+  batchCat,
+  batchStack,
+  linspace,
+  logspace,
+} from "../../src/typed/index.js";
 import { I3, expectClose, vals } from "./helpers.js";
 
 function randomR2(n: number, seed = 1): R2 {
@@ -38,37 +50,71 @@ describe("typed tensors under jit", () => {
       const R = new Rot(r).eulerRodrigues();
       return R.mul(R.transpose()).t;
     });
-    const r = new Rot(fromTypedArray(new Float32Array([0.1, 0.2, 0.3, -0.5, 0.4, 0.9, 0, 0, 0]), [3, 3], { batchDim: 1 }));
+    const r = new Rot(
+      fromTypedArray(new Float32Array([0.1, 0.2, 0.3, -0.5, 0.4, 0.9, 0, 0, 0]), [3, 3], { batchDim: 1 }),
+    );
     expectClose(new R2(f(r.t)), I3, 1e-5);
     expect(f.dump({ after: "fuse" })).toMatch(/: 1 kernels/);
-    const g = jit((a: Tensor, b: Tensor) => new Rot(a).mul(new Rot(b)).eulerRodrigues().sub(new Rot(a).eulerRodrigues().mul(new Rot(b).eulerRodrigues())).t);
+    const g = jit(
+      (a: Tensor, b: Tensor) =>
+        new Rot(a)
+          .mul(new Rot(b))
+          .eulerRodrigues()
+          .sub(new Rot(a).eulerRodrigues().mul(new Rot(b).eulerRodrigues())).t,
+    );
     expectClose(new R2(g(r.t, Rot.fill(0.3, -0.1, 0.2).t)), [0, 0, 0, 0, 0, 0, 0, 0, 0], 1e-5);
     const h = jit((a: Tensor) => new Rot(a).toQuaternion().toR2().sub(new Rot(a).eulerRodrigues()).t);
     expectClose(new R2(h(r.t)), [0, 0, 0, 0, 0, 0, 0, 0, 0], 1e-5);
   });
 
   it("Rot.fromMatrix inverts eulerRodrigues, including angles near π (Shepperd)", () => {
-    const axis = Vec.create([[1, 0, 0], [0, 1, 1], [1, -2, 3], [0, 0, 1]]);
+    const axis = Vec.create([
+      [1, 0, 0],
+      [0, 1, 1],
+      [1, -2, 3],
+      [0, 0, 1],
+    ]);
     const angle = new Scalar(fromTypedArray(new Float32Array([0.3, 3.1, 2, 0]), [4], { batchDim: 1 }));
     const r = Rot.fromAxisAngle(axis, angle);
     const back = Rot.fromMatrix(r.eulerRodrigues());
     expectClose(back.eulerRodrigues(), vals(r.eulerRodrigues()), 1e-5);
-    expect(back.gdist(r).dataSync().every((v) => Math.abs(v) < 2e-3)).toBe(true);
+    expect(
+      back
+        .gdist(r)
+        .dataSync()
+        .every((v) => Math.abs(v) < 2e-3),
+    ).toBe(true);
   });
 
   it("Euler angles: Kocks builds the matrix directly; Bunge and Roe map onto it; errors", () => {
     const deg = Math.PI / 180;
     const kocksMatrix = (a: number, b: number, c: number) => [
-      -Math.sin(c) * Math.sin(a) - Math.cos(c) * Math.cos(a) * Math.cos(b), Math.sin(c) * Math.cos(a) - Math.cos(c) * Math.sin(a) * Math.cos(b), Math.cos(c) * Math.sin(b),
-      Math.cos(c) * Math.sin(a) - Math.sin(c) * Math.cos(a) * Math.cos(b), -Math.cos(c) * Math.cos(a) - Math.sin(c) * Math.sin(a) * Math.cos(b), Math.sin(c) * Math.sin(b),
-      Math.cos(a) * Math.sin(b), Math.sin(a) * Math.sin(b), Math.cos(b),
+      -Math.sin(c) * Math.sin(a) - Math.cos(c) * Math.cos(a) * Math.cos(b),
+      Math.sin(c) * Math.cos(a) - Math.cos(c) * Math.sin(a) * Math.cos(b),
+      Math.cos(c) * Math.sin(b),
+      Math.cos(c) * Math.sin(a) - Math.sin(c) * Math.cos(a) * Math.cos(b),
+      -Math.cos(c) * Math.cos(a) - Math.sin(c) * Math.sin(a) * Math.cos(b),
+      Math.sin(c) * Math.sin(b),
+      Math.cos(a) * Math.sin(b),
+      Math.sin(a) * Math.sin(b),
+      Math.cos(b),
     ];
     const v = Vec.fill(30, 60, 90);
-    expectClose(Rot.fromEulerAngles(v, "kocks", "degrees").eulerRodrigues(), kocksMatrix(30 * deg, 60 * deg, 90 * deg), 1e-5);
+    expectClose(
+      Rot.fromEulerAngles(v, "kocks", "degrees").eulerRodrigues(),
+      kocksMatrix(30 * deg, 60 * deg, 90 * deg),
+      1e-5,
+    );
     expectClose(Rot.fromEulerAngles(v, "bunge", "degrees").eulerRodrigues(), kocksMatrix(-60 * deg, 60 * deg, 0), 1e-5);
-    expectClose(Rot.fromEulerAngles(Vec.fill(0.1, 0.2, 0.3), "roe", "radians").eulerRodrigues(), kocksMatrix(0.1, 0.2, Math.PI - 0.3), 1e-5);
+    expectClose(
+      Rot.fromEulerAngles(Vec.fill(0.1, 0.2, 0.3), "roe", "radians").eulerRodrigues(),
+      kocksMatrix(0.1, 0.2, Math.PI - 0.3),
+      1e-5,
+    );
     // @ts-expect-error not an angle type
-    expect(() => Rot.fromEulerAngles(v, "kocks", "turns")).toThrow("Rot angle_type must be either 'degrees' or 'radians'");
+    expect(() => Rot.fromEulerAngles(v, "kocks", "turns")).toThrow(
+      "Rot angle_type must be either 'degrees' or 'radians'",
+    );
     // @ts-expect-error not a convention
     expect(() => Rot.fromEulerAngles(v, "xyz", "degrees")).toThrow("Unknown Rot angle_convention xyz");
   });
@@ -96,7 +142,10 @@ describe("typed tensors under jit", () => {
 
   it("batchStack (traceable), batchCat, batchIndex/batchSlice, linspace/logspace", () => {
     const a = Vec.fill(1, 2, 3);
-    const b = Vec.create([[4, 5, 6], [7, 8, 9]]);
+    const b = Vec.create([
+      [4, 5, 6],
+      [7, 8, 9],
+    ]);
     const st = batchStack([b, b.mul(2)], 1);
     expect(st.toString()).toBe("Vec(2,2; 3)");
     expect(vals(st)).toEqual([4, 5, 6, 8, 10, 12, 7, 8, 9, 14, 16, 18]);
@@ -122,7 +171,10 @@ describe("typed tensors under jit", () => {
 
   it("SSR4 inverse under jit equals eager", () => {
     const f = jit((c: Tensor) => new SSR4(c).inverse().t);
-    const C = SSR4.isotropicENu(new Scalar(fromTypedArray(new Float32Array([100, 200, 50]), [3], { batchDim: 1 })), 0.3);
+    const C = SSR4.isotropicENu(
+      new Scalar(fromTypedArray(new Float32Array([100, 200, 50]), [3], { batchDim: 1 })),
+      0.3,
+    );
     const y = f(C.t);
     expectClose(new SSR4(y), vals(C.inverse()), 1e-6);
   });

@@ -33,7 +33,12 @@ const bin = (op: Extract<KExpr, { k: "binary" }>["op"], a: number, b: number, dt
   b,
   dtype,
 });
-const un = (op: Extract<KExpr, { k: "unary" }>["op"], x: number, dtype: KExpr["dtype"]): KExpr => ({ k: "unary", op, x, dtype });
+const un = (op: Extract<KExpr, { k: "unary" }>["op"], x: number, dtype: KExpr["dtype"]): KExpr => ({
+  k: "unary",
+  op,
+  x,
+  dtype,
+});
 
 function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, rtol?: number, atol?: number): void {
   expect(closeTo(actual, expected, rtol, atol)).toBeNull();
@@ -176,13 +181,13 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     };
     const r = rng(7);
     const x = f32(B * 20, () => Math.floor(r(-3, 3)));
-    const outs = await runKernel(gpu, k, [{ dtype: "float32", data: x }], { batchSizes: [B], inputBatchStrides: [[20]] }, [
-      B * 4,
-      B * 4,
-      B * 4,
-      B * 4,
-      B * 4,
-    ]);
+    const outs = await runKernel(
+      gpu,
+      k,
+      [{ dtype: "float32", data: x }],
+      { batchSizes: [B], inputBatchStrides: [[20]] },
+      [B * 4, B * 4, B * 4, B * 4, B * 4],
+    );
     const sum: number[] = [];
     const max: number[] = [];
     const mean: number[] = [];
@@ -234,11 +239,13 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     };
     const r = rng(11);
     const x = f32(B0 * B1 * 3, () => Math.floor(r(0, 4)));
-    const outs = await runKernel(gpu, k, [{ dtype: "float32", data: x }], { batchSizes: [B0, B1], inputBatchStrides: [[B1 * 3, 3]] }, [
-      B1 * 3,
-      B1 * 3,
-      B1 * 3,
-    ]);
+    const outs = await runKernel(
+      gpu,
+      k,
+      [{ dtype: "float32", data: x }],
+      { batchSizes: [B0, B1], inputBatchStrides: [[B1 * 3, 3]] },
+      [B1 * 3, B1 * 3, B1 * 3],
+    );
     const sum: number[] = [];
     const min: number[] = [];
     const argmin: number[] = [];
@@ -289,7 +296,13 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { dtype: "float32", data: x },
         { dtype: "float32", data: w },
       ],
-      { batchSizes: [B0, B1], inputBatchStrides: [[B1 * 8, 8], [0, 4]] },
+      {
+        batchSizes: [B0, B1],
+        inputBatchStrides: [
+          [B1 * 8, 8],
+          [0, 4],
+        ],
+      },
       [B0 * 2, B0 * 2],
     );
     const mean: number[] = [];
@@ -433,18 +446,25 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
       reduce: null,
       unroll: false,
       inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      exprs: [load(0, []), { k: "cast", x: 0, dtype: "int32" }, { k: "cast", x: 0, dtype: "uint32" }, { k: "cast", x: 0, dtype: "bool" }],
+      exprs: [
+        load(0, []),
+        { k: "cast", x: 0, dtype: "int32" },
+        { k: "cast", x: 0, dtype: "uint32" },
+        { k: "cast", x: 0, dtype: "bool" },
+      ],
       outputs: [
         { dtype: "int32", value: 1, reduce: null },
         { dtype: "uint32", value: 2, reduce: null },
         { dtype: "bool", value: 3, reduce: null },
       ],
     };
-    const fo = await runKernel(gpu, kf, [{ dtype: "float32", data: f }], { batchSizes: [f.length], inputBatchStrides: [[1]] }, [
-      f.length,
-      f.length,
-      f.length,
-    ]);
+    const fo = await runKernel(
+      gpu,
+      kf,
+      [{ dtype: "float32", data: f }],
+      { batchSizes: [f.length], inputBatchStrides: [[1]] },
+      [f.length, f.length, f.length],
+    );
     const F = Array.from(f);
     const toInt = (v: number): number => (Number.isFinite(v) ? Math.trunc(v) : 0);
     expect(Array.from(fo[0]!)).toEqual(F.map((v) => toInt(v) | 0));
@@ -521,7 +541,12 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { dtype: "int32", value: 0, reduce: "argmax" },
       ],
     };
-    const ro = await runKernel(gpu, kr, [{ dtype: "bool", data: p }], { batchSizes: [B], inputBatchStrides: [[N]] }, [B, B, B, B]);
+    const ro = await runKernel(gpu, kr, [{ dtype: "bool", data: p }], { batchSizes: [B], inputBatchStrides: [[N]] }, [
+      B,
+      B,
+      B,
+      B,
+    ]);
     const rows = Array.from({ length: B }, (_, b) => P.slice(b * N, b * N + N));
     expect(Array.from(ro[0]!)).toEqual(rows.map((row) => (row.every((v) => v === 1) ? 1 : 0)));
     expect(Array.from(ro[1]!)).toEqual(rows.map((row) => (row.some((v) => v === 1) ? 1 : 0)));
@@ -553,7 +578,13 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { dtype: "float32", value: base + 3, reduce: null },
       ],
     };
-    const outs = await runKernel(gpu, k, [{ dtype: "float32", data: x }], { batchSizes: [x.length], inputBatchStrides: [[1]] }, k.outputs.map(() => x.length));
+    const outs = await runKernel(
+      gpu,
+      k,
+      [{ dtype: "float32", data: x }],
+      { batchSizes: [x.length], inputBatchStrides: [[1]] },
+      k.outputs.map(() => x.length),
+    );
     const X = Array.from(x);
     const roundEven = (v: number): number => {
       const f = Math.floor(v);
@@ -573,11 +604,23 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     };
     ops.forEach((op, i) => expect([op, closeTo(outs[i]!, X.map(ref[op]))]).toEqual([op, null]));
     const predRef = [Number.isNaN, (v: number) => v === Infinity || v === -Infinity, Number.isFinite];
-    preds.forEach((op, i) => expect([op, Array.from(outs[ops.length + i]!)]).toEqual([op, X.map((v) => (predRef[i]!(v) ? 1 : 0))]));
+    preds.forEach((op, i) =>
+      expect([op, Array.from(outs[ops.length + i]!)]).toEqual([op, X.map((v) => (predRef[i]!(v) ? 1 : 0))]),
+    );
     const pow3 = outs[ops.length + preds.length]!;
     const powHalf = outs[ops.length + preds.length + 1]!;
-    expect(closeTo(pow3, X.map((v) => Math.fround(v ** 3)))).toBeNull();
-    expect(closeTo(powHalf, X.map((v) => v ** 0.5))).toBeNull();
+    expect(
+      closeTo(
+        pow3,
+        X.map((v) => Math.fround(v ** 3)),
+      ),
+    ).toBeNull();
+    expect(
+      closeTo(
+        powHalf,
+        X.map((v) => v ** 0.5),
+      ),
+    ).toBeNull();
   });
 
   it("matches Math on transcendental ops and float binary ops", async () => {
@@ -619,7 +662,15 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     const bref = [(a: number, b: number) => a / b, (a: number, b: number) => a - b, Math.pow, Math.min, Math.max];
     unary.forEach((op, i) => expect([op, closeTo(outs[i]!, X.map(uref[i]!), 2e-5, 1e-6)]).toEqual([op, null]));
     binary.forEach((op, i) =>
-      expect([op, closeTo(outs[unary.length + i]!, X.map((v, j) => bref[i]!(v, Y[j]!)), 2e-5, 1e-6)]).toEqual([op, null]),
+      expect([
+        op,
+        closeTo(
+          outs[unary.length + i]!,
+          X.map((v, j) => bref[i]!(v, Y[j]!)),
+          2e-5,
+          1e-6,
+        ),
+      ]).toEqual([op, null]),
     );
   });
 
@@ -631,11 +682,23 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
       reduce: null,
       unroll: false,
       inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      exprs: [load(0, []), { k: "const", value: 2, dtype: "float32" }, bin("mul", 0, 1, "float32"), { k: "const", value: 1, dtype: "float32" }, bin("add", 2, 3, "float32")],
+      exprs: [
+        load(0, []),
+        { k: "const", value: 2, dtype: "float32" },
+        bin("mul", 0, 1, "float32"),
+        { k: "const", value: 1, dtype: "float32" },
+        bin("add", 2, 3, "float32"),
+      ],
       outputs: [{ dtype: "float32", value: 4, reduce: null }],
     };
     const x = f32(n, (i) => i);
-    const [out] = await runKernel(gpu, k, [{ dtype: "float32", data: x }], { batchSizes: [n], inputBatchStrides: [[1]] }, [n]);
+    const [out] = await runKernel(
+      gpu,
+      k,
+      [{ dtype: "float32", data: x }],
+      { batchSizes: [n], inputBatchStrides: [[1]] },
+      [n],
+    );
     let bad = -1;
     for (let i = 0; i < n; i++) {
       if (out![i] !== Math.fround(2 * i + 1)) {
@@ -649,7 +712,10 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
   it("reads several buffers concurrently", async () => {
     const bufs = Array.from({ length: 8 }, (_, j) => {
       const b = gpu.alloc("int32", 1000 + j);
-      gpu.write(b, Int32Array.from({ length: 1000 + j }, (_, i) => i * (j + 1)));
+      gpu.write(
+        b,
+        Int32Array.from({ length: 1000 + j }, (_, i) => i * (j + 1)),
+      );
       return b;
     });
     const got = await Promise.all(bufs.map((b) => gpu.read(b)));
@@ -664,7 +730,9 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     const limit = gpu.limits.maxStorageBufferBindingSize;
     const n = limit / 4 + 10;
     expect(() => gpu.alloc("float32", n)).toThrow(BackendError);
-    expect(() => gpu.alloc("float32", n)).toThrow(new RegExp(`maxStorageBufferBindingSize of ${limit} bytes .* by 40 bytes`));
+    expect(() => gpu.alloc("float32", n)).toThrow(
+      new RegExp(`maxStorageBufferBindingSize of ${limit} bytes .* by 40 bytes`),
+    );
   });
 
   it("rejects kernels that bind more storage buffers than the device allows", async () => {
@@ -746,7 +814,10 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
       const B = 1 + Math.floor(r(0, 2000));
       const x = gpu.alloc("float32", B * 3);
       const y = gpu.alloc("float32", B);
-      gpu.write(x, f32(B * 3, (i) => i % 3));
+      gpu.write(
+        x,
+        f32(B * 3, (i) => i % 3),
+      );
       gpu.dispatch(compiled, [x], [y], { batchSizes: [B], inputBatchStrides: [[3]] });
       if (it % 100 === 99) {
         const got = await gpu.read(y);
@@ -781,7 +852,13 @@ describeWebGPU(probe, "WebGPU device loss and grid splitting (own devices)", () 
         outputs: [{ dtype: "int32", value: 2, reduce: null }],
       };
       const x = Int32Array.from({ length: n }, (_, i) => i);
-      const [out] = await runKernel(small, k, [{ dtype: "int32", data: x }], { batchSizes: [1, n], inputBatchStrides: [[1]] }, [n]);
+      const [out] = await runKernel(
+        small,
+        k,
+        [{ dtype: "int32", data: x }],
+        { batchSizes: [1, n], inputBatchStrides: [[1]] },
+        [n],
+      );
       expect(Array.from(out!)).toEqual(Array.from(x, (v) => 3 * v));
     } finally {
       small.destroy();
@@ -802,7 +879,10 @@ describeWebGPU(probe, "WebGPU device loss and grid splitting (own devices)", () 
       };
       const compiled = await be.compile(k);
       const x = be.alloc("float32", 4096);
-      be.write(x, f32(4096, (i) => i / 4096));
+      be.write(
+        x,
+        f32(4096, (i) => i / 4096),
+      );
       const y = be.alloc("float32", 4096);
       be.dispatch(compiled, [x], [y], { batchSizes: [4096], inputBatchStrides: [[1]] });
       const pending = be.read(y);
@@ -818,13 +898,28 @@ describeWebGPU(probe, "WebGPU device loss and grid splitting (own devices)", () 
       be.free(x);
       be.free(y);
       // The old compiled kernel is rebuilt on the new device.
-      const [out] = await runKernel(be, k, [{ dtype: "float32", data: f32(8, (i) => i) }], { batchSizes: [8], inputBatchStrides: [[1]] }, [8]);
-      expectClose(out!, Array.from({ length: 8 }, (_, i) => Math.exp(i)));
+      const [out] = await runKernel(
+        be,
+        k,
+        [{ dtype: "float32", data: f32(8, (i) => i) }],
+        { batchSizes: [8], inputBatchStrides: [[1]] },
+        [8],
+      );
+      expectClose(
+        out!,
+        Array.from({ length: 8 }, (_, i) => Math.exp(i)),
+      );
       const a = be.alloc("float32", 8);
       const b = be.alloc("float32", 8);
-      be.write(a, f32(8, (i) => -i));
+      be.write(
+        a,
+        f32(8, (i) => -i),
+      );
       be.dispatch(compiled, [a], [b], { batchSizes: [8], inputBatchStrides: [[1]] });
-      expectClose(await be.read(b), Array.from({ length: 8 }, (_, i) => Math.exp(-i)));
+      expectClose(
+        await be.read(b),
+        Array.from({ length: 8 }, (_, i) => Math.exp(-i)),
+      );
       be.free(a);
       be.free(b);
       expect(be.stats.liveBuffers).toBe(0);

@@ -22,7 +22,9 @@ describeWebGPU(probe, "bundles with captured constants on WebGPU", (gpu) => {
       const x = () => fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [2, 3], { batchDim: 1 });
       await f.callAsync(x());
       expect(() => f.bundle()).toThrow(BundleError);
-      expect(() => f.bundle()).toThrow("f.bundle(): captured constant 0 (;3) float32 lives on the webgpu backend, which reads only asynchronously; use await f.bundleAsync()");
+      expect(() => f.bundle()).toThrow(
+        "f.bundle(): captured constant 0 (;3) float32 lives on the webgpu backend, which reads only asynchronously; use await f.bundleAsync()",
+      );
       const text = await f.bundleAsync();
       expect(text).toContain("data: new Float32Array([2, -1, 0.5])");
       const mod = await importBundle(text);

@@ -1,7 +1,17 @@
 /** A bundle exported on JS and loaded on WebGPU: its shipped WGSL runs, with no code generation. */
 import { expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
-import { BundleError, counters, fromTypedArray, JaggedTensor, jit, loadBundle, R2, setBackend, type Tensor } from "../../src/index.js";
+import {
+  BundleError,
+  counters,
+  fromTypedArray,
+  JaggedTensor,
+  jit,
+  loadBundle,
+  R2,
+  setBackend,
+  type Tensor,
+} from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
 import { closeEnough } from "../helpers/random-graph.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
@@ -12,12 +22,24 @@ describeWebGPU(probe, "bundles on WebGPU", (gpu) => {
   it("load the shipped WGSL and match the JS trace, jagged results included", async () => {
     registerBackend(gpu);
     const f = jit((m: Tensor, x: JaggedTensor) => [new R2(m).inverse().t, x.sub(x.mean()).toPadded().padded]);
-    const mats = (B: number) => fromTypedArray(Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 3 : ((i * 7) % 5) / 10)), [B, 3, 3], { batchDim: 1 });
+    const mats = (B: number) =>
+      fromTypedArray(
+        Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 3 : ((i * 7) % 5) / 10)),
+        [B, 3, 3],
+        { batchDim: 1 },
+      );
     const jag = (lengths: number[]) => {
       const off = [0];
       for (const l of lengths) off.push(off[off.length - 1]! + l);
       const T = off[off.length - 1]!;
-      return new JaggedTensor(fromTypedArray(Float32Array.from({ length: T * 3 }, (_, i) => (i * 5) % 9), [T, 3], { batchDim: 1 }), fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }));
+      return new JaggedTensor(
+        fromTypedArray(
+          Float32Array.from({ length: T * 3 }, (_, i) => (i * 5) % 9),
+          [T, 3],
+          { batchDim: 1 },
+        ),
+        fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }),
+      );
     };
     f(mats(2), jag([1, 2]));
     const mod = await importBundle(f.bundle());
@@ -28,7 +50,10 @@ describeWebGPU(probe, "bundles on WebGPU", (gpu) => {
       const g = await loadBundle(mod);
       expect(counters.compiles).toBe(compiles);
       expect(gpu.stats.pipelines).toBeGreaterThan(pipelines);
-      for (const [B, lengths] of [[3, [2, 0, 4]], [17, [1]]] as const) {
+      for (const [B, lengths] of [
+        [3, [2, 0, 4]],
+        [17, [1]],
+      ] as const) {
         setBackend("js");
         const want = f(mats(B), jag([...lengths])) as Tensor[];
         setBackend("webgpu");
@@ -56,10 +81,14 @@ describeWebGPU(probe, "bundles on WebGPU", (gpu) => {
       setBackend("webgpu");
       const pipelines = gpu.stats.pipelines;
       await expect(loadBundle(await importBundle(edited))).rejects.toThrow(BundleError);
-      await expect(loadBundle(await importBundle(edited))).rejects.toThrow(/step 0's WGSL kernel is not the code its kernel IR gives \(an edited kernel\)/);
+      await expect(loadBundle(await importBundle(edited))).rejects.toThrow(
+        /step 0's WGSL kernel is not the code its kernel IR gives \(an edited kernel\)/,
+      );
       expect(gpu.stats.pipelines).toBe(pipelines);
       const g = await loadBundle(mod, { sha256: mod.sha256 });
-      const out = (await g.callAsync(fromTypedArray(Float32Array.from([0, 1, 2, 3, 4, 5]), [2, 3], { batchDim: 1 }))) as Tensor;
+      const out = (await g.callAsync(
+        fromTypedArray(Float32Array.from([0, 1, 2, 3, 4, 5]), [2, 3], { batchDim: 1 }),
+      )) as Tensor;
       const want = [0, 1, 2, 3, 4, 5].map((v) => 2 * Math.exp(v));
       expect(closeEnough(await out.data(), Float32Array.from(want), 1e-5)).toBeUndefined();
     } finally {

@@ -8,7 +8,17 @@
 import fc from "fast-check";
 import { afterAll, expect, it } from "vitest";
 import type { DType, TypedArray } from "../../ir/dtype.js";
-import { ix, numel, type IndexExpr, type KBinaryOp, type KExpr, type KReduceOp, type KUnaryOp, type Kernel, type Launch } from "../../ir/kernel.js";
+import {
+  ix,
+  numel,
+  type IndexExpr,
+  type KBinaryOp,
+  type KExpr,
+  type KReduceOp,
+  type KUnaryOp,
+  type Kernel,
+  type Launch,
+} from "../../ir/kernel.js";
 import { JsBackend } from "../../runtime/js.js";
 import type { Backend } from "../../runtime/backend.js";
 import { closeTo, describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
@@ -68,7 +78,12 @@ function rng(seed: number): (lo: number, hi: number) => number {
   };
 }
 
-const L = (input: number, index: number[], dtype: DType = "float32"): KExpr => ({ k: "load", input, index: index.map((a) => ix.v(a)), dtype });
+const L = (input: number, index: number[], dtype: DType = "float32"): KExpr => ({
+  k: "load",
+  input,
+  index: index.map((a) => ix.v(a)),
+  dtype,
+});
 const U = (op: KUnaryOp, x: number, dtype: DType = "float32"): KExpr => ({ k: "unary", op, x, dtype });
 const Bi = (op: KBinaryOp, a: number, b: number, dtype: DType = "float32"): KExpr => ({ k: "binary", op, a, b, dtype });
 
@@ -76,10 +91,28 @@ function handCases(): Case[] {
   const r = rng(42);
   const cases: Case[] = [];
   const floats = (n: number, lo = -3, hi = 3): Float32Array => Float32Array.from({ length: n }, () => r(lo, hi));
-  const ints = (n: number, lo: number, hi: number): Int32Array => Int32Array.from({ length: n }, () => Math.floor(r(lo, hi)));
+  const ints = (n: number, lo: number, hi: number): Int32Array =>
+    Int32Array.from({ length: n }, () => Math.floor(r(lo, hi)));
 
   // Every float unary op.
-  const funary: KUnaryOp[] = ["neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "sign"];
+  const funary: KUnaryOp[] = [
+    "neg",
+    "abs",
+    "sqrt",
+    "rsqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+  ];
   const fpred: KUnaryOp[] = ["isnan", "isinf", "isfinite"];
   {
     const x = floats(96, 0.05, 4);
@@ -92,8 +125,14 @@ function handCases(): Case[] {
     cases.push({
       name: "float unary",
       kernel: {
-        batchRank: 1, baseShape: [8], reduce: null, unroll: false,
-        inputs: [{ dtype: "float32", batchRank: 1, baseShape: [8] }, { dtype: "float32", batchRank: 1, baseShape: [8] }],
+        batchRank: 1,
+        baseShape: [8],
+        reduce: null,
+        unroll: false,
+        inputs: [
+          { dtype: "float32", batchRank: 1, baseShape: [8] },
+          { dtype: "float32", batchRank: 1, baseShape: [8] },
+        ],
         exprs,
         outputs: exprs.slice(2).map((e, i) => ({ dtype: e.dtype, value: 2 + i, reduce: null })),
       },
@@ -102,23 +141,53 @@ function handCases(): Case[] {
     });
   }
   // Every float binary op, with broadcasting over a batch dim and a base dim.
-  const fbin: KBinaryOp[] = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2", "eq", "ne", "lt", "le", "gt", "ge"];
+  const fbin: KBinaryOp[] = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "maximum",
+    "minimum",
+    "mod",
+    "atan2",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+  ];
   {
     const a = floats(5 * 4 * 3, 0.1, 3);
     a[3] = NaN;
     const b = floats(4, -2, 2); // (1,4; ) per b1, broadcast over b0 and base
     const exprs: KExpr[] = [L(0, [0]), L(1, [])];
-    fbin.forEach((op) => exprs.push(Bi(op, 0, 1, ["eq", "ne", "lt", "le", "gt", "ge"].includes(op) ? "bool" : "float32")));
+    fbin.forEach((op) =>
+      exprs.push(Bi(op, 0, 1, ["eq", "ne", "lt", "le", "gt", "ge"].includes(op) ? "bool" : "float32")),
+    );
     exprs.push({ k: "where", c: exprs.length - 1, a: 0, b: 1, dtype: "float32" });
     cases.push({
       name: "float binary + where",
       kernel: {
-        batchRank: 2, baseShape: [3], reduce: null, unroll: true,
-        inputs: [{ dtype: "float32", batchRank: 2, baseShape: [3] }, { dtype: "float32", batchRank: 2, baseShape: [] }],
+        batchRank: 2,
+        baseShape: [3],
+        reduce: null,
+        unroll: true,
+        inputs: [
+          { dtype: "float32", batchRank: 2, baseShape: [3] },
+          { dtype: "float32", batchRank: 2, baseShape: [] },
+        ],
         exprs,
         outputs: exprs.slice(2).map((e, i) => ({ dtype: e.dtype, value: 2 + i, reduce: null })),
       },
-      launch: { batchSizes: [5, 4], inputBatchStrides: [[12, 3], [0, 1]] },
+      launch: {
+        batchSizes: [5, 4],
+        inputBatchStrides: [
+          [12, 3],
+          [0, 1],
+        ],
+      },
       inputs: [a, b],
     });
   }
@@ -126,17 +195,32 @@ function handCases(): Case[] {
   // the axes, signed zeros and infinities (the WGSL builtins leave all of these open).
   {
     const u = floats(128, -1.2, 1.2);
-    u.set([NaN, Infinity, -Infinity, 1, -1, 0, -0, 1.0000001, -1.0000001, 0.99999994, -0.99999994, 1e-30, 3e5, -3e5], 0);
+    u.set(
+      [NaN, Infinity, -Infinity, 1, -1, 0, -0, 1.0000001, -1.0000001, 0.99999994, -0.99999994, 1e-30, 3e5, -3e5],
+      0,
+    );
     // Every (y, x) pair of the specials, then 64 random points.
     const special = [0, -0, 1, -1, Infinity, -Infinity, NaN, 1e-3];
     const y = floats(128);
     const x = floats(128);
     for (let i = 0; i < 64; i++) [y[i], x[i]] = [special[i % 8]!, special[Math.floor(i / 8)]!];
-    const exprs: KExpr[] = [L(0, [0]), L(1, [0]), L(2, [0]), U("asin", 0), U("acos", 0), U("atan", 0), Bi("atan2", 1, 2), U("atan", 1)];
+    const exprs: KExpr[] = [
+      L(0, [0]),
+      L(1, [0]),
+      L(2, [0]),
+      U("asin", 0),
+      U("acos", 0),
+      U("atan", 0),
+      Bi("atan2", 1, 2),
+      U("atan", 1),
+    ];
     cases.push({
       name: "inverse trig",
       kernel: {
-        batchRank: 1, baseShape: [8], reduce: null, unroll: false,
+        batchRank: 1,
+        baseShape: [8],
+        reduce: null,
+        unroll: false,
         inputs: [0, 1, 2].map(() => ({ dtype: "float32" as const, batchRank: 1, baseShape: [8] })),
         exprs,
         outputs: exprs.slice(3).map((e, i) => ({ dtype: e.dtype, value: 3 + i, reduce: null })),
@@ -156,12 +240,22 @@ function handCases(): Case[] {
     const exprs: KExpr[] = [L(0, [], dt), L(1, [], dt)];
     ops.forEach((op) => exprs.push(Bi(op, 0, 1, op === "lt" || op === "eq" ? "bool" : dt)));
     exprs.push(U("neg", 0, dt), U("abs", 0, dt), U("sign", 0, dt));
-    exprs.push({ k: "cast", x: 0, dtype: "float32" }, { k: "cast", x: 0, dtype: dt === "int32" ? "uint32" : "int32" }, { k: "cast", x: 0, dtype: "bool" });
+    exprs.push(
+      { k: "cast", x: 0, dtype: "float32" },
+      { k: "cast", x: 0, dtype: dt === "int32" ? "uint32" : "int32" },
+      { k: "cast", x: 0, dtype: "bool" },
+    );
     cases.push({
       name: `${dt} ops`,
       kernel: {
-        batchRank: 1, baseShape: [], reduce: null, unroll: false,
-        inputs: [{ dtype: dt, batchRank: 1, baseShape: [] }, { dtype: dt, batchRank: 1, baseShape: [] }],
+        batchRank: 1,
+        baseShape: [],
+        reduce: null,
+        unroll: false,
+        inputs: [
+          { dtype: dt, batchRank: 1, baseShape: [] },
+          { dtype: dt, batchRank: 1, baseShape: [] },
+        ],
         exprs,
         outputs: exprs.slice(2).map((e, i) => ({ dtype: e.dtype, value: 2 + i, reduce: null })),
       },
@@ -172,11 +266,19 @@ function handCases(): Case[] {
   // float → int casts, and bool logic.
   {
     const x = Float32Array.from([-1.5, 2.7, 3e9, 5e9, -3e9, NaN, Infinity, -0.9, 0, 7.5, -2147483648, 1e10]);
-    const exprs: KExpr[] = [L(0, []), { k: "cast", x: 0, dtype: "int32" }, { k: "cast", x: 0, dtype: "uint32" }, { k: "cast", x: 0, dtype: "bool" }];
+    const exprs: KExpr[] = [
+      L(0, []),
+      { k: "cast", x: 0, dtype: "int32" },
+      { k: "cast", x: 0, dtype: "uint32" },
+      { k: "cast", x: 0, dtype: "bool" },
+    ];
     cases.push({
       name: "float casts",
       kernel: {
-        batchRank: 1, baseShape: [], reduce: null, unroll: false,
+        batchRank: 1,
+        baseShape: [],
+        reduce: null,
+        unroll: false,
         inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
         exprs,
         outputs: exprs.slice(1).map((e, i) => ({ dtype: e.dtype, value: 1 + i, reduce: null })),
@@ -186,12 +288,27 @@ function handCases(): Case[] {
     });
     const p = Uint8Array.from({ length: 30 }, () => (r(0, 1) < 0.5 ? 1 : 0));
     const q = Uint8Array.from({ length: 30 }, () => (r(0, 1) < 0.5 ? 1 : 0));
-    const bexprs: KExpr[] = [L(0, [], "bool"), L(1, [], "bool"), Bi("and", 0, 1, "bool"), Bi("or", 0, 1, "bool"), Bi("xor", 0, 1, "bool"), U("not", 0, "bool"), Bi("ne", 0, 1, "bool"), { k: "cast", x: 0, dtype: "float32" }];
+    const bexprs: KExpr[] = [
+      L(0, [], "bool"),
+      L(1, [], "bool"),
+      Bi("and", 0, 1, "bool"),
+      Bi("or", 0, 1, "bool"),
+      Bi("xor", 0, 1, "bool"),
+      U("not", 0, "bool"),
+      Bi("ne", 0, 1, "bool"),
+      { k: "cast", x: 0, dtype: "float32" },
+    ];
     cases.push({
       name: "bool logic",
       kernel: {
-        batchRank: 1, baseShape: [], reduce: null, unroll: false,
-        inputs: [{ dtype: "bool", batchRank: 1, baseShape: [] }, { dtype: "bool", batchRank: 1, baseShape: [] }],
+        batchRank: 1,
+        baseShape: [],
+        reduce: null,
+        unroll: false,
+        inputs: [
+          { dtype: "bool", batchRank: 1, baseShape: [] },
+          { dtype: "bool", batchRank: 1, baseShape: [] },
+        ],
         exprs: bexprs,
         outputs: bexprs.slice(2).map((e, i) => ({ dtype: e.dtype, value: 2 + i, reduce: null })),
       },
@@ -207,18 +324,33 @@ function handCases(): Case[] {
     cases.push({
       name: `reductions over a ${where} axis`,
       kernel: {
-        batchRank: 2, baseShape: [5], unroll: false,
+        batchRank: 2,
+        baseShape: [5],
+        unroll: false,
         reduce: where === "base" ? { batchAxes: [], baseAxes: [0] } : { batchAxes: [1], baseAxes: [] },
-        inputs: [{ dtype: "float32", batchRank: 2, baseShape: [5] }, { dtype: "bool", batchRank: 2, baseShape: [5] }],
+        inputs: [
+          { dtype: "float32", batchRank: 2, baseShape: [5] },
+          { dtype: "bool", batchRank: 2, baseShape: [5] },
+        ],
         exprs: [L(0, [0]), L(1, [0], "bool")],
         outputs: [
-          ...reduces.map((op) => ({ dtype: (op.startsWith("arg") ? "int32" : "float32") as DType, value: 0, reduce: op })),
+          ...reduces.map((op) => ({
+            dtype: (op.startsWith("arg") ? "int32" : "float32") as DType,
+            value: 0,
+            reduce: op,
+          })),
           { dtype: "bool", value: 1, reduce: "all" },
           { dtype: "bool", value: 1, reduce: "any" },
           { dtype: "int32", value: 1, reduce: "sum" },
         ],
       },
-      launch: { batchSizes: [6, 7], inputBatchStrides: [[35, 5], [35, 5]] },
+      launch: {
+        batchSizes: [6, 7],
+        inputBatchStrides: [
+          [35, 5],
+          [35, 5],
+        ],
+      },
       inputs: [x, m],
     });
   }
@@ -230,9 +362,19 @@ function handCases(): Case[] {
     cases.push({
       name: "transposed and strided base loads",
       kernel: {
-        batchRank: 1, baseShape: [3, 4], reduce: null, unroll: false,
-        inputs: [{ dtype: "float32", batchRank: 1, baseShape: [4, 3] }, { dtype: "float32", batchRank: 0, baseShape: [6] }],
-        exprs: [{ k: "load", input: 0, index: [ix.v(1), ix.v(0)], dtype: "float32" }, { k: "load", input: 1, index: [idx], dtype: "float32" }, Bi("mul", 0, 1)],
+        batchRank: 1,
+        baseShape: [3, 4],
+        reduce: null,
+        unroll: false,
+        inputs: [
+          { dtype: "float32", batchRank: 1, baseShape: [4, 3] },
+          { dtype: "float32", batchRank: 0, baseShape: [6] },
+        ],
+        exprs: [
+          { k: "load", input: 0, index: [ix.v(1), ix.v(0)], dtype: "float32" },
+          { k: "load", input: 1, index: [idx], dtype: "float32" },
+          Bi("mul", 0, 1),
+        ],
         outputs: [{ dtype: "float32", value: 2, reduce: null }],
       },
       launch: { batchSizes: [3], inputBatchStrides: [[12], []] },
@@ -248,7 +390,11 @@ function splitOutputs(c: Case, max: number): Case[] {
   if (outs.length <= max) return [c];
   const parts: Case[] = [];
   for (let i = 0; i < outs.length; i += max) {
-    parts.push({ ...c, name: `${c.name} (outputs ${i}..${Math.min(outs.length, i + max) - 1})`, kernel: { ...c.kernel, outputs: outs.slice(i, i + max) } });
+    parts.push({
+      ...c,
+      name: `${c.name} (outputs ${i}..${Math.min(outs.length, i + max) - 1})`,
+      kernel: { ...c.kernel, outputs: outs.slice(i, i + max) },
+    });
   }
   return parts;
 }
@@ -268,15 +414,30 @@ interface RandomSpec {
   seed: number;
 }
 
-const specArb: fc.Arbitrary<RandomSpec> = fc
-  .record({
-    batchSizes: fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 3 }),
-    baseShape: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 0, maxLength: 2 }),
-    inputs: fc.array(fc.record({ batchKeep: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), baseKind: fc.integer({ min: 0, max: 3 }) }), { minLength: 1, maxLength: 3 }),
-    ops: fc.array(fc.record({ kind: fc.integer({ min: 0, max: 2 }), op: fc.nat(), a: fc.nat(), b: fc.nat() }), { minLength: 1, maxLength: 8 }),
-    reduce: fc.option(fc.record({ batch: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }), base: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }), op: fc.nat() }), { nil: null }),
-    seed: fc.nat(),
-  });
+const specArb: fc.Arbitrary<RandomSpec> = fc.record({
+  batchSizes: fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 0, maxLength: 3 }),
+  baseShape: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 0, maxLength: 2 }),
+  inputs: fc.array(
+    fc.record({
+      batchKeep: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+      baseKind: fc.integer({ min: 0, max: 3 }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+  ops: fc.array(fc.record({ kind: fc.integer({ min: 0, max: 2 }), op: fc.nat(), a: fc.nat(), b: fc.nat() }), {
+    minLength: 1,
+    maxLength: 8,
+  }),
+  reduce: fc.option(
+    fc.record({
+      batch: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+      base: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }),
+      op: fc.nat(),
+    }),
+    { nil: null },
+  ),
+  seed: fc.nat(),
+});
 
 /** A kernel and launch from a random spec: inputs broadcast in batch (size-1 dims, stride 0) and in base. */
 function buildRandom(s: RandomSpec): Case {
@@ -291,8 +452,13 @@ function buildRandom(s: RandomSpec): Case {
     // Base: 0 = full, 1 = transposed (rank 2) or full, 2 = last axis only, 3 = scalar.
     let shape: number[];
     let index: IndexExpr[];
-    if (spec.baseKind === 1 && base.length === 2) [shape, index] = [[base[1]!, base[0]!], [ix.v(1), ix.v(0)]];
-    else if (spec.baseKind === 2 && base.length >= 1) [shape, index] = [[base[base.length - 1]!], [ix.v(base.length - 1)]];
+    if (spec.baseKind === 1 && base.length === 2)
+      [shape, index] = [
+        [base[1]!, base[0]!],
+        [ix.v(1), ix.v(0)],
+      ];
+    else if (spec.baseKind === 2 && base.length >= 1)
+      [shape, index] = [[base[base.length - 1]!], [ix.v(base.length - 1)]];
     else if (spec.baseKind === 3) [shape, index] = [[], []];
     else [shape, index] = [[...base], base.map((_, a) => ix.v(a))];
     // Batch: the input's rank is R minus a prefix; dims it drops to 1 are broadcast by stride 0.
@@ -308,7 +474,11 @@ function buildRandom(s: RandomSpec): Case {
     strides.push(st);
     // One element in eight is NaN, ±Inf or ±0: both backends must carry them through every op and reduction.
     const SPECIAL = [NaN, Infinity, -Infinity, 0, -0];
-    datas.push(Float32Array.from({ length: numel(sizes) * numel(shape) }, () => (r(0, 1) < 0.125 ? SPECIAL[Math.floor(r(0, 5))]! : r(-2, 2))));
+    datas.push(
+      Float32Array.from({ length: numel(sizes) * numel(shape) }, () =>
+        r(0, 1) < 0.125 ? SPECIAL[Math.floor(r(0, 5))]! : r(-2, 2),
+      ),
+    );
     exprs.push({ k: "load", input: i, index, dtype: "float32" });
   });
   // Operands are drawn from the float32 values only (comparisons feed `where` alone).

@@ -21,12 +21,25 @@ describeWebGPU(probe, "empty reductions on WebGPU", (gpu) => {
       setBackend("js");
     }
   };
-  it("over an empty batch axis: sum 0, prod 1, mean NaN, any false, all true; min/max/argmin/argmax a ShapeError", on(checkEmptyBatch));
-  it("jit: the empty batch is refused at the call that has it", on(() => checkEmptyJit(async (f, x) => Array.from(await ((await (f as unknown as { callAsync(x: Tensor): Promise<Tensor> }).callAsync(x)).data())))));
+  it(
+    "over an empty batch axis: sum 0, prod 1, mean NaN, any false, all true; min/max/argmin/argmax a ShapeError",
+    on(checkEmptyBatch),
+  );
+  it(
+    "jit: the empty batch is refused at the call that has it",
+    on(() =>
+      checkEmptyJit(async (f, x) =>
+        Array.from(await (await (f as unknown as { callAsync(x: Tensor): Promise<Tensor> }).callAsync(x)).data()),
+      ),
+    ),
+  );
   it("over an empty base axis and an empty base slice", on(checkEmptyBase));
-  it("zero-length tensors upload, compute and read back", on(async () => {
-    const x = fromTypedArray(new Float32Array(0), [0, 3], { batchDim: 1 });
-    expect(Array.from(await x.mul(2).data())).toEqual([]);
-    expect(Array.from(await x.batchSum().data())).toEqual([0, 0, 0]);
-  }));
+  it(
+    "zero-length tensors upload, compute and read back",
+    on(async () => {
+      const x = fromTypedArray(new Float32Array(0), [0, 3], { batchDim: 1 });
+      expect(Array.from(await x.mul(2).data())).toEqual([]);
+      expect(Array.from(await x.batchSum().data())).toEqual([0, 0, 0]);
+    }),
+  );
 });

@@ -20,7 +20,17 @@ import type { WebGPUBackend } from "../../runtime/webgpu/backend.js";
 import { closeEnough, randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
-import { fuzzCount, jsonTwin, judge, KeyCollisions, KNOWN_OPEN, reference, Tally, type Outcome, type Rule } from "../helpers/fuzz.js";
+import {
+  fuzzCount,
+  jsonTwin,
+  judge,
+  KeyCollisions,
+  KNOWN_OPEN,
+  reference,
+  Tally,
+  type Outcome,
+  type Rule,
+} from "../helpers/fuzz.js";
 import type { RandomCase } from "../helpers/random-graph.js";
 import { topoOrder } from "../../ir/graph.js";
 
@@ -50,11 +60,19 @@ async function runOnGpu(gpu: WebGPUBackend, seed: number, family: "float32" | "i
 }
 
 /** Runs a case's graph on the GPU; the outcome is its outputs or the error it threw. */
-async function gpuOutcome(gpu: WebGPUBackend, c: RandomCase, inputs: readonly Value[], keys: KeyCollisions): Promise<Outcome & { collided?: boolean }> {
+async function gpuOutcome(
+  gpu: WebGPUBackend,
+  c: RandomCase,
+  inputs: readonly Value[],
+  keys: KeyCollisions,
+): Promise<Outcome & { collided?: boolean }> {
   const bufs: { buffer: ReturnType<WebGPUBackend["alloc"]>; type: Value["type"] }[] = [];
   let collided = false;
   try {
-    const { schedule } = runPipeline(c.graph, { maxKernelBuffers: gpu.maxKernelBuffers, unrollLimit: c.seed % 3 === 0 ? 0 : 64 });
+    const { schedule } = runPipeline(c.graph, {
+      maxKernelBuffers: gpu.maxKernelBuffers,
+      unrollLimit: c.seed % 3 === 0 ? 0 : 64,
+    });
     collided = keys.observe(schedule);
     const program = await Program.create(schedule, gpu);
     for (const v of inputs) {
@@ -63,7 +81,9 @@ async function gpuOutcome(gpu: WebGPUBackend, c: RandomCase, inputs: readonly Va
       bufs.push({ buffer: b, type: v.type });
     }
     const outs = program.run(bufs);
-    const values: Value[] = await Promise.all(outs.map(async (o) => ({ type: o.type, data: await gpu.read(o.buffer) })));
+    const values: Value[] = await Promise.all(
+      outs.map(async (o) => ({ type: o.type, data: await gpu.read(o.buffer) })),
+    );
     // Outputs may share a buffer (a reshape of another output) or be an input: free each once.
     for (const b of new Set(outs.map((o) => o.buffer))) if (!bufs.some((x) => x.buffer === b)) gpu.free(b);
     return { values, collided };
@@ -98,24 +118,48 @@ describeWebGPU(probe, "WebGPU fuzz: random graphs with special values against th
     for (const seed of seeds) {
       const { c, rule } = gpuCase(seed);
       const twin = jsonTwin(c.graph);
-      for (const [cc, tag] of twin ? ([[{ ...c, graph: twin }, " (twin)"], [c, ""]] as const) : ([[c, ""]] as const)) {
+      for (const [cc, tag] of twin
+        ? ([
+            [{ ...c, graph: twin }, " (twin)"],
+            [c, ""],
+          ] as const)
+        : ([[c, ""]] as const)) {
         const inputs = randomInputs(cc);
         const ref = reference(cc, inputs, false);
         const got = await gpuOutcome(gpu, cc, inputs, keys);
         const why = judge(cc, ref, got, rule);
-        const float32Accumulation = (): string | undefined => judge(cc, reference(cc, inputs, false, "float32"), got, rule);
-        tally.record(why === undefined ? undefined : { c: cc, backend: "webgpu", config: `${rule}${tag}`, message: why, keyCollision: got.collided, float32Accumulation }, "webgpu");
+        const float32Accumulation = (): string | undefined =>
+          judge(cc, reference(cc, inputs, false, "float32"), got, rule);
+        tally.record(
+          why === undefined
+            ? undefined
+            : {
+                c: cc,
+                backend: "webgpu",
+                config: `${rule}${tag}`,
+                message: why,
+                keyCollision: got.collided,
+                float32Accumulation,
+              },
+          "webgpu",
+        );
       }
       tally.graphs++;
     }
-    console.log(`${tally.summary("WebGPU fuzz")}\n  WebGPU dispatches: ${gpu.stats.dispatches - before}\n  time: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `${tally.summary("WebGPU fuzz")}\n  WebGPU dispatches: ${gpu.stats.dispatches - before}\n  time: ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     if (tally.unknown.length > 0) console.log(`NEW FAILURES (first 20):\n${tally.unknown.slice(0, 20).join("\n\n")}`);
     // BATCHWISE_FUZZ_DUMP=<file>: every new failure, written to that file.
-    if (process.env["BATCHWISE_FUZZ_DUMP"]) writeFileSync(process.env["BATCHWISE_FUZZ_DUMP"], tally.unknown.join("\n\n"));
+    if (process.env["BATCHWISE_FUZZ_DUMP"])
+      writeFileSync(process.env["BATCHWISE_FUZZ_DUMP"], tally.unknown.join("\n\n"));
     expect(gpu.stats.dispatches).toBeGreaterThan(before);
     expect(tally.graphs).toBe(seeds.length);
     // A replayed seed must pass outright, unless it is a documented limitation.
-    if (REPLAY !== undefined) expect([...tally.known.keys()].filter((id) => KNOWN_OPEN.find((k) => k.id === id)?.permanent !== true)).toEqual([]);
+    if (REPLAY !== undefined)
+      expect([...tally.known.keys()].filter((id) => KNOWN_OPEN.find((k) => k.id === id)?.permanent !== true)).toEqual(
+        [],
+      );
     expect(tally.unknown.slice(0, 5).join("\n\n")).toBe("");
   }, 600_000);
 });

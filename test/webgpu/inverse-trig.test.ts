@@ -40,37 +40,99 @@ describeWebGPU(probe, "inverse trig on WebGPU", (gpu) => {
     const ops = ["asin", "acos", "atan"] as const;
     for (const op of ops) exprs.push({ k: "unary", op, x: 0, dtype: "float32" });
     const k: Kernel = {
-      batchRank: 1, baseShape: [], reduce: null, unroll: false,
+      batchRank: 1,
+      baseShape: [],
+      reduce: null,
+      unroll: false,
       inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
       exprs,
       outputs: ops.map((_, i) => ({ dtype: "float32" as const, value: 1 + i, reduce: null })),
     };
     const before = gpu.stats.dispatches;
-    const outs = await runKernel(gpu, k, [{ dtype: "float32", data: Float32Array.from(xs) }], { batchSizes: [xs.length], inputBatchStrides: [[1]] }, ops.map(() => xs.length));
+    const outs = await runKernel(
+      gpu,
+      k,
+      [{ dtype: "float32", data: Float32Array.from(xs) }],
+      { batchSizes: [xs.length], inputBatchStrides: [[1]] },
+      ops.map(() => xs.length),
+    );
     expect(gpu.stats.dispatches).toBe(before + 1);
     const [asin, acos, atan] = outs;
     expect(asin![0]).toBe(f32(PI / 2));
     expect(acos![1]).toBe(f32(PI));
     expect(Math.abs(atan![0]! - PI / 4)).toBeLessThan(1e-5);
-    check("asin", asin!, xs.map((v) => Math.asin(f32(v))), (i) => guarded.has(i));
-    check("acos", acos!, xs.map((v) => Math.acos(f32(v))), (i) => guarded.has(i));
+    check(
+      "asin",
+      asin!,
+      xs.map((v) => Math.asin(f32(v))),
+      (i) => guarded.has(i),
+    );
+    check(
+      "acos",
+      acos!,
+      xs.map((v) => Math.acos(f32(v))),
+      (i) => guarded.has(i),
+    );
     // atan: NaN, ±0 and ±Infinity are guarded; ±1 come from the builtin.
-    check("atan", atan!, xs.map((v) => Math.atan(f32(v))), (i) => [2, 3, 9, 10, 11].includes(i));
+    check(
+      "atan",
+      atan!,
+      xs.map((v) => Math.atan(f32(v))),
+      (i) => [2, 3, 9, 10, 11].includes(i),
+    );
   });
 
   it("atan2 follows Math.atan2: quadrants, the origin, signed zeros, infinities, NaN", async () => {
     const pairs: [number, number][] = [
-      [-0, -1], [0, -1], [0, 0], [-0, 0], [0, -0], [-0, -0], [0, 1], [-0, 1], [0, 1e-3], [-0, -1e-3],
-      [1, 0], [-1, 0], [1, -0], [-1, -0], [1e-3, 0],
-      [Infinity, Infinity], [Infinity, -Infinity], [-Infinity, Infinity], [-Infinity, -Infinity],
-      [2, Infinity], [-2, Infinity], [2, -Infinity], [-2, -Infinity], [0, Infinity], [-0, -Infinity],
-      [Infinity, 2], [-Infinity, -2], [Infinity, 0], [-Infinity, -0],
-      [NaN, 1], [1, NaN], [NaN, NaN], [NaN, 0], [0, NaN], [Infinity, NaN],
-      [1, 1], [1, -1], [-1, -1], [-1, 1], [3, -4], [1e-3, -1e3], [-1e3, 1e-3],
+      [-0, -1],
+      [0, -1],
+      [0, 0],
+      [-0, 0],
+      [0, -0],
+      [-0, -0],
+      [0, 1],
+      [-0, 1],
+      [0, 1e-3],
+      [-0, -1e-3],
+      [1, 0],
+      [-1, 0],
+      [1, -0],
+      [-1, -0],
+      [1e-3, 0],
+      [Infinity, Infinity],
+      [Infinity, -Infinity],
+      [-Infinity, Infinity],
+      [-Infinity, -Infinity],
+      [2, Infinity],
+      [-2, Infinity],
+      [2, -Infinity],
+      [-2, -Infinity],
+      [0, Infinity],
+      [-0, -Infinity],
+      [Infinity, 2],
+      [-Infinity, -2],
+      [Infinity, 0],
+      [-Infinity, -0],
+      [NaN, 1],
+      [1, NaN],
+      [NaN, NaN],
+      [NaN, 0],
+      [0, NaN],
+      [Infinity, NaN],
+      [1, 1],
+      [1, -1],
+      [-1, -1],
+      [-1, 1],
+      [3, -4],
+      [1e-3, -1e3],
+      [-1e3, 1e-3],
     ];
     const general = pairs.length - 7;
     const k: Kernel = {
-      batchRank: 1, baseShape: [], reduce: null, unroll: false,
+      batchRank: 1,
+      baseShape: [],
+      reduce: null,
+      unroll: false,
       inputs: [0, 1].map(() => ({ dtype: "float32" as const, batchRank: 1, baseShape: [] })),
       exprs: [
         { k: "load", input: 0, index: [], dtype: "float32" },
@@ -80,18 +142,33 @@ describeWebGPU(probe, "inverse trig on WebGPU", (gpu) => {
       outputs: [{ dtype: "float32", value: 2, reduce: null }],
     };
     const [out] = await runKernel(
-      gpu, k,
-      [{ dtype: "float32", data: Float32Array.from(pairs, ([y]) => y) }, { dtype: "float32", data: Float32Array.from(pairs, ([, x]) => x) }],
-      { batchSizes: [pairs.length], inputBatchStrides: [[1], [1]] }, [pairs.length],
+      gpu,
+      k,
+      [
+        { dtype: "float32", data: Float32Array.from(pairs, ([y]) => y) },
+        { dtype: "float32", data: Float32Array.from(pairs, ([, x]) => x) },
+      ],
+      { batchSizes: [pairs.length], inputBatchStrides: [[1], [1]] },
+      [pairs.length],
     );
     expect(out![0]).toBe(f32(-PI));
     expect(Object.is(out![2], 0)).toBe(true);
-    check("atan2", out!, pairs.map(([y, x]) => Math.atan2(f32(y), f32(x))), (i) => i < general);
+    check(
+      "atan2",
+      out!,
+      pairs.map(([y, x]) => Math.atan2(f32(y), f32(x))),
+      (i) => i < general,
+    );
   });
 
   it("runs from the tensor API (jit, int32 promoted to float32) like the JS backend", async () => {
     registerBackend(gpu);
-    const fn = (y: Tensor, x: Tensor, n: Tensor): Tensor[] => [y.asin().add(x.acos()), y.atan2(x).mul(y.atan()), n.atan2(-1), n.asin()];
+    const fn = (y: Tensor, x: Tensor, n: Tensor): Tensor[] => [
+      y.asin().add(x.acos()),
+      y.atan2(x).mul(y.atan()),
+      n.atan2(-1),
+      n.asin(),
+    ];
     const run = async (backend: "js" | "webgpu"): Promise<Float32Array[]> => {
       setBackend(backend);
       try {

@@ -7,7 +7,16 @@
  */
 import { expect, it, vi } from "vitest";
 import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, jagged, JaggedTensor, jit, loadBundle, setBackend, ShapeError, type Tensor } from "../../src/index.js";
+import {
+  fromTypedArray,
+  jagged,
+  JaggedTensor,
+  jit,
+  loadBundle,
+  setBackend,
+  ShapeError,
+  type Tensor,
+} from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
@@ -49,7 +58,9 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
         ] as const) {
           const e = await failure(t.data());
           expect(e, op).toBeInstanceOf(ShapeError);
-          expect(e.message).toMatch(new RegExp(`^${op.replace(/[()]/g, "\\$&")}: jagged offsets \\(4;\\) decrease at entry 2 \\(3 then 2\\)`));
+          expect(e.message).toMatch(
+            new RegExp(`^${op.replace(/[()]/g, "\\$&")}: jagged offsets \\(4;\\) decrease at entry 2 \\(3 then 2\\)`),
+          );
         }
       }
     });
@@ -89,7 +100,10 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
         expect(Array.from(await j.max().data())).toEqual([3, -Infinity, 5]);
         expect(read.mock.calls.length).toBe(3);
         // Offsets made by jagged() keep their host copy: no read-back at all.
-        const k = jagged([fromTypedArray(Float32Array.from([1, 2]), [2], { batchDim: 1 }), fromTypedArray(Float32Array.from([7]), [1], { batchDim: 1 })]);
+        const k = jagged([
+          fromTypedArray(Float32Array.from([1, 2]), [2], { batchDim: 1 }),
+          fromTypedArray(Float32Array.from([7]), [1], { batchDim: 1 }),
+        ]);
         expect(Array.from(await k.sum().data())).toEqual([3, 7]);
         expect(read.mock.calls.length).toBe(4);
       } finally {
@@ -105,13 +119,21 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
       expect(Array.from(await (await f.callAsync(four, ints([0, 1, 2]))).data())).toEqual([3, 7]);
       const e = await failure(f.callAsync(values(), ints([0, 1, 2])));
       expect(e).toBeInstanceOf(ShapeError);
-      expect(e.message).toMatch(/^segment_reduce\(sum\): jagged offsets \(3;\) end at 4, but there are 5 packed values/);
+      expect(e.message).toMatch(
+        /^segment_reduce\(sum\): jagged offsets \(3;\) end at 4, but there are 5 packed values/,
+      );
       await expect(f.callAsync(four, ints([0, 2, 1]))).rejects.toThrow(/decrease at entry 2 \(4 then 2\)/);
       expect(Array.from(await (await f.callAsync(four, ints([0, 0, 2]))).data())).toEqual([0, 10]);
       // A jagged argument whose offsets the device computed before the call.
       const g = jit((x: JaggedTensor) => x.sum());
-      await expect(g.callAsync(new JaggedTensor(values(), ints([0, 4, 3, 5]).mul(ints([1, 1, 1, 1]))))).rejects.toThrow(/decrease at entry 2 \(4 then 3\)/);
-      expect(Array.from(await (await g.callAsync(new JaggedTensor(values(), ints([0, 4, 4, 5]).mul(ints([1, 1, 1, 1]))))).data())).toEqual([10, 0, 5]);
+      await expect(g.callAsync(new JaggedTensor(values(), ints([0, 4, 3, 5]).mul(ints([1, 1, 1, 1]))))).rejects.toThrow(
+        /decrease at entry 2 \(4 then 3\)/,
+      );
+      expect(
+        Array.from(
+          await (await g.callAsync(new JaggedTensor(values(), ints([0, 4, 4, 5]).mul(ints([1, 1, 1, 1]))))).data(),
+        ),
+      ).toEqual([10, 0, 5]);
     });
   });
 
@@ -124,8 +146,12 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
     await onGpu(async () => {
       const g = await loadBundle(mod);
       expect(Array.from(await ((await g.callAsync(four(), ints([0, 1, 2]))) as Tensor).data())).toEqual([2, 4]);
-      await expect(g.callAsync(four(), ints([0, 2, 1]))).rejects.toThrow(/^segment_reduce\(max\): jagged offsets \(3;\) decrease at entry 2 \(4 then 2\)/);
-      await expect(g.callAsync(four(), ints([0, 1, 3]).add(ints([0, 0, 0])))).rejects.toThrow(/end at 6, but there are 4 packed values/);
+      await expect(g.callAsync(four(), ints([0, 2, 1]))).rejects.toThrow(
+        /^segment_reduce\(max\): jagged offsets \(3;\) decrease at entry 2 \(4 then 2\)/,
+      );
+      await expect(g.callAsync(four(), ints([0, 1, 3]).add(ints([0, 0, 0])))).rejects.toThrow(
+        /end at 6, but there are 4 packed values/,
+      );
     });
   });
 });

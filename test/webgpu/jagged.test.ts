@@ -15,8 +15,14 @@ describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
       return [padded, mask];
     });
     try {
-      for (const lengths of [[2, 0, 3], [5, 1, 1, 4]]) {
-        const offsets = Int32Array.from([0, ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((a, b) => a + b, 0))]);
+      for (const lengths of [
+        [2, 0, 3],
+        [5, 1, 1, 4],
+      ]) {
+        const offsets = Int32Array.from([
+          0,
+          ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((a, b) => a + b, 0)),
+        ]);
         const T = offsets[offsets.length - 1]!;
         const values = Float32Array.from({ length: T * 2 }, (_, i) => (i * 7) % 5);
         // Expected on the host: per-row means, centred values, zero padding.
@@ -24,14 +30,19 @@ describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
         const wantMask: number[] = [];
         lengths.forEach((n, b) => {
           const lo = offsets[b]!;
-          const m = [0, 1].map((k) => (n ? Array.from({ length: n }, (_, t) => values[(lo + t) * 2 + k]!).reduce((a, c) => a + c, 0) / n : 0));
+          const m = [0, 1].map((k) =>
+            n ? Array.from({ length: n }, (_, t) => values[(lo + t) * 2 + k]!).reduce((a, c) => a + c, 0) / n : 0,
+          );
           for (let p = 0; p < 5; p++) {
             wantMask.push(p < n ? 1 : 0);
             for (let k = 0; k < 2; k++) want.push(p < n ? values[(lo + p) * 2 + k]! - m[k]! : 0);
           }
         });
         setBackend("webgpu");
-        const x = new JaggedTensor(fromTypedArray(values, [T, 2], { batchDim: 1 }), fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }));
+        const x = new JaggedTensor(
+          fromTypedArray(values, [T, 2], { batchDim: 1 }),
+          fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }),
+        );
         const before = gpu.stats.dispatches;
         const [padded, mask] = await f.callAsync(x);
         expect(gpu.stats.dispatches).toBeGreaterThan(before);
@@ -58,7 +69,10 @@ describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
       expect(list.map((t) => t.toString())).toEqual(["(2; 3)", "(0; 3)", "(1; 3)"]);
       for (const [i, t] of list.entries()) expect(Array.from(await t.data())).toEqual(rows[i]);
       // Offsets that live only on the device cannot give the longest row synchronously.
-      const deviceOffsets = new JaggedTensor(j.values, fromTypedArray(Int32Array.from([0, 2, 2, 3]), [4], { batchDim: 1 }).add(0));
+      const deviceOffsets = new JaggedTensor(
+        j.values,
+        fromTypedArray(Int32Array.from([0, 2, 2, 3]), [4], { batchDim: 1 }).add(0),
+      );
       expect(() => deviceOffsets.toPadded()).toThrow(/toPadded: the longest row .* give maxLength/);
     } finally {
       setBackend("js");
@@ -75,10 +89,17 @@ describeWebGPU(probe, "jagged tensors on WebGPU", (gpu) => {
     const fj = jit(fn);
     try {
       for (const lengths of [[2, 0, 3], [7, 1, 1, 4], [1]]) {
-        const offsets = Int32Array.from([0, ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((a, b) => a + b, 0))]);
+        const offsets = Int32Array.from([
+          0,
+          ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((a, b) => a + b, 0)),
+        ]);
         const T = offsets[offsets.length - 1]!;
         const values = Float32Array.from({ length: T * 3 }, (_, i) => ((i * 5) % 7) - 3);
-        const make = () => new JaggedTensor(fromTypedArray(values, [T, 3], { batchDim: 1 }), fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }));
+        const make = () =>
+          new JaggedTensor(
+            fromTypedArray(values, [T, 3], { batchDim: 1 }),
+            fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }),
+          );
         const [wantPadded, wantMask] = fj(make());
         setBackend("webgpu");
         const x = make();

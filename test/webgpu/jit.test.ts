@@ -56,7 +56,10 @@ describeWebGPU(probe, "jit on WebGPU", (gpu) => {
     const call = async (backend: "js" | "webgpu") => {
       setBackend(backend);
       try {
-        const outs = await f.callAsync(fromTypedArray(data(5 * 4 * 3, 5), [5, 4, 3], { batchDim: 1 }), fromTypedArray(data(3, 1), [3]));
+        const outs = await f.callAsync(
+          fromTypedArray(data(5 * 4 * 3, 5), [5, 4, 3], { batchDim: 1 }),
+          fromTypedArray(data(3, 1), [3]),
+        );
         return (await Promise.all(outs.map((o) => o.data()))) as Float32Array[];
       } finally {
         setBackend("js");
@@ -85,7 +88,11 @@ describeWebGPU(probe, "rebatch views on WebGPU", (gpu) => {
         setBackend("webgpu");
         const got = await fGpu.callAsync(fromTypedArray(data(B * 12, B), [B, 4, 3], { batchDim: 1 }));
         expect(got.map((t) => t.toString())).toEqual([`(${B}; 3)`, `(${B}; 4)`]);
-        for (const [i, t] of got.entries()) expect([i, closeTo((await t.data()) as Float32Array, want[i] as Float32Array, 1e-5, 1e-6)]).toEqual([i, null]);
+        for (const [i, t] of got.entries())
+          expect([i, closeTo((await t.data()) as Float32Array, want[i] as Float32Array, 1e-5, 1e-6)]).toEqual([
+            i,
+            null,
+          ]);
       }
       expect(fGpu.stats.traces).toBe(1);
     } finally {
@@ -101,7 +108,9 @@ describeWebGPU(probe, "float64 on WebGPU", (gpu) => {
     setBackend("webgpu");
     try {
       expect(() => fromTypedArray(new Float64Array(6), [2, 3], { batchDim: 1 })).toThrow(DTypeError);
-      expect(() => fromTypedArray(new Float64Array(6), [2, 3], { batchDim: 1 })).toThrow("tensor (2; 3) is float64, which WebGPU cannot hold");
+      expect(() => fromTypedArray(new Float64Array(6), [2, 3], { batchDim: 1 })).toThrow(
+        "tensor (2; 3) is float64, which WebGPU cannot hold",
+      );
     } finally {
       setBackend("js");
     }

@@ -50,7 +50,12 @@ it("no invocation loops more than WGSL_LOOP_BUDGET times, whatever the sizes", (
   expect(kernelToWGSL(baseKernel(100, ["sum"]))).not.toContain("workgroupBarrier");
   expect(kernelToWGSL(baseKernel(70_000, ["sum"]))).toContain("workgroupBarrier");
   // Batch reductions over 2^28 elements.
-  const batch: Kernel = { ...baseKernel(3, ["sum", "argmax"]), batchRank: 1, reduce: { batchAxes: [0], baseAxes: [] }, inputs: [{ dtype: "int32", batchRank: 1, baseShape: [3] }] };
+  const batch: Kernel = {
+    ...baseKernel(3, ["sum", "argmax"]),
+    batchRank: 1,
+    reduce: { batchAxes: [0], baseAxes: [] },
+    inputs: [{ dtype: "int32", batchRank: 1, baseShape: [3] }],
+  };
   expect(wgslLoopTrips(batch, [big])).toBeLessThanOrEqual(WGSL_LOOP_BUDGET);
   expect(wgslLaunchPlan(batch, [big]).partial).toBe(true);
   // Segmented reduce, map and pad over rows as long as the whole packed input.
@@ -85,7 +90,10 @@ function raw(device: GPUDevice) {
   const run = (code: string, params: number[], bufs: GPUBuffer[], groups: number): void => {
     const module = device.createShaderModule({ code });
     const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
-    const entries = [buffer(Uint32Array.from(params)), ...bufs].map((b, i) => ({ binding: i, resource: { buffer: b } }));
+    const entries = [buffer(Uint32Array.from(params)), ...bufs].map((b, i) => ({
+      binding: i,
+      resource: { buffer: b },
+    }));
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
     pass.setPipeline(pipeline);
@@ -116,12 +124,19 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
 
   it("base sum, mean and int32 sum over 70,000 and 1,000,000 elements", async () => {
     await on(async () => {
-      expect(Array.from(await fromTypedArray(new Float32Array(70_000).fill(1), [70_000]).sum().data())).toEqual([70_000]);
+      expect(Array.from(await fromTypedArray(new Float32Array(70_000).fill(1), [70_000]).sum().data())).toEqual([
+        70_000,
+      ]);
       const n = 1_000_000;
       const x = Float32Array.from({ length: n }, (_, i) => i % 7);
       // 0 + 1 + ... + 6 per 7 elements: 142,857 full cycles (21 each) and a tail 0..0 (1,000,000 = 7 · 142,857 + 1).
       expect(Array.from(await fromTypedArray(x, [n]).sum().data())).toEqual([142_857 * 21]);
-      const m = await fromTypedArray(Float32Array.from({ length: n }, (_, i) => i % 4), [n]).mean().data();
+      const m = await fromTypedArray(
+        Float32Array.from({ length: n }, (_, i) => i % 4),
+        [n],
+      )
+        .mean()
+        .data();
       expect(Array.from(m)).toEqual([1.5]);
       // int32 sums wrap: the same modulo 2^32 in any order.
       const xi = Int32Array.from({ length: n }, (_, i) => (i % 1000) * 100_000);
@@ -170,11 +185,21 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
     const n = 200_003;
     const r = rng(12);
     const x = Float32Array.from({ length: n * 3 }, () => r() * 2 - 1);
-    const f = jit((t: Tensor): Tensor[] => [t.batchSum(), t.batchMin(), t.batchArgmax(0), t.batchArgmin(0), t.batchMean()]);
+    const f = jit((t: Tensor): Tensor[] => [
+      t.batchSum(),
+      t.batchMin(),
+      t.batchArgmax(0),
+      t.batchArgmin(0),
+      t.batchMean(),
+    ]);
     setBackend("js");
     const want = await Promise.all(f(fromTypedArray(x, [n, 3], { batchDim: 1 })).map((o) => o.data()));
-    const got = await on(async () => Promise.all((await f.callAsync(fromTypedArray(x, [n, 3], { batchDim: 1 }))).map((o) => o.data())));
-    got.forEach((g, i) => expect(closeTo(g, want[i]!, 0, i === 0 ? 1e-2 : i === 4 ? 1e-7 : 0), `output ${i}`).toBeNull());
+    const got = await on(async () =>
+      Promise.all((await f.callAsync(fromTypedArray(x, [n, 3], { batchDim: 1 }))).map((o) => o.data())),
+    );
+    got.forEach((g, i) =>
+      expect(closeTo(g, want[i]!, 0, i === 0 ? 1e-2 : i === 4 ? 1e-7 : 0), `output ${i}`).toBeNull(),
+    );
   });
 
   it("a 100,000-long jagged row: sum, mean, max, argmax, count, pad and expand", async () => {
@@ -186,13 +211,25 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
       v[3 + 70_001] = 40; // row 1's maximum, tied later
       v[3 + 90_000] = 40;
       const rows = lengths.map((len, b) => Array.from(v.subarray(offsets[b]!, offsets[b]! + len)));
-      const x = new JaggedTensor(fromTypedArray(v, [T], { batchDim: 1 }), fromTypedArray(offsets, [5], { batchDim: 1 }));
+      const x = new JaggedTensor(
+        fromTypedArray(v, [T], { batchDim: 1 }),
+        fromTypedArray(offsets, [5], { batchDim: 1 }),
+      );
       const [s, mean, count] = await Promise.all([x.sum(), x.mean(), x.count()].map((t) => t.data()));
       expect(Array.from(s!)).toEqual(rows.map(sumOf));
-      expect(closeTo(mean!, rows.map((row) => sumOf(row) / row.length), 1e-6)).toBeNull();
+      expect(
+        closeTo(
+          mean!,
+          rows.map((row) => sumOf(row) / row.length),
+          1e-6,
+        ),
+      ).toBeNull();
       expect(Array.from(count!)).toEqual(lengths);
       // max/argmax of the non-empty rows.
-      const y = new JaggedTensor(fromTypedArray(v.subarray(0, 100_003), [100_003], { batchDim: 1 }), fromTypedArray(offsets.subarray(0, 3), [3], { batchDim: 1 }));
+      const y = new JaggedTensor(
+        fromTypedArray(v.subarray(0, 100_003), [100_003], { batchDim: 1 }),
+        fromTypedArray(offsets.subarray(0, 3), [3], { batchDim: 1 }),
+      );
       const [mx, amx] = await Promise.all([y.max(), y.argmax()].map((t) => t.data()));
       expect(Array.from(mx!)).toEqual([Math.max(...rows[0]!), 40]);
       expect(Array.from(amx!)).toEqual([rows[0]!.indexOf(Math.max(...rows[0]!)), 70_001]);
@@ -203,7 +240,9 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
       rows.forEach((row, b) => wantPadded.set(row, b * 100_000));
       expect(closeTo(p, wantPadded, 0, 0)).toBeNull();
       // A per-row value broadcast over the rows (segment expand walks each row).
-      const e = await x.add(fromTypedArray(Float32Array.from([100, 200, 300, 400]), [4], { batchDim: 1 })).values.data();
+      const e = await x
+        .add(fromTypedArray(Float32Array.from([100, 200, 300, 400]), [4], { batchDim: 1 }))
+        .values.data();
       const wantE = Float32Array.from(v, (val, i) => val + (i < 3 ? 100 : i < 100_003 ? 200 : 400));
       expect(closeTo(e, wantE, 0, 0)).toBeNull();
     });
@@ -219,8 +258,23 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
     const v = Float32Array.from({ length: T * 2 }, () => Math.floor(r() * 7) - 3);
     v[2 * (offsets[4]! + 3000) + 1] = NaN;
     v[2 * (offsets[8]! - 1)] = NaN;
-    const make = (): JaggedTensor => new JaggedTensor(fromTypedArray(v, [T, 2], { batchDim: 1 }), fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }));
-    const ops = (x: JaggedTensor): Tensor[] => [x.sum(), x.mean(), x.count(), x.add(fromTypedArray(Float32Array.from({ length: lengths.length * 2 }, (_, i) => i), [lengths.length, 2], { batchDim: 1 })).values];
+    const make = (): JaggedTensor =>
+      new JaggedTensor(
+        fromTypedArray(v, [T, 2], { batchDim: 1 }),
+        fromTypedArray(offsets, [lengths.length + 1], { batchDim: 1 }),
+      );
+    const ops = (x: JaggedTensor): Tensor[] => [
+      x.sum(),
+      x.mean(),
+      x.count(),
+      x.add(
+        fromTypedArray(
+          Float32Array.from({ length: lengths.length * 2 }, (_, i) => i),
+          [lengths.length, 2],
+          { batchDim: 1 },
+        ),
+      ).values,
+    ];
     const nonEmpty = (x: JaggedTensor): Tensor[] => [x.max(), x.min(), x.argmax()];
     setBackend("js");
     const want = await Promise.all(ops(make()).map((t) => t.data()));
@@ -241,7 +295,10 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
     await on(async () => {
       const lengths = [3, 100_000, 1, 5];
       const offsets = Int32Array.from([0, 3, 100_003, 100_004, 100_009]);
-      const x = new JaggedTensor(fromTypedArray(new Float32Array(100_009), [100_009], { batchDim: 1 }), fromTypedArray(offsets, [5], { batchDim: 1 }));
+      const x = new JaggedTensor(
+        fromTypedArray(new Float32Array(100_009), [100_009], { batchDim: 1 }),
+        fromTypedArray(offsets, [5], { batchDim: 1 }),
+      );
       for (const M of [100_000, 10]) {
         const p = Float32Array.from({ length: 4 * M }, (_, i) => ((i * 13) % 9) - 4);
         if (M === 10) {
@@ -273,7 +330,9 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
           want.push(s);
         }
       }
-      const got = await fromTypedArray(a, [2, K]).matmul(fromTypedArray(b, [K, 3])).data();
+      const got = await fromTypedArray(a, [2, K])
+        .matmul(fromTypedArray(b, [K, 3]))
+        .data();
       expect(Array.from(got)).toEqual(want);
     });
   });
@@ -301,7 +360,11 @@ describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
       pairs[2 * k + 1] = (k % G) * 100 + 1; // its position
     }
     // Element 0: best 9 at chunks 17,000 and 18,000 (tie: the earlier position); element 1: a NaN at chunk 19,999 wins.
-    for (const [k, v] of [[17_000, 9], [18_000, 9], [G + 19_999, NaN]] as const) {
+    for (const [k, v] of [
+      [17_000, 9],
+      [18_000, 9],
+      [G + 19_999, NaN],
+    ] as const) {
       f[0] = v;
       pairs[2 * k] = bits[0]!;
     }

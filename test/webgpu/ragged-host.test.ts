@@ -9,7 +9,18 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { DType, TypedArray } from "../../ir/dtype.js";
 import { registerBackend } from "../../src/backend.js";
-import { BackendError, counters, fromPadded, fromTypedArray, getBackend, jagged, setBackend, ShapeError, tensor, type Tensor } from "../../src/index.js";
+import {
+  BackendError,
+  counters,
+  fromPadded,
+  fromTypedArray,
+  getBackend,
+  jagged,
+  setBackend,
+  ShapeError,
+  tensor,
+  type Tensor,
+} from "../../src/index.js";
 import {
   cat,
   getFirstIdx,
@@ -37,7 +48,8 @@ const prod = (s: readonly number[]) => s.reduce((a, b) => a * b, 1);
 function values(dtype: GpuDType, n: number, tag: number): TypedArray {
   const r = rng(tag * 7919 + n);
   const out = new CTOR[dtype](n);
-  for (let i = 0; i < n; i++) out[i] = dtype === "bool" ? (r() < 0.5 ? 1 : 0) : dtype === "float32" ? tag * 1000 + i + 0.25 : tag * 1000 + i;
+  for (let i = 0; i < n; i++)
+    out[i] = dtype === "bool" ? (r() < 0.5 ? 1 : 0) : dtype === "float32" ? tag * 1000 + i + 0.25 : tag * 1000 + i;
   return out;
 }
 
@@ -107,16 +119,27 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
    * WebGPU run must show: block copies, kernel dispatches, either, or nothing
    * in particular (`free`: empty results and views of the inputs need no work).
    */
-  async function check(what: string, helper: () => Tensor[], device: "copies" | "dispatches" | "any" | "free" = "copies"): Promise<void> {
+  async function check(
+    what: string,
+    helper: () => Tensor[],
+    device: "copies" | "dispatches" | "any" | "free" = "copies",
+  ): Promise<void> {
     setBackend("js");
     const want = await Promise.all(helper().map(read));
     setBackend("webgpu");
     try {
       const before = { ...calls, dispatches: counters.dispatches };
       const outs = helper();
-      expect([what, "reads during the helper", calls.reads - before.reads]).toEqual([what, "reads during the helper", 0]);
+      expect([what, "reads during the helper", calls.reads - before.reads]).toEqual([
+        what,
+        "reads during the helper",
+        0,
+      ]);
       const got = await Promise.all(outs.map(read));
-      for (const t of outs) expect(t._src.kind === "buffer" && t._src.backend === gpu, `${what}: ${t.toString()} lives on WebGPU`).toBe(true);
+      for (const t of outs)
+        expect(t._src.kind === "buffer" && t._src.backend === gpu, `${what}: ${t.toString()} lives on WebGPU`).toBe(
+          true,
+        );
       const copies = calls.copies - before.copies;
       const dispatches = counters.dispatches - before.dispatches;
       if (device === "copies") expect(copies, `${what}: block copies on the device`).toBeGreaterThan(0);
@@ -134,14 +157,21 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
     { sizes: [7, 2], c: 3 },
     { sizes: [2, 4, 4, 0, 6], c: 1 },
   ];
-  const clouds = (dtype: GpuDType, sizes: readonly number[], c: number): Tensor[] => sizes.map((n, i) => make(dtype, [n, c], i % 3, i + 1));
+  const clouds = (dtype: GpuDType, sizes: readonly number[], c: number): Tensor[] =>
+    sizes.map((n, i) => make(dtype, [n, c], i % 3, i + 1));
 
   for (const dtype of ["float32", "int32"] as const) {
     for (const { sizes, c } of CLOUDS) {
       const label = `${dtype} clouds ${sizes.join(",")} x ${c}`;
       const numel = sizes;
       // shapePerTensor as host data (a JS-backend tensor) whichever backend is current.
-      const spt = () => onJs(() => tensor(sizes.map((n) => [n]), { dtype: "int32" }));
+      const spt = () =>
+        onJs(() =>
+          tensor(
+            sizes.map((n) => [n]),
+            { dtype: "int32" },
+          ),
+        );
 
       it(`${label}: list <-> packed`, async () => {
         await check(`${label} listToPacked`, () => listToPacked(clouds(dtype, sizes, c)));
@@ -155,7 +185,9 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
         for (const pad of [-1, 0, 2.5]) {
           await check(`${label} listToPadded ${pad}`, () => listToPadded(clouds(dtype, sizes, c), pad));
         }
-        await check(`${label} listToPadded maxShape`, () => listToPadded(clouds(dtype, sizes, c), 9, [Math.max(...sizes) + 2]));
+        await check(`${label} listToPadded maxShape`, () =>
+          listToPadded(clouds(dtype, sizes, c), 9, [Math.max(...sizes) + 2]),
+        );
         await check(`${label} paddedToList`, () => {
           const [padded, s] = listToPadded(clouds(dtype, sizes, c), -1, [Math.max(...sizes) + 1]);
           return paddedToList(padded, s);
@@ -166,8 +198,12 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
         // Inputs made directly (not by another helper), in Kaolin's (; N, C) and (B; maxN, C) splits.
         const total = sizes.reduce((a, b) => a + b, 0);
         const maxN = Math.max(...sizes);
-        await check(`${label} packedToPadded`, () => [packedToPadded(make(dtype, [total, c], 0, 1), spt(), getFirstIdx(numel), -3)]);
-        await check(`${label} paddedToPacked`, () => [paddedToPacked(make(dtype, [sizes.length, maxN, c], 1, 2), spt())]);
+        await check(`${label} packedToPadded`, () => [
+          packedToPadded(make(dtype, [total, c], 0, 1), spt(), getFirstIdx(numel), -3),
+        ]);
+        await check(`${label} paddedToPacked`, () => [
+          paddedToPacked(make(dtype, [sizes.length, maxN, c], 1, 2), spt()),
+        ]);
         await check(`${label} tileToPacked`, () => [tileToPacked(make(dtype, [sizes.length], 0, 3), numel)]);
       });
     }
@@ -184,7 +220,10 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
       });
       await check(`${dtype} rank 3 packed round trip`, () => {
         const [packed, s] = listToPacked(list());
-        return [packedToPadded(packed, s, getFirstIdx(s.prod(1)), 0), ...packedToList(packed, s, getFirstIdx([6, 4, 0]))];
+        return [
+          packedToPadded(packed, s, getFirstIdx(s.prod(1)), 0),
+          ...packedToList(packed, s, getFirstIdx([6, 4, 0])),
+        ];
       });
     }
     const vectors = () => [make("float32", [3], 0, 1), make("float32", [3], 1, 2)];
@@ -205,7 +244,9 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
       expect(packed.toString()).toBe("(;5,3)");
       // A lazy `rebatch` view: realized, it is the input's buffer.
       expect(Array.from(await packed.data())).toEqual(Array.from(values("float32", 15, 1)));
-      expect(packed._src.kind === "buffer" && cloud._src.kind === "buffer" && packed._src.buffer === cloud._src.buffer).toBe(true);
+      expect(
+        packed._src.kind === "buffer" && cloud._src.kind === "buffer" && packed._src.buffer === cloud._src.buffer,
+      ).toBe(true);
       expect(calls.copies).toBe(before);
     } finally {
       setBackend("js");
@@ -229,7 +270,9 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
   it("stack and cat record batch_concat", async () => {
     for (const dtype of ["float32", "int32"] as const) {
       await check(`${dtype} stack`, () => [stack([make(dtype, [2, 3], 1, 1), make(dtype, [2, 3], 1, 2)], 1)]);
-      await check(`${dtype} cat`, () => [cat([make(dtype, [2, 3], 1, 1), make(dtype, [4, 3], 1, 2), make(dtype, [0, 3], 1, 3)])]);
+      await check(`${dtype} cat`, () => [
+        cat([make(dtype, [2, 3], 1, 1), make(dtype, [4, 3], 1, 2), make(dtype, [0, 3], 1, 3)]),
+      ]);
     }
     await check("mixed dtypes", () => [stack([make("int32", [2], 1, 1), make("float32", [2], 1, 2)])], "any");
   });
@@ -237,8 +280,24 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
   it("padSequence: right and left, padding values, masks, every padDim; unpadSequence inverts it", async () => {
     const cases: { shapes: number[][]; base: number[]; padDim: number }[] = [
       { shapes: [[3], [1], [0], [4]], base: [2], padDim: 0 }, // segment_pad over packed rows
-      { shapes: [[2, 3], [2, 1], [2, 4]], base: [], padDim: 1 }, // the same with an outer dim
-      { shapes: [[3, 2], [1, 2], [4, 2]], base: [3], padDim: 0 }, // constant blocks along a leading dim
+      {
+        shapes: [
+          [2, 3],
+          [2, 1],
+          [2, 4],
+        ],
+        base: [],
+        padDim: 1,
+      }, // the same with an outer dim
+      {
+        shapes: [
+          [3, 2],
+          [1, 2],
+          [4, 2],
+        ],
+        base: [3],
+        padDim: 0,
+      }, // constant blocks along a leading dim
     ];
     for (const dtype of ["float32", "int32"] as const) {
       for (const { shapes, base, padDim } of cases) {
@@ -246,15 +305,23 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
           for (const paddingValue of [0, -7.5]) {
             const list = () => shapes.map((s, i) => make(dtype, [...s, ...base], s.length, i + 1));
             const label = `${dtype} ${shapes.map((s) => s.join("x")).join(",")} padDim ${padDim} ${paddingSide} ${paddingValue}`;
-            await check(label, () => {
-              const { padded, mask } = padSequence(list(), { paddingValue, paddingSide, padDim, returnMask: true });
-              return [padded, mask];
-            }, "any");
+            await check(
+              label,
+              () => {
+                const { padded, mask } = padSequence(list(), { paddingValue, paddingSide, padDim, returnMask: true });
+                return [padded, mask];
+              },
+              "any",
+            );
             // The mask of padSequence is host data on WebGPU too, so the round trip works there.
-            await check(`${label} unpad`, () => {
-              const { padded, mask } = padSequence(list(), { paddingValue, paddingSide, padDim, returnMask: true });
-              return unpadSequence(padded, mask, { padDim });
-            }, "any");
+            await check(
+              `${label} unpad`,
+              () => {
+                const { padded, mask } = padSequence(list(), { paddingValue, paddingSide, padDim, returnMask: true });
+                return unpadSequence(padded, mask, { padDim });
+              },
+              "any",
+            );
           }
         }
       }
@@ -267,10 +334,14 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
         const j = jagged([make(dtype, [3, 2], 0, 1), make(dtype, [0, 2], 1, 2), make(dtype, [4, 2], 2, 3)]);
         return [j.values, j.offsets];
       });
-      await check(`${dtype} fromPadded`, () => {
-        const j = fromPadded(make(dtype, [3, 4, 2], 2, 1), [4, 0, 2]);
-        return [j.values, j.offsets];
-      }, "dispatches");
+      await check(
+        `${dtype} fromPadded`,
+        () => {
+          const j = fromPadded(make(dtype, [3, 4, 2], 2, 1), [4, 0, 2]);
+          return [j.values, j.offsets];
+        },
+        "dispatches",
+      );
     }
   });
 
@@ -288,22 +359,34 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
       ["tileToPacked, no rows", () => [tileToPacked(f([3], 0), [0, 0, 0])]],
       ["tileToPacked, long rows", () => [tileToPacked(f([4], 1), [1, 9, 16, 17])]],
       ["cat, one tensor", () => [cat([f([2, 2], 1)])]],
-      ["jagged, all empty", () => {
-        const j = jagged([f([0, 2], 0), f([0, 2], 1)]);
-        return [j.values, j.offsets];
-      }],
-      ["fromPadded, no base, empty rows", () => {
-        const j = fromPadded(f([3, 3], 2), [1, 0, 3]);
-        return [j.values, j.offsets];
-      }],
-      ["unpadSequence, empty rows, left", () => {
-        const { padded, mask } = padSequence([f([0, 2], 1), f([2, 2], 1)], { returnMask: true, paddingSide: "left" });
-        return unpadSequence(padded, mask);
-      }],
-      ["packedToList, one-row items", () => {
-        const [packed, s] = listToPacked([f([1, 3], 0), f([1, 3], 1, 2)]);
-        return packedToList(packed, s, getFirstIdx([1, 1]));
-      }],
+      [
+        "jagged, all empty",
+        () => {
+          const j = jagged([f([0, 2], 0), f([0, 2], 1)]);
+          return [j.values, j.offsets];
+        },
+      ],
+      [
+        "fromPadded, no base, empty rows",
+        () => {
+          const j = fromPadded(f([3, 3], 2), [1, 0, 3]);
+          return [j.values, j.offsets];
+        },
+      ],
+      [
+        "unpadSequence, empty rows, left",
+        () => {
+          const { padded, mask } = padSequence([f([0, 2], 1), f([2, 2], 1)], { returnMask: true, paddingSide: "left" });
+          return unpadSequence(padded, mask);
+        },
+      ],
+      [
+        "packedToList, one-row items",
+        () => {
+          const [packed, s] = listToPacked([f([1, 3], 0), f([1, 3], 1, 2)]);
+          return packedToList(packed, s, getFirstIdx([1, 1]));
+        },
+      ],
     ];
     for (const [what, helper] of cases) await check(what, helper, "free");
   });
@@ -314,11 +397,17 @@ describeWebGPU(probe, "ragged helpers on WebGPU against the JS host path", (gpu)
       const padded = make("float32", [2, 3, 2], 2, 1);
       const deviceLengths = tensor([1, 2], { dtype: "int32" });
       expect(() => fromPadded(padded, deviceLengths)).toThrow(BackendError);
-      expect(() => fromPadded(padded, deviceLengths)).toThrow("fromPadded: lengths (;2) lives on the webgpu backend, which the host cannot read synchronously; lengths must be host data");
+      expect(() => fromPadded(padded, deviceLengths)).toThrow(
+        "fromPadded: lengths (;2) lives on the webgpu backend, which the host cannot read synchronously; lengths must be host data",
+      );
       const [packed, s] = listToPacked([make("float32", [2, 3], 0, 1), make("float32", [1, 3], 0, 2)]);
-      expect(() => packedToList(packed, s, tensor([0, 2, 3], { dtype: "int32" }))).toThrow("packedToList: firstIdx (;3) lives on the webgpu backend");
+      expect(() => packedToList(packed, s, tensor([0, 2, 3], { dtype: "int32" }))).toThrow(
+        "packedToList: firstIdx (;3) lives on the webgpu backend",
+      );
       // Kaolin's error texts hold on WebGPU too.
-      expect(() => listToPacked([make("float32", [2, 3], 0, 1), make("float32", [2, 2], 0, 2)])).toThrow(new ShapeError("listToPacked: Expected all tensor to have last dimension 3 but got 2 at index 1"));
+      expect(() => listToPacked([make("float32", [2, 3], 0, 1), make("float32", [2, 2], 0, 2)])).toThrow(
+        new ShapeError("listToPacked: Expected all tensor to have last dimension 3 but got 2 at index 1"),
+      );
       // A lazy input whose dims move between batch and base (rebatch views) stays lazy:
       // its kernels compile when the result is read.
       const lazyInput = (tag: number) => make("float32", [4, 3], 0, tag).mul(2).exp().log().add(0.5);

@@ -19,7 +19,12 @@ describeWebGPU(probe, "GPU memory under a soak of jit calls", (gpu) => {
     registerBackend(gpu);
     setBackend("webgpu");
     try {
-      const f = jit((x: Tensor) => x.mul(x).sub(x.mean(0, { keepdim: true })).exp());
+      const f = jit((x: Tensor) =>
+        x
+          .mul(x)
+          .sub(x.mean(0, { keepdim: true }))
+          .exp(),
+      );
       const sizes = [1, 7, 64, 3, 200, 33];
       let peakLive = 0;
       let peakBytes = 0;
@@ -57,7 +62,10 @@ describeWebGPU(probe, "GPU memory under a soak of jit calls", (gpu) => {
         const h = x.matmul(w).tanh();
         return [h.sum(0), h.sub(h.batchMean(0, { keepdim: true }))];
       });
-      const w = fromTypedArray(Float32Array.from({ length: 4 * 3 }, (_, k) => (k % 5) / 10), [4, 3]);
+      const w = fromTypedArray(
+        Float32Array.from({ length: 4 * 3 }, (_, k) => (k % 5) / 10),
+        [4, 3],
+      );
       const sizes = [1, 17, 500, 3, 128, 64, 250, 9];
       const N = 5_000;
       const samples: { i: number; live: number; bytes: number; heap: number }[] = [];
@@ -68,7 +76,10 @@ describeWebGPU(probe, "GPU memory under a soak of jit calls", (gpu) => {
         const [s, d] = (await f.callAsync(x, w)) as Tensor[];
         if (i % 500 === 499) {
           // Every row is tanh(v * column sums of w); the sum over base is the same for every row.
-          const want = [0, 1, 2].reduce((acc, j) => acc + Math.tanh(v * [0, 3, 6, 9].reduce((p, k) => p + ((k + j) % 5) / 10, 0)), 0);
+          const want = [0, 1, 2].reduce(
+            (acc, j) => acc + Math.tanh(v * [0, 3, 6, 9].reduce((p, k) => p + ((k + j) % 5) / 10, 0)),
+            0,
+          );
           const got = await s!.data();
           expect(got.length).toBe(b);
           expect(got[b - 1]).toBeCloseTo(want, 4);

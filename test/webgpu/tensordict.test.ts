@@ -5,7 +5,20 @@
  * that unpadSequence reads the masks padSequence made there (they keep a host copy).
  */
 import { expect, it } from "vitest";
-import { arange, getBackend, jit, lazyStack, padSequence, setBackend, stack, cat, tensor, TensorDict, unpadSequence, type Tensor } from "../../src/index.js";
+import {
+  arange,
+  getBackend,
+  jit,
+  lazyStack,
+  padSequence,
+  setBackend,
+  stack,
+  cat,
+  tensor,
+  TensorDict,
+  unpadSequence,
+  type Tensor,
+} from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
@@ -14,13 +27,40 @@ const probe = await probeWebGPUForFile();
 /** Members of lengths 3 and 1: x (L; 2) float32, n.k (L;) int32. */
 function members(): TensorDict[] {
   return [
-    new TensorDict({ x: tensor([[1, 2], [3, 4], [5, 6]], { batchDim: 1 }), n: { k: tensor([7, 8, 9], { batchDim: 1, dtype: "int32" }) } }, [3]),
-    new TensorDict({ x: tensor([[10, 20]], { batchDim: 1 }), n: { k: tensor([30], { batchDim: 1, dtype: "int32" }) } }, [1]),
+    new TensorDict(
+      {
+        x: tensor(
+          [
+            [1, 2],
+            [3, 4],
+            [5, 6],
+          ],
+          { batchDim: 1 },
+        ),
+        n: { k: tensor([7, 8, 9], { batchDim: 1, dtype: "int32" }) },
+      },
+      [3],
+    ),
+    new TensorDict(
+      { x: tensor([[10, 20]], { batchDim: 1 }), n: { k: tensor([30], { batchDim: 1, dtype: "int32" }) } },
+      [1],
+    ),
   ];
 }
 
 async function entries(td: TensorDict): Promise<[string, readonly number[], number[]][]> {
-  return Promise.all(td.leaves().map(async ([p, v]) => [p.join("."), (v as Tensor).shape, Array.from(await (v as Tensor).data())] as [string, readonly number[], number[]]));
+  return Promise.all(
+    td
+      .leaves()
+      .map(
+        async ([p, v]) =>
+          [p.join("."), (v as Tensor).shape, Array.from(await (v as Tensor).data())] as [
+            string,
+            readonly number[],
+            number[],
+          ],
+      ),
+  );
 }
 
 describeWebGPU(probe, "TensorDict on WebGPU against the JS backend", (gpu) => {
@@ -32,7 +72,12 @@ describeWebGPU(probe, "TensorDict on WebGPU against the JS backend", (gpu) => {
     setBackend("webgpu");
     try {
       const outs = f();
-      for (const td of outs) for (const [p, v] of td.leaves()) expect((v as Tensor)._src.kind === "lazy" || ((v as Tensor)._src as { backend?: unknown }).backend === gpu, `${what}: ${p.join(".")} is on WebGPU`).toBe(true);
+      for (const td of outs)
+        for (const [p, v] of td.leaves())
+          expect(
+            (v as Tensor)._src.kind === "lazy" || ((v as Tensor)._src as { backend?: unknown }).backend === gpu,
+            `${what}: ${p.join(".")} is on WebGPU`,
+          ).toBe(true);
       expect(await Promise.all(outs.map(entries)), what).toEqual(want);
     } finally {
       setBackend("js");
@@ -58,13 +103,36 @@ describeWebGPU(probe, "TensorDict on WebGPU against the JS backend", (gpu) => {
   it("lazy stack entries as padded tensors and densified", async () => {
     await same("lazy", () => {
       const ls = lazyStack(members());
-      return [new TensorDict({ p: ls.get("x", { asPaddedTensor: true, paddingValue: 5 }) as Tensor }, [2]), ls.batchIndex(0, 1) as TensorDict];
+      return [
+        new TensorDict({ p: ls.get("x", { asPaddedTensor: true, paddingValue: 5 }) as Tensor }, [2]),
+        ls.batchIndex(0, 1) as TensorDict,
+      ];
     });
   });
 
   it("a jit function of TensorDicts runs on WebGPU (callAsync) at two batch sizes with one trace", async () => {
-    const f = jit((td: TensorDict) => new TensorDict({ z: td.getTensor("x").mul(2).add(td.getTensor(["n", "y"])) }, td.batchSize));
-    const input = (B: number) => new TensorDict({ x: arange(B * 3).reshape([B, 3]).rebatch(1), n: { y: arange(B).reshape([B, 1]).rebatch(1) } }, [B]);
+    const f = jit(
+      (td: TensorDict) =>
+        new TensorDict(
+          {
+            z: td
+              .getTensor("x")
+              .mul(2)
+              .add(td.getTensor(["n", "y"])),
+          },
+          td.batchSize,
+        ),
+    );
+    const input = (B: number) =>
+      new TensorDict(
+        {
+          x: arange(B * 3)
+            .reshape([B, 3])
+            .rebatch(1),
+          n: { y: arange(B).reshape([B, 1]).rebatch(1) },
+        },
+        [B],
+      );
     for (const B of [3, 70]) {
       setBackend("js");
       const want = Array.from(await f(input(B)).getTensor("z").data());

@@ -17,7 +17,16 @@ describeWebGPU(probe, "Tensor.to with WebGPU", (gpu) => {
     registerBackend(gpu);
     setBackend("js");
     const cases: [Tensor, number[]][] = [
-      [tensor([[1.5, -2], [3.25, 4]], { batchDim: 1 }), [1.5, -2, 3.25, 4]],
+      [
+        tensor(
+          [
+            [1.5, -2],
+            [3.25, 4],
+          ],
+          { batchDim: 1 },
+        ),
+        [1.5, -2, 3.25, 4],
+      ],
       [tensor([-7, 0, 2147483647], { dtype: "int32" }), [-7, 0, 2147483647]],
       [tensor([4294967295, 1], { dtype: "uint32" }), [4294967295, 1]],
       [tensor([true, false, true]), [1, 0, 1]],
@@ -56,14 +65,21 @@ describeWebGPU(probe, "Tensor.to with WebGPU", (gpu) => {
   it("refuses float64 for WebGPU with a DTypeError", async () => {
     registerBackend(gpu);
     const x = tensor([1, 2], { dtype: "float64" });
-    await expect(x.to("webgpu")).rejects.toThrow(new DTypeError('to: x (;2) is float64, which WebGPU cannot hold (WGSL has no f64): cast it first, e.g. x.cast("float32")'));
+    await expect(x.to("webgpu")).rejects.toThrow(
+      new DTypeError(
+        'to: x (;2) is float64, which WebGPU cannot hold (WGSL has no f64): cast it first, e.g. x.cast("float32")',
+      ),
+    );
     const g = await x.cast("float32").to("webgpu");
     expect(Array.from(await g.data())).toEqual([1, 2]);
   });
 
   it("moves a jagged tensor", async () => {
     registerBackend(gpu);
-    const j = new JaggedTensor(tensor([1, 2, 3, 4, 5], { batchDim: 1 }), tensor([0, 2, 5], { dtype: "int32", batchDim: 1 }));
+    const j = new JaggedTensor(
+      tensor([1, 2, 3, 4, 5], { batchDim: 1 }),
+      tensor([0, 2, 5], { dtype: "int32", batchDim: 1 }),
+    );
     const g = await j.to("webgpu");
     expect([backendOf(g.values), backendOf(g.offsets)]).toEqual([gpu, gpu]);
     expect(await g.to(gpu)).toBe(g);
@@ -81,8 +97,18 @@ describeWebGPU(probe, "Tensor.to with WebGPU", (gpu) => {
     registerBackend(gpu);
     setBackend("js");
     const f = jit((x: Tensor) => x.mul(2).add(1), { backend: gpu, name: "affine" });
-    const x = tensor([[1, 2], [3, 4]], { batchDim: 1 });
-    await expect(f.callAsync(x)).rejects.toThrow(new BackendError('jit @affine: argument 0 (2; 2) lives on the js backend, but this function runs on webgpu: move it first with await t.to("webgpu")'));
+    const x = tensor(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      { batchDim: 1 },
+    );
+    await expect(f.callAsync(x)).rejects.toThrow(
+      new BackendError(
+        'jit @affine: argument 0 (2; 2) lives on the js backend, but this function runs on webgpu: move it first with await t.to("webgpu")',
+      ),
+    );
     const y = await f.callAsync(await x.to(gpu));
     expect(backendOf(y)).toBe(gpu);
     expect(Array.from(await y.data())).toEqual([3, 5, 7, 9]);

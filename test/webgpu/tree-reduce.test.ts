@@ -69,7 +69,8 @@ function reducedIndices(sp: Space): number[][] {
 
 /** JS reference of one reduce op over the values at `idx`. */
 function reduceJS(op: KReduceOp, vals: ArrayLike<number>, idx: readonly number[], dtype: DType): number {
-  let acc = op === "prod" ? 1 : op === "min" || op === "argmin" ? Infinity : op === "max" || op === "argmax" ? -Infinity : 0;
+  let acc =
+    op === "prod" ? 1 : op === "min" || op === "argmin" ? Infinity : op === "max" || op === "argmax" ? -Infinity : 0;
   if (op === "all") acc = 1;
   let at = 0;
   idx.forEach((i, p) => {
@@ -113,7 +114,13 @@ const load = (input: number, rank: number, dtype: DType): KExpr => ({
 });
 
 /** Runs a kernel whose inputs all have the space's full shape; returns the outputs. */
-async function run(gpu: WebGPUBackend, sp: Space, exprs: KExpr[], outputs: KernelOutput[], inputs: { dtype: DType; data: Float32Array | Int32Array }[]) {
+async function run(
+  gpu: WebGPUBackend,
+  sp: Space,
+  exprs: KExpr[],
+  outputs: KernelOutput[],
+  inputs: { dtype: DType; data: Float32Array | Int32Array }[],
+) {
   const k: Kernel = {
     batchRank: sp.batch.length,
     baseShape: sp.base,
@@ -126,9 +133,11 @@ async function run(gpu: WebGPUBackend, sp: Space, exprs: KExpr[], outputs: Kerne
   expect(treeReduction(k)).toBe(true);
   const S = prod(sp.base);
   const strides = sp.batch.map((_, a) => prod(sp.batch.slice(a + 1)) * S);
-  const count = prod(sp.batch.filter((_, a) => !sp.rb.includes(a))) * prod(sp.base.filter((_, a) => !sp.rbase.includes(a)));
+  const count =
+    prod(sp.batch.filter((_, a) => !sp.rb.includes(a))) * prod(sp.base.filter((_, a) => !sp.rbase.includes(a)));
   // One workgroup per output element and chunk of 64 × 256 reduced elements.
-  const reducedN = prod(sp.batch.filter((_, a) => sp.rb.includes(a))) * prod(sp.base.filter((_, a) => sp.rbase.includes(a)));
+  const reducedN =
+    prod(sp.batch.filter((_, a) => sp.rb.includes(a))) * prod(sp.base.filter((_, a) => sp.rbase.includes(a)));
   expect(wgslWorkgroups(k, sp.batch)).toBe(count * Math.max(1, Math.ceil(reducedN / 16_384)));
   return runKernel(
     gpu,
@@ -229,9 +238,17 @@ describeWebGPU(probe, "tree reductions over batch axes", (gpu) => {
   });
 
   it("every fold op over two batch axes, with and without base axes", async () => {
-    for (const batch of [[1, 1], [7, 9], [64, 1], [1, 65], [13, 5], [400, 500]]) {
+    for (const batch of [
+      [1, 1],
+      [7, 9],
+      [64, 1],
+      [1, 65],
+      [13, 5],
+      [400, 500],
+    ]) {
       await checkFold(gpu, { batch, base: [], rb: [0, 1], rbase: [] }, batch[0]! * 3 + batch[1]!);
-      if (batch[0]! * batch[1]! < 100_000) await checkFold(gpu, { batch, base: [3], rb: [0, 1], rbase: [0] }, batch[0]! + 1);
+      if (batch[0]! * batch[1]! < 100_000)
+        await checkFold(gpu, { batch, base: [3], rb: [0, 1], rbase: [0] }, batch[0]! + 1);
     }
     await checkFold(gpu, { batch: [300, 700], base: [3], rb: [0, 1], rbase: [0] }, 5);
   });
@@ -264,7 +281,12 @@ describeWebGPU(probe, "tree reductions over batch axes", (gpu) => {
   });
 
   it("argmin/argmax: the first NaN wins", async () => {
-    for (const [B, nans] of [[100, [70, 5]], [200_000, [199_990, 123_457, 123_458]], [64, [63]], [3, [0, 1, 2]]] as const) {
+    for (const [B, nans] of [
+      [100, [70, 5]],
+      [200_000, [199_990, 123_457, 123_458]],
+      [64, [63]],
+      [3, [0, 1, 2]],
+    ] as const) {
       const r = rng(B + 1);
       const x = Float32Array.from({ length: B }, () => Math.floor(r(-9, 9)));
       for (const i of nans) x[i] = NaN;
@@ -316,7 +338,13 @@ describeWebGPU(probe, "adapters that cap loops", (gpu) => {
       outputs: [{ dtype: "float32", value: 0, reduce: "sum" }],
     };
     expect(treeReduction(k)).toBe(true);
-    const [out] = await runKernel(gpu, k, [{ dtype: "float32", data: new Float32Array(70_000).fill(1) }], { batchSizes: [], inputBatchStrides: [[]] }, [1]);
+    const [out] = await runKernel(
+      gpu,
+      k,
+      [{ dtype: "float32", data: new Float32Array(70_000).fill(1) }],
+      { batchSizes: [], inputBatchStrides: [[]] },
+      [1],
+    );
     expect(Array.from(out!)).toEqual([70_000]);
   });
 });

@@ -5,7 +5,14 @@
 import { describe, expect, it } from "vitest";
 import { DTypeError, UnsupportedOpError } from "../../ir/errors.js";
 import { ix, type Kernel } from "../../ir/kernel.js";
-import { kernelToWGSL, outputCount, wgslLaunchPlan, wgslLoopTrips, wgslWorkgroups, wgslParamLayout } from "../../codegen/wgsl.js";
+import {
+  kernelToWGSL,
+  outputCount,
+  wgslLaunchPlan,
+  wgslLoopTrips,
+  wgslWorkgroups,
+  wgslParamLayout,
+} from "../../codegen/wgsl.js";
 
 const add3: Kernel = {
   batchRank: 2,
@@ -54,7 +61,14 @@ describe("kernelToWGSL", () => {
       }
       "
     `);
-    expect(wgslParamLayout(add3)).toEqual({ count: 0, batchSizes: 1, inputStrides: [3, 5], consts: 6, chunks: 6, length: 7 });
+    expect(wgslParamLayout(add3)).toEqual({
+      count: 0,
+      batchSizes: 1,
+      inputStrides: [3, 5],
+      consts: 6,
+      chunks: 6,
+      length: 7,
+    });
   });
 
   it("gives one source for kernels that differ only in object identity", () => {
@@ -96,7 +110,14 @@ describe("kernelToWGSL", () => {
     // Per thread: ceil(7 * 5 / 64) iterations, then log2(64) = 6 steps of the shared-memory tree.
     expect(wgslLoopTrips(k, [7, 3], 0)).toBe(1 + 6);
     // 3.5M reduced elements: chunks of 64 × 256 per workgroup, so 256 + 6 iterations per thread, not 54,688.
-    expect(wgslLaunchPlan(k, [700_000, 3])).toEqual({ count: 12, chunks: Math.ceil((700_000 * 5) / 16384), workgroups: 12 * 214, partial: true, windows: 0, rowChunks: 0 });
+    expect(wgslLaunchPlan(k, [700_000, 3])).toEqual({
+      count: 12,
+      chunks: Math.ceil((700_000 * 5) / 16384),
+      workgroups: 12 * 214,
+      partial: true,
+      windows: 0,
+      rowChunks: 0,
+    });
     expect(wgslLoopTrips(k, [700_000, 3], 0)).toBe(256 + 6);
   });
 

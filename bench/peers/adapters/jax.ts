@@ -14,7 +14,8 @@ async function f32(a: Arr): Promise<Float32Array> {
 
 export default async function load(backend: string): Promise<LibAdapter> {
   const devices = await init(backend as "wasm");
-  if (!devices.includes(backend as "wasm")) throw new Error(`jax-js device ${backend} unavailable (have ${devices.join(", ")})`);
+  if (!devices.includes(backend as "wasm"))
+    throw new Error(`jax-js device ${backend} unavailable (have ${devices.join(", ")})`);
   defaultDevice(backend as "wasm");
   const notes = [
     `jit on ${backend}; ${typeof SharedArrayBuffer === "function" ? "SharedArrayBuffer present, so its wasm kernels may use worker threads" : "single-threaded"}`,
@@ -27,7 +28,11 @@ export default async function load(backend: string): Promise<LibAdapter> {
     kernels: {
       B1: () => {
         const f = jit((x: Arr) =>
-          np.exp(x.ref.mul(x.ref).neg()).mul(np.sin(x.ref.mul(3))).add(x.ref.mul(0.5)).sub(np.tanh(x)),
+          np
+            .exp(x.ref.mul(x.ref).neg())
+            .mul(np.sin(x.ref.mul(3)))
+            .add(x.ref.mul(0.5))
+            .sub(np.tanh(x)),
         );
         return { run: ({ x }) => f32(f(np.array(x))), dispose: () => f.dispose() };
       },
@@ -78,9 +83,17 @@ export default async function load(backend: string): Promise<LibAdapter> {
             firstIdx[b + 1] = firstIdx[b]! + sizes[b]!;
           }
           const list = clouds.map((c, b) => np.array(c, { shape: [sizes[b]!, 3] }));
-          const packed = np.concatenate(list.map((a) => a.ref), 0);
+          const packed = np.concatenate(
+            list.map((a) => a.ref),
+            0,
+          );
           const padded = np.stack(
-            list.map((a, b) => np.pad(a, [[0, maxN - sizes[b]!], [0, 0]])),
+            list.map((a, b) =>
+              np.pad(a, [
+                [0, maxN - sizes[b]!],
+                [0, 0],
+              ]),
+            ),
             0,
           );
           return { padded: await f32(padded), maxN, packed: await f32(packed), firstIdx };

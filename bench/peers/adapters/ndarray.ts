@@ -53,7 +53,10 @@ export default async function load(backend: string): Promise<LibAdapter> {
             f(o, a, b);
             return o;
           };
-          const r = inverse3<Nd>({ mul: binary(ops.mul), sub: binary(ops.sub), add: binary(ops.add), div: binary(ops.div) }, entries);
+          const r = inverse3<Nd>(
+            { mul: binary(ops.mul), sub: binary(ops.sub), add: binary(ops.add), div: binary(ops.div) },
+            entries,
+          );
           const inv = ndarray(new Float32Array(count * 9), [count, 3, 3]);
           for (let k = 0; k < 9; k++) ops.assign(inv.pick(null, Math.floor(k / 3), k % 3), r.inv[k]!);
           return { inv: inv.data, det: r.det.data };

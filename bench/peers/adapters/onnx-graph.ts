@@ -113,7 +113,11 @@ export class GraphBuilder {
   op(opType: string, inputs: string[], attrs: Record<string, Attr> = {}, outputs: number | string[] = 1): string[] {
     const outs = typeof outputs === "number" ? Array.from({ length: outputs }, () => `t${this.next++}`) : outputs;
     const attribute = Object.entries(attrs).map(([name, a]) =>
-      "int" in a ? { name, type: ATTR.INT, i: a.int } : "float" in a ? { name, type: ATTR.FLOAT, f: a.float } : { name, type: ATTR.INTS, ints: a.ints },
+      "int" in a
+        ? { name, type: ATTR.INT, i: a.int }
+        : "float" in a
+          ? { name, type: ATTR.FLOAT, f: a.float }
+          : { name, type: ATTR.INTS, ints: a.ints },
     );
     this.nodes.push({ op_type: opType, name: `n${this.nodes.length}`, input: inputs, output: outs, attribute });
     return outs;

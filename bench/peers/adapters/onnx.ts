@@ -73,7 +73,8 @@ function b3Model(): Uint8Array {
 }
 
 export default async function load(backend: string): Promise<LibAdapter> {
-  if (backend !== "cpu") throw new Error(`onnxruntime-node: only the cpu execution provider is benchmarked, not ${backend}`);
+  if (backend !== "cpu")
+    throw new Error(`onnxruntime-node: only the cpu execution provider is benchmarked, not ${backend}`);
   return {
     library: "onnxruntime-node",
     backend,
@@ -99,7 +100,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       B3: async () => {
         const s = await session(b3Model());
         return {
-          run: async ({ x, clouds, points }) => f32((await s.run({ x: new ort.Tensor("float32", x, [clouds, points, 3]) })).y),
+          run: async ({ x, clouds, points }) =>
+            f32((await s.run({ x: new ort.Tensor("float32", x, [clouds, points, 3]) })).y),
           dispose: () => void s.release(),
         };
       },

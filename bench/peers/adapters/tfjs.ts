@@ -72,7 +72,14 @@ export default async function load(backend: string): Promise<LibAdapter> {
           const [padded, packed] = tf.tidy(() => {
             const list = clouds.map((c, b) => tf.tensor2d(c, [sizes[b]!, 3]));
             const packed = tf.concat(list, 0);
-            const padded = tf.stack(list.map((t, b) => tf.pad(t, [[0, maxN - sizes[b]!], [0, 0]])));
+            const padded = tf.stack(
+              list.map((t, b) =>
+                tf.pad(t, [
+                  [0, maxN - sizes[b]!],
+                  [0, 0],
+                ]),
+              ),
+            );
             return [padded, packed];
           });
           return { padded: f32(padded!), maxN, packed: f32(packed!), firstIdx };
