@@ -16,12 +16,10 @@ import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { chromium } from "playwright-core";
+import { CHROMIUM, REQUIRE_BROWSER as REQUIRE, launchChromium } from "./chromium.js";
 import { describe, expect, it } from "vitest";
 import type { Outcome } from "./outcome.js";
 
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
-const REQUIRE = process.env["BATCHWISE_REQUIRE_BROWSER"] === "1";
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** Bundles the page, serves it on 127.0.0.1, opens it in Chromium and returns what it reported. */
@@ -50,22 +48,7 @@ async function runPage(): Promise<Outcome> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--enable-unsafe-webgpu",
-      "--enable-features=Vulkan",
-      "--use-vulkan=swiftshader",
-      "--use-webgpu-adapter=swiftshader",
-      "--no-sandbox",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-quic",
-    ],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors: string[] = [];

@@ -18,12 +18,11 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import { dirname, extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Page } from "playwright-core";
+import { type Page } from "playwright-core";
 import { build } from "vite";
+import { CHROMIUM, REQUIRE_BROWSER as REQUIRE, launchChromium } from "./chromium.js";
 import { describe, expect, it } from "vitest";
 
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
-const REQUIRE = process.env["BATCHWISE_REQUIRE_BROWSER"] === "1";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 const BASE = 8;
@@ -166,22 +165,7 @@ describe.runIf(haveBrowser || REQUIRE)("the playground page in headless Chromium
       logLevel: "warn",
     });
     const server = await serve(dist);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--enable-unsafe-webgpu",
-        "--enable-features=Vulkan",
-        "--use-vulkan=swiftshader",
-        "--use-webgpu-adapter=swiftshader",
-        "--no-sandbox",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const pageErrors: string[] = [];
