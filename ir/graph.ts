@@ -5,7 +5,7 @@
  * is free.
  */
 import { IRError } from "./errors.js";
-import { attrProblem, OPS, type Attrs, type AttrValue, type Op } from "./ops.js";
+import { attrProblem, OPS, type Attrs, type AttrsOf, type AttrValue, type Op } from "./ops.js";
 import { fmtType, type TensorType } from "./types.js";
 
 let nextId = 0;
@@ -14,6 +14,23 @@ const reaper = new FinalizationRegistry<string>((key) => {
   const ref = interned.get(key);
   if (ref !== undefined && ref.deref() === undefined) interned.delete(key);
 });
+
+/**
+ * The attributes argument of `Node.make` for op `K`: optional when the op has
+ * none, else required.
+ */
+type MakeArgs<K extends Op> = Op extends K
+  ? [attrs?: Attrs, type?: TensorType]
+  : string extends keyof AttrsOf<K>
+    ? [attrs?: AttrsOf<K>, type?: TensorType]
+    : [attrs: AttrsOf<K>, type?: TensorType];
+
+/**
+ * A node known to be of op `K`: its `attrs` typed by the op table
+ * (`AttrsOf<K>`). `Node.make` returns one; `hasOp` and `attrsOf` narrow a
+ * plain `Node` (any op, untyped attributes) to it.
+ */
+export type NodeOf<K extends Op> = Node & { readonly op: K; readonly attrs: AttrsOf<K> };
 
 export class Node {
   private constructor(
@@ -27,6 +44,7 @@ export class Node {
   ) {}
 
   /** Builds (or finds) the node; `type` is required for `input` and checked for every other op. */
+  static make<K extends Op>(op: K, inputs: readonly Node[], ...rest: MakeArgs<K>): NodeOf<K>;
   static make(op: Op, inputs: readonly Node[], attrs: Attrs = {}, type?: TensorType): Node {
     const info = OPS[op];
     if (info.arity < 0 ? inputs.length === 0 : inputs.length !== info.arity) {
@@ -57,6 +75,17 @@ export class Node {
     reaper.register(node, key);
     return node;
   }
+}
+
+/** Whether `n` is a node of one of `ops`; narrows `n.attrs` to their attributes. */
+export function hasOp<K extends Op>(n: Node, ...ops: readonly K[]): n is NodeOf<K> {
+  return ops.length === 1 ? n.op === ops[0] : (ops as readonly Op[]).includes(n.op);
+}
+
+/** The attributes of `n`, typed by its op; throws an IRError when `n` is not a node of `op`. */
+export function attrsOf<K extends Op>(n: Node, op: K): AttrsOf<K> {
+  if (!hasOp(n, op)) throw new IRError(`expected a ${op} node, got ${n.op}`);
+  return n.attrs;
 }
 
 /** A function in the IR: named inputs, outputs, and the nodes between them. */

@@ -154,6 +154,13 @@ export type Op =
 export type AttrValue = number | boolean | string | readonly number[];
 export type Attrs = Readonly<Record<string, AttrValue>>;
 
+/** How one op infers its result type from its input types and its attributes (typed by its spec `S`). */
+export type TypeRule<S extends AttrSpec = AttrSpec> = (
+  op: Op,
+  ins: readonly TensorType[],
+  attrs: SpecAttrs<S>,
+) => TensorType;
+
 export interface OpInfo {
   /** Number of inputs; -1 for one or more. */
   readonly arity: number;
@@ -162,7 +169,15 @@ export interface OpInfo {
   /** The attribute names and the kind of value each holds (exactly these keys). */
   readonly attrs: AttrSpec;
   /** Infers the result type; throws ShapeError/DTypeError naming the op and argument. */
-  readonly type: (op: Op, ins: readonly TensorType[], attrs: Attrs) => TensorType;
+  type(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType;
+}
+
+/** An `OpInfo` whose attribute spec `S` is kept literal, so that its type rule reads typed attributes. */
+interface TypedOpInfo<S extends AttrSpec> {
+  readonly arity: number;
+  readonly args: readonly string[];
+  readonly attrs: S;
+  type(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<S>): TensorType;
 }
 
 /**
@@ -197,7 +212,9 @@ export function checkElementCount(
  * expands, matmul, concatenation, padding), checked against MAX_ELEMENTS. Rules
  * that only keep or shrink the element count skip the check.
  */
-function sized(rule: OpInfo["type"]): OpInfo["type"] {
+function sized<A>(
+  rule: (op: Op, ins: readonly TensorType[], attrs: A) => TensorType,
+): (op: Op, ins: readonly TensorType[], attrs: A) => TensorType {
   return (op, ins, attrs) => {
     const t = rule(op, ins, attrs);
     checkElementCount(op, t);
@@ -214,9 +231,49 @@ function sized(rule: OpInfo["type"]): OpInfo["type"] {
 export type AttrKind = "int" | "nat" | "maxN" | "number" | "bool" | "dtype" | "ints" | readonly string[];
 export type AttrSpec = Readonly<Record<string, AttrKind>>;
 
-const noAttrs: AttrSpec = {};
-const reduceAttrs: AttrSpec = { batchAxes: "ints", baseAxes: "ints", keep: "bool" };
-const sliceSpec: AttrSpec = { axis: "nat", start: "int", stop: "int", step: "int" };
+/** The TypeScript type of a value of attribute kind `T` (what `kindProblem` accepts). */
+export type AttrKindValue<T extends AttrKind> = T extends "int" | "nat" | "maxN" | "number"
+  ? number
+  : T extends "bool"
+    ? boolean
+    : T extends "dtype"
+      ? DType
+      : T extends "ints"
+        ? readonly number[]
+        : T extends readonly (infer W extends string)[]
+          ? W
+          : never;
+
+/**
+ * The attributes a spec admits, as a TypeScript type: exactly its keys, each of
+ * its kind's type (no keys at all for an empty spec). Distributes over a union
+ * of specs.
+ */
+export type SpecAttrs<S extends AttrSpec> = S extends AttrSpec
+  ? string extends keyof S
+    ? S extends NoAttrSpec
+      ? NoAttrs
+      : { readonly [k: string]: AttrKindValue<S[string]> }
+    : { readonly [P in keyof S]: AttrKindValue<S[P]> }
+  : never;
+
+/** The spec of an op without attributes, and its (empty) attributes. */
+type NoAttrSpec = { readonly [k: string]: never };
+export type NoAttrs = { readonly [k: string]: never };
+
+/** An op's table entry with its attribute spec kept literal, so its type rule gets typed attributes. */
+function def<const S extends AttrSpec>(info: TypedOpInfo<S>): TypedOpInfo<S> {
+  return info;
+}
+
+const noAttrs: NoAttrSpec = {};
+const reduceAttrs = { batchAxes: "ints", baseAxes: "ints", keep: "bool" } as const;
+const rebatchSpec = { batchDim: "nat", base: "ints" } as const;
+const sliceSpec = { axis: "nat", start: "int", stop: "int", step: "int" } as const;
+const shapeSpec = { shape: "ints" } as const;
+const axisSpec = { axis: "nat" } as const;
+const maxNSpec = { maxN: "maxN" } as const;
+type SliceAttrs = SpecAttrs<typeof sliceSpec>;
 
 function kindProblem(kind: AttrKind, v: unknown): string | undefined {
   switch (kind) {
@@ -317,10 +374,8 @@ function checkSizes(op: Op, what: string, shape: readonly number[], min: number,
   }
 }
 
-function reduceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const batchAxes = attrs.batchAxes as number[];
-  const baseAxes = attrs.baseAxes as number[];
-  const keep = attrs.keep as boolean;
+function reduceType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof reduceAttrs>): TensorType {
+  const { batchAxes, baseAxes, keep } = attrs;
   checkAxes(op, "batch", batchAxes, x!.batch.length, x!);
   checkAxes(op, "base", baseAxes, x!.base.length, x!);
   const o = op as KReduceOp;
@@ -344,16 +399,16 @@ function reduceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTyp
   return { dtype, batch: shrink<Dim>(x!.batch, batchAxes, 1), base: shrink(x!.base, baseAxes, 1) };
 }
 
-function reshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const shape = attrs.shape as number[];
+function reshapeType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof shapeSpec>): TensorType {
+  const shape = attrs.shape;
   if (shape.some((d) => d < 0) || prod(shape) !== prod(x!.base)) {
     throw new ShapeError(`${op}: cannot reshape the base of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
   }
   return { dtype: x!.dtype, batch: x!.batch, base: shape };
 }
 
-function permuteType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const perm = attrs.perm as number[];
+function permuteType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<{ perm: "ints" }>): TensorType {
+  const perm = attrs.perm;
   const n = x!.base.length;
   if (perm.length !== n || new Set(perm).size !== n || perm.some((p) => p < 0 || p >= n)) {
     throw new ShapeError(`${op}: (${perm.join(",")}) is not a permutation of the base axes of x ${fmtTypeShape(x!)}`);
@@ -361,8 +416,8 @@ function permuteType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTy
   return { dtype: x!.dtype, batch: x!.batch, base: perm.map((p) => x!.base[p]!) };
 }
 
-function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const shape = attrs.shape as number[];
+function expandType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof shapeSpec>): TensorType {
+  const shape = attrs.shape;
   checkSizes(op, "shape", shape, 0, x!);
   const r = broadcastShapes<number>(x!.base, shape);
   if (shape.length < x!.base.length || !r.ok || r.shape.some((d, i) => d !== shape[i])) {
@@ -371,18 +426,8 @@ function expandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTyp
   return { dtype: x!.dtype, batch: x!.batch, base: shape };
 }
 
-/** The attributes of `slice` and `batch_slice`. */
-function sliceAttrs(attrs: Attrs): { axis: number; start: number; stop: number; step: number } {
-  return {
-    axis: attrs.axis as number,
-    start: attrs.start as number,
-    stop: attrs.stop as number,
-    step: attrs.step as number,
-  };
-}
-
-function sliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const { axis, start, stop, step } = sliceAttrs(attrs);
+function sliceType(op: Op, [x]: readonly TensorType[], attrs: SliceAttrs): TensorType {
+  const { axis, start, stop, step } = attrs;
   const n = x!.base[axis];
   if (n === undefined) throw new ShapeError(`${op}: base axis ${axis} is out of range for x ${fmtTypeShape(x!)}`);
   if (step <= 0 || start < 0 || stop > n || start > stop) {
@@ -395,8 +440,8 @@ function sliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType
   return { dtype: x!.dtype, batch: x!.batch, base };
 }
 
-function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const shape = attrs.shape as number[];
+function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof shapeSpec>): TensorType {
+  const shape = attrs.shape;
   const bad = (): never => {
     throw new ShapeError(`${op}: cannot reshape the batch of x ${fmtTypeShape(x!)} to (${shape.join(",")})`);
   };
@@ -419,9 +464,9 @@ function batchReshapeType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Ten
  * static shape): batch dims moving into it are checked against it when their
  * sizes are known, so a graph built with symbolic batch dims checks them per call.
  */
-function rebatchType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const k = attrs.batchDim as number;
-  const base = attrs.base as number[];
+function rebatchType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof rebatchSpec>): TensorType {
+  const k = attrs.batchDim;
+  const base = attrs.base;
   checkSizes(op, "base", base, 0, x!);
   const full = [...x!.batch, ...x!.base];
   if (
@@ -436,8 +481,8 @@ function rebatchType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorTy
   return { dtype: x!.dtype, batch: full.slice(0, k), base };
 }
 
-function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const { axis, start, stop, step } = sliceAttrs(attrs);
+function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: SliceAttrs): TensorType {
+  const { axis, start, stop, step } = attrs;
   const d = x!.batch[axis];
   const bad = (why: string): never => {
     throw new ShapeError(
@@ -458,8 +503,8 @@ function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: Attrs): Tenso
   return { dtype: x!.dtype, batch, base: x!.base };
 }
 
-function batchConcatType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
-  const axis = attrs.axis as number;
+function batchConcatType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof axisSpec>): TensorType {
+  const axis = attrs.axis;
   const first = ins[0]!;
   if (axis >= first.batch.length)
     throw new ShapeError(`${op}: batch axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
@@ -486,8 +531,8 @@ function batchConcatType(op: Op, ins: readonly TensorType[], attrs: Attrs): Tens
   return { dtype: first.dtype, batch, base: first.base };
 }
 
-function batchExpandType(op: Op, [x]: readonly TensorType[], attrs: Attrs): TensorType {
-  const shape = attrs.shape as number[];
+function batchExpandType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof shapeSpec>): TensorType {
+  const shape = attrs.shape;
   const n = shape.length;
   const xb = x!.batch;
   const bad = (why: string): never => {
@@ -542,8 +587,8 @@ function matmulType(op: Op, [a, b]: readonly TensorType[]): TensorType {
   return { dtype: a!.dtype, batch, base };
 }
 
-function concatType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
-  const axis = attrs.axis as number;
+function concatType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof axisSpec>): TensorType {
+  const axis = attrs.axis;
   const first = ins[0]!;
   if (axis >= first.base.length)
     throw new ShapeError(`${op}: base axis ${axis} is out of range for x0 ${fmtTypeShape(first)}`);
@@ -589,8 +634,8 @@ function checkOffsets(op: Op, o: TensorType): Dim {
  * longest row of the offsets, known only at run time: the symbol `~<offsets length>`
  * (bound per call by `inferConcrete`'s run-time lengths).
  */
-function paddedLength(o: TensorType, attrs: Attrs): Dim {
-  const maxN = attrs.maxN as number;
+function paddedLength(o: TensorType, attrs: SpecAttrs<typeof maxNSpec>): Dim {
+  const maxN = attrs.maxN;
   return maxN >= 0 ? maxN : `~${o.batch[0]!}`;
 }
 
@@ -599,58 +644,59 @@ function checkPacked(op: Op, name: string, t: TensorType): void {
     throw new ShapeError(`${op}: ${name} must have one (packed) batch dim, got ${name} ${fmtTypeShape(t)}`);
 }
 
-function segmentType(op: Op, ins: readonly TensorType[], attrs: Attrs): TensorType {
-  switch (op) {
-    case "segment_reduce": {
-      const [v, o] = ins;
-      checkPacked(op, "values", v!);
-      const rows = checkOffsets(op, o!);
-      const r = attrs.op as SegmentReduceOp;
-      if (v!.dtype === "bool" && r !== "count")
-        throw new DTypeError(`${op}: values ${fmtTypeShape(v!)} of dtype bool cannot be reduced with ${r}`);
-      const dtype: DType =
-        r === "argmax" || r === "count" ? "int32" : r === "mean" && !isFloat(v!.dtype) ? "float32" : v!.dtype;
-      return { dtype, batch: [rows], base: v!.base };
-    }
-    case "segment_expand": {
-      const [x, o, like] = ins;
-      const rows = checkOffsets(op, o!);
-      checkPacked(op, "like", like!);
-      if (
-        x!.batch.length !== 1 ||
-        (typeof x!.batch[0] === "number" && typeof rows === "number" && x!.batch[0] !== rows && x!.batch[0] !== 1)
-      ) {
-        throw new ShapeError(
-          `${op}: x ${fmtTypeShape(x!)} must have one batch dim of ${rows} rows (offsets ${fmtTypeShape(o!)})`,
-        );
-      }
-      return { dtype: x!.dtype, batch: like!.batch, base: x!.base };
-    }
-    case "segment_unpad": {
-      // Rows of a right-padded (B, M; base) tensor, packed like `like`; positions >= M read 0.
-      const [p, o, like] = ins;
-      const rows = checkOffsets(op, o!);
-      checkPacked(op, "like", like!);
-      if (
-        p!.batch.length !== 2 ||
-        (typeof p!.batch[0] === "number" && typeof rows === "number" && p!.batch[0] !== rows)
-      ) {
-        throw new ShapeError(
-          `${op}: padded ${fmtTypeShape(p!)} must be (B, M; base) with B = ${rows} rows (offsets ${fmtTypeShape(o!)})`,
-        );
-      }
-      return { dtype: p!.dtype, batch: like!.batch, base: p!.base };
-    }
-    case "segment_pad": {
-      const [v, o] = ins;
-      checkPacked(op, "values", v!);
-      return { dtype: v!.dtype, batch: [checkOffsets(op, o!), paddedLength(o!, attrs)], base: v!.base };
-    }
-    default: {
-      const [o] = ins;
-      return { dtype: "bool", batch: [checkOffsets(op, o!), paddedLength(o!, attrs)], base: [] };
-    }
+const segmentReduceSpec = { op: ["sum", "mean", "max", "min", "argmax", "count"] } as const;
+const segmentPadSpec = { maxN: "maxN", value: "number", left: "bool" } as const;
+const segmentMaskSpec = { maxN: "maxN", left: "bool" } as const;
+
+function segmentReduceType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof segmentReduceSpec>): TensorType {
+  const [v, o] = ins;
+  checkPacked(op, "values", v!);
+  const rows = checkOffsets(op, o!);
+  const r: SegmentReduceOp = attrs.op;
+  if (v!.dtype === "bool" && r !== "count")
+    throw new DTypeError(`${op}: values ${fmtTypeShape(v!)} of dtype bool cannot be reduced with ${r}`);
+  const dtype: DType =
+    r === "argmax" || r === "count" ? "int32" : r === "mean" && !isFloat(v!.dtype) ? "float32" : v!.dtype;
+  return { dtype, batch: [rows], base: v!.base };
+}
+
+function segmentExpandType(op: Op, ins: readonly TensorType[]): TensorType {
+  const [x, o, like] = ins;
+  const rows = checkOffsets(op, o!);
+  checkPacked(op, "like", like!);
+  if (
+    x!.batch.length !== 1 ||
+    (typeof x!.batch[0] === "number" && typeof rows === "number" && x!.batch[0] !== rows && x!.batch[0] !== 1)
+  ) {
+    throw new ShapeError(
+      `${op}: x ${fmtTypeShape(x!)} must have one batch dim of ${rows} rows (offsets ${fmtTypeShape(o!)})`,
+    );
   }
+  return { dtype: x!.dtype, batch: like!.batch, base: x!.base };
+}
+
+function segmentUnpadType(op: Op, ins: readonly TensorType[]): TensorType {
+  // Rows of a right-padded (B, M; base) tensor, packed like `like`; positions >= M read 0.
+  const [p, o, like] = ins;
+  const rows = checkOffsets(op, o!);
+  checkPacked(op, "like", like!);
+  if (p!.batch.length !== 2 || (typeof p!.batch[0] === "number" && typeof rows === "number" && p!.batch[0] !== rows)) {
+    throw new ShapeError(
+      `${op}: padded ${fmtTypeShape(p!)} must be (B, M; base) with B = ${rows} rows (offsets ${fmtTypeShape(o!)})`,
+    );
+  }
+  return { dtype: p!.dtype, batch: like!.batch, base: p!.base };
+}
+
+function segmentPadType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof segmentPadSpec>): TensorType {
+  const [v, o] = ins;
+  checkPacked(op, "values", v!);
+  return { dtype: v!.dtype, batch: [checkOffsets(op, o!), paddedLength(o!, attrs)], base: v!.base };
+}
+
+function segmentMaskType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof segmentMaskSpec>): TensorType {
+  const [o] = ins;
+  return { dtype: "bool", batch: [checkOffsets(op, o!), paddedLength(o!, attrs)], base: [] };
 }
 
 function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
@@ -666,55 +712,60 @@ function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
   return { dtype: x!.dtype, batch, base };
 }
 
-const unary: OpInfo = { arity: 1, args: ["x"], attrs: noAttrs, type: unaryType };
-const binary: OpInfo = { arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) };
-const reduce: OpInfo = { arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType };
+const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });
+const binary = def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) });
+const reduce = def({ arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType });
 
-export const OPS: { readonly [K in Op]: OpInfo } = {
-  input: {
+/**
+ * The op table with each attribute spec kept literal: `AttrsOf` reads the
+ * attribute types from it. Code that does not know its op statically reads the
+ * same entries through `OPS`.
+ */
+const OP_TABLE = {
+  input: def({
     arity: 0,
     args: [],
     attrs: { index: "nat" },
     type: () => {
       throw new ShapeError("input: the type of an input is given, not inferred");
     },
-  },
-  const: {
+  }),
+  const: def({
     arity: 0,
     args: [],
     attrs: { dtype: "dtype", value: "number" },
-    type: (_op, _ins, attrs) => ({ dtype: attrs.dtype as DType, batch: [], base: [] }),
-  },
-  cast: {
+    type: (_op, _ins, attrs) => ({ dtype: attrs.dtype, batch: [], base: [] }),
+  }),
+  cast: def({
     arity: 1,
     args: ["x"],
     attrs: { dtype: "dtype" },
-    type: (_op, [x], attrs) => ({ dtype: attrs.dtype as DType, batch: x!.batch, base: x!.base }),
-  },
-  where: { arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: sized(whereType) },
-  matmul: { arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(matmulType) },
-  segment_reduce: {
+    type: (_op, [x], attrs) => ({ dtype: attrs.dtype, batch: x!.batch, base: x!.base }),
+  }),
+  where: def({ arity: 3, args: ["cond", "x", "y"], attrs: noAttrs, type: sized(whereType) }),
+  matmul: def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(matmulType) }),
+  segment_reduce: def({
     arity: 2,
     args: ["values", "offsets"],
-    attrs: { op: ["sum", "mean", "max", "min", "argmax", "count"] },
-    type: sized(segmentType),
-  },
-  segment_expand: { arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: sized(segmentType) },
-  segment_unpad: { arity: 3, args: ["padded", "offsets", "like"], attrs: noAttrs, type: sized(segmentType) },
-  segment_pad: {
+    attrs: segmentReduceSpec,
+    type: sized(segmentReduceType),
+  }),
+  segment_expand: def({ arity: 3, args: ["x", "offsets", "like"], attrs: noAttrs, type: sized(segmentExpandType) }),
+  segment_unpad: def({ arity: 3, args: ["padded", "offsets", "like"], attrs: noAttrs, type: sized(segmentUnpadType) }),
+  segment_pad: def({
     arity: 2,
     args: ["values", "offsets"],
     // maxN -1: the longest row, read from the offsets at run time.
-    attrs: { maxN: "maxN", value: "number", left: "bool" },
-    type: sized(segmentType),
-  },
-  segment_mask: {
+    attrs: segmentPadSpec,
+    type: sized(segmentPadType),
+  }),
+  segment_mask: def({
     arity: 1,
     args: ["offsets"],
-    attrs: { maxN: "maxN", left: "bool" },
-    type: sized(segmentType),
-  },
-  concat: { arity: -1, args: [], attrs: { axis: "nat" }, type: sized(concatType) },
+    attrs: segmentMaskSpec,
+    type: sized(segmentMaskType),
+  }),
+  concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(concatType) }),
   neg: unary,
   abs: unary,
   sqrt: unary,
@@ -765,51 +816,61 @@ export const OPS: { readonly [K in Op]: OpInfo } = {
   argmax: reduce,
   all: reduce,
   any: reduce,
-  reshape: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: reshapeType },
-  permute: { arity: 1, args: ["x"], attrs: { perm: "ints" }, type: permuteType },
-  expand: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: sized(expandType) },
-  slice: {
+  reshape: def({ arity: 1, args: ["x"], attrs: shapeSpec, type: reshapeType }),
+  permute: def({ arity: 1, args: ["x"], attrs: { perm: "ints" }, type: permuteType }),
+  expand: def({ arity: 1, args: ["x"], attrs: shapeSpec, type: sized(expandType) }),
+  slice: def({
     arity: 1,
     args: ["x"],
     attrs: sliceSpec,
     type: sliceType,
-  },
-  batch_reshape: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: batchReshapeType },
-  rebatch: { arity: 1, args: ["x"], attrs: { batchDim: "nat", base: "ints" }, type: rebatchType },
-  batch_unsqueeze: {
+  }),
+  batch_reshape: def({ arity: 1, args: ["x"], attrs: shapeSpec, type: batchReshapeType }),
+  rebatch: def({ arity: 1, args: ["x"], attrs: rebatchSpec, type: rebatchType }),
+  batch_unsqueeze: def({
     arity: 1,
     args: ["x"],
     attrs: { dim: "nat" },
     type: (op, [x], attrs) => {
-      const d = attrs.dim as number;
+      const d = attrs.dim;
       if (d > x!.batch.length) throw new ShapeError(`${op}: dim ${d} is out of range for x ${fmtTypeShape(x!)}`);
       const batch = [...x!.batch];
       batch.splice(d, 0, 1);
       return { dtype: x!.dtype, batch, base: x!.base };
     },
-  },
-  batch_squeeze: {
+  }),
+  batch_squeeze: def({
     arity: 1,
     args: ["x"],
     attrs: { dim: "nat" },
     type: (op, [x], attrs) => {
-      const d = attrs.dim as number;
+      const d = attrs.dim;
       const size = x!.batch[d];
       if (size === undefined || (typeof size === "number" && size !== 1)) {
         throw new ShapeError(`${op}: batch dim ${d} of x ${fmtTypeShape(x!)} is not of size 1`);
       }
       return { dtype: x!.dtype, batch: x!.batch.filter((_, i) => i !== d), base: x!.base };
     },
-  },
-  batch_slice: {
+  }),
+  batch_slice: def({
     arity: 1,
     args: ["x"],
     attrs: sliceSpec,
     type: batchSliceType,
-  },
-  batch_concat: { arity: -1, args: [], attrs: { axis: "nat" }, type: sized(batchConcatType) },
-  batch_expand: { arity: 1, args: ["x"], attrs: { shape: "ints" }, type: sized(batchExpandType) },
+  }),
+  batch_concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(batchConcatType) }),
+  batch_expand: def({ arity: 1, args: ["x"], attrs: shapeSpec, type: sized(batchExpandType) }),
 };
+
+/** Each op's arity, argument names, attribute spec and type rule. */
+export const OPS: { readonly [K in Op]: OpInfo } = OP_TABLE;
+
+/**
+ * The attributes of op `K` as a TypeScript type, inferred from its spec in the
+ * table (`ints` is `readonly number[]`, `dtype` is `DType`, a word list is its
+ * string-literal union, …). For a union of ops, the union of their attributes.
+ */
+export type AttrsOf<K extends Op> = SpecAttrs<(typeof OP_TABLE)[K]["attrs"]>;
 
 export const ALL_OPS = Object.keys(OPS) as Op[];
 

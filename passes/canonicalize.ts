@@ -2,7 +2,7 @@
  * canonicalize: one spelling for each computation, so that hash-consing (CSE)
  * and the later rules see equal things as equal. Every rule is exact.
  */
-import { Node } from "../ir/graph.js";
+import { hasOp, Node } from "../ir/graph.js";
 import type { KBinaryOp } from "../ir/kernel.js";
 import type { Rule } from "./driver.js";
 
@@ -36,22 +36,23 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
   {
     name: "reshape-reshape",
     apply: (n) =>
-      n.op === "reshape" && n.inputs[0]!.op === "reshape"
+      hasOp(n, "reshape") && n.inputs[0]!.op === "reshape"
         ? Node.make("reshape", [n.inputs[0]!.inputs[0]!], n.attrs)
         : undefined,
   },
   // permute(x, identity) -> x
   {
     name: "permute-noop",
-    apply: (n) => (n.op === "permute" && (n.attrs.perm as number[]).every((p, i) => p === i) ? n.inputs[0] : undefined),
+    apply: (n) => (hasOp(n, "permute") && n.attrs.perm.every((p, i) => p === i) ? n.inputs[0] : undefined),
   },
   // permute(permute(x, p), q) -> permute(x, p∘q)
   {
     name: "permute-permute",
     apply: (n) => {
-      if (n.op !== "permute" || n.inputs[0]!.op !== "permute") return undefined;
-      const inner = n.inputs[0]!.attrs.perm as number[];
-      const outer = n.attrs.perm as number[];
+      const x = n.inputs[0]!;
+      if (!hasOp(n, "permute") || !hasOp(x, "permute")) return undefined;
+      const inner = x.attrs.perm;
+      const outer = n.attrs.perm;
       return Node.make("permute", [n.inputs[0]!.inputs[0]!], { perm: outer.map((o) => inner[o]!) });
     },
   },
@@ -64,7 +65,7 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
   {
     name: "slice-noop",
     apply: (n) =>
-      n.op === "slice" && sameShape(n.inputs[0]!.type.base, n.type.base) && n.attrs.step === 1
+      hasOp(n, "slice") && sameShape(n.inputs[0]!.type.base, n.type.base) && n.attrs.step === 1
         ? n.inputs[0]
         : undefined,
   },
@@ -72,7 +73,7 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
   {
     name: "batch-reshape-reshape",
     apply: (n) =>
-      n.op === "batch_reshape" && n.inputs[0]!.op === "batch_reshape"
+      hasOp(n, "batch_reshape") && n.inputs[0]!.op === "batch_reshape"
         ? Node.make("batch_reshape", [n.inputs[0]!.inputs[0]!], n.attrs)
         : undefined,
   },
@@ -80,14 +81,15 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
   {
     name: "rebatch-rebatch",
     apply: (n) =>
-      n.op === "rebatch" && n.inputs[0]!.op === "rebatch"
+      hasOp(n, "rebatch") && n.inputs[0]!.op === "rebatch"
         ? Node.make("rebatch", [n.inputs[0]!.inputs[0]!], n.attrs)
         : undefined,
   },
   // rebatch(x) to x's own split -> x
   {
     name: "rebatch-noop",
-    apply: (n) => (n.op === "rebatch" && n.attrs.batchDim === n.inputs[0]!.type.batch.length ? n.inputs[0] : undefined),
+    apply: (n) =>
+      hasOp(n, "rebatch") && n.attrs.batchDim === n.inputs[0]!.type.batch.length ? n.inputs[0] : undefined,
   },
   // op(const, x) -> op(x, const) for commutative ops: constants go right
   {

@@ -4,13 +4,13 @@
  * functions and rounded to the result dtype, so folding never changes a value.
  */
 import { castScalar } from "../ir/dtype.js";
-import { Node } from "../ir/graph.js";
+import { attrsOf, Node } from "../ir/graph.js";
 import { binaryRef, unaryRef } from "../ir/interpret.js";
 import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
 import { BINARY_OPS, UNARY_OPS } from "../ir/ops.js";
 import type { Rule } from "./driver.js";
 
-const value = (n: Node): number => n.attrs.value as number;
+const value = (n: Node): number => attrsOf(n, "const").value;
 const isConst = (n: Node): boolean => n.op === "const";
 
 function constant(v: number, n: Node): Node {

@@ -15,7 +15,7 @@ function lowerMatmul(n: Node, [a, b]: readonly Node[]): Node {
   const bb = bm.type.base;
   const b3 = Node.make("reshape", [bm], { shape: [...bb.slice(0, -2), 1, ...bb.slice(-2)] });
   const p = Node.make("mul", [a3, b3]);
-  let s = Node.make("sum", [p], { batchAxes: [], baseAxes: [p.type.base.length - 2], keep: false });
+  let s: Node = Node.make("sum", [p], { batchAxes: [], baseAxes: [p.type.base.length - 2], keep: false });
   if (s.type.base.join() !== n.type.base.join()) s = Node.make("reshape", [s], { shape: [...n.type.base] });
   return s;
 }

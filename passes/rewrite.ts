@@ -4,6 +4,7 @@
  * (rebuilt on its rewritten inputs). Hash-consing makes unchanged subgraphs free.
  */
 import { makeGraph, Node, topoOrder, type Graph } from "../ir/graph.js";
+import type { Op } from "../ir/ops.js";
 
 export type NodeRewrite = (n: Node, inputs: readonly Node[]) => Node | undefined;
 
@@ -16,7 +17,7 @@ export function rewriteGraph(g: Graph, rewrite: NodeRewrite): Graph {
     }
     const inputs = n.inputs.map((i) => map.get(i)!);
     const r = rewrite(n, inputs);
-    map.set(n, r ?? (inputs.every((x, i) => x === n.inputs[i]) ? n : Node.make(n.op, inputs, n.attrs)));
+    map.set(n, r ?? (inputs.every((x, i) => x === n.inputs[i]) ? n : Node.make<Op>(n.op, inputs, n.attrs)));
   }
   return makeGraph(
     g.name,

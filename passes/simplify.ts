@@ -7,7 +7,7 @@
  * A rule never changes the result's type (shape or dtype): a guard checks it.
  */
 import { castScalar, isFloat } from "../ir/dtype.js";
-import { Node } from "../ir/graph.js";
+import { attrsOf, hasOp, Node } from "../ir/graph.js";
 import { fmtType } from "../ir/types.js";
 import type { Rule } from "./driver.js";
 
@@ -58,7 +58,7 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
     name: "div-pow2",
     apply: (n) => {
       if (n.op !== "div" || !isFloat(n.type.dtype) || !isConst(rhs(n)) || isConst(rhs(n), 1)) return undefined;
-      const c = rhs(n).attrs.value as number;
+      const c = attrsOf(rhs(n), "const").value;
       const inv = 1 / c;
       if (!isPow2(c) || !Number.isFinite(inv) || castScalar(inv, n.type.dtype) !== inv) return undefined;
       return Node.make("mul", [lhs(n), Node.make("const", [], { dtype: n.type.dtype, value: inv })]);
@@ -111,7 +111,7 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   {
     name: "cast-cast",
     apply: (n) =>
-      n.op === "cast" && lhs(n).op === "cast" && exactWiden(lhs(lhs(n)).type.dtype, lhs(n).type.dtype)
+      hasOp(n, "cast") && lhs(n).op === "cast" && exactWiden(lhs(lhs(n)).type.dtype, lhs(n).type.dtype)
         ? Node.make("cast", [lhs(lhs(n))], n.attrs)
         : undefined,
   },
