@@ -5,7 +5,8 @@
  * is free.
  */
 import { IRError } from "./errors.js";
-import { attrProblem, OPS, type Attrs, type AttrsOf, type AttrValue, type Op } from "./ops.js";
+import type { KReduceOp } from "./kernel.js";
+import { attrProblem, OPS, REDUCE_OPS, type Attrs, type AttrsOf, type AttrValue, type Op } from "./ops.js";
 import { fmtType, type TensorType } from "./types.js";
 
 let nextId = 0;
@@ -15,15 +16,20 @@ const reaper = new FinalizationRegistry<string>((key) => {
   if (ref !== undefined && ref.deref() === undefined) interned.delete(key);
 });
 
+/** The arguments of `Node.make` after the inputs: the attributes (see `AttrsArg`), then an optional declared type. */
+type MakeArgs<K extends Op> = [...AttrsArg<K>, type?: TensorType];
+
 /**
- * The attributes argument of `Node.make` for op `K`: optional when the op has
- * none, else required.
+ * The attributes argument of an op-recording call for op `K`: `AttrsOf<K>`,
+ * optional when the op has none. When the op is not known statically (`K` is
+ * all of `Op`, as when a pass rebuilds a node with its own attributes) it is
+ * the untyped `Attrs`, checked at run time by `attrProblem`.
  */
-type MakeArgs<K extends Op> = Op extends K
-  ? [attrs?: Attrs, type?: TensorType]
+export type AttrsArg<K extends Op> = Op extends K
+  ? [attrs?: Attrs]
   : string extends keyof AttrsOf<K>
-    ? [attrs?: AttrsOf<K>, type?: TensorType]
-    : [attrs: AttrsOf<K>, type?: TensorType];
+    ? [attrs?: AttrsOf<K>]
+    : [attrs: AttrsOf<K>];
 
 /**
  * A node known to be of op `K`: its `attrs` typed by the op table
@@ -82,10 +88,15 @@ export function hasOp<K extends Op>(n: Node, ...ops: readonly K[]): n is NodeOf<
   return ops.length === 1 ? n.op === ops[0] : (ops as readonly Op[]).includes(n.op);
 }
 
-/** The attributes of `n`, typed by its op; throws an IRError when `n` is not a node of `op`. */
-export function attrsOf<K extends Op>(n: Node, op: K): AttrsOf<K> {
-  if (!hasOp(n, op)) throw new IRError(`expected a ${op} node, got ${n.op}`);
+/** The attributes of `n`, typed by its op; throws an IRError when `n` is not a node of one of `ops`. */
+export function attrsOf<K extends Op>(n: Node, ...ops: readonly K[]): AttrsOf<K> {
+  if (!hasOp(n, ...ops)) throw new IRError(`expected a ${ops.join(" or ")} node, got ${n.op}`);
   return n.attrs;
+}
+
+/** Whether `n` is a reduction (`sum`, `max`, `argmin`, …); narrows `n.attrs` to the reduction attributes. */
+export function isReduceNode(n: Node): n is NodeOf<KReduceOp> {
+  return (REDUCE_OPS as ReadonlySet<Op>).has(n.op);
 }
 
 /** A function in the IR: named inputs, outputs, and the nodes between them. */

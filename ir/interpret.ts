@@ -6,9 +6,9 @@
  */
 import { ARRAY_CTOR, castScalar, isFloat, type DType, type TypedArray } from "./dtype.js";
 import { UnsupportedOpError } from "./errors.js";
-import { topoOrder, type Graph, type Node } from "./graph.js";
+import { hasOp, isReduceNode, topoOrder, type Graph, type Node } from "./graph.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
-import { BINARY_OPS, REDUCE_OPS, UNARY_OPS } from "./ops.js";
+import { BINARY_OPS, UNARY_OPS } from "./ops.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "./shapes.js";
 import { prod } from "./types.js";
 
@@ -275,8 +275,8 @@ export function reduceRef(
 function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumulation): TypedArray {
   const out = new ARRAY_CTOR[t.dtype](prod(fullShape(t)));
   const op = n.op;
-  if (op === "const") {
-    out[0] = n.attrs.value as number;
+  if (hasOp(n, "const")) {
+    out[0] = n.attrs.value;
   } else if (op === "cast") {
     const [x] = ins;
     forEachIndex(fullShape(t), (_i, flat) => {
@@ -302,10 +302,10 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       const cv = c!.data[broadcastOffset(c!.type, t, idx)]!;
       out[flat] = cv !== 0 ? x!.data[broadcastOffset(x!.type, t, idx)]! : y!.data[broadcastOffset(y!.type, t, idx)]!;
     });
-  } else if (REDUCE_OPS.has(op as KReduceOp)) {
+  } else if (isReduceNode(n)) {
     const x = ins[0]!;
-    const batchAxes = n.attrs.batchAxes as number[];
-    const baseAxes = (n.attrs.baseAxes as number[]).map((a) => a + x.type.batch.length);
+    const batchAxes = n.attrs.batchAxes;
+    const baseAxes = n.attrs.baseAxes.map((a) => a + x.type.batch.length);
     const axes = [...batchAxes, ...baseAxes];
     const xs = fullShape(x.type);
     const keptAxes = xs.map((_, i) => i).filter((i) => !axes.includes(i));
@@ -320,19 +320,17 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       g.push(x.data[flat]!);
     });
     for (let o = 0; o < out.length; o++) out[o] = reduceRef(op as KReduceOp, groups.get(o) ?? [], x.type.dtype, acc);
-  } else if (op === "batch_slice") {
+  } else if (hasOp(n, "batch_slice")) {
     const x = ins[0]!;
-    const axis = n.attrs.axis as number;
+    const { axis, start, step } = n.attrs;
     const xst = stridesOf(fullShape(x.type));
     forEachIndex(fullShape(t), (idx, flat) => {
       let off = 0;
-      idx.forEach(
-        (v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!),
-      );
+      idx.forEach((v, d) => (off += (d === axis ? start + v * step : v) * xst[d]!));
       out[flat] = x.data[off]!;
     });
-  } else if (op === "batch_concat") {
-    const axis = n.attrs.axis as number;
+  } else if (hasOp(n, "batch_concat")) {
+    const axis = n.attrs.axis;
     forEachIndex(fullShape(t), (idx, flat) => {
       let k = 0;
       let at = idx[axis]!;
@@ -351,9 +349,9 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
     op === "rebatch"
   ) {
     out.set(ins[0]!.data);
-  } else if (op === "permute") {
+  } else if (hasOp(n, "permute")) {
     const x = ins[0]!;
-    const perm = n.attrs.perm as number[];
+    const perm = n.attrs.perm;
     const nb = t.batch.length;
     const xst = stridesOf(fullShape(x.type));
     forEachIndex(fullShape(t), (idx, flat) => {
@@ -362,10 +360,10 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       perm.forEach((p, d) => (off += idx[nb + d]! * xst[nb + p]!));
       out[flat] = x.data[off]!;
     });
-  } else if (op === "segment_reduce") {
+  } else if (hasOp(n, "segment_reduce")) {
     const [v, o] = ins;
     const S = prod(v!.type.base);
-    const r = n.attrs.op as string;
+    const r = n.attrs.op;
     for (let b = 0; b + 1 < o!.data.length; b++) {
       const lo = o!.data[b]!;
       const hi = o!.data[b + 1]!;
@@ -400,11 +398,12 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
         for (let s = 0; s < S; s++) out[t2 * S + s] = n < M ? p!.data[(b * M + n) * S + s]! : 0;
       }
     }
-  } else if (op === "segment_pad" || op === "segment_mask") {
+  } else if (hasOp(n, "segment_pad", "segment_mask")) {
     const o = op === "segment_pad" ? ins[1]! : ins[0]!;
     const v = op === "segment_pad" ? ins[0]! : undefined;
     const maxN = t.batch[1]!; // attrs.maxN, or the longest row when it is -1
-    const left = n.attrs.left as boolean;
+    const left = n.attrs.left;
+    const padValue = hasOp(n, "segment_pad") ? n.attrs.value : 0;
     const S = prod(t.base);
     for (let b = 0; b + 1 < o.data.length; b++) {
       const lo = o.data[b]!;
@@ -414,17 +413,17 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
         const inside = k >= start && k < start + len;
         for (let s = 0; s < S; s++) {
           out[(b * maxN + k) * S + s] =
-            v === undefined ? (inside ? 1 : 0) : inside ? v.data[(lo + k - start) * S + s]! : (n.attrs.value as number);
+            v === undefined ? (inside ? 1 : 0) : inside ? v.data[(lo + k - start) * S + s]! : padValue;
         }
       }
     }
-  } else if (op === "concat") {
-    const axis = t.batch.length + (n.attrs.axis as number);
+  } else if (hasOp(n, "concat")) {
+    const axis = t.batch.length + n.attrs.axis;
     const starts: number[] = [];
     let acc = 0;
     for (const x of ins) {
       starts.push(acc);
-      acc += x.type.base[n.attrs.axis as number]!;
+      acc += x.type.base[n.attrs.axis]!;
     }
     forEachIndex(fullShape(t), (idx, flat) => {
       let k = ins.length - 1;
@@ -434,15 +433,14 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       local[axis] = idx[axis]! - starts[k]!;
       out[flat] = x.data[broadcastOffset(x.type, { ...t, base: x.type.base }, local)]!;
     });
-  } else if (op === "slice") {
+  } else if (hasOp(n, "slice")) {
     const x = ins[0]!;
-    const axis = x.type.batch.length + (n.attrs.axis as number);
+    const axis = x.type.batch.length + n.attrs.axis;
+    const { start, step } = n.attrs;
     const xst = stridesOf(fullShape(x.type));
     forEachIndex(fullShape(t), (idx, flat) => {
       let off = 0;
-      idx.forEach(
-        (v, d) => (off += (d === axis ? (n.attrs.start as number) + v * (n.attrs.step as number) : v) * xst[d]!),
-      );
+      idx.forEach((v, d) => (off += (d === axis ? start + v * step : v) * xst[d]!));
       out[flat] = x.data[off]!;
     });
   } else if (op === "expand" || op === "batch_expand") {

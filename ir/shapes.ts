@@ -4,7 +4,7 @@
  * to real batch sizes, and where run-time shape mismatches become ShapeErrors.
  */
 import { ShapeError } from "./errors.js";
-import type { Node } from "./graph.js";
+import { hasOp, type Node } from "./graph.js";
 import { checkElementCount, OPS } from "./ops.js";
 
 import { fmtType, isConcrete, type TensorType } from "./types.js";
@@ -23,7 +23,7 @@ export interface ConcreteType extends TensorType {
 export function runtimeLengthNodes(order: readonly Node[]): Node[] {
   const out: Node[] = [];
   for (const n of order) {
-    if ((n.op !== "segment_pad" && n.op !== "segment_mask") || (n.attrs.maxN as number) >= 0) continue;
+    if (!hasOp(n, "segment_pad", "segment_mask") || n.attrs.maxN >= 0) continue;
     const offsets = n.op === "segment_pad" ? n.inputs[1]! : n.inputs[0]!;
     if (offsets.op !== "input")
       throw new ShapeError(
@@ -57,9 +57,9 @@ export function inferConcrete(
 ): Map<Node, ConcreteType> {
   const out = new Map<Node, ConcreteType>();
   for (const n of order) {
-    if (n.op === "input") {
+    if (hasOp(n, "input")) {
       const t = inputTypes.get(n);
-      if (t === undefined) throw new ShapeError(`input ${String(n.attrs.index)}: no value bound`);
+      if (t === undefined) throw new ShapeError(`input ${n.attrs.index}: no value bound`);
       out.set(n, t);
       continue;
     }

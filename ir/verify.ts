@@ -1,6 +1,6 @@
 /** The IR verifier: runs before and after the pass pipeline (docs/ARCHITECTURE.md, Fusion and the schedule). */
 import { IRError } from "./errors.js";
-import { topoOrder, type Graph } from "./graph.js";
+import { hasOp, topoOrder, type Graph } from "./graph.js";
 import { attrProblem, OPS } from "./ops.js";
 import { fmtType } from "./types.js";
 
@@ -11,8 +11,8 @@ export function verifyGraph(g: Graph, where = "verify"): void {
   if (g.inputNames.length !== g.inputs.length) fail("input names and inputs differ in length");
   if (new Set(g.inputNames).size !== g.inputNames.length) fail("duplicate input names");
   g.inputs.forEach((n, i) => {
-    if (n.op !== "input") fail(`input ${i} is a ${n.op} node`);
-    if (n.attrs.index !== i) fail(`input ${i} has index ${String(n.attrs.index)}`);
+    if (!hasOp(n, "input")) return fail(`input ${i} is a ${n.op} node`);
+    if (n.attrs.index !== i) fail(`input ${i} has index ${n.attrs.index}`);
   });
   if (g.outputs.length === 0) fail("no outputs");
   for (const n of topoOrder(g)) {

@@ -17,7 +17,7 @@ import { castScalar } from "../ir/dtype.js";
 import { canonicalKey } from "../ir/key.js";
 import { BackendError, UnsupportedOpError } from "../ir/errors.js";
 import { fmtType } from "../ir/types.js";
-import { Node, topoOrder, useCounts, type Graph } from "../ir/graph.js";
+import { attrsOf, hasOp, isReduceNode, Node, topoOrder, useCounts, type Graph, type NodeOf } from "../ir/graph.js";
 import {
   contiguousStrides,
   ix,
@@ -30,7 +30,7 @@ import {
   type KernelOutput,
   type Segment,
 } from "../ir/kernel.js";
-import { BINARY_OPS, COPY_OPS, REDUCE_OPS, SEGMENT_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
+import { BINARY_OPS, COPY_OPS, SEGMENT_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
 import type { Schedule, Step } from "../ir/schedule.js";
 import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
 
@@ -140,8 +140,7 @@ class KernelBuilder {
     if (!root && !padHere && (this.materialized.has(n) || n.op === "input")) return this.load(n, idx);
     const op = n.op;
     const t = n.type;
-    if (op === "const")
-      return this.push({ k: "const", value: castScalar(n.attrs.value as number, t.dtype), dtype: t.dtype });
+    if (hasOp(n, "const")) return this.push({ k: "const", value: castScalar(n.attrs.value, t.dtype), dtype: t.dtype });
     if (op === "cast") return this.push({ k: "cast", x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
     if (UNARY_OPS.has(op as KUnaryOp)) {
       return this.push({ k: "unary", op: op as KUnaryOp, x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
@@ -157,8 +156,8 @@ class KernelBuilder {
     if (inlineReduce(n)) {
       // A small reduction over base axes: each output element combines its few inputs.
       const x = n.inputs[0]!;
-      const axes = n.attrs.baseAxes as number[];
-      const keep = n.attrs.keep as boolean;
+      const axes = n.attrs.baseAxes;
+      const keep = n.attrs.keep;
       const xs: number[] = [];
       for (const p of basePoints(axes.map((a) => x.type.base[a]!))) {
         let k = 0;
@@ -168,8 +167,8 @@ class KernelBuilder {
       }
       return this.push({ k: "combine", op: op as KReduceOp, xs, dtype: t.dtype });
     }
-    if (op === "concat") {
-      const axis = n.attrs.axis as number;
+    if (hasOp(n, "concat")) {
+      const axis = n.attrs.axis;
       const pieces = n.inputs.map((x, i) => {
         const start = n.inputs.slice(0, i).reduce((s, y) => s + y.type.base[axis]!, 0);
         return { x, start, end: start + x.type.base[axis]! };
@@ -217,7 +216,8 @@ class KernelBuilder {
       this.inPacked = true;
       const v = this.gen(n.inputs[0]!, idx, false);
       this.inPacked = false;
-      const pad = this.push({ k: "const", value: castScalar(n.attrs.value as number, t.dtype), dtype: t.dtype });
+      const padValue = attrsOf(n, "segment_pad").value;
+      const pad = this.push({ k: "const", value: castScalar(padValue, t.dtype), dtype: t.dtype });
       return this.push({ k: "where", c: inside, a: v, b: pad, dtype: t.dtype });
     }
     if (op === "segment_expand") {
@@ -231,15 +231,13 @@ class KernelBuilder {
       this.inPadded = padded;
       return v;
     }
-    if (op === "slice") {
-      const axis = n.attrs.axis as number;
-      const inIdx = idx.map((e, d) =>
-        d === axis ? ix.add(ix.c(n.attrs.start as number), ix.mul(e, ix.c(n.attrs.step as number))) : e,
-      );
+    if (hasOp(n, "slice")) {
+      const { axis, start, step } = n.attrs;
+      const inIdx = idx.map((e, d) => (d === axis ? ix.add(ix.c(start), ix.mul(e, ix.c(step))) : e));
       return this.gen(n.inputs[0]!, inIdx, false);
     }
-    if (op === "permute") {
-      const perm = n.attrs.perm as number[];
+    if (hasOp(n, "permute")) {
+      const perm = n.attrs.perm;
       const inIdx = new Array<IndexExpr>(perm.length);
       perm.forEach((p, d) => (inIdx[p] = idx[d]!));
       return this.gen(n.inputs[0]!, inIdx, false);
@@ -253,10 +251,11 @@ export const INLINE_REDUCE_LIMIT = 16;
 
 const INLINE_REDUCE_OPS: ReadonlySet<string> = new Set(["sum", "mean", "prod", "min", "max", "all", "any"]);
 
-function inlineReduce(n: Node): boolean {
-  if (!INLINE_REDUCE_OPS.has(n.op) || (n.attrs.batchAxes as number[]).length > 0) return false;
+/** Whether `n` is a small base-axes reduction that inlines (then it is a reduction node). */
+function inlineReduce(n: Node): n is NodeOf<KReduceOp> {
+  if (!INLINE_REDUCE_OPS.has(n.op) || !isReduceNode(n) || n.attrs.batchAxes.length > 0) return false;
   const x = n.inputs[0]!;
-  const count = numel((n.attrs.baseAxes as number[]).map((a) => x.type.base[a]!));
+  const count = numel(n.attrs.baseAxes.map((a) => x.type.base[a]!));
   return count >= 1 && count <= INLINE_REDUCE_LIMIT;
 }
 
@@ -321,7 +320,7 @@ function inputDescs(b: KernelBuilder): KernelInput[] {
 }
 
 /** Reductions that get their own reduction kernel (small base reductions inline instead). */
-const isReduce = (n: Node): boolean => REDUCE_OPS.has(n.op as KReduceOp) && !inlineReduce(n);
+const isReduce = (n: Node): n is NodeOf<KReduceOp> => isReduceNode(n) && !inlineReduce(n);
 
 /** Axes of at most 4 elements (xyz, quaternion components) are unrolled inside looped kernels. */
 function smallAxes(shape: readonly number[], opts: FuseOptions): number[] {
@@ -364,7 +363,7 @@ function buildSegmentKernel(
   if (plan.mode === "reduce") {
     const values = root.inputs[0]!;
     base = values.type.base;
-    const op = root.attrs.op as string;
+    const op = attrsOf(root, "segment_reduce").op;
     const value =
       op === "count"
         ? b.gen(Node.make("const", [], { dtype: "int32", value: 1 }), [], false)
@@ -442,7 +441,7 @@ function planRoot(root: Node, materialized: ReadonlySet<Node>): { plan: Plan; ma
       q.op === "segment_pad" && inline(q.inputs[0]!) ? expandsIn(q.inputs[0]!) : [],
     );
     return {
-      plan: { mode: "pad", offsets, maxN: p.attrs.maxN as number, left: p.attrs.left as boolean },
+      plan: { mode: "pad", offsets, maxN: p.attrs.maxN, left: p.attrs.left },
       materialize: [
         ...pads.filter((q) => !side.pads.includes(q)),
         ...expandsOff.filter((e) => e.inputs[1] !== offsets),
@@ -465,7 +464,8 @@ function planRoot(root: Node, materialized: ReadonlySet<Node>): { plan: Plan; ma
   return { plan: { mode: "map", offsets }, materialize: expands.filter((e) => e.inputs[1] !== offsets) };
 }
 
-const isPad = (n: Node): boolean => n.op === "segment_pad" || n.op === "segment_mask";
+type PadNode = NodeOf<"segment_pad" | "segment_mask">;
+const isPad = (n: Node): n is PadNode => hasOp(n, "segment_pad", "segment_mask");
 const padOffsets = (n: Node): Node => (n.op === "segment_pad" ? n.inputs[1]! : n.inputs[0]!);
 
 /**
@@ -476,8 +476,8 @@ const padOffsets = (n: Node): Node => (n.op === "segment_pad" ? n.inputs[1]! : n
  * kernel recomputes it from the offsets rather than read a (B, maxN) buffer. A
  * padded tensor with a buffer is an ordinary (B, maxN) leaf.
  */
-function rowSide(root: Node, materialized: ReadonlySet<Node>): { pads: Node[]; leaves: Node[]; packedOps: boolean } {
-  const pads: Node[] = [];
+function rowSide(root: Node, materialized: ReadonlySet<Node>): { pads: PadNode[]; leaves: Node[]; packedOps: boolean } {
+  const pads: PadNode[] = [];
   const leaves: Node[] = [];
   let packedOps = false;
   const seen = new Set<Node>();
@@ -506,7 +506,7 @@ function rowSide(root: Node, materialized: ReadonlySet<Node>): { pads: Node[]; l
 function padKernelFits(root: Node, side: ReturnType<typeof rowSide>): boolean {
   const p = side.pads[0]!;
   const [rows] = p.type.batch;
-  const same = (q: Node): boolean =>
+  const same = (q: PadNode): boolean =>
     padOffsets(q) === padOffsets(p) && q.attrs.maxN === p.attrs.maxN && q.attrs.left === p.attrs.left;
   const perRow = (l: Node): boolean =>
     l.type.batch.length === 0 || (l.type.batch.length === 2 && l.type.batch[0] === rows && l.type.batch[1] === 1);
@@ -536,7 +536,7 @@ function buildKernel(
     const kernel: Kernel = {
       batchRank: x.type.batch.length,
       baseShape: x.type.base,
-      reduce: { batchAxes: root.attrs.batchAxes as number[], baseAxes: root.attrs.baseAxes as number[] },
+      reduce: { batchAxes: root.attrs.batchAxes, baseAxes: root.attrs.baseAxes },
       inputs: inputDescs(b),
       outputs: group.map((n) => ({ dtype: n.type.dtype, value, reduce: n.op as KReduceOp })),
       exprs: b.exprs,

@@ -5,7 +5,7 @@
  */
 import type { DType } from "../ir/dtype.js";
 import { BackendError, ShapeError } from "../ir/errors.js";
-import type { Node } from "../ir/graph.js";
+import { attrsOf, hasOp, isReduceNode, type Node } from "../ir/graph.js";
 import { kernelConsts, kernelKey, type Launch } from "../ir/kernel.js";
 import { SEGMENT_OPS } from "../ir/ops.js";
 import type { Schedule } from "../ir/schedule.js";
@@ -119,14 +119,13 @@ type Region = readonly [number, number, number];
  */
 function copyRegions(node: Node, sources: readonly Node[], types: ReadonlyMap<Node, ConcreteType>): Region[][] {
   const out = types.get(node)!;
-  const axis = node.attrs.axis as number;
+  const axis = attrsOf(node, "batch_slice", "batch_concat").axis;
   const outer = prod(out.batch.slice(0, axis));
   const inner = prod(out.batch.slice(axis + 1)) * prod(out.base);
   const outLen = out.batch[axis]!;
-  if (node.op === "batch_slice") {
+  if (hasOp(node, "batch_slice")) {
     const srcLen = types.get(sources[0]!)!.batch[axis]!;
-    const start = node.attrs.start as number;
-    const step = node.attrs.step as number;
+    const { start, step } = node.attrs;
     const regions: Region[] = [];
     for (let o = 0; o < outer; o++) {
       if (step === 1) regions.push([(o * srcLen + start) * inner, o * outLen * inner, outLen * inner]);
@@ -280,7 +279,7 @@ interface HostRead {
 }
 
 function segmentOpName(n: Node): string {
-  return n.op === "segment_reduce" ? `segment_reduce(${String(n.attrs.op)})` : n.op;
+  return hasOp(n, "segment_reduce") ? `segment_reduce(${n.attrs.op})` : n.op;
 }
 
 /** Reductions that have no value over no elements (NumPy raises for them too). */
@@ -293,9 +292,9 @@ const NO_EMPTY = new Set(["min", "max", "argmin", "argmax"]);
  */
 function checkEmptyReductions(order: readonly Node[], types: ReadonlyMap<Node, ConcreteType>): void {
   for (const n of order) {
-    if (!NO_EMPTY.has(n.op)) continue;
+    if (!NO_EMPTY.has(n.op) || !isReduceNode(n)) continue;
     const x = types.get(n.inputs[0]!)!;
-    for (const a of (n.attrs.batchAxes as readonly number[] | undefined) ?? []) {
+    for (const a of n.attrs.batchAxes) {
       if (x.batch[a] === 0)
         throw new ShapeError(`${n.op}: cannot reduce an empty batch axis ${a} of x ${fmtTypeShape(x)}`);
     }

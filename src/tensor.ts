@@ -16,6 +16,7 @@ import {
 import { BackendError, DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
 import { FLOAT_UNARY, OPS, REDUCE_OPS, type Attrs, type Op } from "../ir/ops.js";
+import type { AttrsArg } from "../ir/graph.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
 import type { Backend, DeviceBuffer } from "../runtime/backend.js";
 import { checkDType, checkSizes, describe, fitsDType } from "./check.js";
@@ -178,7 +179,7 @@ export class Tensor {
   }
 
   /** @internal Records an op. The type rule runs now, so bad shapes fail at the call. */
-  static _op(op: Op, inputs: readonly Tensor[], attrs: Attrs = {}): Tensor {
+  static _op<K extends Op>(op: K, inputs: readonly Tensor[], ...[attrs = {}]: AttrsArg<K>): Tensor {
     const type = OPS[op].type(
       op,
       inputs.map((t) => t._type),

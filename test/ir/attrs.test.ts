@@ -4,9 +4,11 @@
  * of the wrong kind, including the ones the type rules alone would let through
  * (fractional sizes whose product fits, negative dims, unknown keys).
  */
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { IRError } from "../../ir/errors.js";
-import { Node } from "../../ir/graph.js";
+import { attrsOf, hasOp, isReduceNode, Node } from "../../ir/graph.js";
+import type { AttrsOf } from "../../ir/ops.js";
+import { Tensor } from "../../src/index.js";
 import { parseGraph } from "../../ir/parse.js";
 import { refusesSync } from "../helpers/refuses.js";
 
@@ -69,5 +71,55 @@ describe("attribute kinds", () => {
       IRError,
       /^segment_mask: bad attributes .*maxN must be an integer >= -1/,
     );
+  });
+});
+
+// The `@ts-expect-error` lines are checked by `tsc --noEmit` (the test folder is in the project): each must be a
+// compile error, or tsc fails on the unused directive. They run inside closures that are never called.
+describe("typed attributes", () => {
+  const x = Node.make("input", [], { index: 0 }, { dtype: "float32", batch: [], base: [3] });
+
+  it("AttrsOf maps each spec kind to its TypeScript type", () => {
+    const sum: AttrsOf<"sum"> = { batchAxes: [], baseAxes: [0], keep: false };
+    const seg: AttrsOf<"segment_reduce"> = { op: "argmax" };
+    const cast: AttrsOf<"cast"> = { dtype: "int32" };
+    expect([sum.keep, seg.op, cast.dtype]).toEqual([false, "argmax", "int32"]);
+    const never = (): unknown[] => [
+      // @ts-expect-error keep is a boolean
+      ((): AttrsOf<"sum"> => ({ batchAxes: [], baseAxes: [0], keep: 1 }))(),
+      // @ts-expect-error median is not a segment reduction
+      ((): AttrsOf<"segment_reduce"> => ({ op: "median" }))(),
+      // @ts-expect-error float16 is not a dtype
+      ((): AttrsOf<"cast"> => ({ dtype: "float16" }))(),
+    ];
+    expect(typeof never).toBe("function");
+  });
+
+  it("Node.make and Tensor._op check attributes against the op at compile time", () => {
+    const never = (): unknown[] => [
+      // @ts-expect-error sum needs keep
+      Node.make("sum", [x], { batchAxes: [], baseAxes: [0] }),
+      // @ts-expect-error reshape has no perm
+      Node.make("reshape", [x], { perm: [0] }),
+      // @ts-expect-error add has no attributes
+      Node.make("add", [x, x], { axis: 0 }),
+      // @ts-expect-error slice needs its attributes
+      Node.make("slice", [x]),
+      // @ts-expect-error the axis of concat is a number
+      Tensor._op("concat", [], { axis: "0" }),
+    ];
+    expect(typeof never).toBe("function");
+  });
+
+  it("hasOp, isReduceNode and attrsOf narrow a node to its op's attributes", () => {
+    const s: Node = Node.make("slice", [x], { axis: 0, start: 1, stop: 3, step: 1 });
+    const r: Node = Node.make("max", [x], { batchAxes: [], baseAxes: [0], keep: true });
+    expect(hasOp(s, "slice") && s.attrs.start + s.attrs.step).toBe(2);
+    expect(hasOp(s, "reshape", "permute")).toBe(false);
+    expect(isReduceNode(r) && r.attrs.keep).toBe(true);
+    expect(isReduceNode(s)).toBe(false);
+    expect(attrsOf(s, "slice", "batch_slice").stop).toBe(3);
+    refusesSync(() => attrsOf(s, "const"), IRError, /^expected a const node, got slice$/);
+    refusesSync(() => attrsOf(r, "sum", "mean"), IRError, /^expected a sum or mean node, got max$/);
   });
 });

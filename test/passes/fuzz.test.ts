@@ -21,6 +21,7 @@ import { describe, expect, it } from "vitest";
 import { isFloat } from "../../ir/dtype.js";
 import { topoOrder, type Graph, type Node } from "../../ir/graph.js";
 import type { Value } from "../../ir/interpret.js";
+import type { Op } from "../../ir/ops.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import type { Schedule } from "../../ir/schedule.js";
 import { JsBackend } from "../../runtime/js.js";
@@ -136,7 +137,7 @@ function apply(n: Node, ins: readonly Tensor[]): Tensor {
     case "batch_unsqueeze":
       return x!.batchUnsqueeze(a.dim);
     default:
-      return Tensor._op(n.op, ins, n.attrs);
+      return Tensor._op<Op>(n.op, ins, n.attrs);
   }
 }
 
