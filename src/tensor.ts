@@ -179,7 +179,8 @@ export class Tensor {
   }
 
   /** @internal Records an op. The type rule runs now, so bad shapes fail at the call. */
-  static _op<K extends Op>(op: K, inputs: readonly Tensor[], ...[attrs = {}]: AttrsArg<K>): Tensor {
+  static _op<K extends Op>(op: K, inputs: readonly Tensor[], ...attrs: AttrsArg<K>): Tensor;
+  static _op(op: Op, inputs: readonly Tensor[], attrs: Attrs = {}): Tensor {
     const type = OPS[op].type(
       op,
       inputs.map((t) => t._type),
