@@ -11,6 +11,7 @@
  * computed once per batch element.
  */
 import { isFloat, type DType } from "../ir/dtype.js";
+import { EXACT_ON_F32 } from "../ir/elementwise.js";
 import { UnsupportedOpError } from "../ir/errors.js";
 import {
   constSlots,
@@ -34,7 +35,8 @@ function wrap(code: string, d: DType): string {
   return code;
 }
 
-const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType) => string } = {
+/** Per unary op: its JS expression (`d` the operand dtype); `need` asks for a helper function. */
+const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType, need: (h: JsHelper) => void) => string } = {
   // Parenthesised: x may be a negative literal ("--0.2" would not parse).
   neg: (x, d) => wrap(`-(${x})`, d),
   abs: (x, d) => wrap(`Math.abs(${x})`, d),
@@ -52,7 +54,7 @@ const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType) => string } = 
   atan: (x) => `Math.atan(${x})`,
   floor: (x) => `Math.floor(${x})`,
   ceil: (x) => `Math.ceil(${x})`,
-  round: (x) => `roundHalfEven(${x})`,
+  round: (x, _d, need) => (need("roundHalfEven"), `roundHalfEven(${x})`),
   trunc: (x) => `Math.trunc(${x})`,
   sign: (x) => `Math.sign(${x})`,
   not: (x) => `(${x} === 0 ? 1 : 0)`,
@@ -61,16 +63,22 @@ const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType) => string } = 
   isfinite: (x) => `(Number.isFinite(${x}) ? 1 : 0)`,
 };
 
-/** `d` is the operands' dtype. */
-const BINARY_JS: { readonly [K in KBinaryOp]: (a: string, b: string, d: DType) => string } = {
+/** Per binary op: its JS expression (`d` the operands' dtype); `need` asks for a helper function. */
+const BINARY_JS: {
+  readonly [K in KBinaryOp]: (a: string, b: string, d: DType, need: (h: JsHelper) => void) => string;
+} = {
   add: (a, b, d) => wrap(`${a} + ${b}`, d),
   sub: (a, b, d) => wrap(`${a} - ${b}`, d),
   mul: (a, b, d) => (isFloat(d) ? `(${a} * ${b})` : wrap(`Math.imul(${a}, ${b})`, d)),
   div: (a, b, d) => (isFloat(d) ? `(${a} / ${b})` : wrap(`(${b} === 0 ? 0 : Math.trunc(${a} / ${b}))`, d)),
-  pow: (a, b, d) => (isFloat(d) ? `ieeePow(${a}, ${b})` : `intPow(${a}, ${b}, ${d === "uint32" ? "1" : "0"})`),
+  pow: (a, b, d, need) =>
+    isFloat(d)
+      ? (need("ieeePow"), `ieeePow(${a}, ${b})`)
+      : (need("intPow"), `intPow(${a}, ${b}, ${d === "uint32" ? "1" : "0"})`),
   maximum: (a, b) => `Math.max(${a}, ${b})`,
   minimum: (a, b) => `Math.min(${a}, ${b})`,
-  mod: (a, b, d) => (isFloat(d) ? `floatMod(${a}, ${b})` : wrap(`floorMod(${a}, ${b}, 0)`, d)),
+  mod: (a, b, d, need) =>
+    isFloat(d) ? (need("floatMod"), `floatMod(${a}, ${b})`) : (need("floorMod"), wrap(`floorMod(${a}, ${b}, 0)`, d)),
   atan2: (a, b) => `Math.atan2(${a}, ${b})`,
   eq: (a, b) => `(${a} === ${b} ? 1 : 0)`,
   ne: (a, b) => `(${a} !== ${b} ? 1 : 0)`,
@@ -87,19 +95,6 @@ const BINARY_JS: { readonly [K in KBinaryOp]: (a: string, b: string, d: DType) =
  * float32 results round after every op (as on a GPU and in the reference
  * interpreter), so a fused chain gives the same bits as the ops one by one.
  */
-/** Ops whose result on float32 operands is itself a float32 value: no rounding needed. */
-const EXACT_ON_F32: ReadonlySet<string> = new Set([
-  "neg",
-  "abs",
-  "floor",
-  "ceil",
-  "round",
-  "trunc",
-  "sign",
-  "maximum",
-  "minimum",
-]);
-
 function roundResult(code: string, d: DType): string {
   return d === "float32" ? `Math.fround(${code})` : code;
 }
@@ -137,7 +132,7 @@ const COMBINE_JS: { readonly [K in KReduceOp]: (xs: readonly string[], d: DType,
   },
 };
 
-const HELPERS: Readonly<Record<string, string>> = {
+const HELPERS = {
   roundHalfEven:
     "const roundHalfEven = (x) => { const r = Math.round(x); return (Math.abs(x % 1) === 0.5 && r % 2 !== 0) ? r - 1 : r; };",
   // NumPy's float `%`: sign of the divisor, a zero of the divisor's sign, x % 0 = NaN.
@@ -152,7 +147,9 @@ const HELPERS: Readonly<Record<string, string>> = {
   // Integer floor modulo (z = 0: x % 0 is 0).
   floorMod:
     "const floorMod = (a, b, z) => { if (b === 0) return z; const r = a % b; return (r !== 0 && (r < 0) !== (b < 0)) ? r + b : r; };",
-};
+} as const satisfies Readonly<Record<string, string>>;
+/** A helper function that generated code may call; a rule asks for it with `need`. */
+type JsHelper = keyof typeof HELPERS;
 
 /**
  * The lines that read a kernel's constants from the `consts` argument (a
@@ -302,7 +299,7 @@ export interface JsKernelSource {
  */
 class Emitter {
   readonly levels: string[][];
-  readonly helpers = new Set<string>();
+  readonly helpers = new Set<JsHelper>();
   private readonly byCode = new Map<string, { name: string; level: number }>();
   private count = 0;
   private readonly constSlot: readonly number[];
@@ -373,19 +370,14 @@ class Emitter {
         code = `c${this.constSlot[i]}`;
         break;
       case "unary": {
-        if (e.op === "round") this.helpers.add("roundHalfEven");
         const [x] = use(sub(e.x));
-        const u = UNARY_JS[e.op](x!, this.k.exprs[e.x]!.dtype);
+        const u = UNARY_JS[e.op](x!, this.k.exprs[e.x]!.dtype, (h) => this.helpers.add(h));
         code = EXACT_ON_F32.has(e.op) ? u : roundF32(u, e.dtype);
         break;
       }
       case "binary": {
-        if (e.op === "mod" || e.op === "pow") {
-          const float = isFloat(this.k.exprs[e.a]!.dtype);
-          this.helpers.add(e.op === "mod" ? (float ? "floatMod" : "floorMod") : float ? "ieeePow" : "intPow");
-        }
         const [a, b] = use(sub(e.a), sub(e.b));
-        const r = BINARY_JS[e.op](a!, b!, this.k.exprs[e.a]!.dtype);
+        const r = BINARY_JS[e.op](a!, b!, this.k.exprs[e.a]!.dtype, (h) => this.helpers.add(h));
         code = EXACT_ON_F32.has(e.op) ? r : roundF32(r, e.dtype);
         break;
       }
@@ -559,7 +551,7 @@ function segmentedToJS(k: Kernel): JsKernelSource {
     L.close();
   }
   L.close();
-  const helpers = [...em.helpers].map((h) => HELPERS[h]!).join("\n");
+  const helpers = [...em.helpers].map((h) => HELPERS[h]).join("\n");
   const text = (helpers ? helpers + "\n" : "") + L.toString();
   return { source: `function kernel(ins, outs, sizes, strides, consts) {\n${text}\n}`, body: text };
 }
@@ -716,7 +708,7 @@ export function kernelToJS(k: Kernel): JsKernelSource {
   }
   for (const _ of keptLooped) L.close();
   for (const _ of keptBatch) L.close();
-  const helpers = [...em.helpers].map((h) => HELPERS[h]!).join("\n");
+  const helpers = [...em.helpers].map((h) => HELPERS[h]).join("\n");
   const text = (helpers ? helpers + "\n" : "") + L.toString();
   return { source: `function kernel(ins, outs, sizes, strides, consts) {\n${text}\n}`, body: text };
 }

@@ -4,6 +4,7 @@
  */
 import type { DType } from "../ir/dtype.js";
 import { DTypeError, UnsupportedOpError } from "../ir/errors.js";
+import type { ArithBinaryOp, CompareOp, LogicalBinaryOp } from "../ir/elementwise.js";
 import type { KReduceOp, KUnaryOp } from "../ir/kernel.js";
 
 /** WGSL spelling of each dtype as held in registers and in storage. */
@@ -410,30 +411,10 @@ export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   isfinite: (x, d, use) => (d === "float32" ? (use("isfinite"), `bw_isfinite(${x})`) : "true"),
 };
 
-/** Unary ops computed in float even on int operands (the result dtype says float). */
-export const FLOAT_MATH: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "sqrt",
-  "rsqrt",
-  "exp",
-  "log",
-  "sin",
-  "cos",
-  "tan",
-  "tanh",
-  "sigmoid",
-  "asin",
-  "acos",
-  "atan",
-]);
-/** Unary ops whose result dtype is bool whatever the operand. */
-export const PREDICATES: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
-
 export type BinaryRule = (a: string, b: string, d: DType, use: (h: Helper) => void) => string;
 
 /** By operand dtype (bool operands of arithmetic are rejected before these run). */
-export const ARITH: {
-  readonly [K in "add" | "sub" | "mul" | "div" | "pow" | "maximum" | "minimum" | "mod" | "atan2"]: BinaryRule;
-} = {
+export const ARITH: { readonly [K in ArithBinaryOp]: BinaryRule } = {
   // float: the right operand through bw_id, so the compiler cannot cancel x - x, -x + x
   // or (x + 1) - x to a constant (wrong for NaN and ±Inf); integers wrap exactly.
   add: (a, b, d, use) => (d === "float32" ? (use("opaque"), `(${a} + bw_id(${b}))`) : `(${a} + ${b})`),
@@ -464,7 +445,7 @@ export const ARITH: {
     d === "float32" ? (use("fatan2"), `bw_fatan2(${a}, ${b})`) : fail(`atan2 on ${d} (needs float32)`),
 };
 
-export const COMPARE: { readonly [K in "eq" | "ne" | "lt" | "le" | "gt" | "ge"]: string } = {
+export const COMPARE: { readonly [K in CompareOp]: string } = {
   eq: "==",
   ne: "!=",
   lt: "<",
@@ -473,7 +454,7 @@ export const COMPARE: { readonly [K in "eq" | "ne" | "lt" | "le" | "gt" | "ge"]:
   ge: ">=",
 };
 
-export const LOGIC: { readonly [K in "and" | "or" | "xor"]: { readonly bool: string; readonly bits: string } } = {
+export const LOGIC: { readonly [K in LogicalBinaryOp]: { readonly bool: string; readonly bits: string } } = {
   and: { bool: "&&", bits: "&" },
   or: { bool: "||", bits: "|" },
   xor: { bool: "!=", bits: "^" },

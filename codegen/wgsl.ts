@@ -24,15 +24,14 @@
  * finite floats in comparisons.
  */
 import type { DType } from "../ir/dtype.js";
+import { FLOAT_UNARY, isCompareOp, isLogicalBinaryOp, PREDICATE_UNARY } from "../ir/elementwise.js";
 import { constSlots, contiguousStrides, ix, numel } from "../ir/kernel.js";
 import type { IndexExpr, KExpr, Kernel, KBinaryOp, KReduceOp } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import {
   ARITH,
   COMPARE,
-  FLOAT_MATH,
   LOGIC,
-  PREDICATES,
   REDUCE,
   REG,
   STORE,
@@ -293,9 +292,9 @@ export function kernelToWGSL(kernel: Kernel): string {
       }
       case "unary": {
         const xd = dtypeOf(e.x);
-        if (PREDICATES.has(e.op)) return UNARY[e.op](ref(e.x), xd, use);
+        if (PREDICATE_UNARY.has(e.op)) return UNARY[e.op](ref(e.x), xd, use);
         if (e.op === "not" && e.dtype === "bool") return `(!${castTo(ref(e.x), xd, "bool", use)})`;
-        if (FLOAT_MATH.has(e.op) && e.dtype !== "float32") fail(`${e.op} must give float32, not ${e.dtype}`);
+        if (FLOAT_UNARY.has(e.op) && e.dtype !== "float32") fail(`${e.op} must give float32, not ${e.dtype}`);
         if (e.dtype === "bool" && e.op !== "not") fail(`${e.op} on bool`);
         return UNARY[e.op](castTo(ref(e.x), xd, e.dtype, use), e.dtype, use);
       }
@@ -305,8 +304,8 @@ export function kernelToWGSL(kernel: Kernel): string {
   };
 
   const binaryCode = (op: KBinaryOp, a: string, b: string, ad: DType, bd: DType, rd: DType, n: number): string => {
-    if (op in COMPARE) {
-      const cmp = COMPARE[op as keyof typeof COMPARE];
+    if (isCompareOp(op)) {
+      const cmp = COMPARE[op];
       if (ad !== bd) fail(`value %${n}: ${op} operands differ in dtype (${ad} vs ${bd})`);
       // A float comparison reads its left operand through bw_id: a driver that assumes no NaN turns
       // select(x, y, x < y) into max(x, y) (Mesa does), which drops a NaN that where() must pass on.
@@ -318,8 +317,8 @@ export function kernelToWGSL(kernel: Kernel): string {
             : `(${a} ${cmp} ${b})`;
       return castTo(out, "bool", rd, use);
     }
-    if (op in LOGIC) {
-      const rule = LOGIC[op as keyof typeof LOGIC];
+    if (isLogicalBinaryOp(op)) {
+      const rule = LOGIC[op];
       if (rd === "bool") return `(${castTo(a, ad, "bool", use)} ${rule.bool} ${castTo(b, bd, "bool", use)})`;
       if (rd === "float32") fail(`value %${n}: ${op} cannot give float32`);
       return `(${castTo(a, ad, rd, use)} ${rule.bits} ${castTo(b, bd, rd, use)})`;
@@ -330,7 +329,7 @@ export function kernelToWGSL(kernel: Kernel): string {
       if (op === "minimum" || op === "mul") return `(${a} && ${b})`;
       fail(`value %${n}: ${op} on bool`);
     }
-    return ARITH[op as keyof typeof ARITH](castTo(a, ad, rd, use), castTo(b, bd, rd, use), rd, use);
+    return ARITH[op](castTo(a, ad, rd, use), castTo(b, bd, rd, use), rd, use);
   };
 
   /**

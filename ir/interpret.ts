@@ -7,8 +7,8 @@
 import { ARRAY_CTOR, castScalar, isFloat, type DType, type TypedArray } from "./dtype.js";
 import { UnsupportedOpError } from "./errors.js";
 import { hasOp, isReduceNode, topoOrder, type Graph, type Node } from "./graph.js";
-import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
-import { BINARY_OPS, UNARY_OPS } from "./ops.js";
+import { isBinaryOp, isUnaryOp, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
+import type { KReduceOp } from "./kernel.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "./shapes.js";
 import { prod } from "./types.js";
 
@@ -86,55 +86,35 @@ function roundHalfEven(x: number): number {
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+/** The definition of every unary op on one value (a missing op fails `tsc`). */
+const UNARY_REF: { readonly [K in KUnaryOp]: (x: number) => number } = {
+  neg: (x) => -x,
+  abs: (x) => Math.abs(x),
+  sqrt: (x) => Math.sqrt(x),
+  rsqrt: (x) => 1 / Math.sqrt(x),
+  exp: (x) => Math.exp(x),
+  log: (x) => Math.log(x),
+  sin: (x) => Math.sin(x),
+  cos: (x) => Math.cos(x),
+  tan: (x) => Math.tan(x),
+  tanh: (x) => Math.tanh(x),
+  sigmoid: (x) => 1 / (1 + Math.exp(-x)),
+  asin: (x) => Math.asin(x),
+  acos: (x) => Math.acos(x),
+  atan: (x) => Math.atan(x),
+  floor: (x) => Math.floor(x),
+  ceil: (x) => Math.ceil(x),
+  round: (x) => roundHalfEven(x),
+  trunc: (x) => Math.trunc(x),
+  sign: (x) => (Number.isNaN(x) ? NaN : Math.sign(x)),
+  not: (x) => (x === 0 ? 1 : 0),
+  isnan: (x) => (Number.isNaN(x) ? 1 : 0),
+  isinf: (x) => (x === Infinity || x === -Infinity ? 1 : 0),
+  isfinite: (x) => (Number.isFinite(x) ? 1 : 0),
+};
+
 export function unaryRef(op: KUnaryOp, x: number): number {
-  switch (op) {
-    case "neg":
-      return -x;
-    case "abs":
-      return Math.abs(x);
-    case "sqrt":
-      return Math.sqrt(x);
-    case "rsqrt":
-      return 1 / Math.sqrt(x);
-    case "exp":
-      return Math.exp(x);
-    case "log":
-      return Math.log(x);
-    case "sin":
-      return Math.sin(x);
-    case "cos":
-      return Math.cos(x);
-    case "tan":
-      return Math.tan(x);
-    case "tanh":
-      return Math.tanh(x);
-    case "sigmoid":
-      return 1 / (1 + Math.exp(-x));
-    case "asin":
-      return Math.asin(x);
-    case "acos":
-      return Math.acos(x);
-    case "atan":
-      return Math.atan(x);
-    case "floor":
-      return Math.floor(x);
-    case "ceil":
-      return Math.ceil(x);
-    case "round":
-      return roundHalfEven(x);
-    case "trunc":
-      return Math.trunc(x);
-    case "sign":
-      return Number.isNaN(x) ? NaN : Math.sign(x);
-    case "not":
-      return x === 0 ? 1 : 0;
-    case "isnan":
-      return Number.isNaN(x) ? 1 : 0;
-    case "isinf":
-      return x === Infinity || x === -Infinity ? 1 : 0;
-    case "isfinite":
-      return Number.isFinite(x) ? 1 : 0;
-  }
+  return UNARY_REF[op](x);
 }
 
 /**
@@ -174,46 +154,33 @@ export function floorMod(a: number, b: number, int: boolean): number {
   return r < 0 !== b < 0 ? r + b : r;
 }
 
+/**
+ * The definition of every binary op on two values of the operand dtype (`int`: an integer dtype);
+ * a missing op fails `tsc`.
+ */
+const BINARY_REF: { readonly [K in KBinaryOp]: (a: number, b: number, dtype: DType, int: boolean) => number } = {
+  add: (a, b) => a + b,
+  sub: (a, b) => a - b,
+  mul: (a, b, _d, int) => (int ? Math.imul(a, b) : a * b),
+  div: (a, b, _d, int) => (int ? (b === 0 ? 0 : Math.trunc(a / b)) : a / b),
+  pow: (a, b, dtype, int) => (int ? intPow(a, b, dtype) : ieeePow(a, b)),
+  atan2: (a, b) => Math.atan2(a, b),
+  maximum: (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b)),
+  minimum: (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(a, b)),
+  mod: (a, b, _d, int) => floorMod(a, b, int),
+  eq: (a, b) => (a === b ? 1 : 0),
+  ne: (a, b) => (a !== b ? 1 : 0),
+  lt: (a, b) => (a < b ? 1 : 0),
+  le: (a, b) => (a <= b ? 1 : 0),
+  gt: (a, b) => (a > b ? 1 : 0),
+  ge: (a, b) => (a >= b ? 1 : 0),
+  and: (a, b) => (a !== 0 && b !== 0 ? 1 : 0),
+  or: (a, b) => (a !== 0 || b !== 0 ? 1 : 0),
+  xor: (a, b) => ((a !== 0) !== (b !== 0) ? 1 : 0),
+};
+
 export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): number {
-  const int = !isFloat(dtype);
-  switch (op) {
-    case "add":
-      return a + b;
-    case "sub":
-      return a - b;
-    case "mul":
-      return int ? Math.imul(a, b) : a * b;
-    case "div":
-      return int ? (b === 0 ? 0 : Math.trunc(a / b)) : a / b;
-    case "pow":
-      return int ? intPow(a, b, dtype) : ieeePow(a, b);
-    case "atan2":
-      return Math.atan2(a, b);
-    case "maximum":
-      return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.max(a, b);
-    case "minimum":
-      return Number.isNaN(a) || Number.isNaN(b) ? NaN : Math.min(a, b);
-    case "mod":
-      return floorMod(a, b, int);
-    case "eq":
-      return a === b ? 1 : 0;
-    case "ne":
-      return a !== b ? 1 : 0;
-    case "lt":
-      return a < b ? 1 : 0;
-    case "le":
-      return a <= b ? 1 : 0;
-    case "gt":
-      return a > b ? 1 : 0;
-    case "ge":
-      return a >= b ? 1 : 0;
-    case "and":
-      return a !== 0 && b !== 0 ? 1 : 0;
-    case "or":
-      return a !== 0 || b !== 0 ? 1 : 0;
-    case "xor":
-      return (a !== 0) !== (b !== 0) ? 1 : 0;
-  }
+  return BINARY_REF[op](a, b, dtype, !isFloat(dtype));
 }
 
 /**
@@ -284,17 +251,17 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       out[flat] =
         t.dtype === "bool" ? (v !== 0 ? 1 : 0) : isFloat(t.dtype) ? v : Number.isFinite(v) ? Math.trunc(v) : 0;
     });
-  } else if (UNARY_OPS.has(op as KUnaryOp)) {
+  } else if (isUnaryOp(op)) {
     const [x] = ins;
     forEachIndex(fullShape(t), (_i, flat) => {
-      out[flat] = unaryRef(op as KUnaryOp, x!.data[flat]!);
+      out[flat] = unaryRef(op, x!.data[flat]!);
     });
-  } else if (BINARY_OPS.has(op as KBinaryOp)) {
+  } else if (isBinaryOp(op)) {
     const [x, y] = ins;
     forEachIndex(fullShape(t), (idx, flat) => {
       const a = x!.data[broadcastOffset(x!.type, t, idx)]!;
       const b = y!.data[broadcastOffset(y!.type, t, idx)]!;
-      out[flat] = binaryRef(op as KBinaryOp, a, b, x!.type.dtype);
+      out[flat] = binaryRef(op, a, b, x!.type.dtype);
     });
   } else if (op === "where") {
     const [c, x, y] = ins;

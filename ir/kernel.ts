@@ -26,50 +26,9 @@ export type IndexExpr =
   | { readonly k: "const"; readonly v: number }
   | { readonly k: "add" | "mul" | "div" | "mod"; readonly a: IndexExpr; readonly b: IndexExpr };
 
-export type KUnaryOp =
-  | "neg"
-  | "abs"
-  | "sqrt"
-  | "rsqrt"
-  | "exp"
-  | "log"
-  | "sin"
-  | "cos"
-  | "tan"
-  | "tanh"
-  | "sigmoid"
-  | "asin"
-  | "acos"
-  | "atan"
-  | "floor"
-  | "ceil"
-  | "round"
-  | "trunc"
-  | "sign"
-  | "not"
-  | "isnan"
-  | "isinf"
-  | "isfinite";
-
-export type KBinaryOp =
-  | "add"
-  | "sub"
-  | "mul"
-  | "div"
-  | "pow"
-  | "maximum"
-  | "minimum"
-  | "mod"
-  | "atan2"
-  | "eq"
-  | "ne"
-  | "lt"
-  | "le"
-  | "gt"
-  | "ge"
-  | "and"
-  | "or"
-  | "xor";
+// The elementwise op unions are derived from the op-facts table.
+export type { KBinaryOp, KUnaryOp } from "./elementwise.js";
+import type { KBinaryOp, KUnaryOp } from "./elementwise.js";
 
 export type KReduceOp = "sum" | "mean" | "prod" | "min" | "max" | "argmin" | "argmax" | "all" | "any";
 

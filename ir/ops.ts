@@ -4,7 +4,8 @@
  */
 import { isDType, isFloat, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
-import type { KBinaryOp, KReduceOp, KUnaryOp } from "./kernel.js";
+import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
+import type { KReduceOp } from "./kernel.js";
 import {
   broadcastShapes,
   broadcastTypes,
@@ -16,68 +17,16 @@ import {
   type TensorType,
 } from "./types.js";
 
-export const UNARY_OPS: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "neg",
-  "abs",
-  "sqrt",
-  "rsqrt",
-  "exp",
-  "log",
-  "sin",
-  "cos",
-  "tan",
-  "tanh",
-  "sigmoid",
-  "asin",
-  "acos",
-  "atan",
-  "floor",
-  "ceil",
-  "round",
-  "trunc",
-  "sign",
-  "not",
-  "isnan",
-  "isinf",
-  "isfinite",
-]);
-/** Unary ops defined only on floats (the frontend casts ints to float32 first). */
-export const FLOAT_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>([
-  "sqrt",
-  "rsqrt",
-  "exp",
-  "log",
-  "sin",
-  "cos",
-  "tan",
-  "tanh",
-  "sigmoid",
-  "asin",
-  "acos",
-  "atan",
-]);
-export const PREDICATE_UNARY: ReadonlySet<KUnaryOp> = new Set<KUnaryOp>(["isnan", "isinf", "isfinite"]);
-
-export const ARITH_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([
-  "add",
-  "sub",
-  "mul",
-  "div",
-  "pow",
-  "maximum",
-  "minimum",
-  "mod",
-  "atan2",
-]);
-/** Binary ops defined only on floats (the frontend casts ints to float32 first). */
-export const FLOAT_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["atan2"]);
-export const COMPARE_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["eq", "ne", "lt", "le", "gt", "ge"]);
-export const LOGICAL_BINARY: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>(["and", "or", "xor"]);
-export const BINARY_OPS: ReadonlySet<KBinaryOp> = new Set<KBinaryOp>([
-  ...ARITH_BINARY,
-  ...COMPARE_BINARY,
-  ...LOGICAL_BINARY,
-]);
+export {
+  ARITH_BINARY,
+  BINARY_OPS,
+  COMPARE_BINARY,
+  FLOAT_BINARY,
+  FLOAT_UNARY,
+  LOGICAL_BINARY,
+  PREDICATE_UNARY,
+  UNARY_OPS,
+} from "./elementwise.js";
 
 export const REDUCE_OPS: ReadonlySet<KReduceOp> = new Set<KReduceOp>([
   "sum",
@@ -323,27 +272,27 @@ function argType(op: Op, name: string, t: TensorType): string {
 }
 
 function unaryType(op: Op, [x]: readonly TensorType[]): TensorType {
-  const o = op as KUnaryOp;
-  if (FLOAT_UNARY.has(o) && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
-  if (o === "not" && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
-  if (o !== "not" && !PREDICATE_UNARY.has(o) && x!.dtype === "bool")
-    throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
-  return { dtype: PREDICATE_UNARY.has(o) ? "bool" : x!.dtype, batch: x!.batch, base: x!.base };
+  const rule = factsOf(op as KUnaryOp).dtype;
+  if (rule === "float" && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
+  if (rule === "logical" && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
+  if (rule === "arith" && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
+  return { dtype: rule === "predicate" ? "bool" : x!.dtype, batch: x!.batch, base: x!.base };
 }
 
 function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
-  const o = op as KBinaryOp;
+  const rule = factsOf(op as KBinaryOp).dtype;
   if (x!.dtype !== y!.dtype) {
     throw new DTypeError(`${op}: x ${fmtTypeShape(x!)} is ${x!.dtype} but y ${fmtTypeShape(y!)} is ${y!.dtype}`);
   }
-  if (LOGICAL_BINARY.has(o) && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
-  if (ARITH_BINARY.has(o) && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
-  if (FLOAT_BINARY.has(o) && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
+  if (rule === "logical" && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
+  if ((rule === "arith" || rule === "float") && x!.dtype === "bool")
+    throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
+  if (rule === "float" && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
   const { batch, base } = broadcastTypes(op, [
     { name: "x", type: x! },
     { name: "y", type: y! },
   ]);
-  return { dtype: COMPARE_BINARY.has(o) || LOGICAL_BINARY.has(o) ? "bool" : x!.dtype, batch, base };
+  return { dtype: rule === "compare" || rule === "logical" ? "bool" : x!.dtype, batch, base };
 }
 
 /**
@@ -716,6 +665,11 @@ const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });
 const binary = def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) });
 const reduce = def({ arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType });
 
+/** The graph-IR entry of every elementwise op: its kind says unary or binary; the type rules read its dtype rule. */
+const ELEMENTWISE_ENTRIES = Object.fromEntries(
+  Object.entries(ELEMENTWISE).map(([op, f]) => [op, f.kind === "unary" ? unary : binary]),
+) as { readonly [K in KUnaryOp]: typeof unary } & { readonly [K in KBinaryOp]: typeof binary };
+
 /**
  * The op table with each attribute spec kept literal: `AttrsOf` reads the
  * attribute types from it. Code that does not know its op statically reads the
@@ -766,47 +720,8 @@ const OP_TABLE = {
     type: sized(segmentMaskType),
   }),
   concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(concatType) }),
-  neg: unary,
-  abs: unary,
-  sqrt: unary,
-  rsqrt: unary,
-  exp: unary,
-  log: unary,
-  sin: unary,
-  cos: unary,
-  tan: unary,
-  tanh: unary,
-  sigmoid: unary,
-  asin: unary,
-  acos: unary,
-  atan: unary,
-  floor: unary,
-  ceil: unary,
-  round: unary,
-  trunc: unary,
-  sign: unary,
-  not: unary,
-  isnan: unary,
-  isinf: unary,
-  isfinite: unary,
-  add: binary,
-  sub: binary,
-  mul: binary,
-  div: binary,
-  pow: binary,
-  maximum: binary,
-  minimum: binary,
-  mod: binary,
-  atan2: binary,
-  eq: binary,
-  ne: binary,
-  lt: binary,
-  le: binary,
-  gt: binary,
-  ge: binary,
-  and: binary,
-  or: binary,
-  xor: binary,
+  // Every elementwise op of the op-facts table (ir/elementwise.ts), in its order.
+  ...ELEMENTWISE_ENTRIES,
   sum: reduce,
   mean: reduce,
   prod: reduce,

@@ -3,20 +3,8 @@
  * and the later rules see equal things as equal. Every rule is exact.
  */
 import { hasOp, Node } from "../ir/graph.js";
-import type { KBinaryOp } from "../ir/kernel.js";
+import { COMMUTATIVE, isBinaryOp } from "../ir/elementwise.js";
 import type { Rule } from "./driver.js";
-
-const COMMUTATIVE: ReadonlySet<string> = new Set<KBinaryOp>([
-  "add",
-  "mul",
-  "maximum",
-  "minimum",
-  "eq",
-  "ne",
-  "and",
-  "or",
-  "xor",
-]);
 
 const sameShape = (a: readonly number[], b: readonly number[]): boolean =>
   a.length === b.length && a.every((d, i) => d === b[i]);
@@ -95,8 +83,8 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
   {
     name: "const-right",
     apply: (n) =>
-      COMMUTATIVE.has(n.op) && n.inputs[0]!.op === "const" && n.inputs[1]!.op !== "const"
-        ? Node.make(n.op, [n.inputs[1]!, n.inputs[0]!], n.attrs)
+      isBinaryOp(n.op) && COMMUTATIVE.has(n.op) && n.inputs[0]!.op === "const" && n.inputs[1]!.op !== "const"
+        ? Node.make(n.op, [n.inputs[1]!, n.inputs[0]!], {})
         : undefined,
   },
 ];

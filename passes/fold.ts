@@ -4,10 +4,9 @@
  * functions and rounded to the result dtype, so folding never changes a value.
  */
 import { castScalar } from "../ir/dtype.js";
+import { isBinaryOp, isUnaryOp } from "../ir/elementwise.js";
 import { attrsOf, Node } from "../ir/graph.js";
 import { binaryRef, unaryRef } from "../ir/interpret.js";
-import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
-import { BINARY_OPS, UNARY_OPS } from "../ir/ops.js";
 import type { Rule } from "./driver.js";
 
 const value = (n: Node): number => attrsOf(n, "const").value;
@@ -22,16 +21,14 @@ export const FOLD_RULES: readonly Rule[] = [
   {
     name: "fold-unary",
     apply: (n) =>
-      UNARY_OPS.has(n.op as KUnaryOp) && isConst(n.inputs[0]!)
-        ? constant(unaryRef(n.op as KUnaryOp, value(n.inputs[0]!)), n)
-        : undefined,
+      isUnaryOp(n.op) && isConst(n.inputs[0]!) ? constant(unaryRef(n.op, value(n.inputs[0]!)), n) : undefined,
   },
   // binary(c1, c2) -> c3
   {
     name: "fold-binary",
     apply: (n) =>
-      BINARY_OPS.has(n.op as KBinaryOp) && isConst(n.inputs[0]!) && isConst(n.inputs[1]!)
-        ? constant(binaryRef(n.op as KBinaryOp, value(n.inputs[0]!), value(n.inputs[1]!), n.inputs[0]!.type.dtype), n)
+      isBinaryOp(n.op) && isConst(n.inputs[0]!) && isConst(n.inputs[1]!)
+        ? constant(binaryRef(n.op, value(n.inputs[0]!), value(n.inputs[1]!), n.inputs[0]!.type.dtype), n)
         : undefined,
   },
   // cast(c) -> c'

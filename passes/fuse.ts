@@ -30,9 +30,9 @@ import {
   type KernelOutput,
   type Segment,
 } from "../ir/kernel.js";
-import { BINARY_OPS, COPY_OPS, SEGMENT_OPS, UNARY_OPS, VIEW_OPS } from "../ir/ops.js";
+import { COPY_OPS, SEGMENT_OPS, VIEW_OPS } from "../ir/ops.js";
 import type { Schedule, Step } from "../ir/schedule.js";
-import type { KBinaryOp, KUnaryOp } from "../ir/kernel.js";
+import { CHEAP, isBinaryOp, isUnaryOp } from "../ir/elementwise.js";
 
 export interface FuseOptions {
   /** Most storage buffers one kernel may bind (inputs + outputs). */
@@ -142,13 +142,13 @@ class KernelBuilder {
     const t = n.type;
     if (hasOp(n, "const")) return this.push({ k: "const", value: castScalar(n.attrs.value, t.dtype), dtype: t.dtype });
     if (op === "cast") return this.push({ k: "cast", x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
-    if (UNARY_OPS.has(op as KUnaryOp)) {
-      return this.push({ k: "unary", op: op as KUnaryOp, x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
+    if (isUnaryOp(op)) {
+      return this.push({ k: "unary", op, x: this.gen(n.inputs[0]!, idx, false), dtype: t.dtype });
     }
     const operand = (i: number): number =>
       this.gen(n.inputs[i]!, broadcastIndex(n.inputs[i]!.type.base, t.base, idx), false);
-    if (BINARY_OPS.has(op as KBinaryOp)) {
-      return this.push({ k: "binary", op: op as KBinaryOp, a: operand(0), b: operand(1), dtype: t.dtype });
+    if (isBinaryOp(op)) {
+      return this.push({ k: "binary", op, a: operand(0), b: operand(1), dtype: t.dtype });
     }
     if (op === "where") return this.push({ k: "where", c: operand(0), a: operand(1), b: operand(2), dtype: t.dtype });
     if (op === "expand" || op === "batch_expand") return operand(0);
@@ -270,27 +270,11 @@ function basePoints(shape: readonly number[]): number[][] {
   return out;
 }
 
-/** Elementwise ops cheap enough to recompute in several consumers instead of writing a buffer. */
-const CHEAP_ARITH: ReadonlySet<string> = new Set([
-  "add",
-  "sub",
-  "mul",
-  "neg",
-  "abs",
-  "maximum",
-  "minimum",
-  "eq",
-  "ne",
-  "lt",
-  "le",
-  "gt",
-  "ge",
-  "and",
-  "or",
-  "xor",
-  "not",
-  "where",
-]);
+/**
+ * Ops cheap enough to recompute in several consumers instead of writing a buffer: the
+ * elementwise ops the op-facts table marks `cheap`, and `where`.
+ */
+const CHEAP_ARITH: ReadonlySet<string> = new Set<string>([...CHEAP, "where"]);
 /** At most this many cheap ops may be recomputed per use. */
 const CHEAP_REGION = 4;
 

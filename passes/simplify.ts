@@ -7,6 +7,7 @@
  * A rule never changes the result's type (shape or dtype): a guard checks it.
  */
 import { castScalar, isFloat } from "../ir/dtype.js";
+import { IDEMPOTENT, isBinaryOp } from "../ir/elementwise.js";
 import { attrsOf, hasOp, Node } from "../ir/graph.js";
 import { fmtType } from "../ir/types.js";
 import type { Rule } from "./driver.js";
@@ -97,10 +98,10 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
   },
   // not(not(x)) -> x
   { name: "not-not", apply: (n) => (n.op === "not" && lhs(n).op === "not" ? lhs(lhs(n)) : undefined) },
-  // maximum(x, x) -> x, minimum(x, x) -> x, and(x, x) -> x, or(x, x) -> x
+  // op(x, x) -> x for the idempotent ops of the op-facts table (maximum, minimum, and, or)
   {
     name: "idempotent",
-    apply: (n) => (["maximum", "minimum", "and", "or"].includes(n.op) && lhs(n) === rhs(n) ? lhs(n) : undefined),
+    apply: (n) => (isBinaryOp(n.op) && IDEMPOTENT.has(n.op) && lhs(n) === rhs(n) ? lhs(n) : undefined),
   },
   // where(c, x, x) -> x
   {

@@ -14,8 +14,9 @@ import {
   type TypedArray,
 } from "../ir/dtype.js";
 import { BackendError, DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../ir/errors.js";
-import type { KBinaryOp, KReduceOp, KUnaryOp } from "../ir/kernel.js";
-import { FLOAT_UNARY, OPS, REDUCE_OPS, type Attrs, type Op } from "../ir/ops.js";
+import { factsOf, type KBinaryOp, type KUnaryOp } from "../ir/elementwise.js";
+import type { KReduceOp } from "../ir/kernel.js";
+import { OPS, REDUCE_OPS, type Attrs, type Op } from "../ir/ops.js";
 import type { AttrsArg } from "../ir/graph.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
 import type { Backend, DeviceBuffer } from "../runtime/backend.js";
@@ -337,10 +338,12 @@ export class Tensor {
 
   private unary(op: KUnaryOp): Tensor {
     let x: Tensor = this;
-    if (FLOAT_UNARY.has(op) && !isFloat(x.dtype)) x = x.cast("float32");
-    if (op === "not" && x.dtype !== "bool") x = x.cast("bool");
-    if (x.dtype === "bool" && op !== "not" && op !== "isnan" && op !== "isinf" && op !== "isfinite")
-      x = x.cast("int32");
+    // The op's dtype rule (ir/elementwise.ts): float-only ops take ints as float32, logical
+    // ops cast to bool, predicates take any dtype, and arithmetic takes bool as int32.
+    const rule = factsOf(op).dtype;
+    if (rule === "float" && !isFloat(x.dtype)) x = x.cast("float32");
+    if (rule === "logical" && x.dtype !== "bool") x = x.cast("bool");
+    if (rule === "arith" && x.dtype === "bool") x = x.cast("int32");
     return Tensor._op(op, [x]);
   }
 
@@ -439,18 +442,14 @@ export class Tensor {
 
   private binary(op: KBinaryOp, other: Tensor | number): Tensor {
     checkOperand(op, "y", other, this);
-    const kind: "arith" | "compare" | "logical" =
-      op === "and" || op === "or" || op === "xor"
-        ? "logical"
-        : op === "eq" || op === "ne" || op === "lt" || op === "le" || op === "gt" || op === "ge"
-          ? "compare"
-          : "arith";
+    // The op's dtype rule (ir/elementwise.ts): operands promote; logical ops compute in
+    // bool, arithmetic takes bool as int32, float-only ops and true division take ints as float32.
+    const facts = factsOf(op);
     let dtype: DType =
       typeof other === "number" ? promoteWithNumber(this.dtype, other) : promote(this.dtype, other.dtype);
-    if (kind === "logical") dtype = "bool";
-    else if (kind === "arith" && dtype === "bool") dtype = "int32";
-    if ((op === "div" || op === "pow") && !isFloat(dtype)) dtype = op === "div" ? "float32" : dtype;
-    if (op === "atan2" && !isFloat(dtype)) dtype = "float32";
+    if (facts.dtype === "logical") dtype = "bool";
+    else if ((facts.dtype === "arith" || facts.dtype === "float") && dtype === "bool") dtype = "int32";
+    if ((facts.dtype === "float" || facts.trueDivision === true) && !isFloat(dtype)) dtype = "float32";
     const y = typeof other === "number" ? weakConst(METHOD_OF[op] ?? op, "y", other, dtype, this) : other.cast(dtype);
     return Tensor._op(op, [this.cast(dtype), y]);
   }
