@@ -85,8 +85,53 @@ function keepdimOf(op: string, opts: ReduceOptions | undefined): boolean {
   return k;
 }
 
-/** The names of the methods whose IR op is named differently, for messages. */
-const METHOD_OF: Readonly<Record<string, string>> = { and: "logicalAnd", or: "logicalOr", xor: "logicalXor" };
+/**
+ * The Tensor method of every elementwise op of the op-facts table (ir/elementwise.ts), also its
+ * name in messages. A mapped type over the op unions: an op without its method fails `tsc`.
+ */
+const METHOD_OF: { readonly [K in KUnaryOp | KBinaryOp]: keyof Tensor } = {
+  neg: "neg",
+  abs: "abs",
+  sqrt: "sqrt",
+  rsqrt: "rsqrt",
+  exp: "exp",
+  log: "log",
+  sin: "sin",
+  cos: "cos",
+  tan: "tan",
+  tanh: "tanh",
+  sigmoid: "sigmoid",
+  asin: "asin",
+  acos: "acos",
+  atan: "atan",
+  floor: "floor",
+  ceil: "ceil",
+  round: "round",
+  trunc: "trunc",
+  sign: "sign",
+  not: "logicalNot",
+  isnan: "isNan",
+  isinf: "isInf",
+  isfinite: "isFinite",
+  add: "add",
+  sub: "sub",
+  mul: "mul",
+  div: "div",
+  pow: "pow",
+  maximum: "maximum",
+  minimum: "minimum",
+  mod: "mod",
+  atan2: "atan2",
+  eq: "eq",
+  ne: "ne",
+  lt: "lt",
+  le: "le",
+  gt: "gt",
+  ge: "ge",
+  and: "logicalAnd",
+  or: "logicalOr",
+  xor: "logicalXor",
+};
 
 /**
  * A JS number operand as a constant of `dtype` (the dtype it computes in). An
@@ -105,9 +150,7 @@ function weakConst(op: string, name: string, v: number, dtype: DType, x: Tensor)
 /** A Tensor-or-number operand, or a DTypeError naming it. */
 function checkOperand(op: string, name: string, v: unknown, x: Tensor): void {
   if (typeof v !== "number" && !(v instanceof Tensor)) {
-    throw new DTypeError(
-      `${METHOD_OF[op] ?? op}: ${name} must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`,
-    );
+    throw new DTypeError(`${op}: ${name} must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`);
   }
 }
 
@@ -441,7 +484,7 @@ export class Tensor {
   }
 
   private binary(op: KBinaryOp, other: Tensor | number): Tensor {
-    checkOperand(op, "y", other, this);
+    checkOperand(METHOD_OF[op], "y", other, this);
     // The op's dtype rule (ir/elementwise.ts): operands promote; logical ops compute in
     // bool, arithmetic takes bool as int32, float-only ops and true division take ints as float32.
     const facts = factsOf(op);
@@ -450,7 +493,7 @@ export class Tensor {
     if (facts.dtype === "logical") dtype = "bool";
     else if ((facts.dtype === "arith" || facts.dtype === "float") && dtype === "bool") dtype = "int32";
     if ((facts.dtype === "float" || facts.trueDivision === true) && !isFloat(dtype)) dtype = "float32";
-    const y = typeof other === "number" ? weakConst(METHOD_OF[op] ?? op, "y", other, dtype, this) : other.cast(dtype);
+    const y = typeof other === "number" ? weakConst(METHOD_OF[op], "y", other, dtype, this) : other.cast(dtype);
     return Tensor._op(op, [this.cast(dtype), y]);
   }
 
