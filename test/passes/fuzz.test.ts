@@ -21,7 +21,7 @@ import { describe, expect, it } from "vitest";
 import { isFloat } from "../../ir/dtype.js";
 import { topoOrder, type Graph, type Node } from "../../ir/graph.js";
 import type { Value } from "../../ir/interpret.js";
-import type { Op } from "../../ir/ops.js";
+import { ARITH_BINARY, COMPARE_BINARY, PREDICATE_UNARY, UNARY_OPS, type Op } from "../../ir/ops.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import type { Schedule } from "../../ir/schedule.js";
 import { JsBackend } from "../../runtime/js.js";
@@ -69,44 +69,11 @@ function viaPipeline(fusion: boolean, relaxed: boolean): Config["run"] {
     runSchedule(runPipeline(g, pipelineOpts(c, fusion, relaxed)).schedule, inputs, backend);
 }
 
-const BINARY_METHOD = new Set([
-  "add",
-  "sub",
-  "mul",
-  "div",
-  "pow",
-  "maximum",
-  "minimum",
-  "mod",
-  "atan2",
-  "eq",
-  "ne",
-  "lt",
-  "le",
-  "gt",
-  "ge",
-]);
-const UNARY_METHOD = new Set([
-  "neg",
-  "abs",
-  "sqrt",
-  "rsqrt",
-  "exp",
-  "log",
-  "sin",
-  "cos",
-  "tan",
-  "tanh",
-  "sigmoid",
-  "asin",
-  "acos",
-  "atan",
-  "floor",
-  "ceil",
-  "round",
-  "trunc",
-  "sign",
-]);
+// Ops whose Tensor method has the op's own name (not the logical ones, not isNan & co.).
+const BINARY_METHOD: ReadonlySet<string> = new Set([...ARITH_BINARY, ...COMPARE_BINARY]);
+const UNARY_METHOD: ReadonlySet<string> = new Set(
+  [...UNARY_OPS].filter((op) => !PREDICATE_UNARY.has(op) && op !== "not"),
+);
 
 /** One node through the public Tensor methods a user would call (a constant right operand as a plain number). */
 function apply(n: Node, ins: readonly Tensor[]): Tensor {

@@ -19,6 +19,7 @@ import {
   type Kernel,
   type Launch,
 } from "../../ir/kernel.js";
+import { ARITH_BINARY, COMPARE_BINARY } from "../../ir/ops.js";
 import { JsBackend } from "../../runtime/js.js";
 import type { Backend } from "../../runtime/backend.js";
 import { closeTo, describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
@@ -141,31 +142,13 @@ function handCases(): Case[] {
     });
   }
   // Every float binary op, with broadcasting over a batch dim and a base dim.
-  const fbin: KBinaryOp[] = [
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "pow",
-    "maximum",
-    "minimum",
-    "mod",
-    "atan2",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-  ];
+  const fbin: KBinaryOp[] = [...ARITH_BINARY, ...COMPARE_BINARY];
   {
     const a = floats(5 * 4 * 3, 0.1, 3);
     a[3] = NaN;
     const b = floats(4, -2, 2); // (1,4; ) per b1, broadcast over b0 and base
     const exprs: KExpr[] = [L(0, [0]), L(1, [])];
-    fbin.forEach((op) =>
-      exprs.push(Bi(op, 0, 1, ["eq", "ne", "lt", "le", "gt", "ge"].includes(op) ? "bool" : "float32")),
-    );
+    fbin.forEach((op) => exprs.push(Bi(op, 0, 1, COMPARE_BINARY.has(op) ? "bool" : "float32")));
     exprs.push({ k: "where", c: exprs.length - 1, a: 0, b: 1, dtype: "float32" });
     cases.push({
       name: "float binary + where",
