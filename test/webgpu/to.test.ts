@@ -27,6 +27,12 @@ describeWebGPU(probe, "Tensor.to with WebGPU", (gpu) => {
         ),
         [1.5, -2, 3.25, 4],
       ],
+      // Special values keep their bits: NaN, ±Inf, -0, the smallest subnormal, float32 max.
+      [
+        tensor([NaN, Infinity, -Infinity, -0, 0, 1.401298464324817e-45, 3.4028234663852886e38]),
+        [NaN, Infinity, -Infinity, -0, 0, 1.401298464324817e-45, 3.4028234663852886e38],
+      ],
+      [tensor([-2147483648, 2147483647], { dtype: "int32" }), [-2147483648, 2147483647]],
       [tensor([-7, 0, 2147483647], { dtype: "int32" }), [-7, 0, 2147483647]],
       [tensor([4294967295, 1], { dtype: "uint32" }), [4294967295, 1]],
       [tensor([true, false, true]), [1, 0, 1]],
