@@ -108,7 +108,6 @@ function select<K extends ElementwiseOp>(keep: (f: ElementwiseFacts) => boolean)
   return new Set(ALL.filter((op) => keep(ELEMENTWISE[op])) as K[]);
 }
 
-export const ELEMENTWISE_OPS: ReadonlySet<ElementwiseOp> = new Set(ALL);
 export const UNARY_OPS: ReadonlySet<KUnaryOp> = select((f) => f.kind === "unary");
 /** Unary ops defined only on floats (the frontend casts ints to float32 first). */
 export const FLOAT_UNARY: ReadonlySet<KUnaryOp> = select((f) => f.kind === "unary" && f.dtype === "float");
@@ -132,9 +131,6 @@ export const CHEAP: ReadonlySet<ElementwiseOp> = select((f) => f.cheap === true)
 /** On float32 operands the exact result is a float32 value: no rounding needed. */
 export const EXACT_ON_F32: ReadonlySet<ElementwiseOp> = select((f) => f.exactF32 === true);
 
-export function isElementwise(op: string): op is ElementwiseOp {
-  return ELEMENTWISE_OPS.has(op as ElementwiseOp);
-}
 export function isUnaryOp(op: string): op is KUnaryOp {
   return UNARY_OPS.has(op as KUnaryOp);
 }
