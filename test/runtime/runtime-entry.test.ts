@@ -18,7 +18,7 @@ import {
   type Tensor,
 } from "../../src/runtime-entry.js";
 import { bundleContent, moduleContent } from "../../src/bundle-load.js";
-import { sha256HexSync } from "../../src/sha256.js";
+import { sha256HexSync } from "../../src/sha256-sync.js";
 import { importBundle } from "../helpers/bundle.js";
 import { refuses } from "../helpers/refuses.js";
 

@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { makeGraph, Node } from "../../ir/graph.js";
 import { createHash } from "node:crypto";
 import { bundleSource } from "../../src/bundle.js";
-import { sha256Hex, sha256HexSync } from "../../src/sha256.js";
+import { sha256Hex } from "../../src/sha256.js";
+import { sha256HexSync } from "../../src/sha256-sync.js";
 import {
   BUNDLE_VERSION,
   BundleError,
