@@ -1,7 +1,7 @@
 /**
  * Bundle sizes of two typical pages, as a browser application would ship them:
- * esbuild, bundle + minify, platform browser, format esm, from the TypeScript
- * sources of the package's entries (`batchwise` is src/index.ts,
+ * esbuild, bundle + minify + code splitting, platform browser, format esm, from
+ * the TypeScript sources of the package's entries (`batchwise` is src/index.ts,
  * `batchwise/runtime` is src/runtime-entry.ts).
  *
  *   jit page      uses jit + tensor from `batchwise`
@@ -11,10 +11,16 @@
  *                 when it loads a kernel, so it imports codegen/wgsl*.ts (the WGSL
  *                 generator comes along, as it shares a module with the planner)
  *
- * Prints raw and gzip sizes (node:zlib, level 9) and the largest inputs of each
- * page. `npm run size -- --check` also fails (exit code 1) when a page is over
- * its budget or the runtime page contains the tracer, the passes or the code
- * generators. `sizes()` is what test/package/size.test.ts asserts on.
+ * A page's size is what it loads up front: its entry chunk and the chunks that
+ * imports statically. Code behind a dynamic `import()` is a lazy chunk, fetched
+ * only when that code runs (in the runtime page: the zod schema that explains a
+ * malformed bundle, and the SHA-256 fallback for pages without WebCrypto); lazy
+ * chunks are reported on their own line.
+ *
+ * Prints raw and gzip sizes (node:zlib, level 9, per chunk) and the largest
+ * inputs of each page. `npm run size -- --check` also fails (exit code 1) when a
+ * page is over its budget or the runtime page contains the tracer, the passes or
+ * the code generators. `sizes()` is what test/runtime/size.test.ts asserts on.
  */
 import { build, type Metafile } from "esbuild";
 import { gzipSync } from "node:zlib";
@@ -154,7 +160,7 @@ function report(p: PageSize): string {
   const top = [...groups].sort((a, b) => b[1] - a[1]).slice(0, 10);
   const lazy = p.lazy.map((c) => {
     const what = [...new Set(c.inputs.map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)?.[1] ?? f))].join(", ");
-    return `  lazy chunk (loaded only when its code runs): ${kb(c.raw)} minified, ${kb(c.gzip)} gzip: ${what}`;
+    return `  lazy chunk (loaded only when its code runs): ${kb(c.raw)} minified, ${kb(c.gzip)} gzip: ${what || "re-exports of code the page already has"}`;
   });
   return [
     `${p.name} page: ${kb(p.raw)} minified, ${kb(p.gzip)} gzip`,

@@ -561,7 +561,7 @@ export async function bundleFunction(
   const missing = unregisteredArgKinds(snapshot.args + snapshot.results);
   check(
     missing.length === 0,
-    `the bundle takes or returns ${missing.join(" and ")}s (arguments "${snapshot.args}", results "${snapshot.results}"), which this page has not loaded: import { ${missing.join(", ")} } from "batchwise/runtime" and name ${missing.length > 1 ? "them" : "it"} in the options, loadBundle(mod, { sha256, kinds: [${missing.join(", ")}] })`,
+    `the bundle takes or returns ${missing.map((c) => `${c}s`).join(" and ")} (arguments "${snapshot.args}", results "${snapshot.results}"), which this page has not loaded: import { ${missing.join(", ")} } from "batchwise/runtime" and name ${missing.length > 1 ? "them" : "it"} in the options, loadBundle(mod, { sha256, kinds: [${missing.join(", ")}] })`,
   );
   shipped.forEach((k, i) => {
     if (steps[i]!.kind !== "kernel") return;

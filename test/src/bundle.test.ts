@@ -206,6 +206,18 @@ describe("bundle hashes", () => {
     }
   });
 
+  it("without WebCrypto (a page over plain http) the loader's SHA-256 falls back to the synchronous one", async () => {
+    const crypto = Object.getOwnPropertyDescriptor(globalThis, "crypto");
+    Object.defineProperty(globalThis, "crypto", { value: undefined, configurable: true });
+    try {
+      expect(globalThis.crypto).toBeUndefined();
+      expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+      expect(await sha256Hex("é€")).toBe(createHash("sha256").update("é€", "utf8").digest("hex"));
+    } finally {
+      Object.defineProperty(globalThis, "crypto", crypto!);
+    }
+  });
+
   it("a module reformatted by a tool (whitespace, semicolons) keeps its hash and loads; a renamed variable does not", async () => {
     const f = jit((x: Tensor) => x.exp().sum());
     f(tensor([1, 2, 3]));
