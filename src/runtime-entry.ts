@@ -43,10 +43,13 @@ import {
 
 /**
  * Loads a bundle module whose SHA-256 the caller pins (`opts.sha256`): checks
- * the module against the bundle schema, its graph (which must parse and print
+ * the module's outline and what its hash cannot tell apart (a malformed module
+ * gets the full loader's schema messages), its graph (which must parse and print
  * back to itself), its content hash against the recorded and the pinned one,
  * and its argument and result layout, then loads the shipped kernels on the
- * current backend (or `opts.backend`) without compiling any.
+ * current backend (or `opts.backend`) without compiling any. A bundle that
+ * takes or returns jagged tensors or TensorDicts needs their classes on the
+ * page: one it returns but the page never builds goes in `opts.kinds`.
  *
  * @example
  * ```ts
