@@ -1,7 +1,8 @@
 /**
  * BATCHWISE_DEBUG: one variable with named channels, comma separated:
  * `ir` (traced graphs), `passes` (the graph after every pass), `kernels` (generated
- * kernel source), `cache` (trace and program cache hits and misses).
+ * kernel source), `cache` (trace and program cache hits and misses), `webgpu` (how
+ * `initWebGPU` picked Dawn's backend in Node).
  */
 const channels = new Set(
   (typeof process !== "undefined" ? (process.env.BATCHWISE_DEBUG ?? "") : "")
@@ -10,7 +11,7 @@ const channels = new Set(
     .filter((s) => s.length > 0),
 );
 
-export type DebugChannel = "ir" | "passes" | "kernels" | "cache";
+export type DebugChannel = "ir" | "passes" | "kernels" | "cache" | "webgpu";
 
 export function debugOn(c: DebugChannel): boolean {
   return channels.has(c) || channels.has("all");

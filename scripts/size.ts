@@ -1,7 +1,7 @@
 /**
  * Bundle sizes of two typical pages, as a browser application would ship them:
- * esbuild, bundle + minify, platform browser, format esm, from the TypeScript
- * sources of the package's entries (`batchwise` is src/index.ts,
+ * esbuild, bundle + minify + code splitting, platform browser, format esm, from
+ * the TypeScript sources of the package's entries (`batchwise` is src/index.ts,
  * `batchwise/runtime` is src/runtime-entry.ts).
  *
  *   jit page      uses jit + tensor from `batchwise`
@@ -11,10 +11,16 @@
  *                 when it loads a kernel, so it imports codegen/wgsl*.ts (the WGSL
  *                 generator comes along, as it shares a module with the planner)
  *
- * Prints raw and gzip sizes (node:zlib, level 9) and the largest inputs of each
- * page. `npm run size -- --check` also fails (exit code 1) when a page is over
- * its budget or the runtime page contains the tracer, the passes or the code
- * generators. `sizes()` is what test/package/size.test.ts asserts on.
+ * A page's size is what it loads up front: its entry chunk and the chunks that
+ * imports statically. Code behind a dynamic `import()` is a lazy chunk, fetched
+ * only when that code runs (in the runtime page: the zod schema that explains a
+ * malformed bundle, and the SHA-256 fallback for pages without WebCrypto); lazy
+ * chunks are reported on their own line.
+ *
+ * Prints raw and gzip sizes (node:zlib, level 9, per chunk) and the largest
+ * inputs of each page. `npm run size -- --check` also fails (exit code 1) when a
+ * page is over its budget or the runtime page contains the tracer, the passes or
+ * the code generators. `sizes()` is what test/runtime/size.test.ts asserts on.
  */
 import { build, type Metafile } from "esbuild";
 import { gzipSync } from "node:zlib";
@@ -25,12 +31,20 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface PageSize {
   readonly name: string;
+  /** Minified bytes of what the page loads up front: its entry chunk and the chunks that imports statically. */
   readonly raw: number;
+  /** The same, gzip (level 9), each chunk on its own as a server sends it. */
   readonly gzip: number;
-  /** The minified page. */
+  /** The minified page (its up-front chunks). */
   readonly code: string;
-  /** Bytes in the output per input file (relative to the repository root or node_modules). */
+  /** Bytes in the up-front chunks per input file (relative to the repository root or node_modules). */
   readonly inputs: ReadonlyMap<string, number>;
+  /**
+   * Chunks behind a dynamic `import()`, loaded only when that code runs (the
+   * SHA-256 fallback where WebCrypto is missing, the bundle schema that explains
+   * a malformed module): minified and gzip bytes, and their input files.
+   */
+  readonly lazy: readonly { readonly raw: number; readonly gzip: number; readonly inputs: readonly string[] }[];
 }
 
 /** Budgets from the packaging issue: min+gzip bytes. */
@@ -53,31 +67,64 @@ export async function run(mod, sha256) {
 }`,
 } as const;
 
-async function page(name: string, contents: string): Promise<PageSize> {
+/**
+ * Builds a page as a browser application ships it: code splitting on, so that a
+ * dynamic `import()` becomes a chunk fetched only when it runs.
+ */
+export async function page(name: string, contents: string): Promise<PageSize> {
+  const entry = `${name}-page.ts`;
   const r = await build({
-    stdin: { contents, resolveDir: ROOT, sourcefile: `${name}-page.ts`, loader: "ts" },
+    entryPoints: [entry],
     bundle: true,
     minify: true,
+    splitting: true,
+    outdir: "out",
     platform: "browser",
     format: "esm",
     write: false,
     metafile: true,
     logLevel: "silent",
+    plugins: [
+      {
+        name: "page",
+        setup(b) {
+          b.onResolve({ filter: /-page\.ts$/ }, (a) => ({ path: a.path, namespace: "page" }));
+          b.onLoad({ filter: /.*/, namespace: "page" }, () => ({ contents, loader: "ts", resolveDir: ROOT }));
+        },
+      },
+    ],
   });
-  const out = r.outputFiles[0]!.contents;
   const meta: Metafile = r.metafile;
-  const inputs = new Map<string, number>();
-  for (const o of Object.values(meta.outputs)) {
-    for (const [file, { bytesInOutput }] of Object.entries(o.inputs))
-      inputs.set(file, (inputs.get(file) ?? 0) + bytesInOutput);
-  }
-  return {
-    name,
-    raw: out.length,
-    gzip: gzipSync(out, { level: 9 }).length,
-    code: new TextDecoder().decode(out),
-    inputs,
+  const files = new Map(r.outputFiles.map((f) => [f.path.slice(f.path.lastIndexOf("/out/") + 1), f.contents]));
+  const main = Object.keys(meta.outputs).find((o) => meta.outputs[o]!.entryPoint !== undefined)!;
+  // The up-front chunks: the entry and, transitively, what it imports statically.
+  const upFront = new Set<string>();
+  const visit = (o: string) => {
+    if (upFront.has(o)) return;
+    upFront.add(o);
+    for (const i of meta.outputs[o]!.imports) if (i.kind === "import-statement") visit(i.path);
   };
+  visit(main);
+  const inputs = new Map<string, number>();
+  let raw = 0;
+  let gzip = 0;
+  const code: string[] = [];
+  const lazy: { raw: number; gzip: number; inputs: string[] }[] = [];
+  for (const [o, out] of Object.entries(meta.outputs)) {
+    if (o.endsWith(".map")) continue;
+    const bytes = files.get(o)!;
+    const z = gzipSync(bytes, { level: 9 }).length;
+    if (!upFront.has(o)) {
+      lazy.push({ raw: bytes.length, gzip: z, inputs: Object.keys(out.inputs) });
+      continue;
+    }
+    raw += bytes.length;
+    gzip += z;
+    code.push(new TextDecoder().decode(bytes));
+    for (const [file, { bytesInOutput }] of Object.entries(out.inputs))
+      inputs.set(file.replace(/^page:/, ""), (inputs.get(file) ?? 0) + bytesInOutput);
+  }
+  return { name, raw, gzip, code: code.join("\n"), inputs, lazy };
 }
 
 export async function sizes(): Promise<{ jit: PageSize; runtime: PageSize; runtimeWebGPU: PageSize }> {
@@ -111,9 +158,14 @@ function report(p: PageSize): string {
     groups.set(key, (groups.get(key) ?? 0) + n);
   }
   const top = [...groups].sort((a, b) => b[1] - a[1]).slice(0, 10);
+  const lazy = p.lazy.map((c) => {
+    const what = [...new Set(c.inputs.map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)?.[1] ?? f))].join(", ");
+    return `  lazy chunk (loaded only when its code runs): ${kb(c.raw)} minified, ${kb(c.gzip)} gzip: ${what || "re-exports of code the page already has"}`;
+  });
   return [
     `${p.name} page: ${kb(p.raw)} minified, ${kb(p.gzip)} gzip`,
     ...top.map(([k, n]) => `  ${kb(n).padStart(9)}  ${k}`),
+    ...lazy,
   ].join("\n");
 }
 

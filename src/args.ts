@@ -14,9 +14,9 @@
 import { isDType } from "../ir/dtype.js";
 import { DTypeError, TraceError } from "../ir/errors.js";
 import { describe } from "./check.js";
-import { JaggedTensor } from "./ragged/jagged.js";
+import type { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
-import { entryBatch, TensorDict } from "./tensordict/tensordict.js";
+import type { TensorDict } from "./tensordict/tensordict.js";
 
 /** What a compiled function takes and returns. */
 export type JitArg = Tensor | JaggedTensor | TensorDict;
@@ -28,8 +28,68 @@ interface DictShape {
   readonly k: readonly (readonly [string, string])[];
 }
 
+/**
+ * How jagged tensors flatten to tensors and back. Registered by src/ragged/jagged.ts
+ * when it loads (not imported from here), so that a page that only runs bundles of
+ * plain tensors through `batchwise/runtime` does not carry the ragged code.
+ */
+export interface JaggedArgKind {
+  readonly is: (a: unknown) => a is JaggedTensor;
+  readonly make: (values: Tensor, offsets: Tensor) => JaggedTensor;
+}
+
+/** How TensorDicts flatten and unflatten; registered by src/tensordict/tensordict.ts (see `JaggedArgKind`). */
+export interface DictArgKind {
+  readonly is: (a: unknown) => a is TensorDict;
+  /** A dict of `size` holding `entries` in this order. */
+  readonly make: (size: readonly number[], entries: readonly (readonly [string, JitArg])[]) => TensorDict;
+  /** The batch sizes an entry shows a dict (a jagged entry's ragged dim is NaN). */
+  readonly entryBatch: (v: JitArg) => readonly number[];
+}
+
+const registered: { jagged?: JaggedArgKind; dict?: DictArgKind } = {};
+
+/** Registers the flattening of jagged tensors (src/ragged/jagged.ts does, when it loads). */
+export function registerJaggedArgKind(k: JaggedArgKind): void {
+  registered.jagged = k;
+}
+
+/** Registers the flattening of TensorDicts (src/tensordict/tensordict.ts does, when it loads). */
+export function registerDictArgKind(k: DictArgKind): void {
+  registered.dict = k;
+}
+
+/** Each item code of a `kinds` string (`t`, `j`, `d`), TensorDicts' entries included. */
+function itemCodes(kinds: string, out = new Set<string>()): Set<string> {
+  for (let pos = 0; pos < kinds.length;) {
+    const c = kinds[pos++]!;
+    out.add(c);
+    if (c !== "d") continue;
+    const colon = kinds.indexOf(":", pos);
+    const len = Number(kinds.slice(pos, colon));
+    const shape = JSON.parse(kinds.slice(colon + 1, colon + 1 + len)) as DictShape;
+    for (const [, sub] of shape.k) itemCodes(sub, out);
+    pos = colon + 1 + len;
+  }
+  return out;
+}
+
+/**
+ * The classes a `kinds` string needs whose flattening is not registered on this
+ * page (`JaggedTensor`, `TensorDict`): empty with the full `batchwise` entry, which
+ * loads both. `kinds` must be well formed (checked by the bundle loaders first).
+ */
+export function unregisteredArgKinds(kinds: string): string[] {
+  const codes = itemCodes(kinds);
+  const out: string[] = [];
+  if (codes.has("j") && registered.jagged === undefined) out.push("JaggedTensor");
+  if (codes.has("d") && registered.dict === undefined) out.push("TensorDict");
+  return out;
+}
+
 function flattenOne(a: unknown, tensors: Tensor[], who: string, where = "an argument"): string {
-  if (a instanceof JaggedTensor) {
+  const { jagged, dict } = registered;
+  if (jagged?.is(a) === true) {
     tensors.push(a.values, a.offsets);
     return "j";
   }
@@ -37,7 +97,7 @@ function flattenOne(a: unknown, tensors: Tensor[], who: string, where = "an argu
     tensors.push(a);
     return "t";
   }
-  if (a instanceof TensorDict) {
+  if (dict?.is(a) === true) {
     const k = a.entries().map(([key, v]) => [key, flattenOne(v, tensors, who)] as const);
     // Sizes stay out of the trace key: a dict's batch size is read off its first entry.
     const shape: DictShape = k.length > 0 ? { b: a.batchDim, k } : { b: a.batchDim, s: a.batchSize, k };
@@ -57,15 +117,28 @@ export function flatten(items: readonly unknown[], who = "jit"): { tensors: Tens
   return { tensors, kinds };
 }
 
+/** The registered kind of code `c`, or a TraceError naming the class to import. */
+function kindOf<K extends keyof typeof registered>(c: string, key: K): NonNullable<(typeof registered)[K]> {
+  const k = registered[key];
+  if (k === undefined) {
+    const name = key === "jagged" ? "JaggedTensor" : "TensorDict";
+    throw new TraceError(
+      `internal: argument kinds "${c}" need ${name}, which this page has not loaded (import it from batchwise/runtime)`,
+    );
+  }
+  return k;
+}
+
 /** Reads one item of `kinds` from `at`, taking its tensors from `tensors[k.i]` on. */
 function unflattenOne(tensors: readonly Tensor[], kinds: string, at: { pos: number; i: number }): JitArg {
   const c = kinds[at.pos++];
   if (c === "t") return tensors[at.i++]!;
   if (c === "j") {
     const values = tensors[at.i++]!;
-    return new JaggedTensor(values, tensors[at.i++]!);
+    return kindOf(kinds, "jagged").make(values, tensors[at.i++]!);
   }
   if (c !== "d") throw new TraceError(`internal: bad argument kinds "${kinds}" at ${at.pos - 1}`);
+  const dict = kindOf(kinds, "dict");
   const colon = kinds.indexOf(":", at.pos);
   const n = Number(kinds.slice(at.pos, colon));
   const shape = JSON.parse(kinds.slice(colon + 1, colon + 1 + n)) as DictShape;
@@ -78,10 +151,8 @@ function unflattenOne(tensors: readonly Tensor[], kinds: string, at: { pos: numb
   });
   // The batch size is the first entry's leading dims (symbolic inside a trace); a dict without entries recorded it.
   const first = entries[0]?.[1];
-  const size = first === undefined ? (shape.s ?? []) : entryBatch(first).slice(0, shape.b);
-  const td = new TensorDict({}, size);
-  for (const [key, v] of entries) td.set(key, v);
-  return td;
+  const size = first === undefined ? (shape.s ?? []) : dict.entryBatch(first).slice(0, shape.b);
+  return dict.make(size, entries);
 }
 
 /** `kinds` with every TensorDict replaced by its entries' codes, in tensor order: only `t` and `j` remain. */

@@ -7,7 +7,6 @@
  * loaded bundle becomes. Nothing here imports the tracer, the passes or the
  * code generators. See src/bundle.ts for what the checks promise.
  */
-import * as z from "zod/mini";
 import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
 import { BatchwiseError, BundleError, ShapeError } from "../ir/errors.js";
 import { topoOrder, type Graph, type Node } from "../ir/graph.js";
@@ -17,12 +16,14 @@ import type { Step, StepOf } from "../ir/schedule.js";
 import { fmtShape } from "../ir/types.js";
 import type { Backend, ShippedKernel } from "../runtime/backend.js";
 import { Program, type BoundValue } from "../runtime/program.js";
-import { flatten, unflatten, type JitArg } from "./args.js";
+import { flatten, unflatten, unregisteredArgKinds, type JitArg } from "./args.js";
 import { getBackend } from "./backend.js";
 import { fromTypedArray } from "./creation.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { sha256Hex } from "./sha256.js";
 import { Tensor } from "./tensor.js";
+import type { JaggedTensor } from "./ragged/jagged.js";
+import type { TensorDict } from "./tensordict/tensordict.js";
 
 /** The `format` every bundle module exports. */
 export const BUNDLE_FORMAT = "batchwise-bundle";
@@ -212,12 +213,8 @@ export function check(ok: boolean, why: string): asserts ok {
 }
 
 /** Plain data a kernel IR may hold: numbers (any), strings, booleans, null, arrays, plain objects; bounded depth and size. */
-function isPlainData(v: unknown, budget = { nodes: 1_000_000 }, depth = 0): boolean {
-  if (--budget.nodes < 0 || depth > 64) return false;
-  if (v === null || typeof v === "number" || typeof v === "string" || typeof v === "boolean") return true;
-  if (Array.isArray(v)) return v.every((x) => isPlainData(x, budget, depth + 1));
-  if (typeof v !== "object" || Object.getPrototypeOf(v) !== Object.prototype) return false;
-  return Object.values(v as Record<string, unknown>).every((x) => x === undefined || isPlainData(x, budget, depth + 1));
+export function isPlainData(v: unknown): boolean {
+  return plainCopy(v) !== NOT_PLAIN;
 }
 
 /**
@@ -247,9 +244,8 @@ export function layoutLeaves(kinds: string, depth = 0): { leaves: string; items:
     } catch {
       return `a TensorDict at ${pos - 1} is not JSON`;
     }
-    const parsed = schemas().dict.safeParse(shape);
-    if (!parsed.success) return `a TensorDict at ${pos - 1} has a malformed shape`;
-    for (const [, sub] of parsed.data.k) {
+    if (!isDictShape(shape)) return `a TensorDict at ${pos - 1} has a malformed shape`;
+    for (const [, sub] of shape.k) {
       const inner = layoutLeaves(sub, depth + 1);
       if (typeof inner === "string") return inner;
       if (inner.items !== 1) return `a TensorDict entry at ${pos - 1} holds ${inner.items} items, not one`;
@@ -260,160 +256,148 @@ export function layoutLeaves(kinds: string, depth = 0): { leaves: string; items:
   return { leaves, items };
 }
 
-/**
- * The schemas (zod/mini, which keeps a page that loads bundles small), built on
- * first use so that a page that only writes bundles does not carry them.
- */
-function buildSchemas() {
-  const size = z.int().check(z.minimum(0), z.maximum(2 ** 31 - 1));
-  const dict = z.strictObject({ b: size, s: z.optional(z.array(size)), k: z.array(z.tuple([z.string(), z.string()])) });
-  const dtype = z.enum(["float32", "float64", "int32", "uint32", "bool"]);
-  const node = size;
-  const shape = z.array(size).check(z.maxLength(64));
-  /*
-   * A kernel's IR. Only its outline is spelled out here: the full loader requires
-   * the whole kernel to equal the one it re-derives from the graph (the lean one,
-   * that its hash is the pinned one), so the rest only has to be plain data.
-   */
-  const kernel = z
-    .looseObject({
-      batchRank: size,
-      baseShape: shape,
-      inputs: z.array(z.looseObject({ dtype, batchRank: size, baseShape: shape })),
-      outputs: z.array(z.looseObject({ dtype, value: size })),
-      exprs: z.array(z.looseObject({ k: z.string() })),
-      unroll: z.boolean(),
-    })
-    .check(
-      z.refine(
-        (k) => isPlainData(k),
-        "a kernel must be plain data (numbers, strings, booleans, null, arrays, plain objects), at most 64 deep",
-      ),
-    );
-  const step = z.discriminatedUnion("kind", [
-    z.strictObject({
-      kind: z.literal("kernel"),
-      kernel,
-      inputs: z.array(node),
-      outputs: z.array(node).check(z.minLength(1)),
-      space: node,
-    }),
-    z.strictObject({ kind: z.literal("view"), node, source: node }),
-    z.strictObject({ kind: z.literal("copy"), node, sources: z.array(node) }),
-  ]);
-  const shipped = z.strictObject({
-    js: z.optional(z.custom<NonNullable<ShippedKernel["js"]>>((v) => typeof v === "function", "must be a function")),
-    wgsl: z.optional(z.string()),
-  });
-  const constant = z
-    .strictObject({
-      dtype,
-      batch: shape,
-      base: shape,
-      data: z.custom<TypedArray>((v) => ArrayBuffer.isView(v) && !(v instanceof DataView), "must be a typed array"),
-    })
-    .check(
-      z.superRefine((c, ctx) => {
-        if (!(c.data instanceof ARRAY_CTOR[c.dtype]))
-          ctx.addIssue({
-            code: "custom",
-            path: ["data"],
-            message: `must be a ${ARRAY_NAME[c.dtype]} for ${c.dtype}`,
-            input: c.data,
-          });
-        const n = [...c.batch, ...c.base].reduce((p, d) => p * d, 1);
-        if (c.data.length !== n)
-          ctx.addIssue({
-            code: "custom",
-            path: ["data"],
-            message: `holds ${c.data.length} values, its shape ${fmtShape(c.batch, c.base)} has ${n}`,
-            input: c.data,
-          });
-      }),
-    );
-  const layout = z.string().check(
-    z.maxLength(1 << 20),
-    z.superRefine((s, ctx) => {
-      const r = layoutLeaves(s);
-      if (typeof r === "string") ctx.addIssue({ code: "custom", message: `not an argument layout: ${r}`, input: s });
-    }),
-  );
-  /** The whole module (format and version are checked first, with their own messages). */
-  const module = z.strictObject({
-    format: z.literal(BUNDLE_FORMAT),
-    version: z.literal(BUNDLE_VERSION),
-    traced: z.enum(["js", "webgpu"]),
-    fuse: z.strictObject({
-      maxKernelBuffers: z.union([z.int().check(z.minimum(1)), z.literal(Infinity)]),
-      unrollLimit: size,
-      fusion: z.boolean(),
-      mixedBaseOutputs: z.boolean(),
-      relaxedFloat32: z.boolean(),
-    }),
-    graph: z.string(),
-    steps: z.array(step).check(z.maxLength(1 << 20)),
-    kernels: z.array(z.nullable(shipped)).check(z.maxLength(1 << 20)),
-    captured: z.array(constant).check(z.maxLength(1 << 20)),
-    args: layout,
-    results: layout,
-    multi: z.boolean(),
-    sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
-  });
-  return { dict, module };
-}
-type Schemas = ReturnType<typeof buildSchemas>;
-let built: Schemas | undefined;
-function schemas(): Schemas {
-  return (built ??= buildSchemas());
-}
+const SIZE_MAX = 2 ** 31 - 1;
+/** A size or a node number: an integer in [0, 2^31 - 1]. */
+export const isSize = (v: unknown): v is number =>
+  Number.isInteger(v) && (v as number) >= 0 && (v as number) <= SIZE_MAX;
 
-/** What a value is, for messages: "null", "array", else its typeof. */
-function kindOf(v: unknown): string {
-  return v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
-}
-
-/**
- * A schema issue as a sentence. zod/mini ships no message locale (its issues
- * say "Invalid input"), so the common codes are spelled out here; custom
- * checks carry their own message.
- */
-function issueMessage(i: z.core.$ZodIssue, mod: unknown): string {
-  if (i.message !== "Invalid input" && i.message !== "") return i.message;
-  switch (i.code) {
-    case "invalid_type": {
-      let v: unknown = mod;
-      try {
-        for (const k of i.path) v = (v as Record<PropertyKey, unknown> | undefined)?.[k];
-      } catch {
-        v = undefined;
-      }
-      return `Invalid input: expected ${i.expected}, received ${kindOf(v)}`;
-    }
-    case "too_small":
-      return `too small: expected ${i.origin === "array" || i.origin === "string" ? "length " : ""}>= ${String(i.minimum)}`;
-    case "too_big":
-      return `too big: expected ${i.origin === "array" || i.origin === "string" ? "length " : ""}<= ${String(i.maximum)}`;
-    case "invalid_value":
-      return `must be ${i.values.map((v) => (typeof v === "string" ? JSON.stringify(v) : String(v))).join(" or ")}`;
-    case "unrecognized_keys":
-      return `unknown key${i.keys.length > 1 ? "s" : ""} ${i.keys.map((k) => JSON.stringify(k)).join(", ")}`;
-    case "invalid_union":
-      return "matches none of the allowed forms";
-    default:
-      return i.message;
-  }
-}
-
-/** `steps[0].inputs[1]` from a schema issue's path. */
-function fieldPath(path: readonly PropertyKey[]): string {
+/** A TensorDict's shape in a layout: `{"b": batch rank, "s"?: sizes, "k": [[key, one item], ...]}`, nothing else. */
+function isDictShape(v: unknown): v is { readonly k: readonly (readonly [string, string])[] } {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
   return (
-    path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("") ||
-    "the module"
+    Object.keys(o).every((k) => k === "b" || k === "s" || k === "k") &&
+    isSize(o.b) &&
+    (o.s === undefined || (Array.isArray(o.s) && o.s.every(isSize))) &&
+    Array.isArray(o.k) &&
+    o.k.every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === "string" && typeof e[1] === "string")
   );
 }
 
-/** Validates the module's shape; the first issues name their fields. */
-export function validateModule(mod: unknown): BundleModule {
+const NOT_PLAIN = Symbol("not plain data");
+
+/**
+ * A deep copy of plain data (numbers, strings, booleans, null, arrays, plain
+ * objects; object fields that are undefined are dropped), or NOT_PLAIN for
+ * anything else, or past a million values or 64 levels. Reading each value once
+ * into a copy means that what is checked and hashed is what runs.
+ */
+function plainCopy(v: unknown, budget = { nodes: 1_000_000 }, depth = 0): unknown {
+  if (--budget.nodes < 0 || depth > 64) return NOT_PLAIN;
+  if (v === null || typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    for (let i = 0; i < v.length; i++) {
+      const x = plainCopy(v[i], budget, depth + 1);
+      if (x === NOT_PLAIN) return NOT_PLAIN;
+      out.push(x);
+    }
+    return out;
+  }
+  if (typeof v !== "object" || Object.getPrototypeOf(v) !== Object.prototype) return NOT_PLAIN;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const x = (v as Record<string, unknown>)[k];
+    if (x === undefined) continue;
+    const c = plainCopy(x, budget, depth + 1);
+    if (c === NOT_PLAIN) return NOT_PLAIN;
+    out[k] = c;
+  }
+  return out;
+}
+
+const MODULE_KEYS = [
+  "format",
+  "version",
+  "traced",
+  "fuse",
+  "graph",
+  "steps",
+  "kernels",
+  "captured",
+  "args",
+  "results",
+  "multi",
+  "sha256",
+] as const;
+
+/**
+ * A copy of a bundle module (`checkFormat` passed) as the loaders check, hash and
+ * run it, or why none can be taken. Besides its outline, it checks what the
+ * canonical encoding (and so the SHA-256) cannot tell apart: a captured
+ * constant's values must be a typed array of its dtype's own type and length (an
+ * array or another typed array of the same numbers hashes the same), a JS kernel
+ * a function (its source text hashes the same), and everything else plain data
+ * (an array and a typed array of the same numbers hash the same). The rest of
+ * the content is vouched for by the hash (batchwise/runtime) or re-derived from
+ * the graph (the full loader, which also runs the schema of bundle-schema.ts).
+ */
+export function snapshotOf(mod: BundleModule): BundleModule | string {
+  const m = mod as unknown as Record<string, unknown>;
+  const extra = Object.keys(m).filter((k) => !(MODULE_KEYS as readonly string[]).includes(k));
+  if (extra.length > 0) return `unknown export ${JSON.stringify(extra[0])}`;
+  for (const k of ["traced", "graph", "args", "results"] as const)
+    if (typeof m[k] !== "string") return `${k} must be a string`;
+  if (typeof m.multi !== "boolean") return "multi must be a boolean";
+  if (typeof m.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(m.sha256)) return "sha256 must be 64 lowercase hex digits";
+  for (const k of ["args", "results"] as const) {
+    const r = layoutLeaves(m[k] as string);
+    if (typeof r === "string") return `${k}: not an argument layout: ${r}`;
+  }
+  const fuse = plainCopy(m.fuse);
+  if (fuse === NOT_PLAIN || fuse === null || typeof fuse !== "object" || Array.isArray(fuse))
+    return "fuse must be an object of plain data";
+  const steps = plainCopy(m.steps);
+  if (!Array.isArray(steps)) return "steps must be an array of plain data";
+  if (!Array.isArray(m.kernels)) return "kernels must be an array";
+  const kernels: (ShippedKernel | null)[] = [];
+  for (const [i, k] of (m.kernels as unknown[]).entries()) {
+    if (k === null) {
+      kernels.push(null);
+      continue;
+    }
+    if (k === undefined || typeof k !== "object" || Object.keys(k).some((key) => key !== "js" && key !== "wgsl"))
+      return `kernels[${i}] must be null or { js?, wgsl? }`;
+    const { js, wgsl } = k as ShippedKernel;
+    if (js !== undefined && typeof js !== "function") return `kernels[${i}].js must be a function`;
+    if (wgsl !== undefined && typeof wgsl !== "string") return `kernels[${i}].wgsl must be a string`;
+    kernels.push({ js, wgsl });
+  }
+  if (!Array.isArray(m.captured)) return "captured must be an array";
+  const captured: BundleConstant[] = [];
+  for (const [i, c] of (m.captured as unknown[]).entries()) {
+    if (c === null || typeof c !== "object") return `captured[${i}] must be an object`;
+    const { dtype, data } = c as BundleConstant;
+    const batch = plainCopy((c as BundleConstant).batch);
+    const base = plainCopy((c as BundleConstant).base);
+    if (!(typeof dtype === "string" && Object.prototype.hasOwnProperty.call(ARRAY_CTOR, dtype)))
+      return `captured[${i}].dtype must be a dtype`;
+    if (!Array.isArray(batch) || !batch.every(isSize) || !Array.isArray(base) || !base.every(isSize))
+      return `captured[${i}]: batch and base must be arrays of sizes`;
+    if (!(data instanceof ARRAY_CTOR[dtype])) return `captured[${i}].data must be a ${ARRAY_NAME[dtype]} for ${dtype}`;
+    const n = [...batch, ...base].reduce((p: number, d: number) => p * d, 1);
+    if (data.length !== n)
+      return `captured[${i}].data holds ${data.length} values, its shape ${fmtShape(batch, base)} has ${n}`;
+    captured.push({ dtype, batch, base, data: data.slice() });
+  }
+  return {
+    format: m.format as string,
+    version: m.version as number,
+    traced: m.traced as string,
+    fuse: fuse as BundleFuseOptions,
+    graph: m.graph as string,
+    steps: steps as BundleStep[],
+    kernels,
+    captured,
+    args: m.args as string,
+    results: m.results as string,
+    multi: m.multi,
+    sha256: m.sha256,
+  };
+}
+
+/** Checks the module's format and version (before anything else is read), with their own messages. */
+export function checkFormat(mod: unknown): void {
   let format: unknown;
   let version: unknown;
   try {
@@ -430,38 +414,6 @@ export function validateModule(mod: unknown): BundleModule {
     version === BUNDLE_VERSION,
     `bundle version ${typeof version === "number" ? version : JSON.stringify(String(version))}, this batchwise reads version ${BUNDLE_VERSION}${version === 1 ? " (write it again with f.bundle())" : ""}`,
   );
-  let r: ReturnType<Schemas["module"]["safeParse"]>;
-  try {
-    r = schemas().module.safeParse(mod);
-  } catch (e) {
-    throw new BundleError(`loadBundle: malformed bundle: reading it threw (${describeError(e)})`);
-  }
-  if (!r.success) {
-    const issues = r.error.issues.slice(0, 3).map((i) => `${fieldPath(i.path)}: ${issueMessage(i, mod)}`);
-    throw new BundleError(
-      `loadBundle: malformed bundle: ${issues.join("; ")}${r.error.issues.length > 3 ? ` (and ${r.error.issues.length - 3} more)` : ""}`,
-    );
-  }
-  // The module itself (not zod's copy): the hash covers the kernels' functions as shipped.
-  return mod as BundleModule;
-}
-
-/** The scalar fields of a validated module (the arrays are snapshotted separately). */
-export function pick(
-  mod: BundleModule,
-): Omit<BundleModule, "kernels" | "captured"> & { readonly steps: readonly BundleStep[] } {
-  return {
-    format: mod.format,
-    version: mod.version,
-    traced: mod.traced,
-    fuse: { ...mod.fuse },
-    graph: mod.graph,
-    steps: mod.steps,
-    args: mod.args,
-    results: mod.results,
-    multi: mod.multi,
-    sha256: mod.sha256,
-  };
 }
 
 /** An error's message; for one that is not a BatchwiseError, its class too (a RangeError from a too-deep graph, say). */
@@ -524,6 +476,14 @@ export interface LoadBundleOptions {
    * detects accidental or inconsistent edits. `batchwise/runtime` requires it.
    */
   readonly sha256?: string;
+  /**
+   * The classes beyond `Tensor` that the bundle takes or returns (`JaggedTensor`,
+   * `TensorDict`), for `batchwise/runtime`: it loads their code only where a page
+   * uses them, and naming them here is such a use, so a bundler keeps them. A bundle
+   * whose layout needs a class the page has not loaded is refused with a
+   * BundleError that names it. The full `batchwise` entry always has both.
+   */
+  readonly kinds?: readonly (typeof JaggedTensor | typeof TensorDict)[];
 }
 
 /** A module that passed the schema, snapshotted, with its graph parsed. */
@@ -539,11 +499,8 @@ export interface ReadBundle {
   readonly pinned: string | undefined;
 }
 
-/**
- * The first checks of every loader: the options, the module's schema, a
- * snapshot of it, and its graph, which must parse and print back to its own text.
- */
-export function readBundle(mod: BundleModule, opts: LoadBundleOptions): ReadBundle {
+/** The caller's `opts.sha256`, if given (checked to be 64 hex digits), once `opts` is checked. */
+export function checkOptions(opts: LoadBundleOptions): string | undefined {
   if (opts === null || typeof opts !== "object")
     throw new BundleError(`loadBundle: options must be an object, got ${opts === null ? "null" : typeof opts}`);
   const pinned = opts.sha256;
@@ -552,16 +509,13 @@ export function readBundle(mod: BundleModule, opts: LoadBundleOptions): ReadBund
       `loadBundle: opts.sha256 must be 64 hex digits, got ${typeof pinned === "string" ? JSON.stringify(pinned.length > 80 ? `${pinned.slice(0, 80)}…` : pinned) : typeof pinned}`,
     );
   }
-  validateModule(mod);
-  // Everything from here up to the digest runs synchronously, on the snapshot.
-  const shipped: (ShippedKernel | null)[] = mod.kernels.map((k) => (k === null ? null : { js: k.js, wgsl: k.wgsl }));
-  const constants: BundleConstant[] = mod.captured.map((c) => ({
-    dtype: c.dtype,
-    batch: [...c.batch],
-    base: [...c.base],
-    data: (c.data as TypedArray).slice(),
-  }));
-  const snapshot: BundleModule = { ...pick(mod), kernels: shipped, captured: constants };
+  if (opts.kinds !== undefined && !(Array.isArray(opts.kinds) && opts.kinds.every((k) => typeof k === "function")))
+    throw new BundleError("loadBundle: opts.kinds must be an array of classes (JaggedTensor, TensorDict)");
+  return pinned;
+}
+
+/** The last of the first checks of every loader: the snapshot's graph must parse and print back to its own text. */
+export function parseBundle(snapshot: BundleModule, pinned: string | undefined): ReadBundle {
   let graph: Graph;
   try {
     graph = parseGraph(snapshot.graph);
@@ -569,7 +523,14 @@ export function readBundle(mod: BundleModule, opts: LoadBundleOptions): ReadBund
     throw new BundleError(`loadBundle: the bundle's graph does not parse (${describeError(e)})`);
   }
   check(printGraph(graph) === snapshot.graph, "the bundle's graph does not print back to its own text");
-  return { snapshot, shipped, constants, graph, order: topoOrder(graph), pinned };
+  return {
+    snapshot,
+    shipped: snapshot.kernels,
+    constants: snapshot.captured,
+    graph,
+    order: topoOrder(graph),
+    pinned,
+  };
 }
 
 /** The snapshot's SHA-256 (WebCrypto) against its recorded hash and the caller's pin. */
@@ -597,6 +558,11 @@ export async function bundleFunction(
   backend: Backend = getBackend(),
 ): Promise<BundleFunction> {
   const { snapshot, shipped, constants, graph, order } = b;
+  const missing = unregisteredArgKinds(snapshot.args + snapshot.results);
+  check(
+    missing.length === 0,
+    `the bundle takes or returns ${missing.map((c) => `${c}s`).join(" and ")} (arguments "${snapshot.args}", results "${snapshot.results}"), which this page has not loaded: import { ${missing.join(", ")} } from "batchwise/runtime" and name ${missing.length > 1 ? "them" : "it"} in the options, loadBundle(mod, { sha256, kinds: [${missing.join(", ")}] })`,
+  );
   shipped.forEach((k, i) => {
     if (steps[i]!.kind !== "kernel") return;
     const has = backend.shippedKernel === "js" ? typeof k?.js === "function" : typeof k?.wgsl === "string";

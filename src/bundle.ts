@@ -68,8 +68,6 @@ import {
   describeError,
   jsText,
   moduleContent,
-  readBundle,
-  validateModule,
   type BundleConstant,
   type BundleFunction,
   type BundleFunctionOf,
@@ -80,8 +78,10 @@ import {
   type KernelText,
   type LoadBundleOptions,
 } from "./bundle-load.js";
+import { readBundle, validateModule } from "./bundle-schema.js";
 import { concreteType } from "./realize.js";
-import { sha256Hex, sha256HexSync } from "./sha256.js";
+import { sha256Hex } from "./sha256.js";
+import { sha256HexSync } from "./sha256-sync.js";
 import type { Tensor } from "./tensor.js";
 
 // The format, the module's types and the content encoding live in bundle-load.ts (shared with batchwise/runtime).

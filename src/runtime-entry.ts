@@ -8,8 +8,16 @@
  * (it has no compiler), so it trusts a bundle only by its content hash: the
  * caller must pin the SHA-256 it expects (`loadBundle(mod, { sha256 })`, the
  * `sha256` export of the bundle it trusts), checked with WebCrypto (or
- * `@noble/hashes` where WebCrypto is missing), after the module passed the
- * same schema as in the full loader. Without a pin it is a BundleError.
+ * `@noble/hashes`, loaded only where WebCrypto is missing). Before hashing, it
+ * checks the module's outline and what the hash cannot tell apart (typed arrays
+ * of the constants' dtypes, kernels that are functions, plain data elsewhere);
+ * a module that fails those checks gets the full loader's schema messages (its
+ * zod schema is loaded for that only). Without a pin it is a BundleError.
+ *
+ * Jagged tensors and TensorDicts are arguments and results of bundles once the
+ * page loads their classes: a page that uses neither carries neither; one whose
+ * bundle returns them but never builds one names them in `loadBundle`'s `kinds`
+ * option (otherwise a BundleError says so).
  *
  * Tensors made here (`tensor`, `fromTypedArray`, …) are the library's tensors;
  * they are inputs and outputs of bundles. Eager tensor arithmetic needs the
@@ -22,9 +30,12 @@ import { mapStep, type Step } from "../ir/schedule.js";
 import {
   bundleFunction,
   check,
+  checkFormat,
   checkHash,
   checkLayout,
-  readBundle,
+  checkOptions,
+  parseBundle,
+  snapshotOf,
   type BundleFunction,
   type BundleModule,
   type LoadBundleOptions,
@@ -32,10 +43,13 @@ import {
 
 /**
  * Loads a bundle module whose SHA-256 the caller pins (`opts.sha256`): checks
- * the module against the bundle schema, its graph (which must parse and print
+ * the module's outline and what its hash cannot tell apart (a malformed module
+ * gets the full loader's schema messages), its graph (which must parse and print
  * back to itself), its content hash against the recorded and the pinned one,
  * and its argument and result layout, then loads the shipped kernels on the
- * current backend (or `opts.backend`) without compiling any.
+ * current backend (or `opts.backend`) without compiling any. A bundle that
+ * takes or returns jagged tensors or TensorDicts needs their classes on the
+ * page: one it returns but the page never builds goes in `opts.kinds`.
  *
  * @example
  * ```ts
@@ -51,7 +65,16 @@ export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}
       "loadBundle (batchwise/runtime): the bundle's SHA-256 is not pinned; pass the hash you trust (loadBundle(mod, { sha256 }), the sha256 export of the bundle as you wrote it), or load it with the full batchwise entry, which re-derives its schedule and kernels from its graph",
     );
   }
-  const b = readBundle(mod, opts);
+  const pinned = checkOptions(opts);
+  checkFormat(mod);
+  const copy = snapshotOf(mod);
+  if (typeof copy === "string") {
+    // The schema of the full loader says which fields are wrong; it is loaded only now, so pages do not carry it.
+    const { validateModule } = await import("./bundle-schema.js");
+    validateModule(mod);
+    throw new BundleError(`loadBundle: malformed bundle: ${copy}`);
+  }
+  const b = parseBundle(copy, pinned);
   // The hash first: from here on the content is the one the caller pinned.
   await checkHash(b);
   const { snapshot, order } = b;

@@ -4,6 +4,7 @@
  * software rasterizer gives a real (slow) adapter (docs/ARCHITECTURE.md, "WebGPU").
  */
 /// <reference types="@webgpu/types" preserve="true" />
+import { debugLog } from "../debug.js";
 import { BackendError } from "./errors.js";
 
 /**
@@ -100,6 +101,45 @@ async function dawnGPU(flags: readonly string[]): Promise<GPU> {
   return gpu;
 }
 
+/**
+ * True when this is Linux and the dynamic loader cannot find `libvulkan.so.1`
+ * (not in LD_LIBRARY_PATH, the usual library directories, or /etc/ld.so.cache):
+ * then Dawn's default (Vulkan) attempt can only fail, and its only trace would be
+ * a warning Dawn prints to the process's stderr from native code, out of reach of
+ * any JS stream. False where it cannot tell (no ld.so.cache, as on musl), so that
+ * such systems keep trying the default first.
+ */
+export function vulkanLoaderMissing(
+  env: { readonly platform: string; readonly arch: string; readonly libraryPath?: string } = {
+    platform: process.platform,
+    arch: process.arch,
+    libraryPath: process.env["LD_LIBRARY_PATH"],
+  },
+  fs: {
+    existsSync(path: string): boolean;
+    readFileSync(path: string): { includes(s: string): boolean };
+  } | null = process.getBuiltinModule?.("node:fs") ?? null,
+): boolean {
+  if (env.platform !== "linux" || fs === null) return false;
+  const lib = "libvulkan.so.1";
+  const triple = env.arch === "arm64" ? "aarch64-linux-gnu" : env.arch === "x64" ? "x86_64-linux-gnu" : "";
+  const dirs = [
+    ...(env.libraryPath ?? "").split(":").filter((d) => d.length > 0),
+    ...(triple ? [`/lib/${triple}`, `/usr/lib/${triple}`] : []),
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+    "/usr/local/lib",
+  ];
+  try {
+    if (dirs.some((d) => fs.existsSync(`${d}/${lib}`))) return false;
+    return !fs.readFileSync("/etc/ld.so.cache").includes(lib);
+  } catch {
+    return false;
+  }
+}
+
 interface Candidate {
   readonly gpu: GPU;
   readonly dawnFlags: readonly string[];
@@ -113,7 +153,17 @@ async function candidates(opts: WebGPUOptions): Promise<Candidate[]> {
   if (!isNode) throw new BackendError("WebGPU: navigator.gpu is not available in this browser");
   // BATCHWISE_DAWN_FLAGS="backend=opengles" skips the default attempt (and its Vulkan warning).
   const envFlags = process.env["BATCHWISE_DAWN_FLAGS"]?.split(/[\s,]+/).filter((f) => f.length > 0);
-  const flagSets = opts.dawnFlags ? [opts.dawnFlags] : envFlags?.length ? [envFlags] : [[], ["backend=opengles"]];
+  let flagSets: (readonly string[])[];
+  if (opts.dawnFlags) flagSets = [opts.dawnFlags];
+  else if (envFlags?.length) flagSets = [envFlags];
+  else if (vulkanLoaderMissing()) {
+    // Dawn's default backends on Linux are Vulkan's: without the loader they can only fail, printing a warning.
+    debugLog(
+      "webgpu",
+      "no Vulkan loader (libvulkan.so.1) on this system: Dawn's default attempt is skipped, using backend=opengles",
+    );
+    flagSets = [["backend=opengles"]];
+  } else flagSets = [[], ["backend=opengles"]];
   const out: Candidate[] = [];
   for (const flags of flagSets) out.push({ gpu: await dawnGPU(flags), dawnFlags: flags });
   return out;

@@ -16,6 +16,7 @@ import type { SegmentReduceOp } from "../../ir/ops.js";
 import type { Backend } from "../../runtime/backend.js";
 import { fmtShape } from "../../ir/types.js";
 import { offsetsProblem } from "../../runtime/program.js";
+import { registerJaggedArgKind } from "../args.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
 
@@ -326,3 +327,9 @@ export class JaggedTensor {
     return out;
   }
 }
+
+// Compiled functions and bundles take and return jagged tensors once this module is loaded (src/args.ts).
+registerJaggedArgKind({
+  is: (a): a is JaggedTensor => a instanceof JaggedTensor,
+  make: (values, offsets) => new JaggedTensor(values, offsets),
+});

@@ -14,6 +14,7 @@
  * and `getDict` throw a `KeyError` instead and narrow the type.
  */
 import { DTypeError, KeyError, ShapeError } from "../../ir/errors.js";
+import { registerDictArgKind } from "../args.js";
 import { full } from "../creation.js";
 import { describeValue, optionsArg } from "../ragged/check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
@@ -677,3 +678,14 @@ export class TensorDict {
     return `TensorDict(batchSize=${fmtBatchSize(this.batchSize)}) { ${parts.join(", ")} }`;
   }
 }
+
+// Compiled functions and bundles take and return TensorDicts once this module is loaded (src/args.ts).
+registerDictArgKind({
+  is: (a): a is TensorDict => a instanceof TensorDict,
+  make: (size, entries) => {
+    const td = new TensorDict({}, size);
+    for (const [key, v] of entries) td.set(key, v);
+    return td;
+  },
+  entryBatch,
+});

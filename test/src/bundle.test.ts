@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { makeGraph, Node } from "../../ir/graph.js";
 import { createHash } from "node:crypto";
 import { bundleSource } from "../../src/bundle.js";
-import { sha256Hex, sha256HexSync } from "../../src/sha256.js";
+import { sha256Hex } from "../../src/sha256.js";
+import { sha256HexSync } from "../../src/sha256-sync.js";
 import {
   BUNDLE_VERSION,
   BundleError,
@@ -202,6 +203,18 @@ describe("bundle hashes", () => {
     for (let n = 0; n < 140; n++) {
       const text = "é€😀x".repeat(n).slice(0, n);
       expect(sha256HexSync(text), `length ${n}`).toBe(createHash("sha256").update(text, "utf8").digest("hex"));
+    }
+  });
+
+  it("without WebCrypto (a page over plain http) the loader's SHA-256 falls back to the synchronous one", async () => {
+    const crypto = Object.getOwnPropertyDescriptor(globalThis, "crypto");
+    Object.defineProperty(globalThis, "crypto", { value: undefined, configurable: true });
+    try {
+      expect(globalThis.crypto).toBeUndefined();
+      expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+      expect(await sha256Hex("é€")).toBe(createHash("sha256").update("é€", "utf8").digest("hex"));
+    } finally {
+      Object.defineProperty(globalThis, "crypto", crypto!);
     }
   });
 
