@@ -129,6 +129,25 @@ function kindOf<K extends keyof typeof registered>(c: string, key: K): NonNullab
   return k;
 }
 
+/**
+ * The registered flattening of jagged tensors or TensorDicts, for code that must
+ * build one without importing its class (so a page that never uses them does not
+ * carry them); a TraceError naming the class to import when the page has not loaded it.
+ */
+export function argKind<K extends keyof typeof registered>(key: K, who: string): NonNullable<(typeof registered)[K]> {
+  const k = registered[key];
+  if (k === undefined) {
+    const name = key === "jagged" ? "JaggedTensor" : "TensorDict";
+    throw new TraceError(`${who} needs ${name}, which this page has not loaded: import { ${name} } from "batchwise"`);
+  }
+  return k;
+}
+
+/** Whether `a` is a Tensor, a JaggedTensor or a TensorDict (what compiled functions take and return). */
+export function isJitArg(a: unknown): a is JitArg {
+  return a instanceof Tensor || registered.jagged?.is(a) === true || registered.dict?.is(a) === true;
+}
+
 /** Reads one item of `kinds` from `at`, taking its tensors from `tensors[k.i]` on. */
 function unflattenOne(tensors: readonly Tensor[], kinds: string, at: { pos: number; i: number }): JitArg {
   const c = kinds[at.pos++];

@@ -19,15 +19,15 @@ import { bundleSource, bundleSourceAsync, bundleTypes, type BundleTypesOptions, 
 import { installCompiler } from "./compiler.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
-import { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
-import { TensorDict } from "./tensordict/tensordict.js";
 import {
   checkFunction,
   checkJitOptions,
   checkSpecParts,
+  argKind,
   checkSpecs,
   flatten,
+  isJitArg,
   leafKinds,
   unflatten,
   type JitArg,
@@ -160,23 +160,24 @@ export function trace<A extends JitArg[], R extends JitOutput>(
     new Tensor({ dtype, batch: new Array<number>(batchRank).fill(1), base: [...base] }, { kind: "disposed" });
   const placeholder = (s: ArgSpec | DictSpec, where: string): JitArg => {
     if ("entries" in s) {
-      const td = new TensorDict({}, new Array<number>(s.batch.length).fill(1));
+      const dict = argKind("dict", `trace: ${where} (a dictSpec)`);
+      const entries: [string, JitArg][] = [];
       for (const [k, v] of Object.entries(s.entries)) {
         const x = placeholder(v, `${where}.${k}`);
-        const rank = x instanceof TensorDict ? x.batchDim : x instanceof JaggedTensor ? 2 : x.batchDim;
+        const rank = x instanceof Tensor || dict.is(x) ? x.batchDim : 2;
         if (rank < s.batch.length)
           throw new TraceError(
             `trace: ${where}.${k} has ${rank} batch dims, fewer than its dict's [${s.batch.join(", ")}]`,
           );
-        td.set(k, x);
+        entries.push([k, x]);
       }
-      return td;
+      return dict.make(new Array<number>(s.batch.length).fill(1), entries);
     }
     if (!isDType(s.dtype)) throw new TraceError(`trace: ${where} has an unknown dtype ${String(s.dtype)}`);
     if (s.base.some((d) => !Number.isInteger(d) || d < 0))
       throw new TraceError(`trace: ${where} base (${s.base.join(",")}) must be static non-negative sizes`);
     return s.jagged
-      ? new JaggedTensor(of(s.dtype, 1, s.base), of("int32", 1, []))
+      ? argKind("jagged", `trace: ${where} (a jaggedSpec)`).make(of(s.dtype, 1, s.base), of("int32", 1, []))
       : of(s.dtype, s.batch.length, s.base);
   };
   const { tensors, kinds } = flatten(
@@ -342,7 +343,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     const multi = Array.isArray(result);
     const results: unknown[] = multi ? [...(result as readonly unknown[])] : [result];
     results.forEach((o, i) => {
-      if (!(o instanceof Tensor || o instanceof JaggedTensor || o instanceof TensorDict)) {
+      if (!isJitArg(o)) {
         const what = multi
           ? `element ${i} of the returned array is ${describeValue(o)}`
           : `it returned ${describeValue(o)}`;
