@@ -10,3 +10,24 @@
  */
 export { det, inv, solve, lu, luFactor, cholesky, triu, tril, trace, type LU, type LUFactor } from "./direct.js";
 export { MAX_DIRECT_SIZE, MAX_JACOBI_SIZE } from "./matrix.js";
+export { qr, type QR, type QROptions } from "./qr.js";
+export {
+  eigh,
+  eigvalsh,
+  svd,
+  svdvals,
+  defaultSweeps,
+  type Eigh,
+  type SVD,
+  type SVDOptions,
+  type JacobiOptions,
+} from "./jacobi.js";
+export {
+  vectorNorm,
+  matrixNorm,
+  lstsq,
+  type NormOptions,
+  type MatrixNormOrd,
+  type Lstsq,
+  type LstsqOptions,
+} from "./norms.js";

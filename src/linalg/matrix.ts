@@ -14,15 +14,21 @@ import { Alg, type Sc } from "./scalar.js";
  * The largest matrix size (rows or columns) the direct routines (`det`, `inv`,
  * `solve`, `lu`, `luFactor`, `cholesky`, `qr`) unroll into straight-line code.
  * Their code grows as n³ (an n×n solve is about n³/3 multiply-adds per matrix
- * plus the pivot selection): 16 is a few thousand graph nodes.
+ * plus the pivot selection); at 16 the first call compiles for 1-3 s. On the
+ * JS backend a kernel above roughly 150 KB of source (an `inv` beyond 10×10,
+ * a `solve` with one right-hand side beyond 12×12) exceeds what V8 optimizes
+ * and runs about 50× slower per matrix: correct, but slow.
  */
 export const MAX_DIRECT_SIZE = 16;
 /**
- * The largest size the Jacobi routines (`eigh`, `svd`, `svdvals`, `lstsq`,
- * `matrixNorm` with 2, -2 or "nuc") unroll: a sweep is n(n-1)/2 rotations of
- * O(n) each, and several sweeps run, so their code grows as sweeps·n³.
+ * The largest size the Jacobi routines (`eigh`, `eigvalsh`, `svd`, `svdvals`,
+ * `lstsq`, `matrixNorm` with 2, -2 or "nuc") unroll: a sweep is n(n-1)/2
+ * rotations of O(n) each and several sweeps run, so their code grows as
+ * sweeps·n³; from n = 5 each sweep is its own kernel (the state between sweeps
+ * goes through a buffer). 6 covers the 6×6 Mandel forms; the first call
+ * compiles for 1-4 s.
  */
-export const MAX_JACOBI_SIZE = 8;
+export const MAX_JACOBI_SIZE = 6;
 
 /** A checked matrix operand: the tensor in its compute dtype, and its sizes. */
 export interface Mat {
