@@ -46,6 +46,14 @@ export function sr2FromFull(a: readonly (readonly Tensor[])[]): Tensor {
   );
 }
 
+/** The result of `SR2.eigh`. */
+export interface SR2Eigh {
+  /** The eigenvalues, ascending. */
+  readonly values: Vec;
+  /** The unit eigenvectors as the columns of an R2 (`S = V·diag(λ)·Vᵀ`). */
+  readonly vectors: R2;
+}
+
 /** SR2 `(6)`: a symmetric second-order tensor in Mandel notation `[a11, a22, a33, √2·a23, √2·a13, √2·a12]`. */
 export class SR2 extends PrimitiveTensor<SR2> {
   /** The type's name in messages and `toString`. */
@@ -204,7 +212,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
    * `linalg.eigh` on its components (5 sweeps: converged to float64 rounding
    * for 3×3, see `linalg.defaultSweeps`). Eigenvector signs are not normalised.
    */
-  eigh(): { values: Vec; vectors: R2 } {
+  eigh(): SR2Eigh {
     const alg = new Alg(floatOf(this.t));
     const { values, cols } = jacobiEigen(alg, sr2Full(this.t), 3, defaultSweeps(3), true);
     const V = [0, 1, 2].map((i) => cols.map((col) => col[i]!));

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import {
   counters,
+  loadBundle,
   jit,
   linalg,
   tensor,
@@ -15,6 +16,7 @@ import {
   UnsupportedOpError,
   type Tensor,
 } from "../../src/index.js";
+import { importBundle } from "../helpers/bundle.js";
 import { eyeN, host, mats, matmul, maxAbs, maxDiff, randomMats, spdMats, split, transpose } from "./helpers.js";
 
 const f64 = { dtype: "float64" as const };
@@ -544,5 +546,28 @@ describe("jit", () => {
     g(a2, b2);
     expect(g.stats.traces).toBe(1);
     expect(g.dump({ after: "fuse" })).toMatch(/: 1 kernels/);
+  });
+
+  it("bundles: lu, triu (a captured mask) and eigh load without a trace or compile and match the jit function", async () => {
+    const f = jit((a: Tensor) => {
+      const { P, L, U } = linalg.lu(a);
+      return [P, L, linalg.triu(U, 1), linalg.eigvalsh(a.add(a.transpose()))];
+    });
+    const a = (count: number, seed: number): Tensor => mats(randomMats(count, 3, 3, seed), count, 3, 3, "float32");
+    f(a(2, 1));
+    const mod = await importBundle(f.bundle());
+    const before = { traces: counters.traces, compiles: counters.compiles };
+    const g = await loadBundle(mod);
+    for (const [count, seed] of [
+      [3, 2],
+      [7, 3],
+    ] as const) {
+      const x = a(count, seed);
+      const want = f(x) as Tensor[];
+      const got = g(x) as Tensor[];
+      want.forEach((w, i) => expect(Array.from(got[i]!.dataSync())).toEqual(Array.from(w.dataSync())));
+    }
+    expect(counters.traces).toBe(before.traces);
+    expect(counters.compiles).toBe(before.compiles);
   });
 });
