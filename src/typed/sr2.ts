@@ -209,7 +209,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
   /**
    * Eigenvalues (ascending, a Vec) and unit eigenvectors (the columns of an
    * R2, `S = V·diag(λ)·Vᵀ`) of the symmetric tensor, by the Jacobi rotations of
-   * `linalg.eigh` on its components (5 sweeps: converged to float64 rounding
+   * `linalg.eigh` on its components (4 sweeps: converged to float64 rounding
    * for 3×3, see `linalg.defaultSweeps`). Eigenvector signs are not normalised.
    */
   eigh(): SR2Eigh {
