@@ -127,7 +127,7 @@ export interface LstsqOptions extends JacobiOptions {
  * ```ts
  * // NumPy's example: fit y = m·x + c through (0,-1), (1,0.2), (2,0.9), (3,2.1)
  * const a = tensor([[0, 1], [1, 1], [2, 1], [3, 1]]);
- * linalg.lstsq(a, tensor([-1, 0.2, 0.9, 2.1])).solution.toArraySync(); // [1, -0.95]
+ * linalg.lstsq(a, tensor([-1, 0.2, 0.9, 2.1])).solution.toArraySync(); // ≈ [1, -0.95]
  * ```
  */
 export function lstsq(a: Tensor, b: Tensor, opts: LstsqOptions = {}): Lstsq {
