@@ -18,7 +18,7 @@
  * 0/0 never arises. `sweeps` can be given to trade accuracy for speed.
  */
 import { ShapeError } from "../../ir/errors.js";
-import { where, type Tensor } from "../tensor.js";
+import type { Tensor } from "../tensor.js";
 import { Alg, type Sc } from "./scalar.js";
 import { assembleMat, assembleVec, comps, matrixArg, MAX_JACOBI_SIZE, type Mat } from "./matrix.js";
 import { checkCount } from "./options.js";
@@ -50,10 +50,9 @@ export interface JacobiOptions {
  */
 function rotation(alg: Alg, x: Sc, y: Sc, z: Sc): { c: Sc; s: Sc; t: Sc } | undefined {
   if (z === 0) return undefined;
-  const zt = alg.t(z);
-  const skip = zt.eq(0);
-  // θ with a safe denominator where z = 0 (the rotation is then the identity anyway).
-  const theta = alg.div(alg.sub(y, x), alg.mul(2, where(skip, alg.t(1), zt)));
+  const skip = alg.t(z).eq(0);
+  // z = 0 gives θ = ±Inf (then t = 0 anyway) or 0/0 = NaN: the `where` below picks t = 0 for both.
+  const theta = alg.div(alg.sub(y, x), alg.mul(2, z));
   const th = alg.t(theta);
   const root = alg.sqrt(alg.add(alg.mul(theta, theta), 1));
   const mag = alg.div(1, alg.add(alg.abs(theta), root));
