@@ -5,7 +5,7 @@
  * comparisons and `where`, no data-dependent control flow), so a call fuses
  * into one kernel that serves every batch size.
  */
-import { promote } from "../../ir/dtype.js";
+import { promote, type DType } from "../../ir/dtype.js";
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import { arange } from "../creation.js";
@@ -324,6 +324,96 @@ export function luFactor(a: Tensor): LUFactor {
       A.x,
     ),
   };
+}
+
+/**
+ * Solves `a x = b` from `luFactor(a)`'s packed factors (PyTorch's `lu_solve`,
+ * LAPACK's getrs): the row swaps of `pivots`, then the unit lower and the upper
+ * triangular solves. `b` is a vector or a matrix of right-hand sides, as in
+ * `solve`. Factor once, solve for many right-hand sides.
+ */
+export function luSolve(factors: LUFactor, b: Tensor): Tensor {
+  const op = "linalg.luSolve";
+  if (
+    factors === null ||
+    typeof factors !== "object" ||
+    !(factors.LU instanceof Tensor) ||
+    !(factors.pivots instanceof Tensor)
+  )
+    throw new DTypeError(`${op}: factors must be luFactor's { LU, pivots }, got ${describe(factors)}`);
+  if (!(b instanceof Tensor)) throw new DTypeError(`${op}: b must be a Tensor, got ${describe(b)}`);
+  if (b.dtype === "bool") throw new DTypeError(`${op}: b ${b.toString()} is bool; linear algebra needs numbers`);
+  const probe = matrixArg(op, "LU", factors.LU, { square: true, limit: MAX_DIRECT_SIZE });
+  const dtype = promote(probe.x.dtype, b.dtype === "float64" ? "float64" : probe.x.dtype);
+  const A = matrixArg(op, "LU", factors.LU, { square: true, limit: MAX_DIRECT_SIZE, dtype });
+  const { alg, n } = A;
+  const piv = factors.pivots;
+  if (piv.dtype !== "int32" || piv.baseDim < 1 || piv.baseShape[piv.baseDim - 1] !== n)
+    throw new ShapeError(
+      `${op}: pivots ${piv.toString()} of dtype ${piv.dtype} must be int32 with ${n} entries per matrix (LU ${A.x.toString()})`,
+    );
+  const { rhs, vector, r, bx } = rightHandSides(op, A, b, dtype);
+  if (n === 0) return bx;
+  const lead = broadcastLead(op, A, b, bx.baseShape.slice(0, r));
+  const m = comps(A);
+  const rows: Sc[][] = rhs.map((row) => [...row]);
+  const k = rows[0]!.length;
+  const pv = vecComps(piv, piv.baseDim - 1, n);
+  // Step i swapped rows i and pivots[i] - 1 (> i or = i).
+  for (let i = 0; i < n; i++) {
+    const sel = Array.from({ length: n }, (_, j) => (j > i ? pv[i]!.eq(j + 1) : undefined));
+    for (let c = 0; c < k; c++) {
+      const top = rows[i]![c]!;
+      let chosen: Sc = top;
+      for (let j = i + 1; j < n; j++) {
+        const below = rows[j]![c]!;
+        chosen = alg.where(sel[j]!, below, chosen);
+        rows[j]![c] = alg.where(sel[j]!, top, below);
+      }
+      rows[i]![c] = chosen;
+    }
+  }
+  // L y = P b (unit diagonal), then U x = y.
+  for (let i = 1; i < n; i++)
+    for (let c = 0; c < k; c++)
+      for (let j = 0; j < i; j++) rows[i]![c] = alg.sub(rows[i]![c]!, alg.mul(m[i]![j]!, rows[j]![c]!));
+  const upper = m.map((row, i) => [...row.map((v, j) => (j < i ? 0 : v)), ...rows[i]!]);
+  const x = backSubstitute(alg, upper, n);
+  const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
+  return vector
+    ? assembleVec(
+        alg,
+        x.map((row) => row[0]!),
+        lead,
+        like,
+      )
+    : assembleMat(alg, x, lead, like);
+}
+
+/** The right-hand sides of `b` for the n×n operand `A` as component rows (see `solve` for the vector rule). */
+function rightHandSides(
+  op: string,
+  A: Mat,
+  b: Tensor,
+  dtype: DType,
+): { rhs: Sc[][]; vector: boolean; r: number; bx: Tensor } {
+  const n = A.n;
+  const aBase = A.x.baseShape;
+  const vector = b.baseDim === 1 || (b.baseDim === aBase.length - 1 && b.baseShape.every((d, i) => d === aBase[i]));
+  if (!vector && b.baseDim < 2) {
+    throw new ShapeError(`${op}: b ${b.toString()} needs a vector or matrix base to solve with ${A.x.toString()}`);
+  }
+  const bx = b.cast(dtype);
+  const rowsOfB = vector ? bx.baseShape[bx.baseDim - 1]! : bx.baseShape[bx.baseDim - 2]!;
+  if (rowsOfB !== n)
+    throw new ShapeError(`${op}: b ${b.toString()} has ${rowsOfB} rows but a ${A.x.toString()} is ${n}×${n}`);
+  const r = bx.baseDim - (vector ? 1 : 2);
+  if (n === 0) return { rhs: [], vector, r, bx };
+  const k = vector ? 1 : bx.baseShape[bx.baseDim - 1]!;
+  const rhs = vector
+    ? vecComps(bx, r, n).map((v) => [v as Sc])
+    : Array.from({ length: n }, (_, i) => vecComps(bx.select(r, i), r, k) as Sc[]);
+  return { rhs, vector, r, bx };
 }
 
 /**

@@ -8,7 +8,20 @@
  *
  * @module linalg
  */
-export { det, inv, solve, lu, luFactor, cholesky, triu, tril, trace, type LU, type LUFactor } from "./direct.js";
+export {
+  det,
+  inv,
+  solve,
+  lu,
+  luFactor,
+  luSolve,
+  cholesky,
+  triu,
+  tril,
+  trace,
+  type LU,
+  type LUFactor,
+} from "./direct.js";
 export { MAX_DIRECT_SIZE, MAX_JACOBI_SIZE } from "./matrix.js";
 export { qr, type QR, type QROptions } from "./qr.js";
 export {

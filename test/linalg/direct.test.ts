@@ -571,3 +571,21 @@ describe("jit", () => {
     expect(counters.compiles).toBe(before.compiles);
   });
 });
+
+describe("luSolve", () => {
+  it("luSolve(luFactor(a), b) solves as solve(a, b) does, for vector and matrix right-hand sides; bad factors are typed errors", () => {
+    const count = 6;
+    const a = mats(randomMats(count, 4, 4, 21), count, 4, 4, "float64");
+    const f = linalg.luFactor(a);
+    const B = mats(randomMats(count, 4, 3, 22), count, 4, 3, "float64");
+    expect(maxDiff(host(linalg.luSolve(f, B)).flat(), host(linalg.solve(a, B)).flat())).toBeLessThan(1e-12);
+    const A = split(a.dataSync(), count, 4, 4);
+    const x = linalg.luSolve(f, tensor([1, 2, 3, 4], f64)).dataSync();
+    for (let k = 0; k < count; k++) {
+      const ax = A[k]!.map((row) => row.reduce((s, v, j) => s + v * Number(x[k * 4 + j]), 0));
+      ax.forEach((v, i) => expect(v).toBeCloseTo(i + 1, 11));
+    }
+    expect(() => linalg.luSolve({ LU: a, pivots: a }, B)).toThrow(ShapeError);
+    expect(() => linalg.luSolve(a as unknown as linalg.LUFactor, B)).toThrow(DTypeError);
+  });
+});
