@@ -3,11 +3,11 @@
 // contract every library (batchwise, peers, the baseline itself) implements.
 // Imported by the harness and, for types only, by every adapter.
 
-export type BenchId = "B1-1e6" | "B1-1e4" | "B2" | "B3" | "B4" | "B5" | "B6";
-export const BENCH_IDS: readonly BenchId[] = ["B1-1e6", "B1-1e4", "B2", "B3", "B4", "B5", "B6"];
+export type BenchId = "B1-1e6" | "B1-1e4" | "B2" | "B3" | "B4" | "B5" | "B6" | "B8-solve" | "B8-eigh";
+export const BENCH_IDS: readonly BenchId[] = ["B1-1e6", "B1-1e4", "B2", "B3", "B4", "B5", "B6", "B8-solve", "B8-eigh"];
 
 /** The kernels a library implements; B1 also serves B5, B3 also serves B6. */
-export type KernelId = "B1" | "B2" | "B3" | "B4";
+export type KernelId = "B1" | "B2" | "B3" | "B4" | "B8solve" | "B8eigh";
 export const KERNEL_OF: Record<BenchId, KernelId> = {
   "B1-1e6": "B1",
   "B1-1e4": "B1",
@@ -16,6 +16,8 @@ export const KERNEL_OF: Record<BenchId, KernelId> = {
   B4: "B4",
   B5: "B1",
   B6: "B3",
+  "B8-solve": "B8solve",
+  "B8-eigh": "B8eigh",
 };
 
 export interface Counters {
@@ -60,6 +62,8 @@ export interface KernelTypes {
   B2: [B2In, B2Out];
   B3: [CloudsIn, Float32Array];
   B4: [B4In, B4Out];
+  B8solve: [B8SolveIn, Float32Array];
+  B8eigh: [B8EighIn, B8EighOut];
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -115,6 +119,8 @@ export const TOLERANCE: Record<KernelId, number> = {
   B2: 1e-3, // inverse entries are O(1) for the well-conditioned inputs below
   B3: 1e-4, // outputs in [-1, 1]; means over 1000 points summed in float32 by peers
   B4: 0, // pure copies: must be exact
+  B8solve: 1e-3, // well-conditioned systems (diagonally dominant), solutions O(1)
+  B8eigh: 1e-4, // eigenvalues of matrices with entries in [-1, 1]; see compareB8eigh for the vectors
 };
 
 // ---------------------------------------------------------------- inputs
@@ -287,6 +293,8 @@ export const BASELINES: { [K in KernelId]: (input: KernelTypes[K][0]) => KernelT
   B2: b2Baseline,
   B3: b3Baseline,
   B4: b4Baseline,
+  B8solve: b8SolveBaseline,
+  B8eigh: b8EighBaseline,
 };
 
 // ---------------------------------------------------------------- comparison
@@ -327,5 +335,189 @@ export function compare(kernel: KernelId, got: unknown, want: unknown): number {
         maxAbsDiff(g.firstIdx, w.firstIdx),
       );
     }
+    case "B8solve":
+      return maxAbsDiff(got as Float32Array, want as Float32Array);
+    case "B8eigh":
+      return compareB8eigh(got as B8EighOut, want as B8EighOut);
   }
+}
+
+// ---------------------------------------------------------------- B8: batched linear algebra
+
+/** `count` 6×6 systems `A x = b`, row-major A (36 floats each) and b (6 floats each). */
+export interface B8SolveIn {
+  a: Float32Array;
+  b: Float32Array;
+  count: number;
+}
+/** `count` symmetric 3×3 matrices, row-major (9 floats each). */
+export interface B8EighIn {
+  a: Float32Array;
+  count: number;
+}
+/** Eigenvalues ascending (3 per matrix) and eigenvectors as columns (row-major 3×3 per matrix). */
+export interface B8EighOut {
+  values: Float32Array;
+  vectors: Float32Array;
+}
+
+export const B8_SIZES = { solveCount: 100_000, eighCount: 100_000 } as const;
+
+/** Random 6×6 systems, diagonally dominant (|diag| in [3,4], random sign, off-diagonal in [-0.5,0.5]): well conditioned, and pivoting still swaps rows for the negative diagonals' neighbours. */
+export function makeB8solve(count: number, seed = 8): B8SolveIn {
+  const r = rng(seed);
+  const a = new Float32Array(count * 36);
+  const b = new Float32Array(count * 6);
+  for (let k = 0; k < count; k++) {
+    for (let i = 0; i < 6; i++) {
+      for (let j = 0; j < 6; j++) a[k * 36 + i * 6 + j] = i === j ? (r() < 0.5 ? -1 : 1) * (3 + r()) : r() - 0.5;
+      b[k * 6 + i] = 2 * r() - 1;
+    }
+  }
+  return { a, b, count };
+}
+
+/** Random symmetric 3×3 matrices with entries in [-1, 1]. */
+export function makeB8eigh(count: number, seed = 9): B8EighIn {
+  const r = rng(seed);
+  const a = new Float32Array(count * 9);
+  for (let k = 0; k < count; k++) {
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j <= i; j++) {
+        const v = 2 * r() - 1;
+        a[k * 9 + i * 3 + j] = v;
+        a[k * 9 + j * 3 + i] = v;
+      }
+    }
+  }
+  return { a, count };
+}
+
+/** Gaussian elimination with partial pivoting per system, in a float64 scratch (as one writes it by hand). */
+export function b8SolveBaseline({ a, b, count }: B8SolveIn): Float32Array {
+  const n = 6;
+  const x = new Float32Array(count * n);
+  const m = new Float64Array(n * (n + 1));
+  for (let k = 0; k < count; k++) {
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) m[i * (n + 1) + j] = a[k * 36 + i * n + j]!;
+      m[i * (n + 1) + n] = b[k * n + i]!;
+    }
+    for (let c = 0; c < n; c++) {
+      let p = c;
+      let best = Math.abs(m[c * (n + 1) + c]!);
+      for (let i = c + 1; i < n; i++) {
+        const v = Math.abs(m[i * (n + 1) + c]!);
+        if (v > best) {
+          best = v;
+          p = i;
+        }
+      }
+      if (p !== c) {
+        for (let j = c; j <= n; j++) {
+          const t = m[c * (n + 1) + j]!;
+          m[c * (n + 1) + j] = m[p * (n + 1) + j]!;
+          m[p * (n + 1) + j] = t;
+        }
+      }
+      const r = 1 / m[c * (n + 1) + c]!;
+      for (let i = c + 1; i < n; i++) {
+        const f = m[i * (n + 1) + c]! * r;
+        for (let j = c + 1; j <= n; j++) m[i * (n + 1) + j]! -= f * m[c * (n + 1) + j]!;
+      }
+    }
+    for (let i = n - 1; i >= 0; i--) {
+      let s = m[i * (n + 1) + n]!;
+      for (let j = i + 1; j < n; j++) s -= m[i * (n + 1) + j]! * x[k * n + j]!;
+      x[k * n + i] = s / m[i * (n + 1) + i]!;
+    }
+  }
+  return x;
+}
+
+/**
+ * Cyclic Jacobi per matrix (Numerical Recipes' rotation), stopping when the
+ * off-diagonal entries are below 1e-15 of the diagonal's (converged in
+ * float64) or after 50 sweeps, then the
+ * eigenvalues sorted ascending with their vectors.
+ */
+export function b8EighBaseline({ a, count }: B8EighIn): B8EighOut {
+  const values = new Float32Array(count * 3);
+  const vectors = new Float32Array(count * 9);
+  const m = new Float64Array(9);
+  const v = new Float64Array(9);
+  for (let k = 0; k < count; k++) {
+    for (let i = 0; i < 9; i++) {
+      m[i] = a[k * 9 + i]!;
+      v[i] = i % 4 === 0 ? 1 : 0;
+    }
+    for (let sweep = 0; sweep < 50; sweep++) {
+      const off = Math.abs(m[1]!) + Math.abs(m[2]!) + Math.abs(m[5]!);
+      if (off <= 1e-15 * (Math.abs(m[0]!) + Math.abs(m[4]!) + Math.abs(m[8]!))) break;
+      for (let p = 0; p < 2; p++) {
+        for (let q = p + 1; q < 3; q++) {
+          const apq = m[p * 3 + q]!;
+          if (apq === 0) continue;
+          const theta = (m[q * 4]! - m[p * 4]!) / (2 * apq);
+          const t = (theta >= 0 ? 1 : -1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+          const c = 1 / Math.sqrt(t * t + 1);
+          const s = t * c;
+          m[p * 4] = m[p * 4]! - t * apq;
+          m[q * 4] = m[q * 4]! + t * apq;
+          m[p * 3 + q] = m[q * 3 + p] = 0;
+          const r = 3 - p - q;
+          const arp = m[r * 3 + p]!;
+          const arq = m[r * 3 + q]!;
+          m[r * 3 + p] = m[p * 3 + r] = c * arp - s * arq;
+          m[r * 3 + q] = m[q * 3 + r] = s * arp + c * arq;
+          for (let i = 0; i < 3; i++) {
+            const x = v[i * 3 + p]!;
+            const y = v[i * 3 + q]!;
+            v[i * 3 + p] = c * x - s * y;
+            v[i * 3 + q] = s * x + c * y;
+          }
+        }
+      }
+    }
+    // Three compare-exchanges order the diagonal (ties keep their order).
+    let o0 = 0,
+      o1 = 1,
+      o2 = 2,
+      t: number;
+    if (m[o0 * 4]! > m[o1 * 4]!) ((t = o0), (o0 = o1), (o1 = t));
+    if (m[o1 * 4]! > m[o2 * 4]!) ((t = o1), (o1 = o2), (o2 = t));
+    if (m[o0 * 4]! > m[o1 * 4]!) ((t = o0), (o0 = o1), (o1 = t));
+    for (let c = 0; c < 3; c++) {
+      const o = c === 0 ? o0 : c === 1 ? o1 : o2;
+      values[k * 3 + c] = m[o * 4]!;
+      for (let i = 0; i < 3; i++) vectors[k * 9 + i * 3 + c] = v[i * 3 + o]!;
+    }
+  }
+  return { values, vectors };
+}
+
+/**
+ * Eigenvalues compared directly; eigenvectors up to sign (a column and its
+ * negation are the same eigenvector): per column, the smaller of |g - w| and
+ * |g + w|. Columns of (near-)repeated eigenvalues are not unique either, but
+ * random matrices have none.
+ */
+export function compareB8eigh(got: B8EighOut, want: B8EighOut): number {
+  let err = maxAbsDiff(got.values, want.values);
+  if (got.vectors.length !== want.vectors.length) return Infinity;
+  for (let k = 0; k < got.vectors.length / 9; k++) {
+    for (let c = 0; c < 3; c++) {
+      let plus = 0;
+      let minus = 0;
+      for (let i = 0; i < 3; i++) {
+        const g = got.vectors[k * 9 + i * 3 + c]!;
+        const w = want.vectors[k * 9 + i * 3 + c]!;
+        plus = Math.max(plus, Math.abs(g - w));
+        minus = Math.max(minus, Math.abs(g + w));
+      }
+      const e = Math.min(plus, minus);
+      err = Math.max(err, Number.isNaN(e) ? Infinity : e);
+    }
+  }
+  return err;
 }

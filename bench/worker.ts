@@ -15,6 +15,9 @@ import {
   makeB2,
   makeB4,
   makeClouds,
+  makeB8solve,
+  makeB8eigh,
+  B8_SIZES,
   type BenchId,
   type Counters,
   type KernelId,
@@ -114,6 +117,10 @@ function inputFor(bench: BenchId): { input: unknown; n: number } {
       return { input: makeB1(SIZES.b5N, 5), n: SIZES.b5N };
     case "B6":
       return { input: makeClouds(SIZES.b6WarmClouds, SIZES.b6Points, 6), n: SIZES.b6WarmClouds + 1 };
+    case "B8-solve":
+      return { input: makeB8solve(B8_SIZES.solveCount), n: B8_SIZES.solveCount };
+    case "B8-eigh":
+      return { input: makeB8eigh(B8_SIZES.eighCount), n: B8_SIZES.eighCount };
   }
 }
 

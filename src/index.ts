@@ -112,3 +112,5 @@ export {
   type PadDictsOptions,
   type UnpadOptions,
 } from "./tensordict/index.js";
+// --- linear algebra ---
+export * as linalg from "./linalg/index.js";

@@ -7,7 +7,7 @@
 // (clouds; points, 3) with base axes 0 = points, 1 = xyz; B2 is (count; 3, 3).
 // One jit instance per benchmark, so the counters describe that benchmark.
 
-import type { B2Out, B4Out, Counters, LibAdapter } from "../cases.js";
+import type { B2Out, B4Out, B8EighOut, Counters, LibAdapter } from "../cases.js";
 
 /** The slice of the tensor API these benchmarks use (see the brief in bench/README.md). */
 interface Tensor {
@@ -38,6 +38,7 @@ interface Batchwise {
   initWebGPU?(): Promise<unknown>;
   // Typed tensors and ragged helpers, probed at run time.
   R2?: unknown;
+  linalg?: unknown;
   listToPadded?: unknown;
   listToPacked?: unknown;
   getFirstIdx?: unknown;
@@ -226,6 +227,48 @@ export default async function load(backend: string): Promise<LibAdapter> {
         return { padded: f32(padded), maxN, packed: f32(packed), firstIdx };
       },
     });
+  }
+  // --- B8: batched linear algebra ---
+  // (count; 6,6) solve with (count; 6) right-hand sides; (count; 3,3) symmetric eigh (Jacobi, default sweeps).
+  type Linalg = {
+    solve(a: Tensor, b: Tensor): Tensor;
+    eigh(a: Tensor): { eigenvalues: Tensor; eigenvectors: Tensor };
+  };
+  const linalg = bw.linalg as Linalg | undefined;
+  if (!sync) {
+    adapter.skipped.B8solve = adapter.skipped.B8eigh = "JS backend only in this bench for now";
+  } else if (linalg === undefined || typeof linalg.solve !== "function") {
+    adapter.skipped.B8solve = adapter.skipped.B8eigh = "src/index.ts does not export linalg";
+  } else {
+    adapter.kernels.B8solve = () => {
+      const f = bw.jit((a: Tensor, b: Tensor) => linalg.solve(a, b), jitOpts);
+      return {
+        run: ({ a, b, count }) =>
+          f32(
+            f(
+              bw.fromTypedArray(a, [count, 6, 6], { batchDim: 1, copy: false }),
+              bw.fromTypedArray(b, [count, 6], { batchDim: 1, copy: false }),
+            ),
+          ),
+        stats: counters(f),
+      };
+    };
+    adapter.kernels.B8eigh = () => {
+      const f = bw.jit((a: Tensor) => {
+        const r = linalg.eigh(a);
+        return [r.eigenvalues, r.eigenvectors];
+      }, jitOpts);
+      return {
+        run: ({ a, count }): B8EighOut => {
+          const [values, vectors] = f(bw.fromTypedArray(a, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [
+            Tensor,
+            Tensor,
+          ];
+          return { values: f32(values), vectors: f32(vectors) };
+        },
+        stats: counters(f),
+      };
+    };
   }
   return adapter;
 }

@@ -12,6 +12,9 @@ export default async function load(backend: string): Promise<LibAdapter> {
       B2: () => ({ run: BASELINES.B2 }),
       B3: () => ({ run: BASELINES.B3 }),
       B4: () => ({ run: BASELINES.B4 }),
+      // --- B8: batched linear algebra ---
+      B8solve: () => ({ run: BASELINES.B8solve }),
+      B8eigh: () => ({ run: BASELINES.B8eigh }),
     },
     skipped: {},
     notes: ["timed against a second copy of itself: its ratio is the run's noise floor"],

@@ -4,7 +4,7 @@ export { type BatchIndex } from "./host.js";
 export { Scalar } from "./scalar.js";
 export { Vec } from "./vec.js";
 export { R2 } from "./r2.js";
-export { SR2 } from "./sr2.js";
+export { SR2, type SR2Eigh } from "./sr2.js";
 export { WR2 } from "./wr2.js";
 export { Rot, type EulerConvention, type AngleType } from "./rot.js";
 export { Quaternion } from "./quaternion.js";

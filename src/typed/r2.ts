@@ -25,6 +25,7 @@ import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 import { Vec } from "./vec.js";
 import { WR2 } from "./wr2.js";
+import { solve as linalgSolve } from "../linalg/direct.js";
 
 /**
  * R2 `(3,3)`: a general second-order tensor.
@@ -193,6 +194,19 @@ export class R2 extends PrimitiveTensor<R2> {
   /** Column `i` as a Vec. */
   col(i: number): Vec {
     return new Vec(this.t.select(1, i));
+  }
+
+  // --- linear algebra ---
+  /**
+   * Solves `A·x = b` by LU with partial pivoting (`linalg.solve`): a Vec for a
+   * Vec, an R2 (three right-hand sides, its columns) for an R2. Batch shapes
+   * broadcast; a singular A gives Inf/NaN in its batch element.
+   */
+  solve(b: Vec): Vec;
+  solve(b: R2): R2;
+  solve(b: Vec | R2): Vec | R2 {
+    need("R2.solve", "b", b, Vec, R2);
+    return b instanceof Vec ? new Vec(linalgSolve(this.t, b.t)) : new R2(linalgSolve(this.t, b.t));
   }
 }
 

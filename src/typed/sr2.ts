@@ -10,6 +10,7 @@ import {
   assemble,
   at,
   det3,
+  floatOf,
   dotOf,
   inverse3,
   mat3,
@@ -26,6 +27,10 @@ import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SSR4 } from "./ssr4.js";
 import { checkInt } from "../check.js";
+import { Alg } from "../linalg/scalar.js";
+import { defaultSweeps, jacobiEigen } from "../linalg/jacobi.js";
+import { assembleMat, assembleVec } from "../linalg/matrix.js";
+import { Vec } from "./vec.js";
 
 /** The tensor components `a[i][j]` of a Mandel vector (shears divided by √2). */
 export function sr2Full(t: Tensor): Tensor[][] {
@@ -39,6 +44,14 @@ export function sr2FromFull(a: readonly (readonly Tensor[])[]): Tensor {
     MANDEL_PAIRS.map(([i, j], k) => (k < 3 ? a[i]![j]! : a[i]![j]!.mul(MANDEL_FACTORS[k]!))),
     [6],
   );
+}
+
+/** The result of `SR2.eigh`. */
+export interface SR2Eigh {
+  /** The eigenvalues, ascending. */
+  readonly values: Vec;
+  /** The unit eigenvectors as the columns of an R2 (`S = V·diag(λ)·Vᵀ`). */
+  readonly vectors: R2;
 }
 
 /** SR2 `(6)`: a symmetric second-order tensor in Mandel notation `[a11, a22, a33, √2·a23, √2·a13, √2·a12]`. */
@@ -190,5 +203,22 @@ export class SR2 extends PrimitiveTensor<SR2> {
     need("SR2.rotate", "r", r, Rot, R2);
     const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
     return new SR2(sr2FromFull(matmul3(matmul3(q, sr2Full(this.t)), transposeOf(q))));
+  }
+
+  // --- linear algebra ---
+  /**
+   * Eigenvalues (ascending, a Vec) and unit eigenvectors (the columns of an
+   * R2, `S = V·diag(λ)·Vᵀ`) of the symmetric tensor, by the Jacobi rotations of
+   * `linalg.eigh` on its components (4 sweeps: converged to float64 rounding
+   * for 3×3, see `linalg.defaultSweeps`). Eigenvector signs are not normalised.
+   */
+  eigh(): SR2Eigh {
+    const alg = new Alg(floatOf(this.t));
+    const { values, cols } = jacobiEigen(alg, sr2Full(this.t), 3, defaultSweeps(3), true);
+    const V = [0, 1, 2].map((i) => cols.map((col) => col[i]!));
+    return {
+      values: new Vec(assembleVec(alg, values, [], this.t)),
+      vectors: new R2(assembleMat(alg, V, [], this.t)),
+    };
   }
 }

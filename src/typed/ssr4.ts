@@ -11,6 +11,7 @@ import { R2 } from "./r2.js";
 import { R4, SSSSR8 } from "./higher.js";
 import { Rot } from "./rot.js";
 import { SR2 } from "./sr2.js";
+import { solve as linalgSolve } from "../linalg/direct.js";
 
 type Pattern = (i: number, j: number) => boolean;
 const C1: Pattern = (i, j) => i < 3 && i === j;
@@ -225,6 +226,17 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
   inner(b: SSR4): Scalar {
     need("SSR4.inner", "b", b, SSR4);
     return new Scalar(dotOf(mat6(this.t).flat(), mat6(b.t).flat()));
+  }
+
+  // --- linear algebra ---
+  /**
+   * Solves `C·x = b` for x in Mandel form (the 6×6 Mandel matrix, LU with
+   * partial pivoting as `linalg.solve`): the Newton update of a symmetric
+   * residual. Batch shapes broadcast; a singular C gives Inf/NaN.
+   */
+  solve(b: SR2): SR2 {
+    need("SSR4.solve", "b", b, SR2);
+    return new SR2(linalgSolve(this.t, b.t));
   }
 }
 

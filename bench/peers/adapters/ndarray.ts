@@ -100,6 +100,10 @@ export default async function load(backend: string): Promise<LibAdapter> {
         },
       }),
     },
-    skipped: {},
+    skipped: {
+      // --- B8: batched linear algebra ---
+      B8solve: "ndarray-ops has elementwise loops only: no solve",
+      B8eigh: "ndarray-ops has elementwise loops only: no eigh",
+    },
   };
 }

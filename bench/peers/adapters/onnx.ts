@@ -108,6 +108,9 @@ export default async function load(backend: string): Promise<LibAdapter> {
     },
     skipped: {
       B4: "no sensible ONNX form: graphs take dense fixed-rank tensors, and a ragged list of 1,000 clouds would need a different graph (one input per cloud) for every batch",
+      // --- B8: batched linear algebra ---
+      B8solve: "ONNX has no linear-solve operator (Det is its only linear-algebra op)",
+      B8eigh: "ONNX has no eigendecomposition operator",
     },
   };
 }

@@ -86,6 +86,10 @@ export default async function load(backend: string): Promise<LibAdapter> {
         },
       }),
     },
-    skipped: {},
+    skipped: {
+      // --- B8: batched linear algebra ---
+      B8solve: "tfjs-core 4.22 has no linear solve (tf.linalg has only bandPart, gramSchmidt and qr)",
+      B8eigh: "tfjs-core 4.22 has no eigendecomposition (no batched eigh)",
+    },
   };
 }

@@ -1,0 +1,491 @@
+/**
+ * The direct routines: LU with partial pivoting (and through it `det`, `inv`,
+ * `solve`), Cholesky, triangles and the trace. Each unrolls over the matrix
+ * components into straight-line code per matrix (pivot rows chosen with
+ * comparisons and `where`, no data-dependent control flow), so a call fuses
+ * into one kernel that serves every batch size.
+ */
+import { promote, type DType } from "../../ir/dtype.js";
+import { DTypeError, ShapeError } from "../../ir/errors.js";
+import { describe } from "../check.js";
+import { arange } from "../creation.js";
+import { Tensor, where } from "../tensor.js";
+import { Alg, type Sc } from "./scalar.js";
+import {
+  assembleMat,
+  assembleVec,
+  comps,
+  leadTensor,
+  matrixArg,
+  MAX_DIRECT_SIZE,
+  vecComps,
+  type Mat,
+} from "./matrix.js";
+
+const I32 = new Alg("int32");
+
+/** What partial-pivoting elimination gives. */
+interface Eliminated {
+  /** The working rows after elimination: U in columns 0..n-1, the transformed right-hand sides after. */
+  readonly rows: Sc[][];
+  /** The multipliers `L[i][k]` (i > k), in the final row order (LAPACK's unit lower factor). */
+  readonly l: Sc[][];
+  /** `perm[r]`: the original row now at row r (int32). */
+  readonly perm: Sc[];
+  /** The pivot row chosen at each step (int32, 0-based). */
+  readonly piv: Sc[];
+  /** +1 or -1: the parity of the row swaps. */
+  readonly sign: Sc;
+}
+
+/**
+ * Gaussian elimination with partial pivoting on the rows `a` (n rows of n
+ * matrix columns followed by any right-hand-side columns), as LAPACK's getrf:
+ * at step k the row with the largest |a_ik|, i ≥ k (the first on ties; NaN
+ * never wins), swaps with row k, then rows below subtract multiples of it. A
+ * zero pivot (the whole column is 0 below the diagonal) leaves its column of L
+ * zero, as getrf does, so a singular matrix gives a zero on U's diagonal and
+ * finite factors; dividing by it (`solve`, `inv`) then gives Inf or NaN.
+ */
+function eliminate(alg: Alg, a: readonly (readonly Sc[])[], n: number, track: boolean): Eliminated {
+  const rows = a.map((r) => [...r]);
+  const width = rows[0]?.length ?? 0;
+  const l: Sc[][] = Array.from({ length: n }, () => Array<Sc>(n).fill(0));
+  const perm: Sc[] = Array.from({ length: n }, (_, i) => i);
+  const piv: Sc[] = [];
+  let sign: Sc = 1;
+  for (let k = 0; k < n; k++) {
+    // The pivot: the first largest |a_ik| over i >= k.
+    let best: Sc = alg.abs(rows[k]![k]!);
+    let p: Sc = k;
+    for (let i = k + 1; i < n; i++) {
+      const v = rows[i]![k]!;
+      if (v === 0) continue;
+      const av = alg.abs(v);
+      const g = alg.t(av).gt(alg.t(best));
+      best = alg.where(g, av, best);
+      p = I32.where(g, i, p);
+    }
+    piv.push(p);
+    if (typeof p !== "number") {
+      const sel = rows.map((_, i) => (i > k ? (p as Tensor).eq(i) : undefined));
+      const swapRows = (m: Sc[][], from: number, to: number): void => {
+        for (let c = from; c < to; c++) {
+          const top = m[k]![c]!;
+          let chosen: Sc = top;
+          for (let i = k + 1; i < n; i++) {
+            const s = sel[i]!;
+            const below = m[i]![c]!;
+            chosen = alg.where(s, below, chosen);
+            m[i]![c] = alg.where(s, top, below);
+          }
+          m[k]![c] = chosen;
+        }
+      };
+      swapRows(rows, k, width);
+      if (track) {
+        swapRows(l, 0, k);
+        const top = perm[k]!;
+        let chosen: Sc = top;
+        for (let i = k + 1; i < n; i++) {
+          const s = sel[i]!;
+          chosen = I32.where(s, perm[i]!, chosen);
+          perm[i] = I32.where(s, top, perm[i]!);
+        }
+        perm[k] = chosen;
+      }
+      sign = alg.where(p.eq(k), sign, alg.neg(sign));
+    }
+    const pivot = rows[k]![k]!;
+    // 1/pivot, or 1 for a zero pivot (then the column below it is zero too, or NaN).
+    const r: Sc = typeof pivot === "number" ? (pivot === 0 ? 1 : 1 / pivot) : alg.div(1, where(pivot.eq(0), 1, pivot));
+    for (let i = k + 1; i < n; i++) {
+      const f = alg.mul(rows[i]![k]!, r);
+      l[i]![k] = f;
+      rows[i]![k] = 0;
+      if (f === 0) continue;
+      for (let c = k + 1; c < width; c++) rows[i]![c] = alg.sub(rows[i]![c]!, alg.mul(f, rows[k]![c]!));
+    }
+  }
+  return { rows, l, perm, piv, sign };
+}
+
+/** Solves `U x = y` for every right-hand-side column (columns n.. of `rows`), upper triangular U. */
+function backSubstitute(alg: Alg, rows: readonly (readonly Sc[])[], n: number): Sc[][] {
+  const width = rows[0]?.length ?? n;
+  const x: Sc[][] = Array.from({ length: n }, () => Array<Sc>(width - n).fill(0));
+  for (let i = n - 1; i >= 0; i--) {
+    const r = alg.div(1, rows[i]![i]!);
+    for (let c = n; c < width; c++) {
+      let s: Sc = rows[i]![c]!;
+      for (let j = i + 1; j < n; j++) s = alg.sub(s, alg.mul(rows[i]![j]!, x[j]![c - n]!));
+      x[i]![c - n] = alg.mul(s, r);
+    }
+  }
+  return x;
+}
+
+function square(op: string, a: unknown, limit = MAX_DIRECT_SIZE): Mat {
+  return matrixArg(op, "a", a, { square: true, limit });
+}
+
+/**
+ * The determinant of each square base matrix: `(B; n,n)` gives `(B;)`.
+ * Sizes up to 3 use the cofactor expansion; larger ones LU with partial
+ * pivoting (the product of U's diagonal times the swap parity, as NumPy). A
+ * singular matrix gives 0 (or a tiny value from rounding); NaN entries give NaN.
+ * The determinant of a 0×0 matrix is 1.
+ *
+ * @example
+ * ```ts
+ * linalg.det(tensor([[1, 2], [3, 4]])).itemSync(); // -2
+ * ```
+ */
+export function det(a: Tensor): Tensor {
+  const A = square("linalg.det", a);
+  const { alg, n, lead } = A;
+  if (n === 0) return leadTensor(alg, 1, lead, A.x);
+  const m = comps(A);
+  const e = (i: number, j: number): Tensor => m[i]![j]!;
+  let d: Sc;
+  if (n === 1) d = e(0, 0);
+  else if (n === 2) d = alg.sub(alg.mul(e(0, 0), e(1, 1)), alg.mul(e(0, 1), e(1, 0)));
+  else if (n === 3) {
+    const minor = (r0: number, r1: number, c0: number, c1: number): Sc =>
+      alg.sub(alg.mul(e(r0, c0), e(r1, c1)), alg.mul(e(r0, c1), e(r1, c0)));
+    d = alg.dot(m[0]!, [minor(1, 2, 1, 2), minor(1, 2, 2, 0), minor(1, 2, 0, 1)]);
+  } else {
+    const el = eliminate(alg, m, n, false);
+    d = el.sign;
+    for (let k = 0; k < n; k++) d = alg.mul(d, el.rows[k]![k]!);
+  }
+  return leadTensor(alg, d, lead, A.x);
+}
+
+/**
+ * The inverse of each square base matrix, by Gauss-Jordan elimination with
+ * partial pivoting (LU, then the triangular solves, unrolled). A singular
+ * matrix gives Inf or NaN entries in its batch element (NumPy raises instead;
+ * a batched, lazy call cannot); other batch elements are unaffected.
+ *
+ * @example
+ * ```ts
+ * linalg.inv(tensor([[1, 2], [3, 4]])).toArraySync(); // [[-2, 1], [1.5, -0.5]]
+ * ```
+ */
+export function inv(a: Tensor): Tensor {
+  const A = square("linalg.inv", a);
+  const { alg, n, lead } = A;
+  if (n === 0) return A.x;
+  const rows: Sc[][] = comps(A).map((row, i) => [...row, ...Array.from({ length: n }, (_, j) => (i === j ? 1 : 0))]);
+  const el = eliminate(alg, rows, n, false);
+  return assembleMat(alg, backSubstitute(alg, el.rows, n), lead, A.x);
+}
+
+/**
+ * Solves `a x = b` for each batch element, by LU with partial pivoting (as
+ * NumPy's `solve`, LAPACK's gesv). `a` is `(…; n,n)`; `b` is a vector
+ * `(…; n)` when it has one base dim fewer than `a`, else a matrix `(…; n,k)`
+ * of right-hand sides. Batch dims (and leading base dims) broadcast. A
+ * singular `a` gives Inf or NaN in its batch element.
+ *
+ * @example
+ * ```ts
+ * // NumPy's example: 3x + y = 9, x + 2y = 8
+ * linalg.solve(tensor([[3, 1], [1, 2]]), tensor([9, 8])).toArraySync(); // [2, 3]
+ * ```
+ */
+export function solve(a: Tensor, b: Tensor): Tensor {
+  const op = "linalg.solve";
+  if (!(b instanceof Tensor)) throw new DTypeError(`${op}: b must be a Tensor, got ${describe(b)}`);
+  const probe = square(op, a);
+  const dtype = promote(probe.x.dtype, b.dtype === "bool" ? probe.x.dtype : b.dtype);
+  const A = matrixArg(op, "a", a, { square: true, limit: MAX_DIRECT_SIZE, dtype });
+  if (b.dtype === "bool") throw new DTypeError(`${op}: b ${b.toString()} is bool; linear algebra needs numbers`);
+  const { alg, n } = A;
+  // PyTorch's rule: b is a vector when it has one base dim, or exactly a's base without its last dim.
+  const aBase = A.x.baseShape;
+  const vector = b.baseDim === 1 || (b.baseDim === aBase.length - 1 && b.baseShape.every((d, i) => d === aBase[i]));
+  if (!vector && b.baseDim < 2) {
+    throw new ShapeError(`${op}: b ${b.toString()} needs a vector or matrix base to solve with a ${A.x.toString()}`);
+  }
+  const bx = b.cast(dtype);
+  const rowsOfB = vector ? bx.baseShape[bx.baseDim - 1]! : bx.baseShape[bx.baseDim - 2]!;
+  if (rowsOfB !== n) {
+    throw new ShapeError(`${op}: b ${b.toString()} has ${rowsOfB} rows but a ${A.x.toString()} is ${n}×${n}`);
+  }
+  const r = bx.baseDim - (vector ? 1 : 2);
+  const bLead = bx.baseShape.slice(0, r);
+  // The leading base dims broadcast like batch dims; the result has the broadcast lead.
+  const lead = broadcastLead(op, A, b, bLead);
+  if (n === 0) return bx;
+  let rhs: Sc[][];
+  if (vector) rhs = vecComps(bx, r, n).map((v) => [v]);
+  else {
+    const k = bx.baseShape[bx.baseDim - 1]!;
+    rhs = Array.from({ length: n }, (_, i) => vecComps(bx.select(r, i), r, k));
+  }
+  const rows: Sc[][] = comps(A).map((row, i) => [...row, ...rhs[i]!]);
+  const x = backSubstitute(alg, eliminate(alg, rows, n, false).rows, n);
+  const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
+  return vector
+    ? assembleVec(
+        alg,
+        x.map((row) => row[0]!),
+        lead,
+        like,
+      )
+    : assembleMat(alg, x, lead, like);
+}
+
+function broadcastLead(op: string, A: Mat, b: Tensor, bLead: readonly number[]): number[] {
+  const a = A.lead;
+  const len = Math.max(a.length, bLead.length);
+  const out: number[] = [];
+  for (let i = 0; i < len; i++) {
+    const x = a[a.length - len + i] ?? 1;
+    const y = bLead[bLead.length - len + i] ?? 1;
+    if (x !== y && x !== 1 && y !== 1) {
+      throw new ShapeError(
+        `${op}: the leading base dims of a ${A.x.toString()} and b ${b.toString()} do not broadcast`,
+      );
+    }
+    out.push(x === 1 ? y : x);
+  }
+  return out;
+}
+
+/** The factors of `lu`: `a = P·L·U`. */
+export interface LU {
+  /** The permutation matrix (0s and 1s in a's dtype). */
+  readonly P: Tensor;
+  /** Unit lower triangular. */
+  readonly L: Tensor;
+  /** Upper triangular. */
+  readonly U: Tensor;
+}
+
+/**
+ * LU decomposition with partial pivoting, `a = P·L·U` (SciPy's and PyTorch's
+ * `lu`, Open3D's `LU`), for square base matrices. The pivots are LAPACK's
+ * (getrf): the first largest |entry| of the column. A singular matrix gives a
+ * zero on U's diagonal and finite factors.
+ *
+ * @example
+ * ```ts
+ * const { P, L, U } = linalg.lu(tensor([[1, 2], [3, 4]])); // P = [[0,1],[1,0]], L = [[1,0],[1/3,1]], U = [[3,4],[0,2/3]]
+ * ```
+ */
+export function lu(a: Tensor): LU {
+  const A = square("linalg.lu", a);
+  const { alg, n, lead } = A;
+  if (n === 0) return { P: A.x, L: A.x, U: A.x };
+  const el = eliminate(alg, comps(A), n, true);
+  const L = el.l.map((row, i) => row.map((v, j) => (i === j ? 1 : j < i ? v : 0)));
+  // Row r of L·U is row perm[r] of a, so P[i][r] = (perm[r] == i).
+  const P = Array.from({ length: n }, (_, i) =>
+    el.perm.map((pr) => (typeof pr === "number" ? (pr === i ? 1 : 0) : alg.where(pr.eq(i), 1, 0))),
+  );
+  return {
+    P: assembleMat(alg, P, lead, A.x),
+    L: assembleMat(alg, L, lead, A.x),
+    U: assembleMat(alg, el.rows, lead, A.x),
+  };
+}
+
+/** The packed factors of `luFactor`. */
+export interface LUFactor {
+  /** U on and above the diagonal, L's multipliers below it (L's unit diagonal is implied). */
+  readonly LU: Tensor;
+  /**
+   * int32 `(…; n)`, 1-based as LAPACK's `ipiv`: step k swapped row k with row
+   * `pivots[k] - 1` (PyTorch's `lu_factor`, Open3D's `LUIpiv`).
+   */
+  readonly pivots: Tensor;
+}
+
+/**
+ * LU decomposition with partial pivoting in LAPACK's packed form (getrf):
+ * `LU` holds U and L's multipliers, `pivots` the 1-based row swaps
+ * (PyTorch's `lu_factor`, Open3D's `LUIpiv`).
+ */
+export function luFactor(a: Tensor): LUFactor {
+  const A = square("linalg.luFactor", a);
+  const { alg, n, lead } = A;
+  if (n === 0) return { LU: A.x, pivots: A.x.cast("int32").sum([A.x.baseDim - 1]) };
+  const el = eliminate(alg, comps(A), n, true);
+  const packed = el.rows.map((row, i) => row.map((v, j) => (j < i ? el.l[i]![j]! : v)));
+  return {
+    LU: assembleMat(alg, packed, lead, A.x),
+    pivots: assembleVec(
+      I32,
+      el.piv.map((p) => I32.add(p, 1)),
+      lead,
+      A.x,
+    ),
+  };
+}
+
+/**
+ * Solves `a x = b` from `luFactor(a)`'s packed factors (PyTorch's `lu_solve`,
+ * LAPACK's getrs): the row swaps of `pivots`, then the unit lower and the upper
+ * triangular solves. `b` is a vector or a matrix of right-hand sides, as in
+ * `solve`. Factor once, solve for many right-hand sides.
+ */
+export function luSolve(factors: LUFactor, b: Tensor): Tensor {
+  const op = "linalg.luSolve";
+  if (
+    factors === null ||
+    typeof factors !== "object" ||
+    !(factors.LU instanceof Tensor) ||
+    !(factors.pivots instanceof Tensor)
+  )
+    throw new DTypeError(`${op}: factors must be luFactor's { LU, pivots }, got ${describe(factors)}`);
+  if (!(b instanceof Tensor)) throw new DTypeError(`${op}: b must be a Tensor, got ${describe(b)}`);
+  if (b.dtype === "bool") throw new DTypeError(`${op}: b ${b.toString()} is bool; linear algebra needs numbers`);
+  const probe = matrixArg(op, "LU", factors.LU, { square: true, limit: MAX_DIRECT_SIZE });
+  const dtype = promote(probe.x.dtype, b.dtype === "float64" ? "float64" : probe.x.dtype);
+  const A = matrixArg(op, "LU", factors.LU, { square: true, limit: MAX_DIRECT_SIZE, dtype });
+  const { alg, n } = A;
+  const piv = factors.pivots;
+  if (piv.dtype !== "int32" || piv.baseDim < 1 || piv.baseShape[piv.baseDim - 1] !== n)
+    throw new ShapeError(
+      `${op}: pivots ${piv.toString()} of dtype ${piv.dtype} must be int32 with ${n} entries per matrix (LU ${A.x.toString()})`,
+    );
+  const { rhs, vector, r, bx } = rightHandSides(op, A, b, dtype);
+  if (n === 0) return bx;
+  const lead = broadcastLead(op, A, b, bx.baseShape.slice(0, r));
+  const m = comps(A);
+  const rows: Sc[][] = rhs.map((row) => [...row]);
+  const k = rows[0]!.length;
+  const pv = vecComps(piv, piv.baseDim - 1, n);
+  // Step i swapped rows i and pivots[i] - 1 (> i or = i).
+  for (let i = 0; i < n; i++) {
+    const sel = Array.from({ length: n }, (_, j) => (j > i ? pv[i]!.eq(j + 1) : undefined));
+    for (let c = 0; c < k; c++) {
+      const top = rows[i]![c]!;
+      let chosen: Sc = top;
+      for (let j = i + 1; j < n; j++) {
+        const below = rows[j]![c]!;
+        chosen = alg.where(sel[j]!, below, chosen);
+        rows[j]![c] = alg.where(sel[j]!, top, below);
+      }
+      rows[i]![c] = chosen;
+    }
+  }
+  // L y = P b (unit diagonal), then U x = y.
+  for (let i = 1; i < n; i++)
+    for (let c = 0; c < k; c++)
+      for (let j = 0; j < i; j++) rows[i]![c] = alg.sub(rows[i]![c]!, alg.mul(m[i]![j]!, rows[j]![c]!));
+  const upper = m.map((row, i) => [...row.map((v, j) => (j < i ? 0 : v)), ...rows[i]!]);
+  const x = backSubstitute(alg, upper, n);
+  const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
+  return vector
+    ? assembleVec(
+        alg,
+        x.map((row) => row[0]!),
+        lead,
+        like,
+      )
+    : assembleMat(alg, x, lead, like);
+}
+
+/** The right-hand sides of `b` for the n×n operand `A` as component rows (see `solve` for the vector rule). */
+function rightHandSides(
+  op: string,
+  A: Mat,
+  b: Tensor,
+  dtype: DType,
+): { rhs: Sc[][]; vector: boolean; r: number; bx: Tensor } {
+  const n = A.n;
+  const aBase = A.x.baseShape;
+  const vector = b.baseDim === 1 || (b.baseDim === aBase.length - 1 && b.baseShape.every((d, i) => d === aBase[i]));
+  if (!vector && b.baseDim < 2) {
+    throw new ShapeError(`${op}: b ${b.toString()} needs a vector or matrix base to solve with ${A.x.toString()}`);
+  }
+  const bx = b.cast(dtype);
+  const rowsOfB = vector ? bx.baseShape[bx.baseDim - 1]! : bx.baseShape[bx.baseDim - 2]!;
+  if (rowsOfB !== n)
+    throw new ShapeError(`${op}: b ${b.toString()} has ${rowsOfB} rows but a ${A.x.toString()} is ${n}×${n}`);
+  const r = bx.baseDim - (vector ? 1 : 2);
+  if (n === 0) return { rhs: [], vector, r, bx };
+  const k = vector ? 1 : bx.baseShape[bx.baseDim - 1]!;
+  const rhs = vector
+    ? vecComps(bx, r, n).map((v) => [v as Sc])
+    : Array.from({ length: n }, (_, i) => vecComps(bx.select(r, i), r, k) as Sc[]);
+  return { rhs, vector, r, bx };
+}
+
+/**
+ * The Cholesky factor of each symmetric positive-definite base matrix: lower
+ * triangular `L` with `a = L·Lᵀ` (`upper: true` gives `U = Lᵀ`, `a = Uᵀ·U`).
+ * Only the lower triangle of `a` is read (NumPy's default). A matrix that is
+ * not positive definite gives NaN from its first non-positive pivot on (NumPy
+ * raises; PyTorch's `cholesky_ex` reports it), and the columns before it stay.
+ */
+export function cholesky(a: Tensor, opts: { upper?: boolean } = {}): Tensor {
+  const A = square("linalg.cholesky", a);
+  const { alg, n, lead } = A;
+  if (n === 0) return A.x;
+  const m = comps(A);
+  const L: Sc[][] = Array.from({ length: n }, () => Array<Sc>(n).fill(0));
+  for (let j = 0; j < n; j++) {
+    let d: Sc = m[j]![j]!;
+    for (let k = 0; k < j; k++) d = alg.sub(d, alg.mul(L[j]![k]!, L[j]![k]!));
+    const ljj = alg.sqrt(d);
+    L[j]![j] = ljj;
+    const r = alg.div(1, ljj);
+    for (let i = j + 1; i < n; i++) {
+      let s: Sc = m[i]![j]!;
+      for (let k = 0; k < j; k++) s = alg.sub(s, alg.mul(L[i]![k]!, L[j]![k]!));
+      L[i]![j] = alg.mul(s, r);
+    }
+  }
+  const upper = opts?.upper === true;
+  return assembleMat(alg, upper ? L.map((_, i) => L.map((row) => row[i]!)) : L, lead, A.x);
+}
+
+function triangle(op: string, x: unknown, k: unknown, upper: boolean): Tensor {
+  if (!(x instanceof Tensor)) throw new DTypeError(`${op}: x must be a Tensor, got ${describe(x)}`);
+  if (typeof k !== "number" || !Number.isInteger(k))
+    throw new ShapeError(`${op}: k must be an integer, got ${describe(k)} for x ${x.toString()}`);
+  if (x.baseDim < 2) throw new ShapeError(`${op}: x ${x.toString()} needs a matrix base (at least 2 base dims)`);
+  const b = x.baseShape;
+  const m = b[b.length - 2]!;
+  const n = b[b.length - 1]!;
+  const d = arange(n, undefined, 1, { dtype: "int32" })
+    .reshape([1, n])
+    .sub(arange(m, undefined, 1, { dtype: "int32" }).reshape([m, 1]));
+  // NumPy's rule: triu keeps j - i >= k, tril keeps j - i <= k; the rest is 0 (NaN included).
+  const keep = upper ? d.ge(k) : d.le(k);
+  return where(keep, x, 0);
+}
+
+/**
+ * The upper triangle of each base matrix: entries with `j - i >= k` kept, the
+ * others 0 (NumPy's `triu`, Open3D's `Triu`). `k > 0` starts above the diagonal.
+ */
+export function triu(x: Tensor, k = 0): Tensor {
+  return triangle("linalg.triu", x, k, true);
+}
+
+/** The lower triangle of each base matrix: entries with `j - i <= k` kept, the others 0 (NumPy's `tril`). */
+export function tril(x: Tensor, k = 0): Tensor {
+  return triangle("linalg.tril", x, k, false);
+}
+
+/** The sum of the main diagonal of each base matrix (rectangular too): `(B; m,n)` gives `(B;)`. */
+export function trace(x: Tensor): Tensor {
+  const op = "linalg.trace";
+  if (!(x instanceof Tensor)) throw new DTypeError(`${op}: x must be a Tensor, got ${describe(x)}`);
+  if (x.baseDim < 2) throw new ShapeError(`${op}: x ${x.toString()} needs a matrix base (at least 2 base dims)`);
+  if (x.dtype === "bool") throw new DTypeError(`${op}: x ${x.toString()} is bool; linear algebra needs numbers`);
+  const b = x.baseShape;
+  const r = b.length - 2;
+  const m = b[r]!;
+  const n = b[r + 1]!;
+  const k = Math.min(m, n);
+  // The diagonal of the row-major m×n block is every (n+1)-th entry, k of them.
+  const flat = x.reshape([...b.slice(0, r), m * n]);
+  return flat.slice(r, 0, k === 0 ? 0 : (k - 1) * (n + 1) + 1, n + 1).sum([r]);
+}

@@ -1,0 +1,46 @@
+/**
+ * Linear algebra on the base matrices of a tensor, batched over its batch dims
+ * (and any leading base dims): `linalg.solve(a, b)` with `a (B; n,n)` solves B
+ * systems. Names follow NumPy's and PyTorch's `linalg`, in camelCase. Every
+ * routine is a composition of the graph IR's ops, unrolled over the matrix
+ * components for the static base size, so it runs eagerly or inside `jit`
+ * (one trace for every batch size), on JS and WebGPU, and in bundles.
+ *
+ * @module linalg
+ */
+export {
+  det,
+  inv,
+  solve,
+  lu,
+  luFactor,
+  luSolve,
+  cholesky,
+  triu,
+  tril,
+  trace,
+  type LU,
+  type LUFactor,
+} from "./direct.js";
+export { MAX_DIRECT_SIZE, MAX_JACOBI_SIZE } from "./matrix.js";
+export { qr, type QR, type QROptions } from "./qr.js";
+export {
+  eigh,
+  eigvalsh,
+  svd,
+  svdvals,
+  defaultSweeps,
+  type Eigh,
+  type SVD,
+  type SVDOptions,
+  type JacobiOptions,
+} from "./jacobi.js";
+export {
+  vectorNorm,
+  matrixNorm,
+  lstsq,
+  type NormOptions,
+  type MatrixNormOrd,
+  type Lstsq,
+  type LstsqOptions,
+} from "./norms.js";
