@@ -112,3 +112,23 @@ export {
   type PadDictsOptions,
   type UnpadOptions,
 } from "./tensordict/index.js";
+// --- api: .npy/.npz I/O ---
+export {
+  loadNpy,
+  saveNpy,
+  saveNpySync,
+  readNpy,
+  writeNpy,
+  FileFormatError,
+  type NpyArray,
+  type LoadNpyOptions,
+  type SaveNpyOptions,
+} from "./io/npy.js";
+export {
+  loadNpz,
+  saveNpz,
+  saveNpzSync,
+  type LoadNpzOptions,
+  type SaveNpzOptions,
+  type NpzArrays,
+} from "./io/npz.js";
