@@ -124,11 +124,17 @@ export {
   type LoadNpyOptions,
   type SaveNpyOptions,
 } from "./io/npy.js";
+export { loadNpz, saveNpz, saveNpzSync, type LoadNpzOptions, type SaveNpzOptions, type NpzArrays } from "./io/npz.js";
+// --- api: comparisons, small ops, linspace/logspace, NEML2 utilities ---
+export type { CloseOptions } from "./tensor.js";
+export { linspace, logspace, baseLinspace, baseLogspace } from "./creation.js";
 export {
-  loadNpz,
-  saveNpz,
-  saveNpzSync,
-  type LoadNpzOptions,
-  type SaveNpzOptions,
-  type NpzArrays,
-} from "./io/npz.js";
+  broadcastBatchDim,
+  broadcastable,
+  storageSize,
+  addShapes,
+  padPrepend,
+  padAppend,
+  SFFR4,
+  WFFR4,
+} from "./neml2/index.js";
