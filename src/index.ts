@@ -138,3 +138,11 @@ export {
   SFFR4,
   WFFR4,
 } from "./neml2/index.js";
+// --- api: tensordict non-tensor entries and row assignment ---
+export {
+  NonTensorData,
+  NonTensorStack,
+  type LazyMember,
+  type TensorDictLeaf,
+  type BatchSelector,
+} from "./tensordict/index.js";
