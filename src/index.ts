@@ -146,3 +146,5 @@ export {
   type TensorDictLeaf,
   type BatchSelector,
 } from "./tensordict/index.js";
+// --- api: boolean masks and nonzero (eager) ---
+export { booleanMask, booleanMaskAsync, nonzero, nonzeroAsync } from "./select/mask.js";

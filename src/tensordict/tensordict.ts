@@ -19,6 +19,7 @@ import { describeValue, optionsArg } from "../ragged/check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { cat } from "../ragged/sequence.js";
 import { Tensor, where } from "../tensor.js";
+import { booleanMask, checkEager } from "../select/mask.js";
 import {
   isNonTensor,
   NonTensorData,
@@ -826,6 +827,53 @@ export class TensorDict {
       this,
       (td) => td.batchSize,
       (x) => (x instanceof JaggedTensor ? x.toPadded({ paddingValue: padding }).padded : x),
+    );
+  }
+
+  /**
+   * The rows where the bool `mask` (a tensor over the leading shared batch dims,
+   * no base dims) is true (tensordict's `td[mask]`): every entry is masked the same
+   * way, the masked dims becoming one dim of the count of true values. Eager only
+   * (the batch size is data): a TraceError inside `jit`. Synchronous on the JS
+   * backend.
+   *
+   * ```ts
+   * reads.booleanMask(reads.getTensor("gc").gt(0.4)).batchSize; // [2] (tensordict's non-tensor docs)
+   * ```
+   */
+  booleanMask(mask: Tensor): TensorDict {
+    const op = "TensorDict.booleanMask";
+    if (!(mask instanceof Tensor)) throw new DTypeError(`${op}: mask must be a Tensor, got ${describeValue(mask)}`);
+    const k = mask.batchDim;
+    if (mask.baseDim !== 0 || k > this.batchDim || mask.batchShape.some((d, i) => d !== this.batchSize[i]))
+      throw new ShapeError(
+        `${op}: mask ${mask.toString()} must be a (batch;) tensor over the leading dims of batchSize ${fmtBatchSize(this.batchSize)}`,
+      );
+    checkEager(op, "mask", mask);
+    const m = mask.dtype === "bool" ? mask : mask.ne(0);
+    const flat = m.dataSync();
+    const picked: number[] = [];
+    flat.forEach((v, i) => {
+      if (v !== 0) picked.push(i);
+    });
+    const rest = (size: readonly number[]) => [picked.length, ...size.slice(k)];
+    return rebuild(
+      this,
+      (td) => rest(td.batchSize),
+      (x, path) => {
+        if (x instanceof Tensor) return booleanMask(x, m);
+        if (x instanceof NonTensorData) return x.withBatchSize(rest(x.batchSize));
+        if (x instanceof NonTensorStack) {
+          const unit = x.values.length / Math.max(1, flat.length);
+          return new NonTensorStack(
+            picked.flatMap((i) => x.values.slice(i * unit, (i + 1) * unit)),
+            rest(x.batchSize),
+          );
+        }
+        throw new UnsupportedOpError(
+          `${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; booleanMask takes tensor and non-tensor entries`,
+        );
+      },
     );
   }
 
