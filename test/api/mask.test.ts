@@ -127,7 +127,9 @@ describe("TensorDict.booleanMask", () => {
     expect(rich.getNonTensor("run")).toBe("r1");
     expect(() => reads.booleanMask(tensor([true]))).toThrow(ShapeError);
     const f = jit((td: TensorDict) => td.booleanMask(td.getTensor("gc").gt(0.4)));
-    expect(() => f(reads.exclude("seq", "run"))).toThrow(/TensorDict\.booleanMask: the output shape depends on the values of mask/);
+    expect(() => f(reads.exclude("seq", "run"))).toThrow(
+      /TensorDict\.booleanMask: the output shape depends on the values of mask/,
+    );
   });
 });
 
