@@ -363,8 +363,9 @@ export function diag(x: Tensor): Tensor {
 
 // --- api: linspace/logspace on plain tensors (typed tensors are rewrapped) ---
 
-/** A typed tensor (NEML2's primitive types wrap their Tensor in `t`). */
-interface TypedLike {
+/** A typed tensor (NEML2's primitive types wrap their Tensor in `t`), as `linspace` and `logspace` take them. */
+export interface TypedLike {
+  /** The underlying `(batch; base)` tensor. */
   readonly t: Tensor;
 }
 

@@ -17,9 +17,15 @@
  * @module batchwise
  */
 import { installCompiler } from "./compiler.js";
+import { installTensorApi } from "./api/tensor-api.js";
+import { installTensorDictApi } from "./tensordict/api.js";
 
 // The full library compiles: eager tensor operations and jit use the pass pipeline and the code generators.
 installCompiler();
+// The comparison and small-op methods of Tensor, and TensorDict's row assignment, non-tensor and padding
+// methods: installed here so that batchwise/runtime (bundles only) does not carry them.
+installTensorApi();
+installTensorDictApi();
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export {
@@ -126,8 +132,8 @@ export {
 } from "./io/npy.js";
 export { loadNpz, saveNpz, saveNpzSync, type LoadNpzOptions, type SaveNpzOptions, type NpzArrays } from "./io/npz.js";
 // --- api: comparisons, small ops, linspace/logspace, NEML2 utilities ---
-export type { CloseOptions } from "./tensor.js";
-export { linspace, logspace, baseLinspace, baseLogspace } from "./creation.js";
+export type { CloseOptions } from "./api/tensor-api.js";
+export { linspace, logspace, baseLinspace, baseLogspace, type TypedLike } from "./creation.js";
 export {
   broadcastBatchDim,
   broadcastable,
@@ -145,6 +151,8 @@ export {
   type LazyMember,
   type TensorDictLeaf,
   type BatchSelector,
+  type SliceSelector,
+  type NonTensor,
 } from "./tensordict/index.js";
 // --- api: boolean masks and nonzero (eager) ---
 export { booleanMask, booleanMaskAsync, nonzero, nonzeroAsync } from "./select/mask.js";

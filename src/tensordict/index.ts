@@ -23,10 +23,10 @@ export {
   type TensorDictSource,
   type TensorDictValue,
   type TensorDictLeaf,
-  type BatchSelector,
 } from "./tensordict.js";
+export type { BatchSelector, SliceSelector } from "./api.js";
 export { LazyStackedTensorDict, lazyStack, type LazyGetOptions, type LazyMember } from "./lazy.js";
-export { NonTensorData, NonTensorStack } from "./nontensor.js";
+export { NonTensorData, NonTensorStack, type NonTensor } from "./nontensor.js";
 export { maybeDenseStack, type PadDictsOptions } from "./ops.js";
 
 /** Any TensorDict in the list sends it down the dict path, whose checks name a mixed list (a typed error, not a crash). */

@@ -62,6 +62,9 @@ function stackedSize(sizes: readonly (readonly number[])[], dim: number): number
   return [...merged.slice(0, dim), sizes.length, ...merged.slice(dim)];
 }
 
+/** What a lazy stack holds: TensorDicts, or lazy stacks (of lazy stacks, …). */
+export type LazyMember = TensorDict | LazyStackedTensorDict<LazyMember>;
+
 /**
  * A stack of TensorDicts that copies nothing (tensordict's
  * `LazyStackedTensorDict`, made by `lazyStack`): it holds its members and the dim
@@ -70,9 +73,6 @@ function stackedSize(sizes: readonly (readonly number[])[], dim: number): number
  * when the members' entries have equal shapes, else as a list, a padded tensor or
  * a jagged tensor when asked.
  */
-/** What a lazy stack holds: TensorDicts, or lazy stacks (of lazy stacks, …). */
-export type LazyMember = TensorDict | LazyStackedTensorDict<LazyMember>;
-
 export class LazyStackedTensorDict<M extends LazyMember = TensorDict> {
   /** The members, in stack order (no copies); a member may itself be a lazy stack. */
   readonly tensordicts: readonly M[];

@@ -16,6 +16,14 @@
 import { ShapeError } from "../../ir/errors.js";
 import { describeValue } from "../ragged/check.js";
 
+/**
+ * The brand of non-tensor entries (`"data"` or `"stack"`): TensorDict's core
+ * checks it by this registered symbol instead of importing this module, so the
+ * lean runtime entry, which holds TensorDicts but no non-tensor data, does not
+ * carry it.
+ */
+export const NON_TENSOR: unique symbol = Symbol.for("batchwise.nonTensor");
+
 /** `[2, 3]` as tensordict prints a batch size. */
 function fmtSize(size: readonly number[]): string {
   return `[${size.join(", ")}]`;
@@ -86,6 +94,8 @@ function nestValues(values: readonly unknown[], shape: readonly number[]): unkno
  * ```
  */
 export class NonTensorData {
+  /** @internal The brand TensorDict checks. */
+  readonly [NON_TENSOR] = "data" as const;
   /** The value (any JS value). */
   readonly data: unknown;
   /** The batch dims it spans (those of the dict holding it). */
@@ -112,6 +122,51 @@ export class NonTensorData {
     return nestValues(new Array<unknown>(prod(this.batchSize)).fill(this.data), this.batchSize);
   }
 
+  // TensorDict's batch ops, with its names and meanings (a TensorDict applies them to its non-tensor entries).
+
+  /** Index `i` of batch dim `dim` (negative counts from the end); the dim goes away. */
+  batchIndex(dim: number, i: number): NonTensor {
+    const d = normDim("batchIndex", dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    const j = i < 0 && n >= 0 ? i + n : i;
+    if (!Number.isInteger(j) || j < 0 || (n >= 0 && j >= n))
+      throw new ShapeError(`batchIndex: index ${i} is out of range for dim ${d} of ${this.toString()}`);
+    return ntIndex(this, d, j);
+  }
+  /** `start:stop:step` of batch dim `dim` (Python's slice rules, positive step). */
+  batchSlice(dim: number, start = 0, stop?: number, step = 1): NonTensor {
+    const d = normDim("batchSlice", dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    if (n < 0) return ntSlice(this, d, 0, -1, 1); // symbolic (inside jit): a NonTensorData keeps its value
+    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+    const a = clamp(start);
+    const b = clamp(stop ?? n);
+    return ntSlice(this, d, a, b > a ? Math.ceil((b - a) / step) : 0, step);
+  }
+  /** Another batch size of the same element count (row-major, as a reshape). */
+  batchReshape(shape: readonly number[]): NonTensor {
+    return ntReshape(this, shape);
+  }
+  /** A new batch dim of size 1 at `dim`. */
+  batchUnsqueeze(dim: number): NonTensor {
+    const d = dim < 0 ? dim + this.batchDim + 1 : dim;
+    return ntReshape(this, [...this.batchSize.slice(0, d), 1, ...this.batchSize.slice(d)]);
+  }
+  /** Broadcast to `shape` (size-1 and missing leading dims grow). */
+  batchExpand(shape: readonly number[]): NonTensor {
+    return ntExpand(this, shape);
+  }
+  /** TensorDict's `pad` of the leading batch dims (`[before, after]` per dim): the value spans the new size. */
+  pad(padSize: readonly number[], _value?: number): NonTensor {
+    return this.withBatchSize(
+      this.batchSize.map((s, k) => (2 * k < padSize.length ? s + padSize[2 * k]! + padSize[2 * k + 1]! : s)),
+    );
+  }
+  /** @internal The entry over another batch size (TensorDict.apply): the value spans it. */
+  _resize(_op: string, size: readonly number[]): NonTensor {
+    return this.withBatchSize(size);
+  }
+
   /** `NonTensorData("walk", batchSize=[3])`. */
   toString(): string {
     return `NonTensorData(${fmtData(this.data)}, batchSize=${fmtSize(this.batchSize)})`;
@@ -134,6 +189,8 @@ function fmtData(v: unknown): string {
  * ```
  */
 export class NonTensorStack {
+  /** @internal The brand TensorDict checks. */
+  readonly [NON_TENSOR] = "stack" as const;
   /** The batch size; `values` has one entry per element. */
   readonly batchSize: readonly number[];
   /** The values, row-major over `batchSize`. */
@@ -190,6 +247,51 @@ export class NonTensorStack {
   /** The values as nested arrays over the batch size. */
   tolist(): unknown {
     return nestValues(this.values, this.batchSize);
+  }
+
+  // TensorDict's batch ops, with its names and meanings (a TensorDict applies them to its non-tensor entries).
+
+  /** Index `i` of batch dim `dim` (negative counts from the end); the dim goes away. */
+  batchIndex(dim: number, i: number): NonTensor {
+    const d = normDim("batchIndex", dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    const j = i < 0 && n >= 0 ? i + n : i;
+    if (!Number.isInteger(j) || j < 0 || (n >= 0 && j >= n))
+      throw new ShapeError(`batchIndex: index ${i} is out of range for dim ${d} of ${this.toString()}`);
+    return ntIndex(this, d, j);
+  }
+  /** `start:stop:step` of batch dim `dim` (Python's slice rules, positive step). */
+  batchSlice(dim: number, start = 0, stop?: number, step = 1): NonTensor {
+    const d = normDim("batchSlice", dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    if (n < 0) return ntSlice(this, d, 0, -1, 1); // symbolic (inside jit): a NonTensorData keeps its value
+    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+    const a = clamp(start);
+    const b = clamp(stop ?? n);
+    return ntSlice(this, d, a, b > a ? Math.ceil((b - a) / step) : 0, step);
+  }
+  /** Another batch size of the same element count (row-major, as a reshape). */
+  batchReshape(shape: readonly number[]): NonTensor {
+    return ntReshape(this, shape);
+  }
+  /** A new batch dim of size 1 at `dim`. */
+  batchUnsqueeze(dim: number): NonTensor {
+    const d = dim < 0 ? dim + this.batchDim + 1 : dim;
+    return ntReshape(this, [...this.batchSize.slice(0, d), 1, ...this.batchSize.slice(d)]);
+  }
+  /** Broadcast to `shape` (size-1 and missing leading dims grow). */
+  batchExpand(shape: readonly number[]): NonTensor {
+    return ntExpand(this, shape);
+  }
+  /** TensorDict's `pad`: a stack holds one value per element, and there is no value to pad with (a ShapeError). */
+  pad(_padSize: readonly number[], _value?: number): NonTensor {
+    throw new ShapeError(`pad: ${this.toString()} holds one value per element, and there is no value to pad with`);
+  }
+  /** @internal The entry over another batch size (TensorDict.apply): a stack must keep its own. */
+  _resize(op: string, size: readonly number[]): NonTensor {
+    if (size.length !== this.batchDim || size.some((d, i) => d !== this.batchSize[i]))
+      throw new ShapeError(`${op}: ${this.toString()} cannot take batchSize=${fmtSize(size)}`);
+    return this;
   }
 
   /** `NonTensorStack(["a", "b"], batchSize=[2])`. */
