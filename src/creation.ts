@@ -436,10 +436,16 @@ export function linspace(start: Tensor | number, end: Tensor | number, nstep: nu
 export function linspace(start: unknown, end: unknown, nstep: number, dim = 0): unknown {
   const op = "linspace";
   if (isTypedLike(start) || isTypedLike(end)) {
-    if (!isTypedLike(start) || !isTypedLike(end) || start.constructor !== end.constructor)
+    // Typed tensors: NEML2's rules (typed start and end of one type, nstep >= 1), checked in this order.
+    if (!isTypedLike(start)) throw new DTypeError(`${op}: start must be a typed tensor, got ${describe(start)}`);
+    checkInt(op, "dim", dim);
+    if (!isTypedLike(end)) throw new DTypeError(`${op}: end must be a typed tensor, got ${describe(end)}`);
+    if (start.constructor !== end.constructor)
       throw new DTypeError(
         `${op}: start and end must be typed tensors of one type, got ${describe(start)} and ${describe(end)}`,
       );
+    if (!Number.isInteger(nstep) || nstep < 1)
+      throw new ShapeError(`${op}: nstep ${describe(nstep)} must be a positive integer`);
     return rewrapTyped(start, linspace(start.t, end.t, nstep, dim));
   }
   const [s0, e0] = endpoints(op, start, end, nstep);
