@@ -407,6 +407,21 @@ describe("NEML2 shape utilities", () => {
   });
 });
 
+describe("empty batch dims", () => {
+  it("every op keeps a zero-size batch", () => {
+    const e = zeros([0], [3]);
+    expect(e.cross(e).toString()).toBe("(0; 3)");
+    expect(e.isClose(e).toString()).toBe("(0; 3)");
+    expect(e.heaviside(0.5).toString()).toBe("(0; 3)");
+    expect(e.macaulay().toString()).toBe("(0; 3)");
+    expect(e.allEqual(zeros([0], [3])).itemSync()).toBe(1);
+    expect(linspace(e, 1, 4, 1).toString()).toBe("(0,4; 3)");
+    expect(baseLinspace(e, 1, 4).toString()).toBe("(0; 4,3)");
+    expect(vals(linspace(e, 1, 4, 1))).toEqual([]);
+    expect(zeros([0, 2], []).batchTranspose(0, 1).toString()).toBe("(2,0;)");
+  });
+});
+
 describe("inside jit: one trace across batch sizes", () => {
   it("isClose, allClose, cross, heaviside, macaulay, linspace", () => {
     const f = jit((x: Tensor, y: Tensor) => [
