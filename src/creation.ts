@@ -1,5 +1,5 @@
 /** Creating tensors from data and by shape. */
-import { ARRAY_CTOR, castScalar, type DType, type TypedArray } from "../ir/dtype.js";
+import { ARRAY_CTOR, castScalar, promote, type DType, type TypedArray } from "../ir/dtype.js";
 import { BackendError, DTypeError, ShapeError } from "../ir/errors.js";
 import { checkElementCount } from "../ir/shapes.js";
 import { fmtShape, prod } from "../ir/types.js";
@@ -359,4 +359,166 @@ export function diag(x: Tensor): Tensor {
     return x.reshape([m * n]).slice(0, 0, (k - 1) * (n + 1) + 1, n + 1);
   }
   throw new ShapeError(`diag: x ${x.toString()} must have a base of rank 1 or 2`);
+}
+
+// --- api: linspace/logspace on plain tensors (typed tensors are rewrapped) ---
+
+/** A typed tensor (NEML2's primitive types wrap their Tensor in `t`), as `linspace` and `logspace` take them. */
+export interface TypedLike {
+  /** The underlying `(batch; base)` tensor. */
+  readonly t: Tensor;
+}
+
+function isTypedLike(x: unknown): x is TypedLike {
+  return typeof x === "object" && x !== null && !(x instanceof Tensor) && (x as { t?: unknown }).t instanceof Tensor;
+}
+
+/** The Tensors of linspace's endpoints (numbers are weak: they take the tensor's float dtype), in one float dtype. */
+function endpoints(op: string, start: unknown, end: unknown, nstep: unknown): [Tensor, Tensor] {
+  const check = (name: string, v: unknown): void => {
+    if (typeof v !== "number" && !(v instanceof Tensor))
+      throw new DTypeError(`${op}: ${name} must be a Tensor, a typed tensor or a number, got ${describe(v)}`);
+  };
+  check("start", start);
+  check("end", end);
+  if (typeof nstep !== "number" || !Number.isInteger(nstep) || nstep < 0)
+    throw new ShapeError(`${op}: nstep must be an integer >= 0, got ${describe(nstep)}`);
+  const tensors = [start, end].filter((v): v is Tensor => v instanceof Tensor);
+  let dt: DType = tensors.length === 0 ? "float32" : tensors.map((t) => t.dtype).reduce(promote);
+  if (dt !== "float32" && dt !== "float64") dt = "float32";
+  const of = (v: Tensor | number): Tensor => (typeof v === "number" ? Tensor._const(v, dt) : v.cast(dt));
+  return [of(start as Tensor | number), of(end as Tensor | number)];
+}
+
+/**
+ * `start + (end - start)·k/(nstep-1)` for k = 0…nstep-1 along a new dim, the last
+ * step exactly `end` and one step exactly `start` (NumPy's endpoints). `steps`
+ * holds k/(nstep-1) and `last` is true at k = nstep-1, both shaped to broadcast
+ * along the new dim.
+ */
+function spaced(s: Tensor, e: Tensor, nstep: number, shape: readonly number[], batchDim: number): Tensor {
+  const f = new Float64Array(nstep).map((_, k) => (nstep === 1 ? 0 : k / (nstep - 1)));
+  const last = new Uint8Array(nstep);
+  if (nstep > 1) last[nstep - 1] = 1;
+  const steps = fromTypedArray(f, shape, { batchDim, dtype: s.dtype });
+  const lastMask = fromTypedArray(last, shape, { batchDim, dtype: "bool" });
+  // nstep = 1 gives start broadcast against end (NEML2), not start + 0·(end - start), which is NaN for infinite ends.
+  if (nstep === 1) return where(lastMask, e, s);
+  return where(lastMask, e, s.add(e.sub(s).mul(steps)));
+}
+
+function rewrapTyped<T>(like: unknown, t: Tensor): T {
+  return new ((like as object).constructor as new (t: Tensor) => T)(t);
+}
+
+function checkLogBase(op: string, base: unknown): number {
+  if (typeof base !== "number" || !(base > 0) || base === Infinity)
+    throw new DTypeError(`${op}: base must be a positive finite number, got ${describe(base)}`);
+  return base;
+}
+
+/**
+ * `nstep` evenly spaced values from `start` to `end` along a new **batch** dim
+ * `dim` of the broadcast batch (NEML2's `linspace`/`dynamic_linspace`): start
+ * `(5,3,1,2; 6)` and end `(;6)` with nstep 101 and dim 2 give `(5,3,101,1,2; 6)`.
+ * Starts and ends are tensors (batched, any base; they broadcast) or numbers;
+ * integers compute in float32. The first value is `start` and the last is exactly
+ * `end` (NumPy); `nstep = 1` gives `start`, `nstep = 0` an empty dim. Typed tensors
+ * (R2, Scalar, …) give their own type. Works inside `jit`. `baseLinspace` puts the
+ * new dim in the base instead.
+ *
+ * ```ts
+ * linspace(tensor([0, 10], { batchDim: 1 }), 1, 3, 1).toArraySync(); // (2,3;): [[0, 0.5, 1], [10, 5.5, 1]]
+ * ```
+ */
+export function linspace<T extends TypedLike>(start: T, end: T, nstep: number, dim?: number): T;
+export function linspace(start: Tensor | number, end: Tensor | number, nstep: number, dim?: number): Tensor;
+export function linspace(start: unknown, end: unknown, nstep: number, dim = 0): unknown {
+  const op = "linspace";
+  if (isTypedLike(start) || isTypedLike(end)) {
+    // Typed tensors: NEML2's rules (typed start and end of one type, nstep >= 1), checked in this order.
+    if (!isTypedLike(start)) throw new DTypeError(`${op}: start must be a typed tensor, got ${describe(start)}`);
+    checkInt(op, "dim", dim);
+    if (!isTypedLike(end)) throw new DTypeError(`${op}: end must be a typed tensor, got ${describe(end)}`);
+    if (start.constructor !== end.constructor)
+      throw new DTypeError(
+        `${op}: start and end must be typed tensors of one type, got ${describe(start)} and ${describe(end)}`,
+      );
+    if (!Number.isInteger(nstep) || nstep < 1)
+      throw new ShapeError(`${op}: nstep ${describe(nstep)} must be a positive integer`);
+    return rewrapTyped(start, linspace(start.t, end.t, nstep, dim));
+  }
+  const [s0, e0] = endpoints(op, start, end, nstep);
+  checkInt(op, "dim", dim);
+  const rank = Math.max(s0.batchDim, e0.batchDim);
+  const d = dim < 0 ? dim + rank + 1 : dim;
+  if (d < 0 || d > rank)
+    throw new ShapeError(
+      `${op}: dim ${dim} is out of range for a new batch dim of start ${s0.toString()} and end ${e0.toString()} (batch rank ${rank})`,
+    );
+  checkElementCount(op, { batch: [nstep], base: [] }, "the steps");
+  const toRank = (t: Tensor): Tensor => {
+    let x = t;
+    while (x.batchDim < rank) x = x.batchUnsqueeze(0);
+    return x.batchUnsqueeze(d);
+  };
+  const shape = [nstep, ...Array<number>(rank - d).fill(1)];
+  return spaced(toRank(s0), toRank(e0), nstep, shape, shape.length);
+}
+
+/**
+ * `linspace` with the new dim in the **base** (NEML2's `base_linspace`): at base
+ * axis `dim` of the broadcast base, batch dims broadcast as usual. Start `(B; 3)`
+ * and end `(;3)` with nstep 5 give `(B; 5,3)`; numbers give `(;nstep)`.
+ *
+ * ```ts
+ * baseLinspace(0, 1, 5).toArraySync(); // [0, 0.25, 0.5, 0.75, 1]
+ * ```
+ */
+export function baseLinspace(start: Tensor | number, end: Tensor | number, nstep: number, dim = 0): Tensor {
+  const op = "baseLinspace";
+  const [s0, e0] = endpoints(op, start, end, nstep);
+  checkInt(op, "dim", dim);
+  const rank = Math.max(s0.baseDim, e0.baseDim);
+  const d = dim < 0 ? dim + rank + 1 : dim;
+  if (d < 0 || d > rank)
+    throw new ShapeError(
+      `${op}: dim ${dim} is out of range for a new base dim of start ${s0.toString()} and end ${e0.toString()} (base rank ${rank})`,
+    );
+  checkElementCount(op, { batch: [], base: [nstep] }, "the steps");
+  const toRank = (t: Tensor): Tensor =>
+    t.reshape([...Array<number>(rank - t.baseDim).fill(1), ...t.baseShape]).unsqueeze(d);
+  const shape = [nstep, ...Array<number>(rank - d).fill(1)];
+  return spaced(toRank(s0), toRank(e0), nstep, shape, 0);
+}
+
+/**
+ * `base ** linspace(start, end, nstep, dim)` (NumPy's and NEML2's `logspace`,
+ * base 10 by default): the new dim is a batch dim; typed tensors keep their type.
+ */
+export function logspace<T extends TypedLike>(start: T, end: T, nstep: number, dim?: number, base?: number): T;
+export function logspace(
+  start: Tensor | number,
+  end: Tensor | number,
+  nstep: number,
+  dim?: number,
+  base?: number,
+): Tensor;
+export function logspace(start: unknown, end: unknown, nstep: number, dim = 0, base = 10): unknown {
+  const b = checkLogBase("logspace", base);
+  if (isTypedLike(start) || isTypedLike(end)) {
+    const l = linspace(start as TypedLike, end as TypedLike, nstep, dim);
+    return rewrapTyped(start, powOf(b, l.t));
+  }
+  return powOf(b, linspace(start as Tensor | number, end as Tensor | number, nstep, dim));
+}
+
+/** `base ** baseLinspace(start, end, nstep, dim)`: the new dim is a base dim. */
+export function baseLogspace(start: Tensor | number, end: Tensor | number, nstep: number, dim = 0, base = 10): Tensor {
+  return powOf(checkLogBase("baseLogspace", base), baseLinspace(start, end, nstep, dim));
+}
+
+/** `base ** x` elementwise, in x's dtype. */
+function powOf(base: number, x: Tensor): Tensor {
+  return Tensor._const(base, x.dtype).pow(x);
 }

@@ -17,9 +17,15 @@
  * @module batchwise
  */
 import { installCompiler } from "./compiler.js";
+import { installTensorApi } from "./api/tensor-api.js";
+import { installTensorDictApi } from "./tensordict/api.js";
 
 // The full library compiles: eager tensor operations and jit use the pass pipeline and the code generators.
 installCompiler();
+// The comparison and small-op methods of Tensor, and TensorDict's row assignment, non-tensor and padding
+// methods: installed here so that batchwise/runtime (bundles only) does not carry them.
+installTensorApi();
+installTensorDictApi();
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export {
@@ -114,3 +120,41 @@ export {
 } from "./tensordict/index.js";
 // --- linear algebra ---
 export * as linalg from "./linalg/index.js";
+// --- api: .npy/.npz I/O ---
+export {
+  loadNpy,
+  saveNpy,
+  saveNpySync,
+  readNpy,
+  writeNpy,
+  FileFormatError,
+  type NpyArray,
+  type LoadNpyOptions,
+  type SaveNpyOptions,
+} from "./io/npy.js";
+export { loadNpz, saveNpz, saveNpzSync, type LoadNpzOptions, type SaveNpzOptions, type NpzArrays } from "./io/npz.js";
+// --- api: comparisons, small ops, linspace/logspace, NEML2 utilities ---
+export type { CloseOptions } from "./api/tensor-api.js";
+export { linspace, logspace, baseLinspace, baseLogspace, type TypedLike } from "./creation.js";
+export {
+  broadcastBatchDim,
+  broadcastable,
+  storageSize,
+  addShapes,
+  padPrepend,
+  padAppend,
+  SFFR4,
+  WFFR4,
+} from "./neml2/index.js";
+// --- api: tensordict non-tensor entries and row assignment ---
+export {
+  NonTensorData,
+  NonTensorStack,
+  type LazyMember,
+  type TensorDictLeaf,
+  type BatchSelector,
+  type SliceSelector,
+  type NonTensor,
+} from "./tensordict/index.js";
+// --- api: boolean masks and nonzero (eager) ---
+export { booleanMask, booleanMaskAsync, nonzero, nonzeroAsync } from "./select/mask.js";

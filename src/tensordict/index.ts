@@ -17,8 +17,16 @@ import { LazyStackedTensorDict } from "./lazy.js";
 import { catDicts, padDicts, stackDicts, unpadDicts, type PadDictsOptions } from "./ops.js";
 import { TensorDict } from "./tensordict.js";
 
-export { TensorDict, type NestedKey, type TensorDictSource, type TensorDictValue } from "./tensordict.js";
-export { LazyStackedTensorDict, lazyStack, type LazyGetOptions } from "./lazy.js";
+export {
+  TensorDict,
+  type NestedKey,
+  type TensorDictSource,
+  type TensorDictValue,
+  type TensorDictLeaf,
+} from "./tensordict.js";
+export type { BatchSelector, SliceSelector } from "./api.js";
+export { LazyStackedTensorDict, lazyStack, type LazyGetOptions, type LazyMember } from "./lazy.js";
+export { NonTensorData, NonTensorStack, type NonTensor } from "./nontensor.js";
 export { maybeDenseStack, type PadDictsOptions } from "./ops.js";
 
 /** Any TensorDict in the list sends it down the dict path, whose checks name a mixed list (a typed error, not a crash). */

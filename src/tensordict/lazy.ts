@@ -15,6 +15,16 @@ import { jagged } from "../ragged/build.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { padSequence, stack as stackTensors } from "../ragged/sequence.js";
 import { Tensor } from "../tensor.js";
+import { isNonTensor, NonTensorData, NonTensorStack, ntIndex, ntStack, type NonTensor } from "./nontensor.js";
+import { stackDicts } from "./ops.js";
+import { full } from "../creation.js";
+
+/** An entry for messages: a tensor's shape, a dict's batch size, a list's length. */
+function describeAny(v: unknown): string {
+  if (v instanceof LazyStackedTensorDict) return `LazyStackedTensorDict(batchSize=${fmtBatchSize(v.batchSize)})`;
+  if (Array.isArray(v)) return `a list of ${v.length}`;
+  return describe(v as TensorDictValue);
+}
 import {
   describe,
   entryBatch,
@@ -52,6 +62,9 @@ function stackedSize(sizes: readonly (readonly number[])[], dim: number): number
   return [...merged.slice(0, dim), sizes.length, ...merged.slice(dim)];
 }
 
+/** What a lazy stack holds: TensorDicts, or lazy stacks (of lazy stacks, …). */
+export type LazyMember = TensorDict | LazyStackedTensorDict<LazyMember>;
+
 /**
  * A stack of TensorDicts that copies nothing (tensordict's
  * `LazyStackedTensorDict`, made by `lazyStack`): it holds its members and the dim
@@ -60,16 +73,16 @@ function stackedSize(sizes: readonly (readonly number[])[], dim: number): number
  * when the members' entries have equal shapes, else as a list, a padded tensor or
  * a jagged tensor when asked.
  */
-export class LazyStackedTensorDict {
-  /** The members, in stack order (no copies). */
-  readonly tensordicts: readonly TensorDict[];
+export class LazyStackedTensorDict<M extends LazyMember = TensorDict> {
+  /** The members, in stack order (no copies); a member may itself be a lazy stack. */
+  readonly tensordicts: readonly M[];
   /** The batch dim the members are stacked on. */
   readonly stackDim: number;
   /** The members' batch sizes with the member count inserted at `stackDim`; `-1` where they differ. */
   readonly batchSize: readonly number[];
 
   /** Prefer `lazyStack(tds, dim)`, which checks its input. */
-  constructor(tensordicts: readonly TensorDict[], stackDim: number) {
+  constructor(tensordicts: readonly M[], stackDim: number) {
     this.tensordicts = Object.freeze([...tensordicts]);
     this.stackDim = stackDim;
     this.batchSize = Object.freeze(
@@ -132,12 +145,19 @@ export class LazyStackedTensorDict {
       throw new UnsupportedOpError("LazyStackedTensorDict.get: asList, asPaddedTensor and asJagged are exclusive.");
     const values = this.tensordicts.map((t) => t.get(key));
     if (values.some((v) => v === undefined)) return undefined;
-    const present = values as TensorDictValue[];
-    if (present.every((v) => v instanceof TensorDict)) return lazyStack(present as TensorDict[], this.stackDim);
+    const present = values as (TensorDictValue | LazyStackedTensorDict | Tensor[])[];
+    if (present.every((v) => v instanceof TensorDict || v instanceof LazyStackedTensorDict))
+      // Typed as TensorDict members; in a lazy stack of lazy stacks some are lazy stacks themselves.
+      return lazyStack(present as TensorDict[], this.stackDim);
+    if (present.every(isNonTensor)) {
+      const nts = present as NonTensor[];
+      if (opts.asList === true) return nts as unknown as Tensor[];
+      return ntStack("LazyStackedTensorDict.get", nts, this.stackDim);
+    }
     const tensors = present.filter((v): v is Tensor => v instanceof Tensor);
     if (tensors.length !== present.length) {
       throw new ShapeError(
-        `LazyStackedTensorDict.get: the members' entries ${fmtKey(key)} are not all tensors: ${present.map(describe).join(", ")}`,
+        `LazyStackedTensorDict.get: the members' entries ${fmtKey(key)} are not all tensors: ${present.map(describeAny).join(", ")}`,
       );
     }
     if (opts.asList === true) return tensors;
@@ -159,7 +179,7 @@ export class LazyStackedTensorDict {
   }
 
   /** Member `i` (the member itself, not a copy). */
-  member(i: number): TensorDict {
+  member(i: number): M {
     const n = this.tensordicts.length;
     const j = i < 0 ? i + n : i;
     if (!Number.isInteger(j) || j < 0 || j >= n)
@@ -168,17 +188,19 @@ export class LazyStackedTensorDict {
   }
 
   /** Index `i` of batch dim `dim`: along `stackDim`, that member; along another dim, a lazy stack of the members indexed there. */
-  batchIndex(dim: number, i: number): TensorDict | LazyStackedTensorDict {
+  batchIndex(dim: number, i: number): M extends TensorDict ? TensorDict | LazyStackedTensorDict : LazyMember;
+  batchIndex(dim: number, i: number): LazyMember {
     const op = "LazyStackedTensorDict.batchIndex";
     const d = normDim(op, dim, this.batchDim);
     if (d === this.stackDim) return this.member(i);
     const inner = d < this.stackDim ? d : d - 1;
-    const members = this.tensordicts.map((t) => t.batchIndex(inner, i));
+    // A lazy member (a lazy stack of lazy stacks) indexes itself the same way.
+    const members = this.tensordicts.map((t): LazyMember => (t as LazyMember).batchIndex(inner, i));
     return new LazyStackedTensorDict(members, d < this.stackDim ? this.stackDim - 1 : this.stackDim);
   }
 
   /** The members along the stack dim. */
-  unbind(): TensorDict[] {
+  unbind(): M[] {
     return [...this.tensordicts];
   }
 
@@ -191,7 +213,11 @@ export class LazyStackedTensorDict {
    * stack's dims up to the first ragged one.
    */
   densify(): TensorDict {
-    return this.densifyLevel(this.tensordicts, []);
+    // Lazy members (lazy stacks of lazy stacks) densify first.
+    return this.densifyLevel(
+      this.tensordicts.map((t): TensorDict => (t instanceof LazyStackedTensorDict ? t.densify() : (t as TensorDict))),
+      [],
+    );
   }
 
   /** One level of `densify`: `nodes` are the members' dicts at `path` (undefined where a member lacks it). */
@@ -260,6 +286,115 @@ export class LazyStackedTensorDict {
     return out;
   }
 
+  // --- api: set with one value per member, toPaddedTensor ---
+
+  /**
+   * Sets `key` in every member (tensordict's `LazyStackedTensorDict.set`), in
+   * place, as tensordict does; returns `this`. `value` gives one value per member:
+   * an array of them (tensors, dicts, non-tensor entries; any other JS value
+   * becomes that member's `NonTensorData`), or a tensor, TensorDict or
+   * NonTensorStack that is split along `stackDim` (a NonTensorData goes to every
+   * member). A count that is not the member count is tensordict's `lengths of
+   * iterables differ.`; nothing is set when any member would refuse its value.
+   *
+   * ```ts
+   * const ls = lazyStack([td3, td4]);                 // batchSize [2, -1]
+   * ls.set("w", [zeros([3], []), zeros([4], [])]);     // ragged: one tensor per member
+   * ls.set("label", ["walk", "run"]);                  // NonTensorData per member
+   * ```
+   */
+  set(key: NestedKey, value: Tensor | TensorDict | NonTensorData | NonTensorStack | readonly unknown[]): this {
+    const op = "LazyStackedTensorDict.set";
+    keyPath(key, op);
+    const n = this.tensordicts.length;
+    const s = this.stackDim;
+    const splitSize = (what: string, size: readonly number[]): void => {
+      if (size.length <= s || size[s] !== n)
+        throw new ShapeError(
+          `${op}: lengths of iterables differ. ${what} has batch size ${fmtBatchSize(size)}, which must have the ${n} members at stackDim ${s}`,
+        );
+    };
+    let values: unknown[];
+    if (Array.isArray(value)) values = [...(value as readonly unknown[])];
+    else if (value instanceof Tensor) {
+      splitSize(`value ${value.toString()}`, value.batchShape);
+      values = Array.from({ length: n }, (_, i) => value.batchIndex(s, i));
+    } else if (value instanceof TensorDict) {
+      splitSize("the TensorDict", value.batchSize);
+      values = value.unbind(s);
+    } else if (value instanceof NonTensorStack) {
+      splitSize(value.toString(), value.batchSize);
+      values = Array.from({ length: n }, (_, i) => ntIndex(value, s, i));
+    } else if (value instanceof NonTensorData) {
+      values = this.tensordicts.map((m) => value.withBatchSize(m.batchSize));
+    } else
+      throw new DTypeError(
+        `${op}: value must be a Tensor, a TensorDict, non-tensor data or an array of one value per member, got ${describeValue(value)}`,
+      );
+    if (values.length !== n)
+      throw new ShapeError(`${op}: lengths of iterables differ. Got ${values.length} values for ${n} members`);
+    const items = values.map((v, i) => {
+      const m = this.tensordicts[i]!;
+      const known =
+        v instanceof Tensor ||
+        v instanceof TensorDict ||
+        v instanceof JaggedTensor ||
+        isNonTensor(v) ||
+        (m instanceof LazyStackedTensorDict && Array.isArray(v)); // a lazy member splits an array itself
+      return known || (typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype)
+        ? v
+        : new NonTensorData(v, m.batchSize);
+    });
+    // Every member checks its value on a copy first, so a refusal leaves the stack as it was.
+    this.tensordicts.forEach((m, i) => {
+      if (m instanceof TensorDict) m.clone().set(key, items[i] as TensorDictValue);
+    });
+    this.tensordicts.forEach((m, i) => {
+      const member = m as LazyMember;
+      if (member instanceof TensorDict) member.set(key, items[i] as TensorDictValue);
+      else member.set(key, items[i] as Parameters<LazyStackedTensorDict["set"]>[1]);
+    });
+    return this;
+  }
+
+  /**
+   * A TensorDict with the members padded to the largest size along each ragged
+   * batch dim and stacked densely (tensordict's `to_padded_tensor` of a stack
+   * whose batch size holds -1): batchSize `[2, -1]` with members `[3]` and `[4]`
+   * gives `[2, 4]`, padded with `padding` (default 0). `maskKey` adds a bool entry
+   * of the new batch size, true on the members' real elements (tensordict's text
+   * when no dim is ragged). Lazy members are padded first.
+   */
+  toPaddedTensor(options?: { readonly padding?: number; readonly maskKey?: NestedKey }): TensorDict {
+    const op = "LazyStackedTensorDict.toPaddedTensor";
+    const opts: { readonly padding?: number; readonly maskKey?: NestedKey } = optionsArg(op, options);
+    const padding = opts.padding ?? 0;
+    if (typeof padding !== "number")
+      throw new DTypeError(`${op}: padding must be a number, got ${describeValue(padding)}`);
+    if (opts.maskKey !== undefined) {
+      keyPath(opts.maskKey, op);
+      if (!this.batchSize.includes(-1))
+        throw new ShapeError(
+          `${op}: mask_key should only be provided if the heterogenous dimension is part of the batch-size (batchSize ${fmtBatchSize(this.batchSize)})`,
+        );
+    }
+    const members = this.tensordicts.map((t): TensorDict =>
+      t instanceof LazyStackedTensorDict ? t.toPaddedTensor({ padding }) : (t as TensorDict),
+    );
+    const rank = members[0]!.batchDim;
+    const max = Array.from({ length: rank }, (_, j) => Math.max(...members.map((m) => m.batchSize[j]!)));
+    const pads = (m: TensorDict) => m.batchSize.flatMap((d, j) => [0, max[j]! - d]);
+    const padded = members.map((m) => (pads(m).every((p) => p === 0) ? m : m.pad(pads(m), padding)));
+    const out = stackDicts(padded, this.stackDim);
+    if (opts.maskKey !== undefined) {
+      const masks = members.map((m) =>
+        new TensorDict({ m: full(m.batchSize, [], 1, { dtype: "bool" }) }, m.batchSize).pad(pads(m), 0).getTensor("m"),
+      );
+      out.set(opts.maskKey, stackTensors(masks, this.stackDim));
+    }
+    return out;
+  }
+
   /** `LazyStackedTensorDict(batchSize=[2, -1], stackDim=0) [TensorDict(...), ...]`. */
   toString(): string {
     return `LazyStackedTensorDict(batchSize=${fmtBatchSize(this.batchSize)}, stackDim=${this.stackDim}) [${this.tensordicts.map((t) => t.toString()).join(", ")}]`;
@@ -281,36 +416,70 @@ function emptyLike(t: Tensor): Tensor {
  */
 export function lazyStack(
   tds: readonly TensorDict[],
-  dim = 0,
+  dim?: number,
   options?: { readonly strictShape?: boolean },
-): LazyStackedTensorDict {
+): LazyStackedTensorDict;
+export function lazyStack(
+  tds: readonly LazyMember[],
+  dim?: number,
+  options?: { readonly strictShape?: boolean },
+): LazyStackedTensorDict<LazyMember>;
+export function lazyStack(
+  tensors: readonly Tensor[],
+  dim: number,
+  options: LazyGetOptions & { readonly asList: true },
+): Tensor[];
+export function lazyStack(
+  tensors: readonly Tensor[],
+  dim: number,
+  options: LazyGetOptions & { readonly asJagged: true },
+): JaggedTensor;
+export function lazyStack(tensors: readonly Tensor[], dim?: number, options?: LazyGetOptions): Tensor;
+export function lazyStack(items: readonly NonTensor[], dim?: number): NonTensorStack;
+export function lazyStack(
+  tds: readonly (LazyMember | Tensor | NonTensor)[],
+  dim = 0,
+  options?: { readonly strictShape?: boolean } & LazyGetOptions,
+): LazyStackedTensorDict<LazyMember> | Tensor | Tensor[] | JaggedTensor | NonTensorStack {
   const op = "lazyStack";
-  const opts: { readonly strictShape?: boolean } = optionsArg(op, options);
+  const opts: { readonly strictShape?: boolean } & LazyGetOptions = optionsArg(op, options);
   if (!Array.isArray(tds))
     throw new DTypeError(`${op}: tds must be an array of TensorDicts, got ${describeValue(tds)}`);
   if (tds.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
+  if (tds.every((t) => t instanceof Tensor)) return lazyStackTensors(tds as readonly Tensor[], dim, opts);
+  if (tds.every(isNonTensor)) {
+    const r = tds[0]!.batchDim;
+    const nd = dim < 0 ? dim + r + 1 : dim;
+    if (!Number.isInteger(nd) || nd < 0 || nd > r)
+      throw new ShapeError(`${op}: dim ${dim} is out of range for a new dim of ${r} dims`);
+    return ntStack(op, tds as readonly NonTensor[], nd);
+  }
   tds.forEach((t, i) => {
-    if (!(t instanceof TensorDict)) throw new ShapeError(`${op}: item ${i} is not a TensorDict`);
+    if (!(t instanceof TensorDict || t instanceof LazyStackedTensorDict))
+      throw new ShapeError(
+        `${op}: item ${i} is not a TensorDict (got ${describeValue(t)}; a list of Tensors or of non-tensor data stacks too, but not a mix)`,
+      );
   });
-  const rank = tds[0]!.batchDim;
+  const list = tds as readonly LazyMember[];
+  const rank = list[0]!.batchDim;
   const d = dim < 0 ? dim + rank + 1 : dim;
   if (!Number.isInteger(d) || d < 0 || d > rank)
     throw new ShapeError(
-      `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(tds[0]!.batchSize)}`,
+      `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(list[0]!.batchSize)}`,
     );
-  tds.forEach((t, i) => {
+  list.forEach((t, i) => {
     if (t.batchDim !== rank) {
       throw new ShapeError(
-        `${op}: Lazy stacking of tensordicts requires them to have congruent batch dimensions, got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`,
+        `${op}: Lazy stacking of tensordicts requires them to have congruent batch dimensions, got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(list[0]!.batchSize)}`,
       );
     }
-    if (opts.strictShape === true && !sameDims(t.batchSize, tds[0]!.batchSize)) {
+    if (opts.strictShape === true && !sameDims(t.batchSize, list[0]!.batchSize)) {
       throw new ShapeError(
-        `${op}: batch sizes in tensordicts differs, LazyStackedTensorDict cannot be created. Got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(tds[0]!.batchSize)}`,
+        `${op}: batch sizes in tensordicts differs, LazyStackedTensorDict cannot be created. Got td[${i}].batchSize=${fmtBatchSize(t.batchSize)} and td[0].batchSize=${fmtBatchSize(list[0]!.batchSize)}`,
       );
     }
   });
-  return new LazyStackedTensorDict(tds, d);
+  return new LazyStackedTensorDict(list, d);
 }
 
 /** Whether the TensorDicts can be stacked densely: same batch size, same keys, equal entry shapes and dtypes. */
@@ -325,7 +494,39 @@ export function denselyStackable(tds: readonly TensorDict[]): boolean {
       const w = t.get(p);
       if (w === undefined || w instanceof TensorDict || w instanceof JaggedTensor || v instanceof JaggedTensor)
         return false;
+      if (isNonTensor(v) || isNonTensor(w))
+        return isNonTensor(v) && isNonTensor(w) && sameDims(entryBatch(w), entryBatch(v));
       return sameDims(entryBatch(w), entryBatch(v)) && sameDims(w.baseShape, v.baseShape);
     });
   });
+}
+
+/**
+ * `lazyStack` of plain tensors (tensordict's `lazy_stack` of tensors): their
+ * dense stack on batch dim `dim` when their shapes agree, else, as asked, a
+ * list (`asList`), a padded tensor (`asPaddedTensor`, padding along each
+ * tensor's batch dim 0) or a jagged tensor (`asJagged`).
+ */
+function lazyStackTensors(
+  tensors: readonly Tensor[],
+  dim: number,
+  opts: LazyGetOptions,
+): Tensor | Tensor[] | JaggedTensor {
+  const op = "lazyStack";
+  const flags = [opts.asList, opts.asPaddedTensor, opts.asJagged].filter((f) => f === true).length;
+  if (flags > 1) throw new UnsupportedOpError(`${op}: as_list, as_padded_tensor and as_nested_tensor are exclusive.`);
+  if (opts.asList === true) return [...tensors];
+  if (opts.asPaddedTensor === true)
+    return padSequence(tensors, {
+      paddingValue: opts.paddingValue ?? 0,
+      paddingSide: opts.paddingSide ?? "right",
+      returnMask: false,
+    });
+  if (opts.asJagged === true) return jagged(tensors);
+  const first = tensors[0]!;
+  if (tensors.some((t) => !sameDims(t.batchShape, first.batchShape) || !sameDims(t.baseShape, first.baseShape)))
+    throw new ShapeError(
+      `${op}: Failed to stack tensors within a tensordict. You can use nested tensors, padded tensors or return lists via specialized keyword arguments (asJagged, asPaddedTensor, asList). Got ${tensors.map((t) => t.toString()).join(", ")}`,
+    );
+  return stackTensors(tensors, dim);
 }

@@ -19,6 +19,7 @@ import { hostTensor } from "../ragged/device.js";
 import { Tensor } from "../tensor.js";
 import { denselyStackable, LazyStackedTensorDict, lazyStack } from "./lazy.js";
 import { fmtBatchSize, fmtKey, keyPath, rebuild, TensorDict, type NestedKey } from "./tensordict.js";
+import { isNonTensor, ntCat, ntStack, type NonTensor } from "./nontensor.js";
 
 function sameDims(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
@@ -29,11 +30,23 @@ const pathId = (p: NestedKey): string => JSON.stringify(typeof p === "string" ? 
 /** The tensor entries of `td` by path; a jagged entry is an error for `op`. */
 function tensorLeaves(op: string, td: TensorDict): [readonly string[], Tensor][] {
   return td.leaves().map(([p, v]) => {
-    if (v instanceof JaggedTensor)
+    if (v instanceof JaggedTensor || isNonTensor(v))
       throw new ShapeError(
-        `${op}: entry ${fmtKey(p)} is jagged ${v.toString()}; only tensor entries can be stacked, concatenated or padded`,
+        `${op}: entry ${fmtKey(p)} is ${v instanceof JaggedTensor ? "jagged " : ""}${v.toString()}; only tensor entries can be stacked, concatenated or padded`,
       );
     return [p, v];
+  });
+}
+
+/** The non-tensor entries at `path` in each TensorDict, or undefined when the first is not one (a mix is an error for `op`). */
+function nonTensorsAt(op: string, tds: readonly TensorDict[], path: readonly string[]): NonTensor[] | undefined {
+  if (!isNonTensor(tds[0]!.get(path))) return undefined;
+  return tds.map((t, i) => {
+    const x = t.get(path);
+    if (isNonTensor(x)) return x;
+    throw new ShapeError(
+      `${op}: entry ${fmtKey(path)} of td[${i}] is ${x === undefined ? "missing" : x.toString()}, but td[0]'s is non-tensor data`,
+    );
   });
 }
 
@@ -162,6 +175,8 @@ export function stackDicts(
       return [...node.batchSize.slice(0, d), tds.length, ...node.batchSize.slice(d)];
     },
     (_, path) => {
+      const nts = nonTensorsAt(op, tds, path);
+      if (nts !== undefined) return ntStack(op, nts, d);
       const xs = tensorsAt(op, tds, path);
       const x0 = xs[0]!;
       xs.forEach((x) => {
@@ -253,7 +268,10 @@ export function catDicts(
         j === d ? nodes.reduce((a, n) => a + (n as TensorDict).batchSize[d]!, 0) : s,
       );
     },
-    (_, path) => catTensors(tensorsAt(op, tds, path), d),
+    (_, path) => {
+      const nts = nonTensorsAt(op, tds, path);
+      return nts !== undefined ? ntCat(op, nts, d) : catTensors(tensorsAt(op, tds, path), d);
+    },
   );
 }
 
@@ -383,9 +401,9 @@ export function padDicts(list: readonly TensorDict[], options?: PadDictsOptions)
       return [list.length, ...size];
     },
     (x, path) => {
-      if (x instanceof JaggedTensor)
+      if (x instanceof JaggedTensor || isNonTensor(x))
         throw new ShapeError(
-          `${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; only tensor entries can be padded`,
+          `${op}: entry ${fmtKey(path)} is ${x instanceof JaggedTensor ? "jagged " : ""}${x.toString()}; only tensor entries can be padded`,
         );
       return padOne(path);
     },

@@ -20,12 +20,29 @@ import { describeValue, optionsArg } from "../ragged/check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { cat } from "../ragged/sequence.js";
 import { Tensor } from "../tensor.js";
+import type { NonTensor, NonTensorData, NonTensorStack } from "./nontensor.js";
+
+/**
+ * Non-tensor entries carry the registered symbol `batchwise.nonTensor` ("data"
+ * or "stack"; see nontensor.ts): checked here without importing their module, so
+ * the lean runtime entry, which holds TensorDicts but no non-tensor data, does
+ * not carry it.
+ */
+const NON_TENSOR = Symbol.for("batchwise.nonTensor");
+
+/** Whether `v` is a NonTensorData or a NonTensorStack (whose batch ops have TensorDict's names and meanings). */
+function isNonTensor(v: unknown): v is NonTensor {
+  return typeof v === "object" && v !== null && NON_TENSOR in v;
+}
 
 /** A key, or the path of keys to a nested entry: `"obs"` or `["agent", "obs"]`. */
 export type NestedKey = string | readonly string[];
 
-/** What a TensorDict holds. */
-export type TensorDictValue = Tensor | JaggedTensor | TensorDict;
+/** What a TensorDict holds: tensors, jagged tensors, nested dicts and non-tensor entries. */
+export type TensorDictValue = Tensor | JaggedTensor | TensorDict | NonTensorData | NonTensorStack;
+
+/** A TensorDict entry that is not a nested dict. */
+export type TensorDictLeaf = Tensor | JaggedTensor | NonTensorData | NonTensorStack;
 
 /** A nested plain object of entries: inner objects become nested TensorDicts with the same batch size. */
 export interface TensorDictSource {
@@ -63,6 +80,7 @@ export function fmtKey(key: NestedKey): string {
 export function entryBatch(v: TensorDictValue): readonly number[] {
   if (v instanceof TensorDict) return v.batchSize;
   if (v instanceof JaggedTensor) return [v.rows, Number.NaN];
+  if (isNonTensor(v)) return v.batchSize;
   return v.batchShape;
 }
 
@@ -112,7 +130,7 @@ export function normDim(op: string, dim: number, rank: number): number {
 export function rebuild(
   template: TensorDict,
   size: (td: TensorDict, path: readonly string[]) => readonly number[],
-  leaf: (x: Tensor | JaggedTensor, path: readonly string[]) => TensorDictValue,
+  leaf: (x: TensorDictLeaf, path: readonly string[]) => TensorDictValue,
   keep: (path: readonly string[]) => boolean = () => true,
   path: readonly string[] = [],
 ): TensorDict {
@@ -204,9 +222,9 @@ export class TensorDict {
     return [...this.entries_];
   }
 
-  /** Every tensor and jagged entry with its path, depth first. */
-  leaves(): [readonly string[], Tensor | JaggedTensor][] {
-    const out: [readonly string[], Tensor | JaggedTensor][] = [];
+  /** Every entry that is not a nested dict (tensors, jagged tensors, non-tensor data) with its path, depth first. */
+  leaves(): [readonly string[], TensorDictLeaf][] {
+    const out: [readonly string[], TensorDictLeaf][] = [];
     for (const [k, v] of this.entries_) {
       if (v instanceof TensorDict) for (const [p, leaf] of v.leaves()) out.push([[k, ...p], leaf]);
       else out.push([[k], v]);
@@ -287,7 +305,7 @@ export class TensorDict {
   }
 
   private checkEntry(op: string, path: readonly string[], v: TensorDictValue): void {
-    if (!(v instanceof Tensor || v instanceof JaggedTensor || v instanceof TensorDict)) {
+    if (!(v instanceof Tensor || v instanceof JaggedTensor || v instanceof TensorDict || isNonTensor(v))) {
       throw new ShapeError(
         `${op}: ${fmtKey(path)} must be a Tensor, a JaggedTensor, a TensorDict or a plain object of them, got ${describeValue(v)}`,
       );
@@ -402,7 +420,7 @@ export class TensorDict {
   }
 
   /** The entries as a nested plain object. */
-  toObject(): { [key: string]: Tensor | JaggedTensor | ReturnType<TensorDict["toObject"]> } {
+  toObject(): { [key: string]: TensorDictLeaf | ReturnType<TensorDict["toObject"]> } {
     // fromEntries defines own properties, so keys such as "__proto__" stay entries (an assignment would set the prototype).
     return Object.fromEntries([...this.entries_].map(([k, v]) => [k, v instanceof TensorDict ? v.toObject() : v]));
   }
@@ -431,6 +449,8 @@ export class TensorDict {
       (v, path) => {
         if (v instanceof JaggedTensor)
           throw new ShapeError(`TensorDict.apply: ${fmtKey(path)} is jagged ${v.toString()}; apply maps tensors only`);
+        // Non-tensor entries are kept (tensordict's apply maps tensors), spanning the new batch size.
+        if (isNonTensor(v)) return v._resize("TensorDict.apply", [...size, ...v.batchSize.slice(this.batchDim)]);
         const r = fn(v, path);
         if (!(r instanceof Tensor))
           throw new DTypeError(
@@ -468,7 +488,8 @@ export class TensorDict {
     dictOp: (td: TensorDict) => TensorDict,
   ): TensorDict {
     return this.mapEntries(size, (v, k) => {
-      if (v instanceof TensorDict) return dictOp(v);
+      // Non-tensor entries have TensorDict's batch ops (same names, same meanings).
+      if (v instanceof TensorDict || isNonTensor(v)) return dictOp(v as TensorDict);
       if (v instanceof JaggedTensor)
         throw new ShapeError(
           `${op}: entry ${JSON.stringify(k)} is jagged ${v.toString()}; batch-dim ops on jagged entries are not supported (index its rows with toList())`,
@@ -654,6 +675,7 @@ export class TensorDict {
       (x, path) => {
         if (x instanceof JaggedTensor)
           throw new ShapeError(`${op}: entry ${fmtKey(path)} is jagged ${x.toString()}; pad takes tensor entries`);
+        if (isNonTensor(x)) return x.pad(padSize, value);
         return padOne(x);
       },
     );
@@ -673,7 +695,7 @@ export class TensorDict {
   toString(): string {
     const parts = [...this.entries_].map(
       ([k, v]) =>
-        `${k}: ${v instanceof TensorDict ? v.toString() : `${v.toString()} ${v.dtype}${v instanceof JaggedTensor ? " jagged" : ""}`}`,
+        `${k}: ${v instanceof TensorDict || isNonTensor(v) ? v.toString() : `${v.toString()} ${v.dtype}${v instanceof JaggedTensor ? " jagged" : ""}`}`,
     );
     return `TensorDict(batchSize=${fmtBatchSize(this.batchSize)}) { ${parts.join(", ")} }`;
   }

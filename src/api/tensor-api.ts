@@ -1,0 +1,260 @@
+/**
+ * Comparisons and small ops on plain tensors (NumPy/PyTorch/NEML2 semantics):
+ * `isClose`, `allClose`, `allEqual`, `cross`, `heaviside`, `macaulay`,
+ * `baseStorage`, `batchPermute`, `batchTranspose`.
+ *
+ * They are Tensor methods, installed on `Tensor.prototype` by the full entry
+ * (`src/index.ts` calls `installTensorApi()`, as it installs the compiler), so
+ * that the lean `batchwise/runtime` entry, which only runs bundles, does not
+ * carry them. Each is a composition of existing ops, so it works inside `jit`
+ * (except the batch permutations: the IR has no op that moves symbolic batch dims).
+ */
+import { isFloat, promote } from "../../ir/dtype.js";
+import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
+import { prod } from "../../ir/types.js";
+import { describe } from "../check.js";
+import { baseStack, Tensor, where } from "../tensor.js";
+
+/** Options of `isClose` and `allClose` (NumPy's and PyTorch's defaults). */
+export interface CloseOptions {
+  /** Relative tolerance (default 1e-5). */
+  readonly rtol?: number;
+  /** Absolute tolerance (default 1e-8). */
+  readonly atol?: number;
+  /** NaN is close to NaN (default false). */
+  readonly equalNan?: boolean;
+}
+
+declare module "../tensor.js" {
+  interface Tensor {
+    /**
+     * Elementwise `|x - y| <= atol + rtol·|y|` (NumPy's and PyTorch's `isclose`,
+     * defaults `rtol = 1e-5`, `atol = 1e-8`), broadcast; a bool tensor. Equal
+     * infinities are close, an infinity and a finite value are not, and NaN is
+     * close to nothing unless `equalNan` (then NaN is close to NaN). Computed in the
+     * promoted float dtype (integers and bool in float32), as NumPy computes float32
+     * inputs in float32.
+     */
+    isClose(y: Tensor | number, opts?: CloseOptions): Tensor;
+    /**
+     * Whether every element of `isClose(y, opts)` holds (NumPy's `allclose`): a bool
+     * `(;)` tensor, true for empty tensors, so it works inside `jit`; read it with
+     * `itemSync() === 1` or `await t.data()`.
+     */
+    allClose(y: Tensor | number, opts?: CloseOptions): Tensor;
+    /**
+     * Whether the two tensors have the same `(batch; base)` shape and equal values
+     * (NumPy's `array_equal`, PyTorch's `equal`): a bool `(;)` tensor. Different
+     * shapes give false (no broadcasting); values compare after dtype promotion
+     * (`1 == 1.0`); NaN equals nothing unless `equalNan`. Inside `jit`, batch dims
+     * must be the same symbols or both concrete.
+     */
+    allEqual(y: Tensor, opts?: { readonly equalNan?: boolean }): Tensor;
+    /**
+     * The cross product along base axis `dim` (default -1, the last), which must
+     * have size 3 in both operands (NumPy's `cross`, PyTorch's `linalg.cross`);
+     * the other dims broadcast, batch and base, and `dim` counts in the broadcast
+     * base. Components are `a₁b₂ - a₂b₁`, `a₂b₀ - a₀b₂`, `a₀b₁ - a₁b₀` (so ±Inf and
+     * NaN spread as in that formula). Bool computes in int32.
+     */
+    cross(y: Tensor, dim?: number): Tensor;
+    /**
+     * NumPy's `heaviside(x, values)`: 0 where x < 0, `values` where x == 0 (±0),
+     * 1 where x > 0, NaN where x is NaN. `values` (a tensor or a number)
+     * broadcasts. Integers and bool compute in float32.
+     */
+    heaviside(values: Tensor | number): Tensor;
+    /**
+     * The Macaulay bracket `⟨x⟩ = max(x, 0)` (NEML2's `macaulay`, as `Scalar.macaulay`):
+     * x where x > 0, else 0; NaN stays NaN, -Inf gives 0, -0 gives +0.
+     */
+    macaulay(): Tensor;
+    /** Product of the base shape (NEML2's `base_storage`): the elements of one batch entry. */
+    readonly baseStorage: number;
+    /**
+     * Reorders the batch dims only (NEML2's `batch_permute`, PyTorch's `permute` on
+     * the batch block); the base is untouched: `(2,3; 4).batchPermute(1, 0)` is
+     * `(3,2; 4)`. Needs concrete batch sizes (eager tensors): the IR has no op that
+     * moves symbolic batch dims, so inside `jit` it is a TraceError.
+     */
+    batchPermute(...perm: number[]): Tensor;
+    /** Swaps two batch dims (NEML2's `batch_transpose`); eager only, as `batchPermute`. */
+    batchTranspose(a: number, b: number): Tensor;
+  }
+}
+
+function normAxis(op: string, axis: unknown, rank: number, what: "batch" | "base", t: Tensor): number {
+  if (typeof axis !== "number" || !Number.isInteger(axis))
+    throw new ShapeError(`${op}: ${what} axis must be an integer, got ${describe(axis)} for x ${t.toString()}`);
+  const a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) throw new ShapeError(`${op}: ${what} axis ${axis} is out of range for x ${t.toString()}`);
+  return a;
+}
+
+function checkOperand(op: string, name: string, v: unknown, x: Tensor): void {
+  if (typeof v !== "number" && !(v instanceof Tensor))
+    throw new DTypeError(`${op}: ${name} must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`);
+}
+
+function boolOption(op: string, name: string, opts: unknown, dflt: boolean): boolean {
+  if (opts === undefined || opts === null) return dflt;
+  if (typeof opts !== "object" || Array.isArray(opts))
+    throw new DTypeError(`${op}: options must be an object, got ${describe(opts)}`);
+  const v: unknown = (opts as Record<string, unknown>)[name];
+  if (v === undefined) return dflt;
+  if (typeof v !== "boolean") throw new DTypeError(`${op}: ${name} must be true or false, got ${describe(v)}`);
+  return v;
+}
+
+function closeArgs(
+  op: string,
+  x: Tensor,
+  y: unknown,
+  opts: CloseOptions | undefined,
+): { a: Tensor; b: Tensor; rtol: number; atol: number; equalNan: boolean } {
+  checkOperand(op, "y", y, x);
+  const equalNan = boolOption(op, "equalNan", opts, false);
+  const tol = (name: "rtol" | "atol", dflt: number): number => {
+    const v: unknown = opts?.[name];
+    if (v === undefined) return dflt;
+    if (typeof v !== "number" || Number.isNaN(v) || v < 0)
+      throw new DTypeError(`${op}: ${name} must be a number >= 0, got ${describe(v)} (x ${x.toString()})`);
+    return v;
+  };
+  const rtol = tol("rtol", 1e-5);
+  const atol = tol("atol", 1e-8);
+  let dt = y instanceof Tensor ? promote(x.dtype, y.dtype) : x.dtype;
+  if (!isFloat(dt)) dt = "float32";
+  const b = y instanceof Tensor ? y.cast(dt) : Tensor._const(y as number, dt);
+  return { a: x.cast(dt), b, rtol, atol, equalNan };
+}
+
+/** `all` over every batch and base axis at once: a bool `(;)`, true when empty. */
+function allOf(t: Tensor): Tensor {
+  if (t.rank === 0) return t;
+  return Tensor._op("all", [t], {
+    batchAxes: [...Array(t.batchDim).keys()],
+    baseAxes: [...Array(t.baseDim).keys()],
+    keep: false,
+  });
+}
+
+function isClose(this: Tensor, y: Tensor | number, opts?: CloseOptions): Tensor {
+  const { a, b, rtol, atol, equalNan } = closeArgs("isClose", this, y, opts);
+  // |a - b| <= atol + rtol·|b| needs a finite b; a == b covers equal infinities.
+  let close = a.sub(b).abs().le(b.abs().mul(rtol).add(atol)).logicalAnd(b.isFinite()).logicalOr(a.eq(b));
+  if (equalNan) close = close.logicalOr(a.isNan().logicalAnd(b.isNan()));
+  return close;
+}
+
+function allEqual(this: Tensor, y: Tensor, opts?: { readonly equalNan?: boolean }): Tensor {
+  if (!(y instanceof Tensor))
+    throw new DTypeError(`allEqual: y must be a Tensor, got ${describe(y)} (x ${this.toString()})`);
+  const equalNan = boolOption("allEqual", "equalNan", opts, false);
+  const xb = this.symbolicBatchShape;
+  const yb = y.symbolicBatchShape;
+  if (this.batchDim !== y.batchDim || this.baseDim !== y.baseDim || this.baseShape.some((d, i) => d !== y.baseShape[i]))
+    return Tensor._const(0, "bool");
+  for (let i = 0; i < xb.length; i++) {
+    if (xb[i] === yb[i]) continue;
+    if (typeof xb[i] === "number" && typeof yb[i] === "number") return Tensor._const(0, "bool");
+    throw new TraceError(
+      `allEqual: x ${this.toString()} and y ${y.toString()} have batch dim ${i} of sizes known only at run time, so whether the shapes match is data; compare them outside jit or give both the same batch size`,
+    );
+  }
+  let eq = this.eq(y);
+  if (equalNan) eq = eq.logicalOr(this.isNan().logicalAnd(y.isNan()));
+  return allOf(eq);
+}
+
+function cross(this: Tensor, y: Tensor, dim = -1): Tensor {
+  if (!(y instanceof Tensor))
+    throw new DTypeError(`cross: y must be a Tensor, got ${describe(y)} (x ${this.toString()})`);
+  const rank = Math.max(this.baseDim, y.baseDim);
+  const d = normAxis("cross", dim, rank, "base", this.baseDim >= y.baseDim ? this : y);
+  const axisOf = (t: Tensor, name: string): number => {
+    const a = d - (rank - t.baseDim);
+    if (a < 0 || t.baseShape[a] !== 3)
+      throw new ShapeError(
+        `cross: base dim ${dim} must have size 3 in x and y, got x ${this.toString()} and y ${y.toString()} (${name} has ${a < 0 ? "no such dim" : `size ${t.baseShape[a]}`})`,
+      );
+    return a;
+  };
+  const ax = axisOf(this, "x");
+  const ay = axisOf(y, "y");
+  let dt = promote(this.dtype, y.dtype);
+  if (dt === "bool") dt = "int32";
+  const a = [0, 1, 2].map((i) => this.cast(dt).select(ax, i));
+  const b = [0, 1, 2].map((i) => y.cast(dt).select(ay, i));
+  const c = [
+    a[1]!.mul(b[2]!).sub(a[2]!.mul(b[1]!)),
+    a[2]!.mul(b[0]!).sub(a[0]!.mul(b[2]!)),
+    a[0]!.mul(b[1]!).sub(a[1]!.mul(b[0]!)),
+  ];
+  return baseStack(c, d);
+}
+
+function heaviside(this: Tensor, values: Tensor | number): Tensor {
+  checkOperand("heaviside", "values", values, this);
+  let dt = typeof values === "number" ? this.dtype : promote(this.dtype, values.dtype);
+  if (!isFloat(dt)) dt = "float32";
+  const x = this.cast(dt);
+  const v = typeof values === "number" ? Tensor._const(values, dt) : values.cast(dt);
+  return where(x.isNan(), x, where(x.lt(0), 0, where(x.gt(0), 1, v)));
+}
+
+function batchPermute(this: Tensor, ...perm: number[]): Tensor {
+  const n = this.batchDim;
+  const p = perm.map((a) => normAxis("batchPermute", a, n, "batch", this));
+  if (p.length !== n || new Set(p).size !== n)
+    throw new ShapeError(
+      `batchPermute: (${perm.join(",")}) is not a permutation of the ${n} batch dims of x ${this.toString()}`,
+    );
+  if (p.every((a, i) => a === i)) return this;
+  if (this.symbolicBatchShape.some((d) => typeof d !== "number"))
+    throw new TraceError(
+      `batchPermute: x ${this.toString()} is traced; reordering symbolic batch dims needs a batch permute op, which the IR does not have yet (permute before jit)`,
+    );
+  // Every dim is static here: move the batch into the base, permute there, and split again.
+  const all = this.rebatch(0);
+  return all.permute(...p, ...Array.from({ length: this.baseDim }, (_, i) => n + i)).rebatch(n);
+}
+
+function batchTranspose(this: Tensor, a: number, b: number): Tensor {
+  const n = this.batchDim;
+  const i = normAxis("batchTranspose", a, n, "batch", this);
+  const j = normAxis("batchTranspose", b, n, "batch", this);
+  const perm = [...Array(n).keys()];
+  perm[i] = j;
+  perm[j] = i;
+  return this.batchPermute(...perm);
+}
+
+/** Installs the methods above on `Tensor.prototype` (the full entry calls it once; repeated calls do nothing more). */
+export function installTensorApi(): void {
+  const P = Tensor.prototype;
+  if (Object.hasOwn(P, "isClose")) return;
+  const methods = {
+    isClose,
+    allClose(this: Tensor, y: Tensor | number, opts?: CloseOptions): Tensor {
+      return allOf(this.isClose(y, opts));
+    },
+    allEqual,
+    cross,
+    heaviside,
+    macaulay(this: Tensor): Tensor {
+      return this.maximum(0);
+    },
+    batchPermute,
+    batchTranspose,
+  };
+  for (const [name, fn] of Object.entries(methods))
+    Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(P, "baseStorage", {
+    get(this: Tensor): number {
+      return prod(this.baseShape);
+    },
+    configurable: true,
+    enumerable: false,
+  });
+}
