@@ -18,14 +18,13 @@
  */
 import { installCompiler } from "./compiler.js";
 import { installTensorApi } from "./api/tensor-api.js";
-import { installTensorDictApi } from "./tensordict/api.js";
 
 // The full library compiles: eager tensor operations and jit use the pass pipeline and the code generators.
 installCompiler();
-// The comparison and small-op methods of Tensor, and TensorDict's row assignment, non-tensor and padding
-// methods: installed here so that batchwise/runtime (bundles only) does not carry them.
+// The comparison and small-op methods of Tensor: installed here so that batchwise/runtime (bundles only)
+// does not carry them. TensorDict's row assignment, non-tensor and padding methods are installed by
+// src/tensordict/index.ts, which this entry re-exports, so a page that never uses TensorDict carries neither.
 installTensorApi();
-installTensorDictApi();
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export {

@@ -16,6 +16,11 @@ import {
 import { LazyStackedTensorDict } from "./lazy.js";
 import { catDicts, padDicts, stackDicts, unpadDicts, type PadDictsOptions } from "./ops.js";
 import { TensorDict } from "./tensordict.js";
+import { installTensorDictApi } from "./api.js";
+
+// TensorDict's row assignment, non-tensor and padding methods (src/tensordict/api.ts): installed when
+// the full entry's TensorDict exports load; batchwise/runtime, which only holds TensorDicts, leaves them out.
+installTensorDictApi();
 
 export {
   TensorDict,
