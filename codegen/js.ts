@@ -13,6 +13,7 @@
  */
 import { isFloat, type DType } from "../ir/dtype.js";
 import { EXACT_ON_F32 } from "../ir/elementwise.js";
+import { UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KUnaryOp, Kernel } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import { walkStmts, type LExpr, type LStmt, type LType, type LoopProgram } from "./loop.js";
@@ -306,6 +307,8 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
         return IDX_JS[e.op](n(e.a), n(e.b));
       case "icmp":
         return `(${n(e.a)} ${ICMP_JS[e.op]} ${n(e.b)} ? 1 : 0)`;
+      default:
+        throw new UnsupportedOpError(`codegen js: ${e.k} belongs to workgroup programs`);
     }
   };
 
@@ -321,8 +324,8 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
           // A bare name or literal needs no binding (never a local's read: the local may change).
           if (s.e.k !== "get" && /^-?[\w.]+$/.test(code)) name[s.id] = code;
           else {
-            name[s.id] = `v${s.id}`;
-            L.line(`const v${s.id} = ${code};`);
+            name[s.id] = `t${s.id}`;
+            L.line(`const t${s.id} = ${code};`);
           }
           break;
         }
@@ -333,7 +336,7 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
           L.line(`out${s.buf}[${name[s.at]}] = ${name[s.value]};`);
           break;
         case "loop": {
-          const v = `v${s.var}`;
+          const v = `t${s.var}`;
           name[s.var] = v;
           L.open(`for (let ${v} = ${name[s.from]}; ${v} < ${name[s.to]}; ${v}++) {`);
           block(s.body);
@@ -349,6 +352,12 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
           }
           L.close();
           break;
+        case "break":
+        case "return":
+          L.line(`${s.k};`);
+          break;
+        default:
+          throw new UnsupportedOpError(`codegen js: ${s.k} belongs to workgroup programs`);
       }
     }
   };

@@ -67,7 +67,9 @@ export class LoopBuilder {
   private readonly depth: number[] = [];
   readonly locals: LType[] = [];
   private readonly stack: Block[] = [{ stmts: [], memo: new Map() }];
-  private readonly pending: ({ k: "loop"; var: number; from: number; to: number } | { k: "if"; cond: number })[] = [];
+  private readonly pending: (
+    { k: "loop"; var: number; from: number; to: number; step?: number } | { k: "if"; cond: number }
+  )[] = [];
   private readonly elses: (LStmt[] | null)[] = [];
 
   typeOf(id: number): LType {
@@ -78,15 +80,16 @@ export class LoopBuilder {
   let(type: LType, e: LExpr): number {
     const cur = this.stack.length - 1;
     let at = 0;
-    if (e.k === "get") at = cur;
+    // Reads of mutable state (locals, shared memory) stay where they are and are never shared.
+    const pinned = e.k === "get" || e.k === "sload";
+    if (pinned) at = cur;
     for (const o of operands(e)) at = Math.max(at, this.depth[o]!);
     // JSON spells -0 as 0 and NaN, ±Infinity as null: a literal's key spells its value exactly.
-    const key =
-      e.k === "get"
-        ? ""
-        : e.k === "lit"
-          ? `${type}|lit|${Object.is(e.v, -0) ? "-0" : String(e.v)}`
-          : `${type}|${JSON.stringify(e)}`;
+    const key = pinned
+      ? ""
+      : e.k === "lit"
+        ? `${type}|lit|${Object.is(e.v, -0) ? "-0" : String(e.v)}`
+        : `${type}|${JSON.stringify(e)}`;
     if (key !== "") {
       const hit = this.stack[at]!.memo.get(key);
       if (hit !== undefined) return hit;
@@ -110,7 +113,9 @@ export class LoopBuilder {
   /** `x` as type `to` (no cast when it already is). */
   cast(x: number, to: LType): number {
     if (this.typeOf(x) === to) return x;
-    // A literal converts at build time when exact (index literals to dtypes, small ints).
+    // A literal converts at build time (so a printer sees a literal, e.g. a known 0 divisor).
+    const v = this.litValue(x);
+    if (v !== undefined && (to !== "index" || Number.isInteger(v))) return this.lit(convert(v, to), to);
     return this.let(to, { k: "cast", x });
   }
 
@@ -169,11 +174,23 @@ export class LoopBuilder {
     this.top().push({ k: "store", buf, at, value });
   }
 
-  /** Opens `for (v = from; v < to; v++)` and returns v. Close with `end()`. */
-  loop(from: number, to: number): number {
+  /** Any other statement (workgroup programs: sstore, barrier, break, return). */
+  stmt(s: LStmt): void {
+    this.top().push(s);
+  }
+
+  readonly shared: { dtype: DType; length: number }[] = [];
+  /** Declares a workgroup-shared array. */
+  sharedArray(dtype: DType, length: number): number {
+    this.shared.push({ dtype, length });
+    return this.shared.length - 1;
+  }
+
+  /** Opens `for (v = from; v < to; v += step)` (step 1 when absent) and returns v. Close with `end()`. */
+  loop(from: number, to: number, step?: number): number {
     const v = this.types.length;
     this.types.push("index");
-    this.pending.push({ k: "loop", var: v, from, to });
+    this.pending.push({ k: "loop", var: v, from, to, ...(step !== undefined ? { step } : {}) });
     this.elses.push(null);
     this.stack.push({ stmts: [], memo: new Map() });
     this.depth.push(this.stack.length - 1);
@@ -207,7 +224,13 @@ export class LoopBuilder {
     return this.stack[this.stack.length - 1]!.stmts;
   }
 
-  finish(k: Kernel, sizes: number, strides: number): LoopProgram {
+  /** The program built (verified). */
+  finish(
+    k: Kernel,
+    sizes: number,
+    strides: number,
+    extra: Partial<Pick<LoopProgram, "inputs" | "outputs" | "workgroupSize" | "params">> = {},
+  ): LoopProgram {
     if (this.stack.length !== 1) throw new Error("loop builder: unclosed block");
     const consts: DType[] = [];
     for (const e of k.exprs) if (e.k === "const") consts.push(e.dtype);
@@ -221,7 +244,26 @@ export class LoopBuilder {
       values: this.types.length,
       relaxedFloat32: k.relaxedFloat32 === true,
       body: this.stack[0]!.stmts,
+      ...extra,
+      ...(extra.workgroupSize !== undefined ? { shared: [...this.shared] } : {}),
     });
+  }
+}
+
+/** A literal's value in another type (the kernel IR's cast rules). */
+function convert(v: number, to: LType): number {
+  switch (to) {
+    case "float64":
+    case "index":
+      return v;
+    case "float32":
+      return Math.fround(v);
+    case "int32":
+      return v | 0;
+    case "uint32":
+      return v >>> 0;
+    case "bool":
+      return v !== 0 ? 1 : 0;
   }
 }
 
@@ -325,55 +367,114 @@ function extreme(d: DType, high: boolean): number {
   }
 }
 
+/** The step of a (non-arg) reduction: `cur` combined with `v` (both of the accumulator's dtype `d`). */
+export function reduceStep(b: LoopBuilder, op: KReduceOp, d: DType, cur: number, v: number): number {
+  switch (op) {
+    case "sum":
+    case "mean":
+      return b.let(d, { k: "binary", op: "add", a: cur, b: v });
+    case "prod":
+      return b.let(d, { k: "binary", op: "mul", a: cur, b: v });
+    case "min":
+    case "max":
+      return b.let(d, { k: "binary", op: op === "min" ? "minimum" : "maximum", a: cur, b: v });
+    case "all":
+    case "any":
+      return b.let("bool", { k: "binary", op: op === "all" ? "and" : "or", a: cur, b: v });
+    case "argmin":
+    case "argmax":
+      throw new UnsupportedOpError(`loop form: ${op} has no plain step`);
+  }
+}
+
+const not = (b: LoopBuilder, x: number): number => b.let("bool", { k: "unary", op: "not", x });
+const and = (b: LoopBuilder, x: number, y: number): number => b.let("bool", { k: "binary", op: "and", a: x, b: y });
+const or = (b: LoopBuilder, x: number, y: number): number => b.let("bool", { k: "binary", op: "or", a: x, b: y });
+const isnan = (b: LoopBuilder, x: number): number => b.let("bool", { k: "unary", op: "isnan", x });
+
+/**
+ * Whether value `x` replaces the running `best` of an argmin/argmax (sequential order):
+ * strictly better keeps the first position on ties; a NaN wins once and then sticks.
+ */
+export function argBetter(b: LoopBuilder, op: KReduceOp, d: DType, x: number, best: number): number {
+  const better = b.let("bool", { k: "binary", op: op === "argmax" ? "gt" : "lt", a: x, b: best });
+  if (!isFloat(d)) return better;
+  return and(b, not(b, isnan(b, best)), or(b, isnan(b, x), better));
+}
+
+/**
+ * Whether candidate (qb at position qi) replaces (pb at pi) when two partial
+ * argmin/argmax results merge (positions int32): strictly better, or equal and
+ * earlier; for floats the earliest NaN beats everything. Gives what the sequential
+ * rule (`argBetter`) gives over the concatenated ranges.
+ */
+export function pairBetter(
+  b: LoopBuilder,
+  op: KReduceOp,
+  d: DType,
+  qb: number,
+  qi: number,
+  pb: number,
+  pi: number,
+): number {
+  const earlier = b.let("bool", { k: "binary", op: "lt", a: qi, b: pi });
+  const strictly = b.let("bool", { k: "binary", op: op === "argmax" ? "gt" : "lt", a: qb, b: pb });
+  const cond = or(b, strictly, and(b, b.let("bool", { k: "binary", op: "eq", a: qb, b: pb }), earlier));
+  if (!isFloat(d)) return cond;
+  const pNum = not(b, isnan(b, pb));
+  return b.let("bool", { k: "where", c: isnan(b, qb), a: or(b, pNum, earlier), b: and(b, pNum, cond) });
+}
+
 /** Folds value `v` (at position `pos`, an index, for argmin/argmax) into the accumulator. */
 export function accumulate(b: LoopBuilder, a: Accumulator, v: number, pos: number): void {
   const cur = b.get(a.acc);
-  switch (a.op) {
-    case "sum":
-    case "mean":
-      b.set(a.acc, b.let(a.type, { k: "binary", op: "add", a: cur, b: b.cast(v, a.type) }));
-      return;
-    case "prod":
-      b.set(a.acc, b.let(a.type, { k: "binary", op: "mul", a: cur, b: b.cast(v, a.type) }));
-      return;
-    case "min":
-    case "max":
-      b.set(a.acc, b.let(a.type, { k: "binary", op: a.op === "min" ? "minimum" : "maximum", a: cur, b: v }));
-      return;
-    case "all":
-    case "any":
-      b.set(a.acc, b.let("bool", { k: "binary", op: a.op === "all" ? "and" : "or", a: cur, b: b.cast(v, "bool") }));
-      return;
-    case "argmin":
-    case "argmax": {
-      // Strictly better keeps the first position on ties; a NaN wins once and then sticks.
-      const x = b.cast(v, a.type);
-      let better = b.let("bool", { k: "binary", op: a.op === "argmax" ? "gt" : "lt", a: x, b: cur });
-      if (isFloat(a.type)) {
-        const xNaN = b.let("bool", { k: "unary", op: "isnan", x });
-        const curNum = b.let("bool", { k: "unary", op: "not", x: b.let("bool", { k: "unary", op: "isnan", x: cur }) });
-        better = b.let("bool", {
-          k: "binary",
-          op: "and",
-          a: curNum,
-          b: b.let("bool", { k: "binary", op: "or", a: xNaN, b: better }),
-        });
-      }
-      b.when(better);
-      b.set(a.acc, x);
-      b.set(a.arg, b.cast(pos, "int32"));
-      b.end();
-      return;
-    }
+  if (a.op === "argmin" || a.op === "argmax") {
+    const x = b.cast(v, a.type);
+    b.when(argBetter(b, a.op, a.type, x, cur));
+    b.set(a.acc, x);
+    b.set(a.arg, b.cast(pos, "int32"));
+    b.end();
+    return;
   }
+  b.set(a.acc, reduceStep(b, a.op, a.type, cur, b.cast(v, a.type)));
+}
+
+/**
+ * Folds `n` copies of value `v` at once (`n` an index, at least 1; `pos` the first
+ * copy's position): a sum or mean adds v × n, the other reductions fold v once (they
+ * are idempotent; argmin/argmax keep the first position).
+ */
+export function accumulateRepeated(b: LoopBuilder, a: Accumulator, v: number, n: number, pos: number): void {
+  if (a.op === "sum" || a.op === "mean") {
+    const cur = b.get(a.acc);
+    const times = b.let(a.type, { k: "binary", op: "mul", a: b.cast(v, a.type), b: b.cast(n, a.type) });
+    b.set(a.acc, reduceStep(b, a.op, a.type, cur, times));
+  } else accumulate(b, a, v, pos);
+}
+
+/**
+ * The final value in dtype `out` of a reduction whose accumulator holds `acc` (and,
+ * for argmin/argmax, position `arg`, int32). A mean divides once by `count` (an index).
+ */
+export function finishValue(
+  b: LoopBuilder,
+  op: KReduceOp,
+  type: DType,
+  acc: number,
+  arg: number,
+  out: DType,
+  count: () => number,
+): number {
+  if (op === "argmin" || op === "argmax") return b.cast(arg, out);
+  let v = acc;
+  if (op === "mean") v = b.let(type, { k: "binary", op: "div", a: v, b: b.cast(count(), type) });
+  return b.cast(v, out);
 }
 
 /** The reduction's result in dtype `out`; `count` (an index) is the number of reduced elements (a mean divides by it). */
 export function finishAccumulator(b: LoopBuilder, a: Accumulator, out: DType, count: () => number): number {
-  if (a.op === "argmin" || a.op === "argmax") return b.cast(b.get(a.arg), out);
-  let v = b.get(a.acc);
-  if (a.op === "mean") v = b.let(a.type, { k: "binary", op: "div", a: v, b: b.cast(count(), a.type) });
-  return b.cast(v, out);
+  const arg = a.arg >= 0 ? b.get(a.arg) : -1;
+  return finishValue(b, a.op, a.type, arg >= 0 ? -1 : b.get(a.acc), arg, out, count);
 }
 
 /**
@@ -417,7 +518,7 @@ function combine(b: LoopBuilder, op: KReduceOp, xs: readonly number[], dtype: DT
 // ---- the element expression ----
 
 /** Where the element expressions of a kernel are lowered: loop variables, pointers, `inside`. */
-interface Scope {
+export interface Scope {
   /** Value of each base axis variable that has a loop. */
   readonly axisVar: ReadonlyMap<number, number>;
   /** Per input: its element offset over the batch dims (an index value), made on demand. */
@@ -460,7 +561,7 @@ function substIndex(e: IndexExpr, point: ReadonlyMap<number, number>): IndexExpr
   }
 }
 
-class ExprLowering {
+export class ExprLowering {
   private readonly slots: readonly number[];
   constructor(
     private readonly b: LoopBuilder,
@@ -585,7 +686,7 @@ const pointMaps = (axes: readonly number[], shape: readonly number[]): Map<numbe
   points(axes.map((a) => shape[a]!)).map((p) => new Map(axes.map((a, i) => [a, p[i]!])));
 
 /** The batch-stride index of each input's first batch dim. */
-function strideBase(k: Kernel): number[] {
+export function strideBase(k: Kernel): number[] {
   let at = 0;
   return k.inputs.map((inp) => {
     const s = at;
@@ -595,7 +696,7 @@ function strideBase(k: Kernel): number[] {
 }
 
 /** Checks what the lowering relies on; a malformed kernel is an UnsupportedOpError. */
-function checkKernel(k: Kernel): void {
+export function checkKernel(k: Kernel): void {
   const fail = (m: string): never => {
     throw new UnsupportedOpError(`loop form: ${m}`);
   };
