@@ -147,7 +147,7 @@ export class ExprLowering {
         v = b.cast(sub(e.x), e.dtype);
         break;
       case "combine":
-        v = combine(b, e.op, e.xs.map(sub), e.dtype, this.t);
+        v = combine(b, e.op, e.xs.map(sub), e.dtype, this.t, k.relaxedFloat32 === true);
         break;
       case "inside":
         if (s.inside === undefined) throw new UnsupportedOpError(`loop form: %${i}: inside outside a pad kernel`);
@@ -315,21 +315,26 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
   if (red === null && mixed) {
     // Outputs of different small bases (fully unrolled): each over its own points, at its
     // own offset (batch element) × (its base size).
+    const stores: (() => void)[] = [];
     k.outputs.forEach((out, oi) => {
       const shape = out.baseShape ?? k.baseShape;
       points(shape).forEach((p, f) => {
         const pt = new Map(p.map((v, a) => [a, v] as [number, number]));
-        const v = lowering.value(out.value, pt, scope, new Map());
-        b.store(oi, b.idx("add", b.idx("mul", ob, b.index(numel(shape))), b.index(f)), b.cast(v, out.dtype));
+        const v = b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype);
+        stores.push(() => b.store(oi, b.idx("add", b.idx("mul", ob, b.index(numel(shape))), b.index(f)), v));
       });
     });
+    for (const st of stores) st();
   } else if (red === null) {
+    const stores: (() => void)[] = [];
     for (const kp of keptPoints) {
       const memo = new Map<number, number>();
       k.outputs.forEach((out, oi) => {
-        b.store(oi, outOffset(kp), b.cast(lowering.value(out.value, kp, scope, memo), out.dtype));
+        const v = b.cast(lowering.value(out.value, kp, scope, memo), out.dtype);
+        stores.push(() => b.store(oi, outOffset(kp), v));
       });
     }
+    for (const st of stores) st();
   } else {
     const baseCount = numel(redBase.map((a) => k.baseShape[a]!));
     const batchCount = (): number => redBatch.reduce((c, a) => b.idx("mul", c, size(a)), b.index(1));
@@ -347,6 +352,7 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
     for (const a of redBatch) batchVar.set(a, b.loop(b.index(0), size(a)));
     for (const a of redLooped) axisVar.set(a, b.loop(b.index(0), b.index(k.baseShape[a]!)));
     const redPoints = pointMaps(redUnrolled, k.baseShape);
+    const folds: (() => void)[] = [];
     keptPoints.forEach((kp, q) => {
       for (const rp of redPoints) {
         const point = new Map([...kp, ...rp]);
@@ -360,10 +366,11 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
               : rp.has(redBase[0]!)
                 ? b.index(rp.get(redBase[0]!)!)
                 : (axisVar.get(redBase[0]!) ?? b.index(0));
-          accumulate(b, accs[q]![oi]!, v, pos);
+          folds.push(() => accumulate(b, accs[q]![oi]!, v, pos));
         });
       }
     });
+    for (const fold of folds) fold();
     for (const _ of redLooped) b.end();
     for (const _ of redBatch) b.end();
     keptPoints.forEach((kp, q) => {
@@ -440,10 +447,8 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
     const vd = k.exprs[out.value]!.dtype;
     const accs = pts.map(() => startAccumulator(b, op, vd, out.dtype, t, () => b.icmp("eq", n, b.index(0))));
     tVar = b.loop(lo, hi);
-    pts.forEach((pt, q) => {
-      const v = lowering.value(out.value, pt, scope, new Map());
-      accumulate(b, accs[q]!, v, b.idx("sub", tVar, lo));
-    });
+    const vs = pts.map((pt) => lowering.value(out.value, pt, scope, new Map()));
+    vs.forEach((v, q) => accumulate(b, accs[q]!, v, b.idx("sub", tVar, lo)));
     b.end();
     pts.forEach((pt, q) => {
       const at = b.idx("add", b.idx("mul", i0, b.index(S)), offset(pt));
@@ -457,10 +462,8 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
   } else if (seg.mode === "map") {
     tVar = b.loop(lo, hi);
     openBase();
-    for (const pt of pts) {
-      const at = b.idx("add", b.idx("mul", tVar, b.index(S)), offset(pt));
-      b.store(0, at, b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
-    }
+    const vs = pts.map((pt) => b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
+    pts.forEach((pt, q) => b.store(0, b.idx("add", b.idx("mul", tVar, b.index(S)), offset(pt)), vs[q]!));
     closeBase();
     b.end();
   } else {
@@ -477,10 +480,11 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
     // Padding positions read the row's first entry (in bounds), not past its end.
     tVar = b.let("index", { k: "where", c: insideV, a: b.idx("sub", b.idx("add", lo, nVar), start), b: lo });
     openBase();
-    for (const pt of pts) {
+    const vs = pts.map((pt) => b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
+    pts.forEach((pt, q) => {
       const at = b.idx("add", b.idx("mul", b.idx("add", b.idx("mul", i0, maxN), nVar), b.index(S)), offset(pt));
-      b.store(0, at, b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
-    }
+      b.store(0, at, vs[q]!);
+    });
     closeBase();
     b.end();
   }

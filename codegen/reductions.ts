@@ -237,7 +237,14 @@ export function finishAccumulator(b: LoopBuilder, a: Accumulator, out: DType, co
  * A small reduction inlined into an element's expression (`combine`): combines `xs` in
  * order exactly as a reduction would, from its first term (it has at least one).
  */
-export function combine(b: LoopBuilder, op: KReduceOp, xs: readonly number[], dtype: DType, t: LoopTarget): number {
+export function combine(
+  b: LoopBuilder,
+  op: KReduceOp,
+  xs: readonly number[],
+  dtype: DType,
+  t: LoopTarget,
+  relaxed = false,
+): number {
   if (op === "argmin" || op === "argmax") throw new UnsupportedOpError(`loop form: ${op} cannot be inlined`);
   const bin = (o: "add" | "mul" | "minimum" | "maximum" | "and" | "or", d: DType, terms: number[]): number =>
     terms.slice(1).reduce((acc, x) => b.let(d, { k: "binary", op: o, a: acc, b: x }), terms[0]!);
@@ -245,7 +252,8 @@ export function combine(b: LoopBuilder, op: KReduceOp, xs: readonly number[], dt
     case "sum":
     case "mean":
     case "prod": {
-      const ad = accType(op, dtype, dtype, t);
+      // A relaxed kernel keeps its float32 terms at the target's precision anyway: no float64 round trip.
+      const ad = relaxed && dtype === "float32" ? dtype : accType(op, dtype, dtype, t);
       const terms = xs.map((x) => b.cast(x, ad));
       let v = bin(op === "prod" ? "mul" : "add", ad, terms);
       if (op === "mean") v = b.let(ad, { k: "binary", op: "div", a: v, b: b.lit(xs.length, ad) });
