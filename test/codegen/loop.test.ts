@@ -282,4 +282,18 @@ describe("verifyLoop refuses malformed loop programs", () => {
     );
     refuses([{ k: "let", id: 0, type: "index", e: { k: "lit", v: 0.5 } }], /not a index/);
   });
+
+  it("workgroup-only kinds in a sequential program, a break outside a loop, a shared array out of range", () => {
+    refuses([{ k: "barrier" }], /barrier appears in a sequential program/);
+    refuses([{ k: "let", id: 0, type: "index", e: { k: "builtin", name: "lane" } }], /sequential program/);
+    refuses([{ k: "break" }], /break outside a loop/);
+    refuses(
+      [
+        { k: "let", id: 0, type: "index", e: { k: "lit", v: 0 } },
+        { k: "let", id: 1, type: "float32", e: { k: "sload", buf: 0, at: 0 } },
+      ],
+      /shared array 0 is out of range/,
+      { workgroupSize: 64, params: 1, shared: [] },
+    );
+  });
 });
