@@ -112,3 +112,16 @@ export {
   type PadDictsOptions,
   type UnpadOptions,
 } from "./tensordict/index.js";
+// --- derivatives (grad, vjp, jvp, per-sample Jacobians) ---
+export {
+  grad,
+  valueAndGrad,
+  vjp,
+  jvp,
+  jacfwd,
+  jacrev,
+  jacobian,
+  hessian,
+  type GradOptions,
+  type Differentiable,
+} from "./grad.js";
