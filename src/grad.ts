@@ -45,9 +45,23 @@ const BUILDER: Builder<Tensor> = {
   make: (op: Op, inputs: readonly Tensor[], attrs?: Attrs) => Tensor._op(op, inputs, attrs ?? {}),
   typeOf: (t) => t._type,
 };
-const SOURCE: Source<Tensor> = {
-  def: (t) => (t._src.kind === "lazy" ? t._src : undefined),
-};
+
+/**
+ * The ops behind `outputs` as recorded when `f` returned: reading a value later
+ * turns a lazy tensor into a buffer, which must not cut the derivative's path
+ * (`vjp`'s pullback runs after the caller may have read the result).
+ */
+function snapshot(outputs: readonly Tensor[]): Source<Tensor> {
+  const defs = new Map<Tensor, { op: Op; inputs: readonly Tensor[]; attrs: Attrs }>();
+  const stack = [...outputs];
+  while (stack.length > 0) {
+    const t = stack.pop()!;
+    if (defs.has(t) || t._src.kind !== "lazy") continue;
+    defs.set(t, t._src);
+    for (const i of t._src.inputs) if (!defs.has(i)) stack.push(i);
+  }
+  return { def: (t) => defs.get(t) };
+}
 
 /** A fresh leaf standing for `x` (a no-op reshape, removed by the passes), so uses of `x` captured by `f` stay constant. */
 function leafOf(x: Tensor): Tensor {
@@ -141,6 +155,8 @@ interface Traced {
   readonly leaves: Tensor[][];
   readonly out: Flat;
   readonly outValue: unknown;
+  /** The recorded ops behind the result. */
+  readonly src: Source<Tensor>;
 }
 
 function call(op: string, f: (...a: never[]) => unknown, args: readonly unknown[], nums: readonly number[]): Traced {
@@ -156,7 +172,7 @@ function call(op: string, f: (...a: never[]) => unknown, args: readonly unknown[
   }
   const outValue = f(...(callArgs as never[]));
   const out = flatten(op, "the result of f", outValue);
-  return { ins, leaves, out, outValue };
+  return { ins, leaves, out, outValue, src: snapshot(out.leaves) };
 }
 
 /** A derivative value as a tensor of `like`'s type (zeros for the symbolic zero), full batch. */
@@ -212,7 +228,7 @@ export function jvp<R extends Differentiable>(
       seeds.set(l, t);
     });
   });
-  const outs = jvpValues(d, SOURCE, tr.out.leaves, seeds);
+  const outs = jvpValues(d, tr.src, tr.out.leaves, seeds);
   const touts = outs.map((t, i) => materialize(d, t, tr.out.leaves[i]!));
   return [tr.outValue as R, tr.out.build(touts) as R];
 }
@@ -242,7 +258,7 @@ export function vjp<R extends Differentiable>(
           `vjp: cotangent ${fmtTypeShape(c._type)} does not match the result ${fmtTypeShape(o._type)}`,
         );
     });
-    const gs = vjpValues(d, SOURCE, tr.out.leaves, cf.leaves, all);
+    const gs = vjpValues(d, tr.src, tr.out.leaves, cf.leaves, all);
     let k = 0;
     return tr.leaves.map((ls, i) => {
       const vals = ls.map((l) => materialize(d, gs[k++]!, l));
@@ -266,7 +282,7 @@ function gradImpl(op: string, f: (...a: never[]) => unknown, args: readonly unkn
     throw new DTypeError(`${op}: f must return a float tensor, got ${y.dtype} ${fmtTypeShape(y._type)}`);
   const d = new Diff(BUILDER);
   const all = tr.leaves.flat();
-  const gs = vjpValues(d, SOURCE, [y], [d.scalar(1, y.dtype)], all);
+  const gs = vjpValues(d, tr.src, [y], [d.scalar(1, y.dtype)], all);
   let k = 0;
   const res = tr.leaves.map((ls, i) => tr.ins[i]!.build(ls.map((l) => materialize(d, gs[k++]!, l))));
   return { value: tr.outValue, grad: many ? res : res[0] };
@@ -382,7 +398,7 @@ function jacImpl(
         const n = prod(x._type.base);
         const cols: Lin<Tensor>[][] = outs.map(() => []);
         for (let j = 0; j < n; j++) {
-          const ts = jvpValues(d, SOURCE, outs, new Map([[x, oneHot(d, x._type, j)]]));
+          const ts = jvpValues(d, tr.src, outs, new Map([[x, oneHot(d, x._type, j)]]));
           ts.forEach((t, o) => cols[o]!.push(t));
         }
         outs.forEach((y, o) => {
@@ -399,7 +415,7 @@ function jacImpl(
       const rows: Lin<Tensor>[][] = all.map(() => []);
       for (let i = 0; i < m; i++) {
         const cts = outs.map((_, k) => (k === o ? oneHot(d, y._type, i) : null));
-        const gs = vjpValues(d, SOURCE, outs, cts, all);
+        const gs = vjpValues(d, tr.src, outs, cts, all);
         gs.forEach((g, l) => rows[l]!.push(g));
       }
       let l = 0;

@@ -46,7 +46,12 @@ function randomVec(r: () => number, t: ConcreteType): Value {
 }
 
 function shifted(xs: readonly Value[], vs: readonly Value[], h: number): Value[] {
-  return xs.map((x, i) => f64(x.type, Array.from(x.data, (a, k) => a + h * vs[i]!.data[k]!)));
+  return xs.map((x, i) =>
+    f64(
+      x.type,
+      Array.from(x.data, (a, k) => a + h * vs[i]!.data[k]!),
+    ),
+  );
 }
 
 function dot(a: readonly Value[], b: readonly Value[]): number {
