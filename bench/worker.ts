@@ -15,6 +15,8 @@ import {
   makeB2,
   makeB4,
   makeClouds,
+  makeB9,
+  B9_POINTS,
   type BenchId,
   type Counters,
   type KernelId,
@@ -114,6 +116,8 @@ function inputFor(bench: BenchId): { input: unknown; n: number } {
       return { input: makeB1(SIZES.b5N, 5), n: SIZES.b5N };
     case "B6":
       return { input: makeClouds(SIZES.b6WarmClouds, SIZES.b6Points, 6), n: SIZES.b6WarmClouds + 1 };
+    case "B9":
+      return { input: makeB9(B9_POINTS), n: B9_POINTS };
   }
 }
 

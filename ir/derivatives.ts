@@ -60,6 +60,12 @@ export interface Rule<K extends Op> {
   vjp<V>(d: Diff<V>, n: Prim<V, K>, ct: V): readonly Lin<V>[];
 }
 
+/** A concatenation along a base axis, as its parts (null: zeros). */
+interface Pieces<V> {
+  readonly axis: number;
+  readonly parts: readonly { readonly size: number; readonly v: Lin<V> }[];
+}
+
 /** A constant of batch shape `()` whose values the transform knows (seeds, and what slicing them gives). */
 interface Known {
   readonly shape: readonly number[];
@@ -176,18 +182,30 @@ export class Diff<V> {
     b = this.nz(b);
     if (a === null) return b;
     if (b === null) return a;
+    const pw = this.piecewise2(a, b, (x, y) => this.add(x, y));
+    if (pw !== undefined) return pw;
     return this.op("add", [a, b]);
   }
   sub(a: Lin<V>, b: Lin<V>): Lin<V> {
     a = this.nz(a);
     b = this.nz(b);
     if (b === null) return a;
-    if (a === null) return this.op("neg", [b]);
+    if (a === null) return this.neg(b);
+    const pw = this.piecewise2(a, b, (x, y) => this.sub(x, y));
+    if (pw !== undefined) return pw;
     return this.op("sub", [a, b]);
   }
   neg(a: Lin<V>): Lin<V> {
     a = this.nz(a);
-    return a === null ? null : this.op("neg", [a]);
+    if (a === null) return null;
+    const P = this.pieces.get(a);
+    if (P !== undefined)
+      return this.concatLin(
+        P.axis,
+        P.parts.map((p) => ({ size: p.size, v: this.neg(p.v) })),
+        this.type(a),
+      );
+    return this.op("neg", [a]);
   }
   /** A (co)tangent times a primal factor. */
   mul(a: Lin<V>, f: V): Lin<V> {
@@ -195,12 +213,17 @@ export class Diff<V> {
     if (a === null) return null;
     if (this.allEqual(a, 1)) return f;
     if (this.allEqual(f, 1)) return a;
+    const pw = this.piecewiseScale(a, f, (x, g) => this.mul(x, g));
+    if (pw !== undefined) return pw;
     return this.op("mul", [a, f]);
   }
   /** A (co)tangent divided by a primal divisor. */
   div(a: Lin<V>, f: V): Lin<V> {
     a = this.nz(a);
-    return a === null ? null : this.op("div", [a, f]);
+    if (a === null) return null;
+    const pw = this.piecewiseScale(a, f, (x, g) => this.div(x, g));
+    if (pw !== undefined) return pw;
+    return this.op("div", [a, f]);
   }
   where(c: V, a: Lin<V>, b: Lin<V>, like: TensorType): Lin<V> {
     a = this.nz(a);
@@ -209,7 +232,7 @@ export class Diff<V> {
     const z = this.scalar(0, like.dtype);
     return this.op("where", [c, a ?? z, b ?? z]);
   }
-  /** A linear movement op on a (co)tangent, folded on known constants. */
+  /** A linear movement op on a (co)tangent, folded on known constants and on concatenations of parts. */
   move(op: "reshape" | "slice" | "permute" | "expand", a: Lin<V>, attrs: Attrs): Lin<V> {
     a = this.nz(a);
     if (a === null) return null;
@@ -220,8 +243,126 @@ export class Diff<V> {
       const r = sliceHost(k, attrs as AttrsOf<"slice">);
       return this.nz(this.constant(r.shape, r.data, dtype));
     }
+    if (op === "slice") {
+      const { axis, start, stop, step } = attrs as AttrsOf<"slice">;
+      if (step === 1 || stop - start <= 1) {
+        const r = this.part(a, axis, start, step === 1 ? stop : start + 1);
+        if (r !== undefined) return r;
+      }
+    }
     return this.op(op, [a], attrs);
   }
+
+  // --- concatenations of parts (null parts are zeros) ---
+
+  private readonly pieces = new Map<V, Pieces<V>>();
+
+  /**
+   * The concatenation along base `axis` of parts (null: zeros) whose result has
+   * `like`'s dtype and base sizes off the axis. Remembered, so that slicing it
+   * gives a part back and adding two of them adds part by part: a formula over
+   * components keeps the structural zeros of its derivative.
+   */
+  concatLin(axis: number, parts: readonly { size: number; v: Lin<V> }[], like: TensorType): Lin<V> {
+    const ps = parts.filter((p) => p.size > 0).map((p) => ({ size: p.size, v: this.nz(p.v) }));
+    if (ps.every((p) => p.v === null)) return null;
+    const baseOf = (size: number): number[] => like.base.map((d, i) => (i === axis ? size : d));
+    const fitted = ps.map((p) => ({
+      size: p.size,
+      v: p.v === null ? null : this.fit(p.v, { dtype: like.dtype, batch: [], base: baseOf(p.size) }),
+    }));
+    if (fitted.length === 1) return fitted[0]!.v;
+    const vs = fitted.map((p) => p.v ?? this.zeros({ dtype: like.dtype, batch: [], base: baseOf(p.size) }));
+    const v = this.op("concat", vs, { axis });
+    this.pieces.set(v, { axis, parts: fitted });
+    return v;
+  }
+
+  /** The parts of `a` along a base axis: a remembered concatenation, or a known constant cut along axis 0. */
+  private partsOf(a: V): Pieces<V> | undefined {
+    const P = this.pieces.get(a);
+    if (P !== undefined) return P;
+    const k = this.known.get(a);
+    if (k === undefined || k.shape.length === 0 || k.shape[0]! > 64 || k.shape[0]! < 2) return undefined;
+    const dtype = this.type(a).dtype;
+    const parts: { size: number; v: Lin<V> }[] = [];
+    for (let i = 0; i < k.shape[0]!; i++) {
+      const r = sliceHost(k, { axis: 0, start: i, stop: i + 1, step: 1 });
+      parts.push({ size: 1, v: this.nz(this.constant(r.shape, r.data, dtype)) });
+    }
+    return { axis: 0, parts };
+  }
+
+  /** `a[start:stop]` along `axis` from its parts, or undefined when `a` has no parts on that axis. */
+  private part(a: V, axis: number, start: number, stop: number): Lin<V> | undefined {
+    const P = this.pieces.get(a);
+    if (P === undefined || P.axis !== axis) return undefined;
+    const out: { size: number; v: Lin<V> }[] = [];
+    let off = 0;
+    for (const p of P.parts) {
+      const s = off;
+      const e = off + p.size;
+      off = e;
+      const lo = Math.max(s, start);
+      const hi = Math.min(e, stop);
+      if (lo >= hi) continue;
+      const v =
+        p.v === null || (lo === s && hi === e)
+          ? p.v
+          : this.move("slice", p.v, { axis, start: lo - s, stop: hi - s, step: 1 });
+      out.push({ size: hi - lo, v });
+    }
+    const t = this.type(a);
+    return this.concatLin(axis, out, { ...t, base: t.base.map((d, i) => (i === axis ? stop - start : d)) });
+  }
+
+  /** `op(a, b)` part by part when both are concatenations along the same axis with the same base. */
+  private piecewise2(a: V, b: V, f: (x: Lin<V>, y: Lin<V>) => Lin<V>): Lin<V> | undefined {
+    const A = this.pieces.get(a);
+    const B = this.pieces.get(b);
+    if (A === undefined || B === undefined || A.axis !== B.axis) return undefined;
+    const at = this.type(a);
+    const bt = this.type(b);
+    if (!sameDims(at.base, bt.base)) return undefined;
+    const cuts = new Set<number>([0]);
+    for (const P of [A, B]) {
+      let off = 0;
+      for (const p of P.parts) cuts.add((off += p.size));
+    }
+    const sorted = [...cuts].sort((x, y) => x - y);
+    const parts: { size: number; v: Lin<V> }[] = [];
+    for (let i = 0; i + 1 < sorted.length; i++) {
+      const s = sorted[i]!;
+      const e = sorted[i + 1]!;
+      parts.push({ size: e - s, v: f(this.part(a, A.axis, s, e)!, this.part(b, A.axis, s, e)!) });
+    }
+    return this.concatLin(A.axis, parts, at);
+  }
+
+  /** `op(a, f)` part by part for a primal factor `f` (sliced along the parts when it is not broadcast there). */
+  private piecewiseScale(a: V, f: V, op: (x: Lin<V>, g: V) => Lin<V>): Lin<V> | undefined {
+    const P = this.partsOf(a);
+    if (P === undefined) return undefined;
+    const at = this.type(a);
+    const ft = this.type(f);
+    if (ft.base.length > at.base.length) return undefined;
+    const fa = P.axis - (at.base.length - ft.base.length);
+    const broadcast = fa < 0 || ft.base[fa] === 1;
+    if (!broadcast && ft.base[fa] !== at.base[P.axis]) return undefined;
+    const base = at.base.map((d, i) => {
+      const j = i - (at.base.length - ft.base.length);
+      return j >= 0 && d === 1 ? ft.base[j]! : d;
+    });
+    let off = 0;
+    const parts = P.parts.map((p) => {
+      const s = off;
+      off += p.size;
+      const g = broadcast ? f : this.op("slice", [f], { axis: fa, start: s, stop: s + p.size, step: 1 });
+      return { size: p.size, v: p.v === null ? null : op(p.v, g) };
+    });
+    return this.concatLin(P.axis, parts, { dtype: at.dtype, batch: at.batch, base });
+  }
+
   /** `sum` of a (co)tangent over some axes. */
   sum(a: Lin<V>, batchAxes: readonly number[], baseAxes: readonly number[], keep: boolean): Lin<V> {
     a = this.nz(a);
@@ -239,6 +380,17 @@ export class Diff<V> {
     ct = this.nz(ct);
     if (ct === null) return null;
     let t = this.type(ct);
+    const P = this.pieces.get(ct);
+    if (P !== undefined) {
+      const lead0 = t.base.length - x.base.length;
+      const xa = P.axis - lead0;
+      if (xa < 0 || (x.base[xa] === 1 && t.base[P.axis] !== 1)) {
+        // The parts' axis is summed away: sum each part, then add.
+        let acc: Lin<V> = null;
+        for (const p of P.parts) acc = this.add(acc, this.unbroadcast(p.v, x));
+        return acc;
+      }
+    }
     // Base: extra leading axes summed away, size-1 axes of x summed with keep.
     const lead = t.base.length - x.base.length;
     const baseAxes: number[] = [];
@@ -562,33 +714,26 @@ function transposeLast<V>(d: Diff<V>, v: V): V {
 }
 
 /** The positions along a sliced axis, with zeros where the slice does not read (a pad without a pad op). */
-function unslice<V>(d: Diff<V>, ct: V, x: TensorType, a: AttrsOf<"slice">): V {
+function unslice<V>(d: Diff<V>, ct: V, x: TensorType, a: AttrsOf<"slice">): Lin<V> {
   const n = x.base[a.axis]!;
-  const ctt = d.type(ct);
-  const parts: V[] = [];
-  const zeros = (len: number): V => {
-    const shape = [...ctt.base];
-    shape[a.axis] = len;
-    return d.op("expand", [d.scalar(0, ctt.dtype)], { shape });
-  };
+  const parts: { size: number; v: Lin<V> }[] = [];
   const taken = Math.ceil((a.stop - a.start) / a.step);
   if (a.step === 1) {
-    if (a.start > 0) parts.push(zeros(a.start));
-    parts.push(ct);
-    if (a.stop < n) parts.push(zeros(n - a.stop));
+    parts.push({ size: a.start, v: null }, { size: taken, v: ct }, { size: n - a.stop, v: null });
   } else {
     let run = 0;
     for (let i = 0; i < n; i++) {
       const k = (i - a.start) / a.step;
       if (i >= a.start && i < a.stop && Number.isInteger(k) && k < taken) {
-        if (run > 0) parts.push(zeros(run));
+        parts.push({ size: run, v: null });
         run = 0;
-        parts.push(d.op("slice", [ct], { axis: a.axis, start: k, stop: k + 1, step: 1 }));
+        parts.push({ size: 1, v: d.move("slice", ct, { axis: a.axis, start: k, stop: k + 1, step: 1 }) });
       } else run++;
     }
-    if (run > 0) parts.push(zeros(run));
+    parts.push({ size: run, v: null });
   }
-  return parts.length === 1 ? parts[0]! : d.op("concat", parts, { axis: a.axis });
+  const ctt = d.type(ct);
+  return d.concatLin(a.axis, parts, { ...ctt, base: x.base });
 }
 
 /** Concrete batch sizes a batch op's inverse needs, or an UnsupportedOpError naming the op. */
@@ -661,10 +806,10 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
   },
   concat: {
     jvp: (d, n, t) =>
-      d.op(
-        "concat",
-        n.inputs.map((x, i) => d.orZeros(t[i]!, d.type(x))),
-        n.attrs,
+      d.concatLin(
+        n.attrs.axis,
+        n.inputs.map((x, i) => ({ size: d.type(x).base[n.attrs.axis]!, v: t[i]! })),
+        d.type(n.out),
       ),
     vjp: (d, n, ct) => {
       let start = 0;

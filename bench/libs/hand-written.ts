@@ -12,6 +12,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       B2: () => ({ run: BASELINES.B2 }),
       B3: () => ({ run: BASELINES.B3 }),
       B4: () => ({ run: BASELINES.B4 }),
+      // --- B9: J2 consistent tangent ---
+      B9: () => ({ run: BASELINES.B9 }),
     },
     skipped: {},
     notes: ["timed against a second copy of itself: its ratio is the run's noise floor"],
