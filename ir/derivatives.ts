@@ -30,7 +30,7 @@ import { isFloat, type DType } from "./dtype.js";
 import { ELEMENTWISE, type ElementwiseOp } from "./elementwise.js";
 import { UnsupportedOpError } from "./errors.js";
 import type { Attrs, AttrsOf, Op } from "./ops.js";
-import { fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
+import { broadcastShapes, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
 
 /** Records ops on values of type `V` (lazy tensors, graph nodes). */
 export interface Builder<V> {
@@ -211,11 +211,20 @@ export class Diff<V> {
   mul(a: Lin<V>, f: V): Lin<V> {
     a = this.nz(a);
     if (a === null) return null;
-    if (this.allEqual(a, 1)) return f;
-    if (this.allEqual(f, 1)) return a;
+    // x·1 = x, keeping the product's base (the one side may broadcast over the other).
+    if (this.allEqual(a, 1)) return this.fitBase(f, a);
+    if (this.allEqual(f, 1)) return this.fitBase(a, f);
     const pw = this.piecewiseScale(a, f, (x, g) => this.mul(x, g));
     if (pw !== undefined) return pw;
     return this.op("mul", [a, f]);
+  }
+  /** `v` expanded to the base it has when broadcast against `other`'s. */
+  private fitBase(v: V, other: V): V {
+    const vt = this.type(v);
+    const ob = this.type(other).base;
+    const r = broadcastShapes<number>(vt.base, ob);
+    if (!r.ok || sameDims(r.shape, vt.base)) return v;
+    return this.fit(v, { ...vt, base: r.shape })!;
   }
   /** A (co)tangent divided by a primal divisor. */
   div(a: Lin<V>, f: V): Lin<V> {
