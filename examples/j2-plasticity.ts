@@ -59,7 +59,7 @@ export function j2Update(m: J2Material, eps: SR2, epsP: SR2, p: Scalar): J2Resul
     qOf(trial(e))
       .sub(dp.mul(3 * mu))
       .sub(p.add(dp).mul(m.H).add(m.sy));
-  const drdp = grad(residual, { argnums: 0 }) as (dp: Scalar, e: SR2) => Scalar;
+  const drdp = grad(residual);
   let dp = new Scalar(f.t.mul(0));
   for (let i = 0; i < NEWTON_ITERATIONS; i++) dp = dp.sub(residual(dp, eps).div(drdp(dp, eps)));
   dp = new Scalar(where(plastic, dp.t, 0));
@@ -83,7 +83,7 @@ export function j2Update(m: J2Material, eps: SR2, epsP: SR2, p: Scalar): J2Resul
   // Consistent tangent (implicit function theorem).
   const dsde = jacobian(stressOf, { argnums: 0 })(eps, dp) as SSR4;
   const dsdp = jacobian(stressOf, { argnums: 1 })(eps, dp) as SR2;
-  const drde = grad(residual, { argnums: 1 })(dp, eps) as SR2;
+  const drde = grad(residual, { argnums: 1 })(dp, eps);
   const dpde = new SR2(where(plastic, drde.t.div(drdp(dp, eps).t).neg(), 0));
   const tangent = dsde.add(dsdp.outer(dpde));
   // The plastic flow: Δεᵖ = Δp · 3/2 · s/q.

@@ -32,6 +32,18 @@ import { R3, R4, SFR3, SWR4, WSR4, WWR4, SSSSR8 } from "./typed/higher.js";
 /** What the transforms differentiate: a tensor, a typed tensor, a jagged tensor (its values), a TensorDict (each entry), or an array of these. */
 export type Differentiable = Tensor | PrimitiveTensor<unknown> | JaggedTensor | TensorDict | readonly Differentiable[];
 
+/** The gradient's type: the type of the argument `N` (an array of them for an array of argnums). */
+export type GradOf<A extends unknown[], N> = N extends number
+  ? A[N]
+  : { -readonly [K in keyof N]: N[K] extends number ? A[N[K]] : never };
+
+/**
+ * What the Jacobian transforms return: a tensor or typed tensor (SR2 by SR2 is
+ * an SSR4, …) for one result and one argument, else the result's structure of
+ * the arguments' structures. Cast to the type you expect (`as SSR4`).
+ */
+export type Jacobian = Tensor | PrimitiveTensor<unknown> | JaggedTensor | TensorDict | readonly Jacobian[];
+
 /** Options of `grad`, `valueAndGrad`, `jacfwd`, `jacrev`, `jacobian` and `hessian`. */
 export interface GradOptions {
   /** Which positional argument(s) to differentiate with respect to (default 0); an array gives an array of results. */
@@ -299,20 +311,23 @@ function gradImpl(op: string, f: (...a: never[]) => unknown, args: readonly unkn
  * const g = grad((x: Tensor) => x.mul(x).sum())(tensor([1, 2, 3], { dtype: "float64" })); // [2, 4, 6]
  * ```
  */
-export function grad<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => any {
+export function grad<A extends unknown[], const N extends number | readonly number[] = 0>(
+  f: (...args: A) => unknown,
+  opts?: GradOptions & { readonly argnums?: N },
+): (...args: A) => GradOf<A, N> {
   checkFn("grad", f);
-  return (...args: A) => gradImpl("grad", f as never, args, opts).grad;
+  return (...args: A) => gradImpl("grad", f as never, args, opts).grad as GradOf<A, N>;
 }
 
 /** `[f(...args), grad(f)(...args)]` from one trace of `f` (JAX's `jax.value_and_grad`). */
-export function valueAndGrad<A extends unknown[]>(
-  f: (...args: A) => unknown,
-  opts?: GradOptions,
-): (...args: A) => [any, any] {
+export function valueAndGrad<A extends unknown[], R, const N extends number | readonly number[] = 0>(
+  f: (...args: A) => R,
+  opts?: GradOptions & { readonly argnums?: N },
+): (...args: A) => [R, GradOf<A, N>] {
   checkFn("valueAndGrad", f);
   return (...args: A) => {
     const r = gradImpl("valueAndGrad", f as never, args, opts);
-    return [r.value, r.grad];
+    return [r.value as R, r.grad as GradOf<A, N>];
   };
 }
 
@@ -447,15 +462,15 @@ function fullJac(d: Diff<Tensor>, J: Tensor, y: Tensor, x: Tensor): Tensor {
  * `(B; n…)` to `(B; m…)`, a `(B; m…, n…)` tensor. Typed tensors keep their types
  * where NEML2 does: SR2 by SR2 is an SSR4 (Mandel in and out), Scalar by X is an X.
  */
-export function jacfwd<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => any {
+export function jacfwd<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => Jacobian {
   checkFn("jacfwd", f);
-  return (...args: A) => jacImpl("jacfwd", "fwd", f as never, args, opts);
+  return (...args: A) => jacImpl("jacfwd", "fwd", f as never, args, opts) as Jacobian;
 }
 
 /** The per-sample Jacobian by reverse mode (JAX's `jax.jacrev`); see `jacfwd`. */
-export function jacrev<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => any {
+export function jacrev<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => Jacobian {
   checkFn("jacrev", f);
-  return (...args: A) => jacImpl("jacrev", "rev", f as never, args, opts);
+  return (...args: A) => jacImpl("jacrev", "rev", f as never, args, opts) as Jacobian;
 }
 
 /**
@@ -467,13 +482,16 @@ export function jacrev<A extends unknown[]>(f: (...args: A) => unknown, opts?: G
  * const J = jacobian((e: SR2) => C.mul(e))(strain); // an SSR4 equal to C at every point
  * ```
  */
-export function jacobian<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => any {
+export function jacobian<A extends unknown[]>(
+  f: (...args: A) => unknown,
+  opts?: GradOptions,
+): (...args: A) => Jacobian {
   checkFn("jacobian", f);
-  return (...args: A) => jacImpl("jacobian", "rev", f as never, args, opts);
+  return (...args: A) => jacImpl("jacobian", "rev", f as never, args, opts) as Jacobian;
 }
 
 /** The per-sample Hessian of a function with an empty-base result: `jacfwd(jacrev(f))`, `(B; n…, n…)`. */
-export function hessian<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => any {
+export function hessian<A extends unknown[]>(f: (...args: A) => unknown, opts?: GradOptions): (...args: A) => Jacobian {
   checkFn("hessian", f);
   return jacfwd(jacrev(f, opts), opts);
 }

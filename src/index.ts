@@ -123,5 +123,7 @@ export {
   jacobian,
   hessian,
   type GradOptions,
+  type GradOf,
+  type Jacobian,
   type Differentiable,
 } from "./grad.js";
