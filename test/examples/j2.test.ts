@@ -85,6 +85,7 @@ it("J2 radial return: stress, state and consistent tangent (jacobian of the resi
   expect(many.elastic).toBeGreaterThan(100);
   expect(f.stats.traces).toBe(1);
   expect(counters.traces - before.traces).toBe(1);
+  expect(counters.compiles - before.compiles).toBe(1);
   expect(f.dump({ after: "fuse" })).toMatch(/: 1 kernels/);
   // No NaN anywhere (elastic points with q = 0 at ε = 0 go through the double where).
   for (const o of run(3, f)) expect(Array.from(o).every(Number.isFinite)).toBe(true);

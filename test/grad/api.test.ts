@@ -226,6 +226,19 @@ describe("closed forms with typed tensors", () => {
     );
   });
 
+  it("hessian of a Scalar function of an SR2 is an SSR4: d²|s|²/ds² = 2·I, d²(tr s)²/ds² = 2·1⊗1", () => {
+    const S = new SR2(fromTypedArray(Float64Array.from(rand(6 * n, 21)), [n, 6], { batchDim: 1 }));
+    const H = hessian((x: SR2) => x.normSq())(S);
+    expect(H).toBeInstanceOf(SSR4);
+    const eye: number[] = [];
+    for (let i = 0; i < 6; i++) for (let j = 0; j < 6; j++) eye.push(i === j ? 2 : 0);
+    close(flat(H as SSR4), Array.from({ length: n }, () => eye).flat());
+    const H2 = hessian((x: SR2) => x.tr().mul(x.tr()))(S) as SSR4;
+    const oo: number[] = [];
+    for (let i = 0; i < 6; i++) for (let j = 0; j < 6; j++) oo.push(i < 3 && j < 3 ? 2 : 0);
+    close(flat(H2), Array.from({ length: n }, () => oo).flat());
+  });
+
   it("the Jacobian of SSR4·SR2 is the elasticity tensor (an SSR4 in Mandel form)", () => {
     const E = 200;
     const nu = 0.3;
@@ -256,6 +269,9 @@ describe("closed forms with typed tensors", () => {
     expect(J2.shape).toEqual([7, 6, 6]);
     expect(f.stats.traces).toBe(1);
     expect(counters.traces - before.traces).toBe(1);
+    // One kernel compiled, one launch per call.
+    expect(counters.compiles - before.compiles).toBe(1);
+    expect(counters.dispatches - before.dispatches).toBe(2);
     expect(f.dump({ after: "fuse" })).toMatch(/: 1 kernels/);
     // Compared with the eager (untraced) Jacobian.
     close(flat(J2), flat(jacobian((e: SR2) => e.dev().mul(e.norm()))(new SR2(s2)) as SSR4), 1e-12);
