@@ -5,7 +5,18 @@
  * and run at two batch sizes, compared with values written out by hand.
  */
 import { expect, it } from "vitest";
-import { fromTypedArray, grad, jacobian, jit, setBackend, SR2, SSR4, tensor, where, type Tensor } from "../../src/index.js";
+import {
+  fromTypedArray,
+  grad,
+  jacobian,
+  jit,
+  setBackend,
+  SR2,
+  SSR4,
+  tensor,
+  where,
+  type Tensor,
+} from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
@@ -21,7 +32,8 @@ function same(x: readonly number[], y: readonly number[], tol = 0): void {
   x.forEach((a, i) => {
     const b = y[i]!;
     if (Number.isNaN(b)) expect(a, `element ${i}`).toBeNaN();
-    else if (!Number.isFinite(b) || tol === 0) expect(Object.is(a + 0, b + 0) || a === b, `element ${i}: ${a} vs ${b}`).toBe(true);
+    else if (!Number.isFinite(b) || tol === 0)
+      expect(Object.is(a + 0, b + 0) || a === b, `element ${i}: ${a} vs ${b}`).toBe(true);
     else expect(Math.abs(a - b), `element ${i}: ${a} vs ${b}`).toBeLessThanOrEqual(tol * Math.max(1, Math.abs(b)));
   });
 }
