@@ -298,6 +298,9 @@ describe("JAX's rules at non-differentiable points", () => {
     expect(flat(hx!)).toEqual([0.5, 1, 0]);
     expect(flat(hy!)).toEqual([0.5, 0, 1]);
     expect(g1((x) => x.max(), [3, 1, 3])).toEqual([0.5, 0, 0.5]);
+    // prod: ∂/∂x_i = Π_{j≠i} x_j, exact at zeros
+    expect(g1((x) => x.prod(), [0, 2, 3])).toEqual([6, 0, 0]);
+    expect(g1((x) => x.prod(), [0, 0, 3])).toEqual([0, 0, 0]);
   });
 
   it("the double-where pattern leaks no NaN from the branch not taken", () => {

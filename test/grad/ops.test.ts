@@ -105,6 +105,14 @@ describe("derivative rules by finite differences", () => {
       check(op, [X], ([x]) => [mk(op as Op, [x!], { batchAxes, baseAxes, keep })]);
     expect(red("prod", [], [0], false)).toBeGreaterThan(10);
     expect(red("prod", [0], [], true)).toBeGreaterThan(10);
+    // over several base axes, at points with exact zeros (the product is smooth there)
+    const Z: In = { type: F([2], [3, 2]), data: [0, 1.5, -2, 0.5, 1, 3, 0, 0, 2, 1, -1, 0.25] };
+    expect(
+      check("prod0", [Z], ([x]) => [mk("prod", [x!], { batchAxes: [], baseAxes: [0, 1], keep: false })]),
+    ).toBeGreaterThan(5);
+    expect(
+      check("prod1", [Z], ([x]) => [mk("prod", [x!], { batchAxes: [], baseAxes: [0], keep: true })]),
+    ).toBeGreaterThan(5);
     expect(red("mean", [0, 1], [0], false)).toBeGreaterThan(3);
     expect(red("mean", [1], [], true)).toBeGreaterThan(10);
     expect(red("max", [0], [0], false)).toBeGreaterThan(3);
