@@ -11,8 +11,12 @@
  *   C = K 1⊗1 + 2μθ(I − 1⊗1/3) − 2μθ̄ n⊗n.
  */
 import { expect, it } from "vitest";
-import { counters, counterSnapshot } from "../../src/index.js";
+import { counters, counterSnapshot, fromTypedArray, setBackend } from "../../src/index.js";
+import { registerBackend } from "../../src/backend.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { j2Kernel, run, sampleStrains, STEEL } from "../../examples/j2-plasticity.js";
+
+const probe = await probeWebGPUForFile();
 
 function closedForm(e: readonly number[]): { stress: number[]; ep: number[]; p: number; C: number[] } {
   const { E, nu, sy, H } = STEEL;
@@ -89,4 +93,38 @@ it("J2 radial return: stress, state and consistent tangent (jacobian of the resi
   expect(f.dump({ after: "fuse" })).toMatch(/: 1 kernels/);
   // No NaN anywhere (elastic points with q = 0 at ε = 0 go through the double where).
   for (const o of run(3, f)) expect(Array.from(o).every(Number.isFinite)).toBe(true);
+});
+
+describeWebGPU(probe, "J2 on WebGPU (float32)", (gpu) => {
+  it("stress and consistent tangent match the closed form at float32 precision, one trace for two sizes", async () => {
+    registerBackend(gpu);
+    setBackend("webgpu");
+    try {
+      const f = j2Kernel();
+      for (const n of [1, 1000]) {
+        const e64 = sampleStrains(n);
+        const args = [Float32Array.from(e64), new Float32Array(n * 6), new Float32Array(n)].map((a, i) =>
+          fromTypedArray(a, i === 2 ? [n] : [n, 6], { batchDim: 1 }),
+        );
+        const outs = await f.callAsync(args[0]!, args[1]!, args[2]!);
+        const [stress, , p, C] = await Promise.all(outs.map((o) => o.data()));
+        for (let i = 0; i < n; i += 37) {
+          const want = closedForm(Array.from(Float32Array.from(e64.subarray(i * 6, i * 6 + 6))));
+          const scale = (v: readonly number[]) => Math.max(...v.map(Math.abs));
+          const near = (a: ArrayLike<number>, b: readonly number[], what: string) => {
+            const s = scale(b);
+            b.forEach((v, k) => {
+              if (!(Math.abs(Number(a[k]) - v) <= 2e-4 * s)) throw new Error(`${what}[${k}] at ${i}: ${a[k]} vs ${v}`);
+            });
+          };
+          near(stress!.subarray(i * 6, i * 6 + 6), want.stress, "stress");
+          near(C!.subarray(i * 36, i * 36 + 36), want.C, "tangent");
+          expect(Math.abs(Number(p![i]) - want.p)).toBeLessThanOrEqual(1e-6);
+        }
+      }
+      expect(f.stats.traces).toBe(1);
+    } finally {
+      setBackend("js");
+    }
+  });
 });
