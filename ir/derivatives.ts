@@ -118,9 +118,6 @@ export class Diff<V> {
     this.known.set(v, { shape, data });
     return v;
   }
-  knownOf(v: V): Known | undefined {
-    return this.known.get(v);
-  }
   private allEqual(v: Lin<V>, x: number): boolean {
     if (v === null) return x === 0;
     const k = this.known.get(v);
@@ -934,17 +931,32 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
       const xt = d.type(x);
       const { axis, start, stop, step } = n.attrs;
       const g = d.full(ct, d.type(n.out), n.out);
-      if (step !== 1) {
-        const sizes = concreteBatch("batch_slice", xt);
-        void sizes;
-        unsupported("batch_slice", `for a step of ${step} in its reverse mode (use forward mode)`);
-      }
       const zero = d.full(d.zeros(xt), xt, x);
-      const parts: V[] = [];
-      type V = typeof ct;
+      const parts: (typeof ct)[] = [];
+      const size = xt.batch[axis]!;
+      if (step !== 1) {
+        // Element by element along the axis: needs its size.
+        if (typeof size !== "number")
+          unsupported(
+            "batch_slice",
+            `for a step of ${step} through a symbolic batch dim in reverse mode (use forward mode)`,
+          );
+        const end = stop < 0 ? size : stop;
+        const taken = Math.ceil((end - start) / step);
+        for (let i = 0; i < size; i++) {
+          const k = (i - start) / step;
+          const hit = i >= start && i < end && Number.isInteger(k) && k < taken;
+          parts.push(
+            hit
+              ? d.op("batch_slice", [g], { axis, start: k, stop: k + 1, step: 1 })
+              : d.op("batch_slice", [zero], { axis, start: i, stop: i + 1, step: 1 }),
+          );
+        }
+        return [parts.length === 1 ? parts[0]! : d.op("batch_concat", parts, { axis })];
+      }
       if (start > 0) parts.push(d.op("batch_slice", [zero], { axis, start: 0, stop: start, step: 1 }));
       parts.push(g);
-      if (stop >= 0) parts.push(d.op("batch_slice", [zero], { axis, start: stop, stop: -1, step: 1 }));
+      if (stop >= 0 && stop !== size) parts.push(d.op("batch_slice", [zero], { axis, start: stop, stop: -1, step: 1 }));
       return [parts.length === 1 ? parts[0]! : d.op("batch_concat", parts, { axis })];
     },
   },

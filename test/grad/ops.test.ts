@@ -99,6 +99,18 @@ describe("derivative rules by finite differences", () => {
     ).toBeGreaterThan(20);
   });
 
+  it("batch slices with a step", () => {
+    const X: In = { type: F([5], [2]) };
+    for (const [start, stop] of [
+      [0, -1],
+      [1, 4],
+      [1, -1],
+    ] as const)
+      expect(
+        check("batch_slice2", [X], ([x]) => [mk("exp", [mk("batch_slice", [x!], { axis: 0, start, stop, step: 2 })])]),
+      ).toBeGreaterThan(10);
+  });
+
   it("reductions: prod, batch means, max/min over batch and base", () => {
     const X: In = { type: F([3, 2], [4]), lo: 0.5, hi: 2 };
     const red = (op: string, batchAxes: number[], baseAxes: number[], keep: boolean) =>
