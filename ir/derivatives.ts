@@ -612,24 +612,11 @@ function spread<V>(d: Diff<V>, v: V, x: TensorType): V {
 /** The number of elements each reduction result summarises (a value: batch sizes may be symbols). */
 function countOf<V>(d: Diff<V>, x: V, a: AttrsOf<"sum">): V {
   const t = d.type(x);
-  const dt = t.dtype;
-  let n = 1;
-  for (const ax of a.baseAxes) n *= t.base[ax]!;
-  const sym: number[] = [];
-  for (const ax of a.batchAxes) {
-    const s = t.batch[ax]!;
-    if (typeof s === "number") n *= s;
-    else sym.push(ax);
-  }
-  let v = d.scalar(n, dt);
-  if (sym.length > 0) {
-    // sum of ones over the symbolic batch axes: where(isnan(x), 1, 1) has x's shape.
-    const one = d.scalar(1, dt);
-    const ones = d.op("where", [d.op("isnan", [x]), one, one]);
-    const cnt = d.op("sum", [ones], { batchAxes: sym, baseAxes: a.baseAxes, keep: a.keep });
-    return cnt;
-  }
-  return v;
+  const sizes = [...a.batchAxes.map((ax) => t.batch[ax]!), ...a.baseAxes.map((ax) => t.base[ax]!)];
+  if (sizes.every((s) => typeof s === "number")) return d.scalar(prod(sizes as number[]), t.dtype);
+  // A symbolic batch size: the sum of ones over the reduced axes (where(isnan(x), 1, 1) has x's shape).
+  const one = d.scalar(1, t.dtype);
+  return d.op("sum", [d.op("where", [d.op("isnan", [x]), one, one])], a);
 }
 
 /** The (co)tangent of a `max`/`min` reduction: shared equally among the elements equal to the result (JAX). */
@@ -1128,8 +1115,8 @@ export function jvpValues<V>(
 
 /**
  * Reverse mode: the cotangents of `leaves` given cotangents of `outputs`
- * (null: zero). A leaf's cotangent keeps the leaf's base shape; its batch may be
- * smaller (it broadcasts) unless `full` asks for the leaf's own batch shape.
+ * (null: zero). A leaf's cotangent has the leaf's base shape; its batch shape
+ * may be smaller (it broadcasts): callers materialize it.
  */
 export function vjpValues<V>(
   d: Diff<V>,

@@ -410,6 +410,27 @@ describe("composition inside jit", () => {
     expect(flat(g.getTensor("b"))).toEqual([3]);
   });
 
+  it("batch means over symbolic batch axes divide by the run-time count", () => {
+    const f = jit((x: Tensor) => grad((t: Tensor) => t.batchMean([0, 1]).sum())(x));
+    const g = jit((x: Tensor) => grad((t: Tensor) => t.batchMean(1).sum().batchSum())(x));
+    const x = tensor(
+      [
+        [
+          [1, 2],
+          [3, 4],
+          [5, 6],
+        ],
+      ],
+      { batchDim: 2, ...f64 },
+    ); // (1,3; 2)
+    close(flat(f(x)), new Array(6).fill(1 / 3));
+    close(flat(g(x)), new Array(6).fill(1 / 3));
+    const y = tensor([[[1, 2]], [[3, 4]]], { batchDim: 2, ...f64 }); // (2,1; 2): a new size, no new trace
+    close(flat(f(y)), new Array(4).fill(1 / 2));
+    close(flat(g(y)), new Array(4).fill(1));
+    expect(f.stats.traces).toBe(1);
+  });
+
   it("reverse mode through a batch reshape of several symbolic dims is refused with a typed error; forward mode works", () => {
     const x = tensor([[[1, 2]], [[3, 4]]], { batchDim: 2, ...f64 });
     const f = jit((t: Tensor) => grad((u: Tensor) => u.batchReshape([-1]).sin().sum().batchSum())(t));
