@@ -181,6 +181,15 @@ describe("closed forms with typed tensors", () => {
   const a = rand(9 * n, 7).map((v, k) => v + (k % 4 === 0 ? 2 : 0));
   const A = new R2(fromTypedArray(Float64Array.from(a), [n, 3, 3], { batchDim: 1 }));
 
+  it("jacobian with several argnums: one typed block per argument", () => {
+    const B = new R2(fromTypedArray(Float64Array.from(rand(9 * n, 17)), [n, 3, 3], { batchDim: 1 }));
+    // d(A:B)/dA = B, d(A:B)/dB = A (Scalar by R2 is an R2)
+    const [dA, dB] = jacobian((a: R2, b: R2) => a.inner(b), { argnums: [0, 1] })(A, B) as R2[];
+    expect(dA).toBeInstanceOf(R2);
+    close(flat(dA!), flat(B));
+    close(flat(dB!), a);
+  });
+
   it("d det A = det A · A⁻ᵀ (an R2, per sample)", () => {
     const g = grad((m: R2) => m.det())(A);
     expect(g).toBeInstanceOf(R2);
@@ -454,6 +463,13 @@ describe("bad input", () => {
     expect(() => jvp((t: Tensor) => t, [x], [tensor([1, 2, 3], f64)])).toThrow(
       "jvp: tangent 0 (;3) float64 does not match primal 0 (1; 2) float64",
     );
+    expect(() => grad((t: Tensor) => t.sum().cast("int32"))(x)).toThrow(
+      "grad: f must return a float tensor, got int32 (1;)",
+    );
+    expect(() => jvp((t: Tensor) => t, [x], [])).toThrow("jvp: primals and tangents must be arrays of the same length");
+    const [, back] = vjp((t: Tensor) => t.sum(0), x);
+    expect(() => back(tensor([[1, 2]], f64))).toThrow("vjp: cotangent (;1,2) does not match the result (1;)");
+    expect(() => back([x, x] as never)).toThrow(ShapeError);
     void Scalar;
   });
 });
