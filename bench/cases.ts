@@ -3,11 +3,22 @@
 // contract every library (batchwise, peers, the baseline itself) implements.
 // Imported by the harness and, for types only, by every adapter.
 
-export type BenchId = "B1-1e6" | "B1-1e4" | "B2" | "B3" | "B4" | "B5" | "B6" | "B8-solve" | "B8-eigh";
-export const BENCH_IDS: readonly BenchId[] = ["B1-1e6", "B1-1e4", "B2", "B3", "B4", "B5", "B6", "B8-solve", "B8-eigh"];
+export type BenchId = "B1-1e6" | "B1-1e4" | "B2" | "B3" | "B4" | "B5" | "B6" | "B8-solve" | "B8-eigh" | "B9";
+export const BENCH_IDS: readonly BenchId[] = [
+  "B1-1e6",
+  "B1-1e4",
+  "B2",
+  "B3",
+  "B4",
+  "B5",
+  "B6",
+  "B8-solve",
+  "B8-eigh",
+  "B9",
+];
 
 /** The kernels a library implements; B1 also serves B5, B3 also serves B6. */
-export type KernelId = "B1" | "B2" | "B3" | "B4" | "B8solve" | "B8eigh";
+export type KernelId = "B1" | "B2" | "B3" | "B4" | "B8solve" | "B8eigh" | "B9";
 export const KERNEL_OF: Record<BenchId, KernelId> = {
   "B1-1e6": "B1",
   "B1-1e4": "B1",
@@ -18,6 +29,7 @@ export const KERNEL_OF: Record<BenchId, KernelId> = {
   B6: "B3",
   "B8-solve": "B8solve",
   "B8-eigh": "B8eigh",
+  B9: "B9",
 };
 
 export interface Counters {
@@ -64,6 +76,7 @@ export interface KernelTypes {
   B4: [B4In, B4Out];
   B8solve: [B8SolveIn, Float32Array];
   B8eigh: [B8EighIn, B8EighOut];
+  B9: [B9In, B9Out];
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -121,6 +134,7 @@ export const TOLERANCE: Record<KernelId, number> = {
   B4: 0, // pure copies: must be exact
   B8solve: 1e-3, // well-conditioned systems (diagonally dominant), solutions O(1)
   B8eigh: 1e-4, // eigenvalues of matrices with entries in [-1, 1]; see compareB8eigh for the vectors
+  B9: 1e-6, // float64; stresses O(1e2), tangent entries O(1e5)
 };
 
 // ---------------------------------------------------------------- inputs
@@ -295,6 +309,7 @@ export const BASELINES: { [K in KernelId]: (input: KernelTypes[K][0]) => KernelT
   B4: b4Baseline,
   B8solve: b8SolveBaseline,
   B8eigh: b8EighBaseline,
+  B9: b9Baseline,
 };
 
 // ---------------------------------------------------------------- comparison
@@ -339,6 +354,11 @@ export function compare(kernel: KernelId, got: unknown, want: unknown): number {
       return maxAbsDiff(got as Float32Array, want as Float32Array);
     case "B8eigh":
       return compareB8eigh(got as B8EighOut, want as B8EighOut);
+    case "B9": {
+      const g = got as B9Out,
+        w = want as B9Out;
+      return Math.max(maxAbsDiff(g.stress, w.stress), maxAbsDiff(g.tangent, w.tangent));
+    }
   }
 }
 
@@ -520,4 +540,70 @@ export function compareB8eigh(got: B8EighOut, want: B8EighOut): number {
     }
   }
   return err;
+}
+
+// ---------------------------------------------------------------- B9: J2 consistent tangent (derivatives)
+
+/**
+ * B9: small-strain J2 plasticity with linear isotropic hardening, one
+ * return-mapping step at `count` material points from a virgin state: the
+ * stress and the per-sample consistent tangent dσ/dε `(count; 6, 6)`, Mandel
+ * notation, float64. batchwise derives the tangent with `jacobian`/`grad`; the
+ * baseline is the hand-derived closed form (Simo & Hughes).
+ */
+export interface B9In {
+  /** `count` Mandel strains, 6 floats each. */
+  strain: Float64Array;
+  count: number;
+}
+export interface B9Out {
+  stress: Float64Array;
+  tangent: Float64Array;
+}
+export const B9_POINTS = 100_000;
+/** Steel-like parameters: E, ν, yield stress, hardening modulus (the example's `STEEL`). */
+export const B9_MATERIAL = { E: 200e3, nu: 0.3, sy: 250, H: 2e3 } as const;
+
+/** Strains spanning the elastic and the plastic range (about a third of the points yield). */
+export function makeB9(count: number, seed = 9): B9In {
+  const r = rng(seed);
+  const strain = new Float64Array(count * 6);
+  for (let i = 0; i < count; i++) {
+    const a = 4e-3 * r();
+    strain.set([a, -0.3 * a, -0.3 * a, 1e-4 * (r() - 0.5), 2e-4 * (r() - 0.5), 5e-5 * (r() - 0.5)], i * 6);
+  }
+  return { strain, count };
+}
+
+export function b9Baseline({ strain, count }: B9In): B9Out {
+  const { E, nu, sy, H } = B9_MATERIAL;
+  const mu = E / (2 * (1 + nu));
+  const K = E / (3 * (1 - 2 * nu));
+  const stress = new Float64Array(count * 6);
+  const tangent = new Float64Array(count * 36);
+  const s = new Float64Array(6);
+  for (let b = 0; b < count; b++) {
+    const o = b * 6;
+    const tr = strain[o]! + strain[o + 1]! + strain[o + 2]!;
+    for (let k = 0; k < 6; k++) s[k] = 2 * mu * (strain[o + k]! - (k < 3 ? tr / 3 : 0));
+    const ns = Math.sqrt(s[0]! ** 2 + s[1]! ** 2 + s[2]! ** 2 + s[3]! ** 2 + s[4]! ** 2 + s[5]! ** 2);
+    const q = Math.sqrt(1.5) * ns;
+    const f = q - sy;
+    let theta = 1;
+    let thetaBar = 0;
+    if (f > 0) {
+      const dp = f / (3 * mu + H);
+      theta = 1 - (3 * mu * dp) / q;
+      thetaBar = (3 * mu) / (3 * mu + H) - (3 * mu * dp) / q;
+    }
+    for (let k = 0; k < 6; k++) stress[o + k] = (k < 3 ? K * tr : 0) + theta * s[k]!;
+    const c = b * 36;
+    const nn = f > 0 ? (2 * mu * thetaBar) / (ns * ns) : 0;
+    for (let i = 0; i < 6; i++)
+      for (let j = 0; j < 6; j++) {
+        const vol = i < 3 && j < 3 ? 1 : 0;
+        tangent[c + i * 6 + j] = K * vol + 2 * mu * theta * ((i === j ? 1 : 0) - vol / 3) - nn * s[i]! * s[j]!;
+      }
+  }
+  return { stress, tangent };
 }

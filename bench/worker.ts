@@ -18,6 +18,8 @@ import {
   makeB8solve,
   makeB8eigh,
   B8_SIZES,
+  makeB9,
+  B9_POINTS,
   type BenchId,
   type Counters,
   type KernelId,
@@ -121,6 +123,8 @@ function inputFor(bench: BenchId): { input: unknown; n: number } {
       return { input: makeB8solve(B8_SIZES.solveCount), n: B8_SIZES.solveCount };
     case "B8-eigh":
       return { input: makeB8eigh(B8_SIZES.eighCount), n: B8_SIZES.eighCount };
+    case "B9":
+      return { input: makeB9(B9_POINTS), n: B9_POINTS };
   }
 }
 

@@ -157,3 +157,18 @@ export {
 } from "./tensordict/index.js";
 // --- api: boolean masks and nonzero (eager) ---
 export { booleanMask, booleanMaskAsync, nonzero, nonzeroAsync } from "./select/mask.js";
+// --- derivatives (grad, vjp, jvp, per-sample Jacobians) ---
+export {
+  grad,
+  valueAndGrad,
+  vjp,
+  jvp,
+  jacfwd,
+  jacrev,
+  jacobian,
+  hessian,
+  type GradOptions,
+  type GradOf,
+  type Jacobian,
+  type Differentiable,
+} from "./grad.js";

@@ -7,7 +7,7 @@
 // (clouds; points, 3) with base axes 0 = points, 1 = xyz; B2 is (count; 3, 3).
 // One jit instance per benchmark, so the counters describe that benchmark.
 
-import type { B2Out, B4Out, B8EighOut, Counters, LibAdapter } from "../cases.js";
+import type { B2Out, B4Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
 
 /** The slice of the tensor API these benchmarks use (see the brief in bench/README.md). */
 interface Tensor {
@@ -267,6 +267,41 @@ export default async function load(backend: string): Promise<LibAdapter> {
           return { values: f32(values), vectors: f32(vectors) };
         },
         stats: counters(f),
+      };
+    };
+  }
+  // --- B9: J2 plasticity, stress and consistent tangent from jacobian/grad (examples/j2-plasticity.ts) ---
+  // (count; 6) Mandel strains from a virgin state -> stress (count; 6) and dσ/dε (count; 6, 6), float64.
+  if (!sync) {
+    adapter.skipped.B9 = "JS backend only in this bench for now";
+  } else if (typeof (bw as { jacobian?: unknown }).jacobian !== "function") {
+    adapter.skipped.B9 = "needs jacobian/grad: src/index.ts does not export them";
+  } else {
+    adapter.kernels.B9 = async () => {
+      const { j2Update } = await import("../../examples/j2-plasticity.js");
+      const { B9_MATERIAL } = await import("../cases.js");
+      const lib = bw as unknown as typeof import("../../src/index.js");
+      const f = lib.jit((e: import("../../src/index.js").Tensor) => {
+        const f64 = { dtype: "float64" as const };
+        const r = j2Update(B9_MATERIAL, new lib.SR2(e), lib.SR2.fill(0, f64), lib.Scalar.fill(0, f64));
+        return [r.stress.t, r.tangent.t];
+      }, jitOpts);
+      // Traced and compiled once on a 1-point batch here (one trace serves every batch size):
+      // the timed calls at 1e5 points reuse that kernel. The compile time is printed in the notes.
+      const t0 = performance.now();
+      f(lib.fromTypedArray(new Float64Array(6), [1, 6], { batchDim: 1 }));
+      adapter.notes!.push(
+        `B9: jit trace + compile of the stress and jacobian kernel on a 1-point batch took ${(performance.now() - t0).toFixed(0)} ms (before timing)`,
+      );
+      return {
+        run: ({ strain, count }): B9Out => {
+          const [s, t] = f(lib.fromTypedArray(strain, [count, 6], { batchDim: 1, copy: false }));
+          return {
+            stress: s!.dataSync({ copy: false }) as Float64Array,
+            tangent: t!.dataSync({ copy: false }) as Float64Array,
+          };
+        },
+        stats: counters(f as unknown as { stats: Counters }),
       };
     };
   }

@@ -15,6 +15,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       // --- B8: batched linear algebra ---
       B8solve: () => ({ run: BASELINES.B8solve }),
       B8eigh: () => ({ run: BASELINES.B8eigh }),
+      // --- B9: J2 consistent tangent ---
+      B9: () => ({ run: BASELINES.B9 }),
     },
     skipped: {},
     notes: ["timed against a second copy of itself: its ratio is the run's noise floor"],

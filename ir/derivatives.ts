@@ -1,0 +1,1159 @@
+/**
+ * Derivative rules: one JVP (tangent propagation) and one VJP (cotangent
+ * propagation) rule per op of the op table, and the two graph transforms that
+ * apply them. The table is a mapped type over `Op` (and the elementwise part a
+ * mapped type over the op-facts table's union), so an op added to the IR
+ * without its derivative rule fails `tsc`.
+ *
+ * The rules are written once, generically over a value type `V` and a
+ * `Builder<V>` that records ops: the frontend instantiates them on lazy
+ * Tensors (so the derivative of a traced function is part of the traced graph
+ * and goes through the same passes and kernels; nothing is taped at run time),
+ * and `passes/autodiff.ts` on graph Nodes (graph-to-graph transforms).
+ *
+ * Conventions:
+ *  - A tangent or cotangent is a value or `null`, the symbolic zero.
+ *  - Its base shape equals its primal's; its batch shape may be smaller (fewer
+ *    leading dims, or size 1 where the primal has a size or a symbol): it
+ *    broadcasts to the primal's. Batch elements are independent samples, so a
+ *    constant seed of batch shape `()` is the same direction for every sample.
+ *  - Only float values carry derivatives: a non-float (integer, bool) result has
+ *    a zero tangent and a non-float input a zero cotangent.
+ *  - Non-differentiable points follow JAX: `abs'(0) = sign(0) = 0`, `maximum`
+ *    and `minimum` ties split the derivative 0.5/0.5, a `max`/`min` reduction
+ *    shares it among the tied elements, `sqrt'(0) = inf`, rounding ops,
+ *    comparisons and casts to integers have zero derivatives.
+ *  - The cotangent of `where(c, x, y)` is selected with `where` (never multiplied
+ *    by a 0/1 mask), so the branch not taken cannot leak NaN or Inf.
+ */
+import { isFloat, type DType } from "./dtype.js";
+import { ELEMENTWISE, type ElementwiseOp } from "./elementwise.js";
+import { UnsupportedOpError } from "./errors.js";
+import type { Attrs, AttrsOf, Op } from "./ops.js";
+import { broadcastShapes, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
+
+/** Records ops on values of type `V` (lazy tensors, graph nodes). */
+export interface Builder<V> {
+  /** Records `op` on `inputs` (its type rule runs). */
+  make(op: Op, inputs: readonly V[], attrs?: Attrs): V;
+  /** The type of a value. */
+  typeOf(v: V): TensorType;
+}
+
+/** A value with its defining op, as the rules see it. */
+export interface Prim<V, K extends Op = Op> {
+  readonly op: K;
+  readonly inputs: readonly V[];
+  readonly attrs: AttrsOf<K>;
+  /** The value the op computed. */
+  readonly out: V;
+}
+
+/** A tangent or cotangent: a value, or null for the symbolic zero. */
+export type Lin<V> = V | null;
+
+/** The derivative rule of op `K`. */
+export interface Rule<K extends Op> {
+  /** The tangent of the result from the tangents of the inputs (not all null). */
+  jvp<V>(d: Diff<V>, n: Prim<V, K>, t: readonly Lin<V>[]): Lin<V>;
+  /** The cotangents of the inputs from the cotangent of the result. */
+  vjp<V>(d: Diff<V>, n: Prim<V, K>, ct: V): readonly Lin<V>[];
+}
+
+/** A concatenation along a base axis, as its parts (null: zeros). */
+interface Pieces<V> {
+  readonly axis: number;
+  readonly parts: readonly { readonly size: number; readonly v: Lin<V> }[];
+}
+
+/** A constant of batch shape `()` whose values the transform knows (seeds, and what slicing them gives). */
+interface Known {
+  readonly shape: readonly number[];
+  readonly data: readonly number[];
+}
+
+/**
+ * The algebra the rules are written in: ops on values with the symbolic zero
+ * (`null`) and a little constant folding on known constants, so that the
+ * one-hot seeds of a per-sample Jacobian become structural zeros and ones when
+ * a formula picks the components of its argument.
+ */
+export class Diff<V> {
+  private readonly known = new Map<V, Known>();
+
+  constructor(readonly b: Builder<V>) {}
+
+  type(v: V): TensorType {
+    return this.b.typeOf(v);
+  }
+  op(op: Op, inputs: readonly V[], attrs: Attrs = {}): V {
+    return this.b.make(op, inputs, attrs);
+  }
+  /** A scalar constant `(;)`. */
+  scalar(value: number, dtype: DType): V {
+    const v = this.b.make("const", [], { dtype, value });
+    this.known.set(v, { shape: [], data: [value] });
+    return v;
+  }
+  /** A constant of batch shape `()` and base `shape` with row-major `data`. */
+  constant(shape: readonly number[], data: readonly number[], dtype: DType): V {
+    let v: V;
+    if (data.length > 0 && data.every((x) => Object.is(x, data[0]))) {
+      v = this.scalar(data[0]!, dtype);
+      if (shape.length > 0) v = this.op("expand", [v], { shape });
+    } else if (data.length === 0) {
+      v = this.op("expand", [this.scalar(0, dtype)], { shape });
+    } else {
+      // Runs of equal values, each an expanded scalar, concatenated and reshaped.
+      const parts: V[] = [];
+      for (let i = 0; i < data.length;) {
+        let j = i + 1;
+        while (j < data.length && Object.is(data[j], data[i])) j++;
+        parts.push(this.op("expand", [this.scalar(data[i]!, dtype)], { shape: [j - i] }));
+        i = j;
+      }
+      v = parts.length === 1 ? parts[0]! : this.op("concat", parts, { axis: 0 });
+      v = this.op("reshape", [v], { shape });
+    }
+    this.known.set(v, { shape, data });
+    return v;
+  }
+  private allEqual(v: Lin<V>, x: number): boolean {
+    if (v === null) return x === 0;
+    const k = this.known.get(v);
+    return k !== undefined && k.data.length > 0 && k.data.every((y) => y === x);
+  }
+  /** Null when `v` is a known constant of zeros. */
+  nz(v: Lin<V>): Lin<V> {
+    return v !== null && this.allEqual(v, 0) ? null : v;
+  }
+  /** Zeros `(; base)` of `t`'s dtype (broadcasts over any batch). */
+  zeros(t: TensorType): V {
+    const z = this.scalar(0, t.dtype);
+    return t.base.length === 0 ? z : this.op("expand", [z], { shape: t.base });
+  }
+  /** `v`, or zeros shaped like `t` when it is the symbolic zero. */
+  orZeros(v: Lin<V>, t: TensorType): V {
+    return v ?? this.zeros(t);
+  }
+
+  /** Makes a tangent's base exactly `t.base` (an expand where a fold left it smaller). */
+  fit(v: Lin<V>, t: TensorType): Lin<V> {
+    if (v === null) return null;
+    const vt = this.type(v);
+    if (vt.dtype !== t.dtype) v = this.op("cast", [v], { dtype: t.dtype });
+    if (sameDims(vt.base, t.base)) return v;
+    let x = v;
+    if (vt.base.length < t.base.length) {
+      x = this.op("reshape", [x], { shape: [...Array(t.base.length - vt.base.length).fill(1), ...vt.base] });
+    }
+    return this.op("expand", [x], { shape: t.base });
+  }
+
+  /**
+   * `v` with the full batch shape of `like` (and its base): a batch expand where
+   * the sizes are known, else `where(isnan(like), v, v)`, whose type is the
+   * broadcast (no pass folds it: the result's type differs from `v`'s).
+   */
+  full(v: V, like: TensorType, likeValue?: V): V {
+    const vt = this.type(v);
+    const fitted = this.fit(v, { ...like, dtype: vt.dtype })!;
+    if (sameDims(vt.batch, like.batch)) return fitted;
+    if (isConcrete(like.batch)) {
+      let x: V = fitted;
+      for (let i = this.type(x).batch.length; i < like.batch.length; i++)
+        x = this.op("batch_unsqueeze", [x], { dim: 0 });
+      return this.op("batch_expand", [x], { shape: like.batch });
+    }
+    if (likeValue === undefined) {
+      throw new UnsupportedOpError(
+        `derivative: cannot broadcast a ${fmtTypeShape(vt)} derivative to ${fmtTypeShape(like)} with symbolic batch dims`,
+      );
+    }
+    const c = this.op("isnan", [likeValue]);
+    return this.op("where", [c, fitted, fitted]);
+  }
+
+  add(a: Lin<V>, b: Lin<V>): Lin<V> {
+    a = this.nz(a);
+    b = this.nz(b);
+    if (a === null) return b;
+    if (b === null) return a;
+    const pw = this.piecewise2(a, b, (x, y) => this.add(x, y));
+    if (pw !== undefined) return pw;
+    return this.op("add", [a, b]);
+  }
+  sub(a: Lin<V>, b: Lin<V>): Lin<V> {
+    a = this.nz(a);
+    b = this.nz(b);
+    if (b === null) return a;
+    if (a === null) return this.neg(b);
+    const pw = this.piecewise2(a, b, (x, y) => this.sub(x, y));
+    if (pw !== undefined) return pw;
+    return this.op("sub", [a, b]);
+  }
+  neg(a: Lin<V>): Lin<V> {
+    a = this.nz(a);
+    if (a === null) return null;
+    const P = this.pieces.get(a);
+    if (P !== undefined)
+      return this.concatLin(
+        P.axis,
+        P.parts.map((p) => ({ size: p.size, v: this.neg(p.v) })),
+        this.type(a),
+      );
+    return this.op("neg", [a]);
+  }
+  /** A (co)tangent times a primal factor. */
+  mul(a: Lin<V>, f: V): Lin<V> {
+    a = this.nz(a);
+    if (a === null) return null;
+    // x·1 = x, keeping the product's base (the one side may broadcast over the other).
+    if (this.allEqual(a, 1)) return this.fitBase(f, a);
+    if (this.allEqual(f, 1)) return this.fitBase(a, f);
+    const pw = this.piecewiseScale(a, f, (x, g) => this.mul(x, g));
+    if (pw !== undefined) return pw;
+    return this.op("mul", [a, f]);
+  }
+  /** `v` expanded to the base it has when broadcast against `other`'s. */
+  private fitBase(v: V, other: V): V {
+    const vt = this.type(v);
+    const ob = this.type(other).base;
+    const r = broadcastShapes<number>(vt.base, ob);
+    if (!r.ok || sameDims(r.shape, vt.base)) return v;
+    return this.fit(v, { ...vt, base: r.shape })!;
+  }
+  /** A (co)tangent divided by a primal divisor. */
+  div(a: Lin<V>, f: V): Lin<V> {
+    a = this.nz(a);
+    if (a === null) return null;
+    const pw = this.piecewiseScale(a, f, (x, g) => this.div(x, g));
+    if (pw !== undefined) return pw;
+    return this.op("div", [a, f]);
+  }
+  where(c: V, a: Lin<V>, b: Lin<V>, like: TensorType): Lin<V> {
+    a = this.nz(a);
+    b = this.nz(b);
+    if (a === null && b === null) return null;
+    const z = this.scalar(0, like.dtype);
+    return this.op("where", [c, a ?? z, b ?? z]);
+  }
+  /** A linear movement op on a (co)tangent, folded on known constants and on concatenations of parts. */
+  move(op: "reshape" | "slice" | "permute" | "expand", a: Lin<V>, attrs: Attrs): Lin<V> {
+    a = this.nz(a);
+    if (a === null) return null;
+    const k = this.known.get(a);
+    if (k !== undefined && (op === "reshape" || op === "slice")) {
+      const dtype = this.type(a).dtype;
+      if (op === "reshape") return this.nz(this.constant(attrs.shape as number[], k.data, dtype));
+      const r = sliceHost(k, attrs as AttrsOf<"slice">);
+      return this.nz(this.constant(r.shape, r.data, dtype));
+    }
+    if (op === "slice") {
+      const { axis, start, stop, step } = attrs as AttrsOf<"slice">;
+      if (step === 1 || stop - start <= 1) {
+        const r = this.part(a, axis, start, step === 1 ? stop : start + 1);
+        if (r !== undefined) return r;
+      }
+    }
+    return this.op(op, [a], attrs);
+  }
+
+  // --- concatenations of parts (null parts are zeros) ---
+
+  private readonly pieces = new Map<V, Pieces<V>>();
+
+  /**
+   * The concatenation along base `axis` of parts (null: zeros) whose result has
+   * `like`'s dtype and base sizes off the axis. Remembered, so that slicing it
+   * gives a part back and adding two of them adds part by part: a formula over
+   * components keeps the structural zeros of its derivative.
+   */
+  concatLin(axis: number, parts: readonly { size: number; v: Lin<V> }[], like: TensorType): Lin<V> {
+    const ps = parts.filter((p) => p.size > 0).map((p) => ({ size: p.size, v: this.nz(p.v) }));
+    if (ps.every((p) => p.v === null)) return null;
+    const baseOf = (size: number): number[] => like.base.map((d, i) => (i === axis ? size : d));
+    const fitted = ps.map((p) => ({
+      size: p.size,
+      v: p.v === null ? null : this.fit(p.v, { dtype: like.dtype, batch: [], base: baseOf(p.size) }),
+    }));
+    if (fitted.length === 1) return fitted[0]!.v;
+    const vs = fitted.map((p) => p.v ?? this.zeros({ dtype: like.dtype, batch: [], base: baseOf(p.size) }));
+    const v = this.op("concat", vs, { axis });
+    this.pieces.set(v, { axis, parts: fitted });
+    return v;
+  }
+
+  /** The parts of `a` along a base axis: a remembered concatenation, or a known constant cut along axis 0. */
+  private partsOf(a: V): Pieces<V> | undefined {
+    const P = this.pieces.get(a);
+    if (P !== undefined) return P;
+    const k = this.known.get(a);
+    if (k === undefined || k.shape.length === 0 || k.shape[0]! > 64 || k.shape[0]! < 2) return undefined;
+    const dtype = this.type(a).dtype;
+    const parts: { size: number; v: Lin<V> }[] = [];
+    for (let i = 0; i < k.shape[0]!; i++) {
+      const r = sliceHost(k, { axis: 0, start: i, stop: i + 1, step: 1 });
+      parts.push({ size: 1, v: this.nz(this.constant(r.shape, r.data, dtype)) });
+    }
+    return { axis: 0, parts };
+  }
+
+  /** `a[start:stop]` along `axis` from its parts, or undefined when `a` has no parts on that axis. */
+  private part(a: V, axis: number, start: number, stop: number): Lin<V> | undefined {
+    const P = this.pieces.get(a);
+    if (P === undefined || P.axis !== axis) return undefined;
+    const out: { size: number; v: Lin<V> }[] = [];
+    let off = 0;
+    for (const p of P.parts) {
+      const s = off;
+      const e = off + p.size;
+      off = e;
+      const lo = Math.max(s, start);
+      const hi = Math.min(e, stop);
+      if (lo >= hi) continue;
+      const v =
+        p.v === null || (lo === s && hi === e)
+          ? p.v
+          : this.move("slice", p.v, { axis, start: lo - s, stop: hi - s, step: 1 });
+      out.push({ size: hi - lo, v });
+    }
+    const t = this.type(a);
+    return this.concatLin(axis, out, { ...t, base: t.base.map((d, i) => (i === axis ? stop - start : d)) });
+  }
+
+  /** `op(a, b)` part by part when both are concatenations along the same axis with the same base. */
+  private piecewise2(a: V, b: V, f: (x: Lin<V>, y: Lin<V>) => Lin<V>): Lin<V> | undefined {
+    const A = this.pieces.get(a);
+    const B = this.pieces.get(b);
+    if (A === undefined || B === undefined || A.axis !== B.axis) return undefined;
+    const at = this.type(a);
+    const bt = this.type(b);
+    if (!sameDims(at.base, bt.base)) return undefined;
+    const cuts = new Set<number>([0]);
+    for (const P of [A, B]) {
+      let off = 0;
+      for (const p of P.parts) cuts.add((off += p.size));
+    }
+    const sorted = [...cuts].sort((x, y) => x - y);
+    const parts: { size: number; v: Lin<V> }[] = [];
+    for (let i = 0; i + 1 < sorted.length; i++) {
+      const s = sorted[i]!;
+      const e = sorted[i + 1]!;
+      parts.push({ size: e - s, v: f(this.part(a, A.axis, s, e)!, this.part(b, A.axis, s, e)!) });
+    }
+    return this.concatLin(A.axis, parts, at);
+  }
+
+  /** `op(a, f)` part by part for a primal factor `f` (sliced along the parts when it is not broadcast there). */
+  private piecewiseScale(a: V, f: V, op: (x: Lin<V>, g: V) => Lin<V>): Lin<V> | undefined {
+    const P = this.partsOf(a);
+    if (P === undefined) return undefined;
+    const at = this.type(a);
+    const ft = this.type(f);
+    if (ft.base.length > at.base.length) return undefined;
+    const fa = P.axis - (at.base.length - ft.base.length);
+    const broadcast = fa < 0 || ft.base[fa] === 1;
+    if (!broadcast && ft.base[fa] !== at.base[P.axis]) return undefined;
+    const base = at.base.map((d, i) => {
+      const j = i - (at.base.length - ft.base.length);
+      return j >= 0 && d === 1 ? ft.base[j]! : d;
+    });
+    let off = 0;
+    const parts = P.parts.map((p) => {
+      const s = off;
+      off += p.size;
+      const g = broadcast ? f : this.op("slice", [f], { axis: fa, start: s, stop: s + p.size, step: 1 });
+      return { size: p.size, v: p.v === null ? null : op(p.v, g) };
+    });
+    return this.concatLin(P.axis, parts, { dtype: at.dtype, batch: at.batch, base });
+  }
+
+  /** `sum` of a (co)tangent over some axes. */
+  sum(a: Lin<V>, batchAxes: readonly number[], baseAxes: readonly number[], keep: boolean): Lin<V> {
+    a = this.nz(a);
+    if (a === null) return null;
+    if (batchAxes.length === 0 && baseAxes.length === 0) return a;
+    return this.op("sum", [a], { batchAxes, baseAxes, keep });
+  }
+
+  /**
+   * Sums a cotangent (broadcast to some result type) back to the shape of the
+   * input `x` it broadcast from: extra leading dims and dims where `x` has size 1
+   * are summed. The result's batch may stay smaller than `x`'s (it broadcasts).
+   */
+  unbroadcast(ct: Lin<V>, x: TensorType): Lin<V> {
+    ct = this.nz(ct);
+    if (ct === null) return null;
+    let t = this.type(ct);
+    const P = this.pieces.get(ct);
+    if (P !== undefined) {
+      const lead0 = t.base.length - x.base.length;
+      const xa = P.axis - lead0;
+      if (xa < 0 || (x.base[xa] === 1 && t.base[P.axis] !== 1)) {
+        // The parts' axis is summed away: sum each part, then add.
+        let acc: Lin<V> = null;
+        for (const p of P.parts) acc = this.add(acc, this.unbroadcast(p.v, x));
+        return acc;
+      }
+    }
+    // Base: extra leading axes summed away, size-1 axes of x summed with keep.
+    const lead = t.base.length - x.base.length;
+    const baseAxes: number[] = [];
+    for (let i = 0; i < t.base.length; i++) {
+      if (i < lead) baseAxes.push(i);
+      else if (x.base[i - lead] === 1 && t.base[i] !== 1) baseAxes.push(i);
+    }
+    const blead = Math.max(0, t.batch.length - x.batch.length);
+    const batchAxes: number[] = [];
+    for (let i = 0; i < t.batch.length; i++) {
+      if (i < blead) batchAxes.push(i);
+      else {
+        const xd = x.batch[i - blead + (x.batch.length - (t.batch.length - blead))];
+        if (xd === 1 && t.batch[i] !== 1) batchAxes.push(i);
+      }
+    }
+    let r: V = ct;
+    if (batchAxes.length > 0 || baseAxes.length > 0) {
+      r = this.op("sum", [r], { batchAxes, baseAxes, keep: true });
+      t = this.type(r);
+    }
+    for (let i = 0; i < blead; i++) r = this.op("batch_squeeze", [r], { dim: 0 });
+    if (!sameDims(this.type(r).base, x.base)) r = this.op("reshape", [r], { shape: x.base });
+    return r;
+  }
+}
+
+function sameDims(a: readonly Dim[], b: readonly Dim[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+function stridesOf(shape: readonly number[]): number[] {
+  const s = new Array<number>(shape.length).fill(1);
+  for (let i = shape.length - 2; i >= 0; i--) s[i] = s[i + 1]! * shape[i + 1]!;
+  return s;
+}
+
+function sliceHost(k: Known, a: AttrsOf<"slice">): Known {
+  const shape = [...k.shape];
+  shape[a.axis] = Math.max(0, Math.ceil((a.stop - a.start) / a.step));
+  const inS = stridesOf(k.shape);
+  const out: number[] = [];
+  const n = prod(shape);
+  const outS = stridesOf(shape);
+  for (let f = 0; f < n; f++) {
+    let off = 0;
+    for (let d = 0; d < shape.length; d++) {
+      let i = Math.floor(f / outS[d]!) % shape[d]!;
+      if (d === a.axis) i = a.start + i * a.step;
+      off += i * inS[d]!;
+    }
+    out.push(k.data[off]!);
+  }
+  return { shape, data: out };
+}
+
+// ---------------------------------------------------------------------------
+// Elementwise ops: a factor (or two partials) per op of the op-facts table.
+
+/** d y / d x of a unary op, from x and y = op(x) ("zero": piecewise constant or not a float result). */
+type UnaryD = "zero" | (<V>(d: Diff<V>, x: V, y: V) => V);
+/** (d z / d x, d z / d y) of a binary op, from x, y and z = op(x, y). */
+type BinaryD = "zero" | (<V>(d: Diff<V>, x: V, y: V, z: V) => readonly [Lin<V>, Lin<V>]);
+
+type ElementwiseD = {
+  readonly [K in ElementwiseOp]: (typeof ELEMENTWISE)[K]["kind"] extends "unary" ? UnaryD : BinaryD;
+};
+
+const c = <V>(d: Diff<V>, like: V, v: number): V => d.scalar(v, d.type(like).dtype);
+const E = <V>(d: Diff<V>, op: Op, ...ins: V[]): V => d.op(op, ins);
+
+/**
+ * The elementwise derivative table: a mapped type over the op-facts table's
+ * union, so a new elementwise op needs an entry here (`"zero"` for an op whose
+ * result is piecewise constant, boolean or integer, e.g. bitwise ops).
+ */
+export const ELEMENTWISE_DERIVATIVES: ElementwiseD = {
+  neg: (d, x) => c(d, x, -1),
+  abs: (d, x) => E(d, "sign", x),
+  sqrt: (d, _x, y) => E(d, "div", c(d, y, 0.5), y),
+  // y = x^-1/2: dy/dx = -y / (2x)
+  rsqrt: (d, x, y) => E(d, "div", E(d, "mul", y, c(d, y, -0.5)), x),
+  exp: (_d, _x, y) => y,
+  log: (d, x) => E(d, "div", c(d, x, 1), x),
+  sin: (d, x) => E(d, "cos", x),
+  cos: (d, x) => E(d, "neg", E(d, "sin", x)),
+  tan: (d, _x, y) => E(d, "add", c(d, y, 1), E(d, "mul", y, y)),
+  tanh: (d, _x, y) => E(d, "sub", c(d, y, 1), E(d, "mul", y, y)),
+  sigmoid: (d, _x, y) => E(d, "mul", y, E(d, "sub", c(d, y, 1), y)),
+  asin: (d, x) => E(d, "rsqrt", E(d, "sub", c(d, x, 1), E(d, "mul", x, x))),
+  acos: (d, x) => E(d, "neg", E(d, "rsqrt", E(d, "sub", c(d, x, 1), E(d, "mul", x, x)))),
+  atan: (d, x) => E(d, "div", c(d, x, 1), E(d, "add", c(d, x, 1), E(d, "mul", x, x))),
+  floor: "zero",
+  ceil: "zero",
+  round: "zero",
+  trunc: "zero",
+  sign: "zero",
+  not: "zero",
+  isnan: "zero",
+  isinf: "zero",
+  isfinite: "zero",
+  add: (d, x) => [c(d, x, 1), c(d, x, 1)],
+  sub: (d, x) => [c(d, x, 1), c(d, x, -1)],
+  mul: (_d, x, y) => [y, x],
+  // d(x/y) = dx/y - dy·z/y
+  div: (d, _x, y, z) => [E(d, "div", c(d, y, 1), y), E(d, "neg", E(d, "div", z, y))],
+  // JAX: d/dx = y·x^(y-1) with x^(y-1) taken as x^0 where y = 0 (no 0·inf at x = 0);
+  // d/dy = log(x)·z with log(1) where x = 0 (so 0 there).
+  pow: (d, x, y, z) => {
+    const y0 = E(d, "eq", y, c(d, y, 0));
+    const e = d.op("where", [y0, c(d, y, 1), E(d, "sub", y, c(d, y, 1))]);
+    const dx = E(d, "mul", y, E(d, "pow", x, e));
+    const x0 = E(d, "eq", x, c(d, x, 0));
+    const dy = E(d, "mul", E(d, "log", d.op("where", [x0, c(d, x, 1), x])), z);
+    return [dx, dy];
+  },
+  maximum: (d, x, y, z) => balanced(d, x, y, z),
+  minimum: (d, x, y, z) => balanced(d, x, y, z),
+  // NumPy's floor mod: x - floor(x/y)·y.
+  mod: (d, x, y) => [c(d, x, 1), E(d, "neg", E(d, "floor", E(d, "div", x, y)))],
+  // atan2(y, x) as atan2(x0, x1): d/dx0 = x1/(x0²+x1²), d/dx1 = -x0/(x0²+x1²).
+  atan2: (d, a, b) => {
+    const r = E(d, "add", E(d, "mul", a, a), E(d, "mul", b, b));
+    return [E(d, "div", b, r), E(d, "neg", E(d, "div", a, r))];
+  },
+  eq: "zero",
+  ne: "zero",
+  lt: "zero",
+  le: "zero",
+  gt: "zero",
+  ge: "zero",
+  and: "zero",
+  or: "zero",
+  xor: "zero",
+};
+
+/** JAX's `_balanced_eq`: 1 where x alone is the result, 0.5 on a tie, 0 elsewhere (and the same for y). */
+function balanced<V>(d: Diff<V>, x: V, y: V, z: V): readonly [V, V] {
+  const xz = E(d, "eq", x, z);
+  const yz = E(d, "eq", y, z);
+  const half = c(d, z, 0.5);
+  const one = c(d, z, 1);
+  const zero = c(d, z, 0);
+  return [
+    d.op("where", [xz, d.op("where", [yz, half, one]), zero]),
+    d.op("where", [yz, d.op("where", [xz, half, one]), zero]),
+  ];
+}
+
+function elementwiseRule(op: ElementwiseOp): Rule<Op> {
+  const f = ELEMENTWISE_DERIVATIVES[op] as UnaryD | BinaryD;
+  if (f === "zero") return ZERO;
+  if (ELEMENTWISE[op].kind === "unary") {
+    const g = f as Exclude<UnaryD, "zero">;
+    return {
+      jvp: (d, n, [t]) => d.mul(t!, g(d, n.inputs[0]!, n.out)),
+      vjp: (d, n, ct) => [d.unbroadcast(d.mul(ct, g(d, n.inputs[0]!, n.out)), d.type(n.inputs[0]!))],
+    };
+  }
+  const g = f as Exclude<BinaryD, "zero">;
+  const lin = <V>(d: Diff<V>, t: Lin<V>, p: Lin<V>): Lin<V> => (p === null ? null : d.mul(t, p));
+  return {
+    jvp: (d, n, [tx, ty]) => {
+      const [x, y] = n.inputs;
+      const [px, py] = g(d, x!, y!, n.out);
+      return d.add(lin(d, tx!, px), lin(d, ty!, py));
+    },
+    vjp: (d, n, ct) => {
+      const [x, y] = n.inputs;
+      const [px, py] = g(d, x!, y!, n.out);
+      return [d.unbroadcast(lin(d, ct, px), d.type(x!)), d.unbroadcast(lin(d, ct, py), d.type(y!))];
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The other ops.
+
+/** The rule of an op whose result has no derivative (integer or bool results, constants, inputs). */
+function zero<K extends Op>(): Rule<K> {
+  return { jvp: () => null, vjp: (_d, n) => n.inputs.map(() => null) };
+}
+const ZERO: Rule<Op> = zero();
+
+function unsupported(op: string, why: string): never {
+  throw new UnsupportedOpError(`${op}: no derivative ${why}`);
+}
+
+/** Reinserts the reduced axes of a reduction result (keep=false) as size-1 dims, batch made full first. */
+function unreduce<V>(d: Diff<V>, v: V, out: TensorType, outV: V | undefined, a: AttrsOf<"sum">): V {
+  if (a.keep) return v;
+  let r = v;
+  if (a.batchAxes.length > 0) {
+    r = d.full(r, out, outV);
+    for (const ax of a.batchAxes) r = d.op("batch_unsqueeze", [r], { dim: ax });
+  }
+  if (a.baseAxes.length > 0) {
+    const t = d.type(r);
+    const shape: number[] = [];
+    let j = 0;
+    for (let i = 0; i < t.base.length + a.baseAxes.length; i++) shape.push(a.baseAxes.includes(i) ? 1 : t.base[j++]!);
+    r = d.op("reshape", [r], { shape });
+  }
+  return r;
+}
+
+/** Broadcasts a kept-dims reduction cotangent back over the input's base (batch broadcasts implicitly). */
+function spread<V>(d: Diff<V>, v: V, x: TensorType): V {
+  const t = d.type(v);
+  return sameDims(t.base, x.base) ? v : d.op("expand", [v], { shape: x.base });
+}
+
+/** The number of elements each reduction result summarises (a value: batch sizes may be symbols). */
+function countOf<V>(d: Diff<V>, x: V, a: AttrsOf<"sum">): V {
+  const t = d.type(x);
+  const sizes = [...a.batchAxes.map((ax) => t.batch[ax]!), ...a.baseAxes.map((ax) => t.base[ax]!)];
+  if (sizes.every((s) => typeof s === "number")) return d.scalar(prod(sizes as number[]), t.dtype);
+  // A symbolic batch size: the sum of ones over the reduced axes (where(isnan(x), 1, 1) has x's shape).
+  const one = d.scalar(1, t.dtype);
+  return d.op("sum", [d.op("where", [d.op("isnan", [x]), one, one])], a);
+}
+
+/** The (co)tangent of a `max`/`min` reduction: shared equally among the elements equal to the result (JAX). */
+function extremeInd<V, K extends "max" | "min">(d: Diff<V>, n: Prim<V, K>): { ind: V; counts: V } {
+  const x = n.inputs[0]!;
+  const xt = d.type(x);
+  const a = n.attrs as AttrsOf<"sum">;
+  const yk = spread(d, unreduce(d, n.out, d.type(n.out), n.out, a), xt);
+  const ind = d.op("eq", [x, yk]);
+  const counts = d.op("sum", [d.op("cast", [ind], { dtype: xt.dtype })], a);
+  return { ind, counts };
+}
+
+/** `max`/`min` reductions: the (co)tangent is shared equally among the elements equal to the result (JAX). */
+function extremeRule<K extends "max" | "min">(): Rule<K> {
+  const axes = (n: Prim<unknown, K>): AttrsOf<"sum"> => n.attrs as AttrsOf<"sum">;
+  return {
+    jvp: (d, n, [t]) => {
+      const x = n.inputs[0]!;
+      const { ind, counts } = extremeInd(d, n);
+      const s = d.op("sum", [d.where(ind, d.full(t!, d.type(x), x), null, d.type(x))!], axes(n));
+      return d.op("div", [s, counts]);
+    },
+    vjp: (d, n, ct) => {
+      const x = n.inputs[0]!;
+      const xt = d.type(x);
+      const { ind, counts } = extremeInd(d, n);
+      const g = spread(d, unreduce(d, d.op("div", [ct, counts]), d.type(n.out), n.out, axes(n)), xt);
+      return [d.where(ind, g, null, xt)];
+    },
+  };
+}
+
+const reduceRules = {
+  sum: {
+    jvp: (d, n, [t]) =>
+      d.sum(d.full(t!, d.type(n.inputs[0]!), n.inputs[0]!), n.attrs.batchAxes, n.attrs.baseAxes, n.attrs.keep),
+    vjp: (d, n, ct) => {
+      const x = d.type(n.inputs[0]!);
+      return [spread(d, unreduce(d, ct, d.type(n.out), n.out, n.attrs), x)];
+    },
+  },
+  mean: {
+    jvp: (d, n, [t]) => {
+      const x = n.inputs[0]!;
+      return d.op("mean", [d.full(t!, d.type(x), x)], n.attrs);
+    },
+    vjp: (d, n, ct) => {
+      const x = n.inputs[0]!;
+      const cnt = countOf(d, x, n.attrs);
+      return [spread(d, unreduce(d, d.op("div", [ct, cnt]), d.type(n.out), n.out, n.attrs), d.type(x))];
+    },
+  },
+  prod: {
+    // ∂ prod / ∂x_i = Π_{j≠i} x_j: exact at zeros (as JAX) for base reductions of up to 64 elements;
+    // over batch axes (sizes only known at run time) prod · 1/x_i, undefined where an element is 0.
+    jvp: (d, n, [t]) => {
+      const x = n.inputs[0]!;
+      const e = exclusiveProducts(d, x, n.attrs);
+      if (e !== undefined) return d.sum(d.mul(d.full(t!, d.type(x), x), e), [], n.attrs.baseAxes, n.attrs.keep);
+      const s = d.sum(d.div(d.full(t!, d.type(x), x), x), n.attrs.batchAxes, n.attrs.baseAxes, n.attrs.keep);
+      return d.mul(s, n.out);
+    },
+    vjp: (d, n, ct) => {
+      const x = n.inputs[0]!;
+      const xt = d.type(x);
+      const e = exclusiveProducts(d, x, n.attrs);
+      if (e !== undefined) return [d.mul(spread(d, unreduce(d, ct, d.type(n.out), n.out, n.attrs), xt), e)];
+      const g = spread(d, unreduce(d, d.op("mul", [ct, n.out]), d.type(n.out), n.out, n.attrs), xt);
+      return [d.op("div", [g, x])];
+    },
+  },
+  max: extremeRule(),
+  min: extremeRule(),
+  argmin: zero(),
+  argmax: zero(),
+  all: zero(),
+  any: zero(),
+} satisfies { readonly [K in "sum" | "mean" | "prod" | "max" | "min" | "argmin" | "argmax" | "all" | "any"]: Rule<K> };
+
+/**
+ * `e` shaped like `x` with `e_i = Π_{j≠i} x_j` over the reduced base axes (products of the
+ * elements before and after each one, no division), or undefined when the reduction has
+ * batch axes or more than 64 elements.
+ */
+function exclusiveProducts<V>(d: Diff<V>, x: V, a: AttrsOf<"sum">): V | undefined {
+  const xt = d.type(x);
+  if (a.batchAxes.length > 0 || a.baseAxes.length === 0) return undefined;
+  const red = a.baseAxes;
+  const rest = [...xt.base.keys()].filter((i) => !red.includes(i));
+  const n = prod(red.map((i) => xt.base[i]!));
+  if (n > 64 || n === 0) return undefined;
+  const perm = [...red, ...rest];
+  const identity = perm.every((p, i) => p === i);
+  const restShape = rest.map((i) => xt.base[i]!);
+  let xr = identity ? x : d.op("permute", [x], { perm });
+  xr = d.op("reshape", [xr], { shape: [n, ...restShape] });
+  const pieceType: TensorType = { dtype: xt.dtype, batch: xt.batch, base: [1, ...restShape] };
+  const s = Array.from({ length: n }, (_, i) => d.op("slice", [xr], { axis: 0, start: i, stop: i + 1, step: 1 }));
+  const left: (V | null)[] = [null];
+  for (let i = 1; i < n; i++) left.push(left[i - 1] === null ? s[i - 1]! : d.op("mul", [left[i - 1]!, s[i - 1]!]));
+  const right: (V | null)[] = new Array<V | null>(n).fill(null);
+  for (let i = n - 2; i >= 0; i--)
+    right[i] = right[i + 1] === null ? s[i + 1]! : d.op("mul", [right[i + 1]!, s[i + 1]!]);
+  const parts = s.map((_, i) => {
+    const l = left[i]!;
+    const r = right[i]!;
+    const v = l === null && r === null ? d.scalar(1, xt.dtype) : l === null ? r : r === null ? l : d.op("mul", [l, r]);
+    return d.full(v, pieceType, s[i]!);
+  });
+  let e = parts.length === 1 ? parts[0]! : d.op("concat", parts, { axis: 0 });
+  e = d.op("reshape", [e], { shape: [...red.map((i) => xt.base[i]!), ...restShape] });
+  if (!identity) {
+    const inv: number[] = [];
+    perm.forEach((p, i) => (inv[p] = i));
+    e = d.op("permute", [e], { perm: inv });
+  }
+  return e;
+}
+
+/** Matrix views of matmul operands (a vector `a` is a `1×k` row, a vector `b` a `k×1` column). */
+function asMatrix<V>(d: Diff<V>, v: V, side: "a" | "b"): V {
+  const t = d.type(v);
+  if (t.base.length !== 1) return v;
+  return d.op("reshape", [v], { shape: side === "a" ? [1, t.base[0]!] : [t.base[0]!, 1] });
+}
+function transposeLast<V>(d: Diff<V>, v: V): V {
+  const r = d.type(v).base.length;
+  const perm = [...Array(r).keys()];
+  perm[r - 2] = r - 1;
+  perm[r - 1] = r - 2;
+  return d.op("permute", [v], { perm });
+}
+
+/** The positions along a sliced axis, with zeros where the slice does not read (a pad without a pad op). */
+function unslice<V>(d: Diff<V>, ct: V, x: TensorType, a: AttrsOf<"slice">): Lin<V> {
+  const n = x.base[a.axis]!;
+  const parts: { size: number; v: Lin<V> }[] = [];
+  const taken = Math.ceil((a.stop - a.start) / a.step);
+  if (a.step === 1) {
+    parts.push({ size: a.start, v: null }, { size: taken, v: ct }, { size: n - a.stop, v: null });
+  } else {
+    let run = 0;
+    for (let i = 0; i < n; i++) {
+      const k = (i - a.start) / a.step;
+      if (i >= a.start && i < a.stop && Number.isInteger(k) && k < taken) {
+        parts.push({ size: run, v: null });
+        run = 0;
+        parts.push({ size: 1, v: d.move("slice", ct, { axis: a.axis, start: k, stop: k + 1, step: 1 }) });
+      } else run++;
+    }
+    parts.push({ size: run, v: null });
+  }
+  const ctt = d.type(ct);
+  return d.concatLin(a.axis, parts, { ...ctt, base: x.base });
+}
+
+/** Concrete batch sizes a batch op's inverse needs, or an UnsupportedOpError naming the op. */
+function concreteBatch(op: string, t: TensorType): readonly number[] {
+  if (!isConcrete(t.batch))
+    unsupported(op, `through symbolic batch dims ${fmtTypeShape(t)} (give concrete batch sizes, e.g. outside jit)`);
+  return t.batch;
+}
+
+const floatLike = (t: TensorType): boolean => isFloat(t.dtype);
+
+/** Every op's derivative rule (a missing op fails `tsc`). */
+export const RULES: { readonly [K in Op]: Rule<K> } = {
+  ...(Object.fromEntries((Object.keys(ELEMENTWISE) as ElementwiseOp[]).map((op) => [op, elementwiseRule(op)])) as {
+    readonly [K in ElementwiseOp]: Rule<K>;
+  }),
+  ...reduceRules,
+  input: zero(),
+  const: zero(),
+  cast: {
+    jvp: (d, n, [t]) => (floatLike(d.type(n.out)) ? d.fit(t!, d.type(n.out)) : null),
+    vjp: (d, n, ct) => {
+      const xt = d.type(n.inputs[0]!);
+      return [floatLike(xt) ? d.op("cast", [ct], { dtype: xt.dtype }) : null];
+    },
+  },
+  where: {
+    jvp: (d, n, [, ta, tb]) => d.where(n.inputs[0]!, ta!, tb!, d.type(n.out)),
+    vjp: (d, n, ct) => {
+      const [c0, a, b] = n.inputs;
+      const t = d.type(n.out);
+      return [
+        null,
+        d.unbroadcast(d.where(c0!, ct, null, t), d.type(a!)),
+        d.unbroadcast(d.where(c0!, null, ct, t), d.type(b!)),
+      ];
+    },
+  },
+  matmul: {
+    jvp: (d, n, [ta, tb]) => {
+      const [a, b] = n.inputs;
+      const l = d.nz(ta!) === null ? null : d.op("matmul", [ta!, b!]);
+      const r = d.nz(tb!) === null ? null : d.op("matmul", [a!, tb!]);
+      return d.add(l, r);
+    },
+    vjp: (d, n, ct) => {
+      const [a, b] = n.inputs;
+      const at = d.type(a!);
+      const bt = d.type(b!);
+      const am = asMatrix(d, a!, "a");
+      const bm = asMatrix(d, b!, "b");
+      const amt = d.type(am);
+      const bmt = d.type(bm);
+      // The cotangent as the matrix product's (…, m, n).
+      const lead = d.type(ct).base.length - (at.base.length > 1 ? 1 : 0) - (bt.base.length > 1 ? 1 : 0);
+      const ctBase = d.type(ct).base;
+      const m = amt.base[amt.base.length - 2]!;
+      const nn = bmt.base[bmt.base.length - 1]!;
+      const cm = d.op("reshape", [ct], { shape: [...ctBase.slice(0, lead), m, nn] });
+      const ga = d.op("matmul", [cm, transposeLast(d, bm)]);
+      const gb = d.op("matmul", [transposeLast(d, am), cm]);
+      return [
+        d.unbroadcast(ga, at.base.length === 1 ? { ...amt } : at),
+        d.unbroadcast(gb, bt.base.length === 1 ? { ...bmt } : bt),
+      ].map((g, i) => {
+        const want = i === 0 ? at : bt;
+        return g === null || sameDims(d.type(g).base, want.base) ? g : d.op("reshape", [g], { shape: want.base });
+      });
+    },
+  },
+  concat: {
+    jvp: (d, n, t) =>
+      d.concatLin(
+        n.attrs.axis,
+        n.inputs.map((x, i) => ({ size: d.type(x).base[n.attrs.axis]!, v: t[i]! })),
+        d.type(n.out),
+      ),
+    vjp: (d, n, ct) => {
+      let start = 0;
+      return n.inputs.map((x) => {
+        const xt = d.type(x);
+        const len = xt.base[n.attrs.axis]!;
+        const s = d.move("slice", ct, { axis: n.attrs.axis, start, stop: start + len, step: 1 });
+        start += len;
+        return d.unbroadcast(s, xt);
+      });
+    },
+  },
+  reshape: {
+    jvp: (d, n, [t]) => d.move("reshape", t!, n.attrs),
+    vjp: (d, n, ct) => [d.move("reshape", ct, { shape: d.type(n.inputs[0]!).base })],
+  },
+  permute: {
+    jvp: (d, n, [t]) => d.move("permute", t!, n.attrs),
+    vjp: (d, n, ct) => {
+      const inv: number[] = [];
+      n.attrs.perm.forEach((p, i) => (inv[p] = i));
+      return [d.move("permute", ct, { perm: inv })];
+    },
+  },
+  expand: {
+    jvp: (d, n, [t]) => d.move("expand", t!, n.attrs),
+    vjp: (d, n, ct) => [d.unbroadcast(ct, d.type(n.inputs[0]!))],
+  },
+  slice: {
+    jvp: (d, n, [t]) => d.move("slice", t!, n.attrs),
+    vjp: (d, n, ct) => [unslice(d, ct, d.type(n.inputs[0]!), n.attrs)],
+  },
+  batch_reshape: {
+    jvp: (d, n, [t]) => d.op("batch_reshape", [d.full(t!, d.type(n.inputs[0]!), n.inputs[0]!)], n.attrs),
+    vjp: (d, n, ct) => {
+      const xt = d.type(n.inputs[0]!);
+      const shape =
+        xt.batch.filter((s) => typeof s !== "number").length === 1
+          ? xt.batch.map((s) => (typeof s === "number" ? s : -1))
+          : concreteBatch("batch_reshape", xt);
+      return [d.op("batch_reshape", [d.full(ct, d.type(n.out), n.out)], { shape })];
+    },
+  },
+  rebatch: {
+    jvp: (d, n, [t]) => d.op("rebatch", [d.full(t!, d.type(n.inputs[0]!), n.inputs[0]!)], n.attrs),
+    vjp: (d, n, ct) => {
+      const xt = d.type(n.inputs[0]!);
+      return [d.op("rebatch", [d.full(ct, d.type(n.out), n.out)], { batchDim: xt.batch.length, base: xt.base })];
+    },
+  },
+  batch_unsqueeze: {
+    jvp: (d, n, [t]) => d.op("batch_unsqueeze", [d.full(t!, d.type(n.inputs[0]!), n.inputs[0]!)], n.attrs),
+    vjp: (d, n, ct) => [d.op("batch_squeeze", [d.full(ct, d.type(n.out), n.out)], n.attrs)],
+  },
+  batch_squeeze: {
+    jvp: (d, n, [t]) => d.op("batch_squeeze", [d.full(t!, d.type(n.inputs[0]!), n.inputs[0]!)], n.attrs),
+    vjp: (d, n, ct) => [d.op("batch_unsqueeze", [d.full(ct, d.type(n.out), n.out)], n.attrs)],
+  },
+  batch_expand: {
+    // The tangent broadcasts to the result already (batch elements are independent samples).
+    jvp: (_d, _n, [t]) => t!,
+    vjp: (d, n, ct) => [d.unbroadcast(ct, d.type(n.inputs[0]!))],
+  },
+  batch_slice: {
+    jvp: (d, n, [t]) => d.op("batch_slice", [d.full(t!, d.type(n.inputs[0]!), n.inputs[0]!)], n.attrs),
+    vjp: (d, n, ct) => {
+      const x = n.inputs[0]!;
+      const xt = d.type(x);
+      const { axis, start, stop, step } = n.attrs;
+      const g = d.full(ct, d.type(n.out), n.out);
+      const zero = d.full(d.zeros(xt), xt, x);
+      const parts: (typeof ct)[] = [];
+      const size = xt.batch[axis]!;
+      if (step !== 1) {
+        // Element by element along the axis: needs its size.
+        if (typeof size !== "number")
+          unsupported(
+            "batch_slice",
+            `for a step of ${step} through a symbolic batch dim in reverse mode (use forward mode)`,
+          );
+        const end = stop < 0 ? size : stop;
+        const taken = Math.ceil((end - start) / step);
+        for (let i = 0; i < size; i++) {
+          const k = (i - start) / step;
+          const hit = i >= start && i < end && Number.isInteger(k) && k < taken;
+          parts.push(
+            hit
+              ? d.op("batch_slice", [g], { axis, start: k, stop: k + 1, step: 1 })
+              : d.op("batch_slice", [zero], { axis, start: i, stop: i + 1, step: 1 }),
+          );
+        }
+        return [parts.length === 1 ? parts[0]! : d.op("batch_concat", parts, { axis })];
+      }
+      if (start > 0) parts.push(d.op("batch_slice", [zero], { axis, start: 0, stop: start, step: 1 }));
+      parts.push(g);
+      if (stop >= 0 && stop !== size) parts.push(d.op("batch_slice", [zero], { axis, start: stop, stop: -1, step: 1 }));
+      return [parts.length === 1 ? parts[0]! : d.op("batch_concat", parts, { axis })];
+    },
+  },
+  batch_concat: {
+    jvp: (d, n, t) =>
+      d.op(
+        "batch_concat",
+        n.inputs.map((x, i) => d.full(d.orZeros(t[i]!, d.type(x)), d.type(x), x)),
+        n.attrs,
+      ),
+    vjp: (d, n, ct) => {
+      const g = d.full(ct, d.type(n.out), n.out);
+      let start = 0;
+      return n.inputs.map((x, i) => {
+        const xt = d.type(x);
+        const len = xt.batch[n.attrs.axis]!;
+        if (typeof len !== "number") {
+          if (i === n.inputs.length - 1 && typeof start === "number")
+            return d.op("batch_slice", [g], { axis: n.attrs.axis, start, stop: -1, step: 1 });
+          unsupported("batch_concat", `through symbolic batch dims ${fmtTypeShape(xt)} in reverse mode`);
+        }
+        const s = d.op("batch_slice", [g], { axis: n.attrs.axis, start, stop: start + len, step: 1 });
+        start += len;
+        return s;
+      });
+    },
+  },
+  segment_reduce: {
+    jvp: (d, n, [t]) => {
+      const [v, o] = n.inputs;
+      const r = n.attrs.op;
+      if (r === "argmax" || r === "count") return null;
+      const tv = d.full(t!, d.type(v!), v!);
+      if (r === "sum" || r === "mean") return d.op("segment_reduce", [tv, o!], n.attrs);
+      const { ind, counts } = segmentInd(d, n);
+      const s = d.op("segment_reduce", [d.where(ind, tv, null, d.type(v!))!, o!], { op: "sum" });
+      return d.op("div", [s, counts]);
+    },
+    vjp: (d, n, ct) => {
+      const [v, o] = n.inputs;
+      const r = n.attrs.op;
+      if (r === "argmax" || r === "count") return [null, null];
+      const g = d.full(ct, d.type(n.out), n.out);
+      if (r === "sum") return [d.op("segment_expand", [g, o!, v!]), null];
+      if (r === "mean") {
+        const cnt = d.op("cast", [d.op("segment_reduce", [v!, o!], { op: "count" })], { dtype: d.type(v!).dtype });
+        return [d.op("segment_expand", [d.op("div", [g, cnt]), o!, v!]), null];
+      }
+      const { ind, counts } = segmentInd(d, n);
+      const e = d.op("segment_expand", [d.op("div", [g, counts]), o!, v!]);
+      return [d.where(ind, e, null, d.type(v!)), null];
+    },
+  },
+  segment_expand: {
+    jvp: (d, n, [t]) => {
+      const [x, o, like] = n.inputs;
+      return t === null ? null : d.op("segment_expand", [d.full(t!, d.type(x!), x!), o!, like!]);
+    },
+    vjp: (d, n, ct) => {
+      const [x, o] = n.inputs;
+      const s = d.op("segment_reduce", [d.full(ct, d.type(n.out), n.out), o!], { op: "sum" });
+      return [d.unbroadcast(s, d.type(x!)), null, null];
+    },
+  },
+  segment_pad: {
+    jvp: (d, n, [t]) => {
+      const [v, o] = n.inputs;
+      return d.op("segment_pad", [d.full(t!, d.type(v!), v!), o!], { ...n.attrs, value: 0 });
+    },
+    vjp: (d, n, ct) => {
+      const [v, o] = n.inputs;
+      if (n.attrs.left) unsupported("segment_pad", "for left padding in reverse mode");
+      return [d.op("segment_unpad", [d.full(ct, d.type(n.out), n.out), o!, v!]), null];
+    },
+  },
+  segment_unpad: {
+    jvp: (d, n, [t]) => {
+      const [p, o, like] = n.inputs;
+      return d.op("segment_unpad", [d.full(t!, d.type(p!), p!), o!, like!]);
+    },
+    vjp: (d, n, ct) => {
+      const [p, o] = n.inputs;
+      const m = d.type(p!).batch[1]!;
+      if (typeof m !== "number") unsupported("segment_unpad", "for a padded length only known at run time");
+      const g = d.op("segment_pad", [d.full(ct, d.type(n.out), n.out), o!], { maxN: m, value: 0, left: false });
+      return [g, null, null];
+    },
+  },
+  segment_mask: zero(),
+};
+
+/** Indicator of the elements equal to their row's max/min, and how many per row. */
+function segmentInd<V>(d: Diff<V>, n: Prim<V, "segment_reduce">): { ind: V; counts: V } {
+  const [v, o] = n.inputs;
+  const e = d.op("segment_expand", [n.out, o!, v!]);
+  const ind = d.op("eq", [v!, e]);
+  const counts = d.op("segment_reduce", [d.op("cast", [ind], { dtype: d.type(v!).dtype }), o!], { op: "sum" });
+  return { ind, counts };
+}
+
+// ---------------------------------------------------------------------------
+// The transforms.
+
+/** How a transform sees the values: the op behind a value, or undefined for a leaf. */
+export interface Source<V> {
+  def(v: V): { readonly op: Op; readonly inputs: readonly V[]; readonly attrs: Attrs } | undefined;
+}
+
+/** Values reachable from `outputs` (stopping at `stops` and leaves), each after its operands. */
+function topo<V>(src: Source<V>, outputs: readonly V[], stops: ReadonlySet<V>): V[] {
+  const seen = new Set<V>();
+  const order: V[] = [];
+  const stack: { v: V; i: number }[] = [];
+  for (const o of outputs) {
+    if (seen.has(o)) continue;
+    seen.add(o);
+    stack.push({ v: o, i: 0 });
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const def = stops.has(top.v) ? undefined : src.def(top.v);
+      if (def !== undefined && top.i < def.inputs.length) {
+        const ch = def.inputs[top.i++]!;
+        if (!seen.has(ch)) {
+          seen.add(ch);
+          stack.push({ v: ch, i: 0 });
+        }
+      } else {
+        order.push(top.v);
+        stack.pop();
+      }
+    }
+  }
+  return order;
+}
+
+function prim<V>(src: Source<V>, v: V): Prim<V> {
+  const def = src.def(v)!;
+  return { op: def.op, inputs: def.inputs, attrs: def.attrs as never, out: v };
+}
+
+/**
+ * Forward mode: the tangents of `outputs` given the tangents of some values
+ * (`seeds`; values not reached from them have zero tangents).
+ */
+export function jvpValues<V>(
+  d: Diff<V>,
+  src: Source<V>,
+  outputs: readonly V[],
+  seeds: ReadonlyMap<V, Lin<V>>,
+): Lin<V>[] {
+  const stops = new Set(seeds.keys());
+  const order = topo(src, outputs, stops);
+  const tan = new Map<V, Lin<V>>();
+  for (const v of order) {
+    if (seeds.has(v)) {
+      tan.set(v, floatLike(d.type(v)) ? d.fit(seeds.get(v)!, d.type(v)) : null);
+      continue;
+    }
+    const def = src.def(v);
+    if (def === undefined) continue;
+    const ts = def.inputs.map((i) => d.nz(tan.get(i) ?? null));
+    if (ts.every((t) => t === null) || !floatLike(d.type(v))) continue;
+    const p = prim(src, v);
+    const rule = RULES[p.op] as Rule<Op>;
+    tan.set(v, d.fit(rule.jvp(d, p, ts), d.type(v)));
+  }
+  return outputs.map((o) => tan.get(o) ?? null);
+}
+
+/**
+ * Reverse mode: the cotangents of `leaves` given cotangents of `outputs`
+ * (null: zero). A leaf's cotangent has the leaf's base shape; its batch shape
+ * may be smaller (it broadcasts): callers materialize it.
+ */
+export function vjpValues<V>(
+  d: Diff<V>,
+  src: Source<V>,
+  outputs: readonly V[],
+  cts: readonly Lin<V>[],
+  leaves: readonly V[],
+): Lin<V>[] {
+  const stops = new Set(leaves);
+  const order = topo(src, outputs, stops);
+  // Active values: those that depend on a leaf.
+  const active = new Set<V>();
+  for (const v of order) {
+    if (stops.has(v)) {
+      active.add(v);
+      continue;
+    }
+    const def = src.def(v);
+    if (def !== undefined && def.inputs.some((i) => active.has(i))) active.add(v);
+  }
+  const ct = new Map<V, Lin<V>>();
+  const acc = (v: V, g: Lin<V>): void => {
+    if (!active.has(v) || !floatLike(d.type(v))) return;
+    g = d.nz(g);
+    if (g === null) return;
+    ct.set(v, d.add(ct.get(v) ?? null, g));
+  };
+  outputs.forEach((o, i) => acc(o, cts[i] === null ? null : d.fit(cts[i]!, d.type(o))));
+  for (let k = order.length - 1; k >= 0; k--) {
+    const v = order[k]!;
+    if (stops.has(v)) continue;
+    const g = ct.get(v);
+    if (g === undefined || g === null) continue;
+    const p = prim(src, v);
+    const rule = RULES[p.op] as Rule<Op>;
+    const gs = rule.vjp(d, p, d.fit(g, d.type(v))!);
+    p.inputs.forEach((x, i) => acc(x, d.fit(gs[i] ?? null, d.type(x))));
+  }
+  return leaves.map((l) => ct.get(l) ?? null);
+}
