@@ -89,6 +89,12 @@ const BINARY_JS: {
   and: (a, b) => `(${a} & ${b})`,
   or: (a, b) => `(${a} | ${b})`,
   xor: (a, b) => `(${a} ^ ${b})`,
+  // --- numerics/random: integer bitwise ops (int32/uint32; shift counts outside [0, 32) as NumPy) ---
+  bitwise_and: (a, b, d) => wrap(`${a} & ${b}`, d),
+  bitwise_or: (a, b, d) => wrap(`${a} | ${b}`, d),
+  bitwise_xor: (a, b, d) => wrap(`${a} ^ ${b}`, d),
+  left_shift: (a, b, d, need) => (need("shiftLeft"), `shiftLeft(${a}, ${b}, ${d === "uint32" ? "1" : "0"})`),
+  right_shift: (a, b, d, need) => (need("shiftRight"), `shiftRight(${a}, ${b}, ${d === "uint32" ? "1" : "0"})`),
 };
 
 /**
@@ -147,6 +153,10 @@ const HELPERS = {
   // Integer floor modulo (z = 0: x % 0 is 0).
   floorMod:
     "const floorMod = (a, b, z) => { if (b === 0) return z; const r = a % b; return (r !== 0 && (r < 0) !== (b < 0)) ? r + b : r; };",
+  // NumPy's shifts (u = 1 for uint32): JS masks the count to 5 bits, NumPy shifts every bit out
+  // for a count outside [0, 32) (0, or -1 for a negative int32 shifted right).
+  shiftLeft: "const shiftLeft = (a, b, u) => (b >= 0 && b < 32 ? (u ? (a << b) >>> 0 : a << b) : 0);",
+  shiftRight: "const shiftRight = (a, b, u) => (b >= 0 && b < 32 ? (u ? a >>> b : a >> b) : !u && a < 0 ? -1 : 0);",
 } as const satisfies Readonly<Record<string, string>>;
 /** A helper function that generated code may call; a rule asks for it with `need`. */
 type JsHelper = keyof typeof HELPERS;

@@ -112,3 +112,23 @@ export {
   type PadDictsOptions,
   type UnpadOptions,
 } from "./tensordict/index.js";
+// --- numerics and random numbers ---
+export {
+  einsum,
+  cumsum,
+  cumprod,
+  softmax,
+  logSoftmax,
+  logsumexp,
+  std,
+  sort,
+  argsort,
+  topk,
+  MAX_AXIS_LENGTH,
+  type KeepdimOptions,
+  type VarOptions,
+  type SortOptions,
+  type TopkOptions,
+} from "./numerics/index.js";
+export * as random from "./random/index.js";
+export type { UniformOptions, NormalOptions } from "./random/index.js";
