@@ -129,6 +129,7 @@ export {
   type VarOptions,
   type SortOptions,
   type TopkOptions,
+  type TopkResult,
 } from "./numerics/index.js";
 export * as random from "./random/index.js";
 export type { UniformOptions, NormalOptions } from "./random/index.js";

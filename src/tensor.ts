@@ -984,7 +984,7 @@ export class Tensor {
     return numerics.argsort(this, axis, opts);
   }
   /** The k largest (or smallest) values along a base axis and their positions; see `topk`. */
-  topk(k: number, axis = -1, opts?: numerics.TopkOptions): { values: Tensor; indices: Tensor } {
+  topk(k: number, axis = -1, opts?: numerics.TopkOptions): numerics.TopkResult {
     return numerics.topk(this, k, axis, opts);
   }
 }

@@ -15,5 +15,5 @@ export {
   type KeepdimOptions,
   type VarOptions,
 } from "./reduce.js";
-export { sort, argsort, topk, type SortOptions, type TopkOptions } from "./sort.js";
+export { sort, argsort, topk, type SortOptions, type TopkOptions, type TopkResult } from "./sort.js";
 export { einsum } from "./einsum.js";

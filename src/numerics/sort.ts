@@ -37,6 +37,14 @@ export interface TopkOptions {
   readonly largest?: boolean;
 }
 
+/** The result of `topk`. */
+export interface TopkResult {
+  /** The k values, in sorted order. */
+  readonly values: Tensor;
+  /** Their int32 positions along the axis. */
+  readonly indices: Tensor;
+}
+
 /** The `k` first elements in sorted order of the last axis of `xl` (…, n): their values and positions. */
 function sortedLast(xl: Tensor, k: number, descending: boolean): { values: Tensor; indices: Tensor } {
   const n = xl.baseShape[xl.baseDim - 1]!;
@@ -105,7 +113,7 @@ export function argsort(x: Tensor, axis = -1, opts?: SortOptions): Tensor {
  * `largest: false` gives the k smallest, smallest first (NaN last). `k` is at most the axis length.
  * @example topk(tensor([1, 5, 3]), 2) // { values: [5, 3], indices: [1, 2] }
  */
-export function topk(x: Tensor, k: number, axis = -1, opts?: TopkOptions): { values: Tensor; indices: Tensor } {
+export function topk(x: Tensor, k: number, axis = -1, opts?: TopkOptions): TopkResult {
   checkTensor("topk", x);
   const a = baseAxis("topk", x, axis);
   const n = x.baseShape[a]!;

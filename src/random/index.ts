@@ -66,9 +66,12 @@ export function threefry2x32(key: Tensor, c0: Tensor, c1: Tensor): [Tensor, Tens
   }
   const k0 = k.select(0, 0);
   const k1 = k.select(0, 1);
+  return rounds(k0, k1, c0.add(k0), c1.add(k1));
+}
+
+/** Threefry-2x32's 20 rounds and 5 key injections from the key words and the counters with the first injection added. */
+function rounds(k0: Tensor, k1: Tensor, x0: Tensor, x1: Tensor): [Tensor, Tensor] {
   const ks = [k0, k1, k0.bitwiseXor(k1).bitwiseXor(PARITY)];
-  let x0 = c0.add(ks[0]!);
-  let x1 = c1.add(ks[1]!);
   for (let g = 0; g < 5; g++) {
     for (const r of ROTATIONS[g % 2]!) {
       x0 = x0.add(x1);
@@ -81,14 +84,6 @@ export function threefry2x32(key: Tensor, c0: Tensor, c1: Tensor): [Tensor, Tens
   return [x0, x1];
 }
 
-/** The low 32 bits of the row-major positions of `shape`, as a uint32 tensor `(;shape)`. */
-function positions(shape: readonly number[]): Tensor {
-  const n = prod(shape);
-  const a = new Uint32Array(n);
-  for (let i = 0; i < n; i++) a[i] = i;
-  return fromTypedArray(a, [...shape]);
-}
-
 function checkShape(op: string, shape: unknown): readonly number[] {
   if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
     throw new ShapeError(`${op}: shape must be an array of sizes (integers >= 0), got ${describe(shape)}`);
@@ -97,10 +92,29 @@ function checkShape(op: string, shape: unknown): readonly number[] {
   return shape as number[];
 }
 
-/** The two Threefry words for every position of `shape`: counters (0, i). */
+/**
+ * The two Threefry words for every position of `shape`: counters (0, i), `(batch; shape)`.
+ * The first injection `i + k1` is computed with the positions as a base axis, which then
+ * moves into the batch (a view), so that the rounds run on a scalar base: their values
+ * that are used several times stay inlined and the whole hash fuses into one kernel
+ * (with a large base, every round would write a buffer).
+ */
 function words(op: string, key: Tensor, shape: readonly number[]): [Tensor, Tensor] {
   const k = checkKey(op, key);
-  return threefry2x32(k, Tensor._const(0, "uint32"), positions(checkShape(op, shape)));
+  const s = checkShape(op, shape);
+  const n = prod(s);
+  const a = new Uint32Array(n);
+  for (let i = 0; i < n; i++) a[i] = i;
+  const nb = k.batchDim;
+  const k0 = k.select(0, 0);
+  const k1 = k.select(0, 1);
+  const x1 = fromTypedArray(a, [n])
+    .add(k1)
+    .rebatch(nb + 1); // (batch…, n;)
+  const lift = (t: Tensor): Tensor => t.batchUnsqueeze(-1); // (batch…, 1;)
+  const [y0, y1] = rounds(lift(k0), lift(k1), lift(k0), x1);
+  const back = (y: Tensor): Tensor => y.rebatch(nb).reshape(s);
+  return [back(y0), back(y1)];
 }
 
 /**
