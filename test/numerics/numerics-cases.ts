@@ -212,6 +212,15 @@ export const CASES: readonly Case[] = [
   { name: "topk values", run: () => t([1, 5, 3, 5, NaN]).topk(3).values, want: [NaN, 5, 5] },
   { name: "topk indices", run: () => t([1, 5, 3, 5, NaN]).topk(3).indices, want: [4, 1, 3], dtype: "int32" },
   { name: "topk smallest", run: () => t([1, 5, 3, 5, NaN]).topk(2, -1, { largest: false }).values, want: [1, 3] },
+  // ---- empty axes ----
+  { name: "cumsum of an empty axis", run: () => tensor([[], []], { batchDim: 1 }).cumsum(), want: [] },
+  { name: "cumprod of an empty axis", run: () => tensor([[], []], { batchDim: 1 }).cumprod(), want: [] },
+  { name: "sort of an empty axis", run: () => tensor([[]], { batchDim: 1 }).sort(), want: [] },
+  { name: "argsort of an empty axis", run: () => tensor([[]], { batchDim: 1 }).argsort(), want: [], dtype: "int32" },
+  { name: "topk with k = 0", run: () => t([1, 2]).topk(0).values, want: [] },
+  { name: "softmax of an empty axis", run: () => tensor([[]], { batchDim: 1 }).softmax(), want: [] },
+  { name: "norm of an empty axis is 0", run: () => tensor([[], []], { batchDim: 1 }).norm(), want: [0, 0] },
+  { name: "einsum sum over an empty axis is 0", run: () => einsum("i->", tensor([[]], { batchDim: 1 })), want: [0] },
   // ---- einsum ----
   {
     name: "einsum matmul",
