@@ -132,4 +132,8 @@ export {
   type TopkResult,
 } from "./numerics/index.js";
 export * as random from "./random/index.js";
+import * as numericsModule from "./numerics/index.js";
+import { installNumerics } from "./tensor.js";
+// The Tensor methods cumsum, sort, softmax, var, … call these (batchwise/runtime leaves them out).
+installNumerics(numericsModule);
 export type { UniformOptions, NormalOptions } from "./random/index.js";

@@ -23,7 +23,7 @@ import type { Backend, DeviceBuffer } from "../runtime/backend.js";
 import { checkDType, checkSizes, describe, fitsDType } from "./check.js";
 import { resolveBackend } from "./backend.js";
 import { readTensor, readTensorSync, realize } from "./realize.js";
-import * as numerics from "./numerics/index.js";
+import type * as Numerics from "./numerics/index.js";
 
 /** Where a tensor's value comes from. */
 export type TensorSource =
@@ -941,55 +941,75 @@ export class Tensor {
 
   /** Cumulative sum along a base axis (default the last); see `cumsum`. */
   cumsum(axis = -1): Tensor {
-    return numerics.cumsum(this, axis);
+    return numerics("cumsum").cumsum(this, axis);
   }
   /** Cumulative product along a base axis (default the last); see `cumprod`. */
   cumprod(axis = -1): Tensor {
-    return numerics.cumprod(this, axis);
+    return numerics("cumprod").cumprod(this, axis);
   }
   /** Softmax along a base axis (default the last); see `softmax`. */
   softmax(axis = -1): Tensor {
-    return numerics.softmax(this, axis);
+    return numerics("softmax").softmax(this, axis);
   }
   /** Log-softmax along a base axis (default the last); see `logSoftmax`. */
   logSoftmax(axis = -1): Tensor {
-    return numerics.logSoftmax(this, axis);
+    return numerics("logSoftmax").logSoftmax(this, axis);
   }
   /** Stable `log(sum(exp(x)))` over base axes (all by default); see `logsumexp`. */
   logsumexp(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-    return numerics.logsumexp(this, axes, opts);
+    return numerics("logsumexp").logsumexp(this, axes, opts);
   }
   /**
    * Variance over base axes (all by default), two-pass; `correction` (default 0, NumPy's
    * `ddof`) is subtracted from the count. One element with `correction: 1` gives NaN.
    * @example tensor([1, 2, 3, 4]).var() // 1.25
    */
-  var(axes?: number | readonly number[], opts?: numerics.VarOptions): Tensor {
-    return numerics.variance(this, axes, opts);
+  var(axes?: number | readonly number[], opts?: Numerics.VarOptions): Tensor {
+    return numerics("var").variance(this, axes, opts);
   }
   /** Standard deviation over base axes: `sqrt(var)` (see `var`). */
-  std(axes?: number | readonly number[], opts?: numerics.VarOptions): Tensor {
-    return numerics.std(this, axes, opts);
+  std(axes?: number | readonly number[], opts?: Numerics.VarOptions): Tensor {
+    return numerics("std").std(this, axes, opts);
   }
   /** Vector p-norm over base axes (all by default, p = 2 by default); see `norm`. */
   norm(p = 2, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-    return numerics.norm(this, p, axes, opts);
+    return numerics("norm").norm(this, p, axes, opts);
   }
   /** Sorted along a base axis (default the last; NaN last, stable); see `sort`. */
-  sort(axis = -1, opts?: numerics.SortOptions): Tensor {
-    return numerics.sort(this, axis, opts);
+  sort(axis = -1, opts?: Numerics.SortOptions): Tensor {
+    return numerics("sort").sort(this, axis, opts);
   }
   /** The int32 positions that sort a base axis (stable); see `argsort`. */
-  argsort(axis = -1, opts?: numerics.SortOptions): Tensor {
-    return numerics.argsort(this, axis, opts);
+  argsort(axis = -1, opts?: Numerics.SortOptions): Tensor {
+    return numerics("argsort").argsort(this, axis, opts);
   }
   /** The k largest (or smallest) values along a base axis and their positions; see `topk`. */
-  topk(k: number, axis = -1, opts?: numerics.TopkOptions): numerics.TopkResult {
-    return numerics.topk(this, k, axis, opts);
+  topk(k: number, axis = -1, opts?: Numerics.TopkOptions): Numerics.TopkResult {
+    return numerics("topk").topk(this, k, axis, opts);
   }
 }
 
-// --- numerics/random: the integer dtype rule of the bitwise ops ---
+// --- numerics/random: the integer dtype rule of the bitwise ops; the numerics compositions ---
+
+/**
+ * The numerics compositions (src/numerics), installed by the full entry (src/index.ts):
+ * `batchwise/runtime` runs bundles and compiles nothing, so its pages do not carry them.
+ */
+let numericsModule: typeof Numerics | undefined;
+
+/** @internal Called once by src/index.ts. */
+export function installNumerics(m: typeof Numerics): void {
+  numericsModule = m;
+}
+
+function numerics(method: string): typeof Numerics {
+  if (numericsModule === undefined) {
+    throw new UnsupportedOpError(
+      `${method}: the numerics compositions come with the full library ("batchwise"), not "batchwise/runtime"`,
+    );
+  }
+  return numericsModule;
+}
 
 /**
  * A bitwise op on integer operands: dtypes promote (a plain number takes `x`'s dtype and

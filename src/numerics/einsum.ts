@@ -79,7 +79,7 @@ function parse(spec: string, operands: readonly Tensor[]): Parsed {
       else output.push(l);
     }
     if (ellRank > 0 && !outTokens.includes("...")) {
-      // NumPy: broadcast dims are summed when the output leaves out "...": allowed only if they are all size 1 there.
+      // As NumPy: when the output leaves out "...", the broadcast dims are summed.
       output = output.filter((l) => !l.startsWith(ELL));
     }
   } else {
