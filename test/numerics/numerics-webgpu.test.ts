@@ -58,4 +58,12 @@ describeWebGPU(probe, "numerics on WebGPU", (gpu) => {
     expect(l[0]).toBeCloseTo(Math.log(Math.exp(3) + Math.exp(1) + Math.exp(2)), 5);
     expect(l[1]).toBeNaN();
   });
+
+  it("argsorts an axis of 1024 elements (the limit) as the JS backend does", async () => {
+    const n = 1024;
+    const rows = [0, 1].map((r) => Array.from({ length: n }, (_, i) => ((i * 7919) % n) - r * 5));
+    // Distinct values per row: the expected order is the host's sort, by value.
+    const want = rows.map((v) => Array.from({ length: n }, (_, i) => i).sort((a, b) => v[a]! - v[b]!));
+    expect(await tensor(rows, { batchDim: 1 }).argsort().toArray()).toEqual(want);
+  });
 });

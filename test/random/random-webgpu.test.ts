@@ -23,9 +23,12 @@ const draws = (k: Tensor): Tensor[] => [
 
 describeWebGPU(probe, "random on WebGPU", (gpu) => {
   let expected: number[][] = [];
+  let many: number[] = [];
+  const manyKeys = (): Tensor => random.split(random.key(3), 100).rebatch(1);
   beforeAll(() => {
     setBackend("js");
     expected = draws(random.split(random.key(11), 2).rebatch(1)).map((t) => [...t.dataSync()]);
+    many = [...random.uniform(manyKeys(), [1000]).dataSync()];
     registerBackend(gpu);
     setBackend("webgpu");
   });
@@ -61,5 +64,9 @@ describeWebGPU(probe, "random on WebGPU", (gpu) => {
     for (let i = 0; i < 5; i++) expect([...(await outs[i]!.data())], `draw ${i}`).toEqual(expected[i]);
     const z = [...(await outs[5]!.data())];
     z.forEach((v, i) => expect(Math.abs(v - expected[5]![i]!)).toBeLessThan(1e-5 * Math.max(1, Math.abs(v))));
+  });
+
+  it("1e5 uniforms (a large base) are the JS backend's, bit for bit", async () => {
+    expect([...(await random.uniform(manyKeys(), [1000]).data())]).toEqual(many);
   });
 });
