@@ -921,7 +921,7 @@ export class Tensor {
   }
   /** Elementwise bitwise NOT of integers (int32, uint32): `x ^ ~0` (NumPy's `invert`; int32 `~x` is `-x - 1`). */
   bitwiseNot(): Tensor {
-    if (this.dtype !== "int32" && this.dtype !== "uint32") bitwiseBinary("bitwise_not", this, 0);
+    bitwiseBinary("bitwise_not", this, 0); // the dtype check: a DTypeError for floats and bool
     return Tensor._op("bitwise_xor", [this, Tensor._const(this.dtype === "uint32" ? 0xffffffff : -1, this.dtype)]);
   }
   /**
