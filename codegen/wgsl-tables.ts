@@ -317,6 +317,25 @@ export const HELPERS = {
       `}`,
     ].join("\n"),
   },
+  // --- numerics/random: NumPy's shifts. WGSL takes the count modulo 32 (a runtime count of 32
+  // shifts by 0); NumPy shifts every bit out for a count outside [0, 32): 0, or -1 for a
+  // negative int32 shifted right. A negative i32 count is >= 32 as a u32 bit pattern.
+  shlu: {
+    deps: [],
+    code: `fn bw_shlu(a: u32, b: u32) -> u32 { return select(0u, a << (b & 31u), b < 32u); }`,
+  },
+  shli: {
+    deps: [],
+    code: `fn bw_shli(a: i32, b: i32) -> i32 { let n = bitcast<u32>(b); return select(0i, a << (n & 31u), n < 32u); }`,
+  },
+  shru: {
+    deps: [],
+    code: `fn bw_shru(a: u32, b: u32) -> u32 { return select(0u, a >> (b & 31u), b < 32u); }`,
+  },
+  shri: {
+    deps: [],
+    code: `fn bw_shri(a: i32, b: i32) -> i32 { let n = bitcast<u32>(b); return select(select(0i, -1i, a < 0i), a >> (n & 31u), n < 32u); }`,
+  },
 } as const satisfies Record<string, { readonly deps: readonly string[]; readonly code: string }>;
 
 export type Helper = keyof typeof HELPERS;
@@ -443,7 +462,28 @@ export const ARITH: { readonly [K in ArithBinaryOp]: BinaryRule } = {
         : (use("umod"), `bw_umod(${a}, ${b})`),
   atan2: (a, b, d, use) =>
     d === "float32" ? (use("fatan2"), `bw_fatan2(${a}, ${b})`) : fail(`atan2 on ${d} (needs float32)`),
+  // --- numerics/random: integer bitwise ops (int32/uint32) ---
+  bitwise_and: (a, b, d) => intOnly("bitwise_and", d, `(${a} & ${b})`),
+  bitwise_or: (a, b, d) => intOnly("bitwise_or", d, `(${a} | ${b})`),
+  bitwise_xor: (a, b, d) => intOnly("bitwise_xor", d, `(${a} ^ ${b})`),
+  left_shift: (a, b, d, use) =>
+    intOnly(
+      "left_shift",
+      d,
+      d === "uint32" ? (use("shlu"), `bw_shlu(${a}, ${b})`) : (use("shli"), `bw_shli(${a}, ${b})`),
+    ),
+  right_shift: (a, b, d, use) =>
+    intOnly(
+      "right_shift",
+      d,
+      d === "uint32" ? (use("shru"), `bw_shru(${a}, ${b})`) : (use("shri"), `bw_shri(${a}, ${b})`),
+    ),
 };
+
+/** `code` when `d` is an integer dtype (the bitwise ops take int32 and uint32 only). */
+function intOnly(op: string, d: DType, code: string): string {
+  return d === "int32" || d === "uint32" ? code : fail(`${op} on ${d} (needs int32 or uint32)`);
+}
 
 export const COMPARE: { readonly [K in CompareOp]: string } = {
   eq: "==",

@@ -531,6 +531,12 @@ export const ELEMENTWISE_DERIVATIVES: ElementwiseD = {
   and: "zero",
   or: "zero",
   xor: "zero",
+  // integer bitwise ops: integer results, no derivative
+  bitwise_and: "zero",
+  bitwise_or: "zero",
+  bitwise_xor: "zero",
+  left_shift: "zero",
+  right_shift: "zero",
 };
 
 /** JAX's `_balanced_eq`: 1 where x alone is the result, 0.5 on a tie, 0 elsewhere (and the same for y). */

@@ -14,7 +14,9 @@
  *  - `float`: as `arith`, but defined only on floats (the frontend casts ints to float32);
  *  - `predicate` (unary): any non-bool or bool operand, bool result;
  *  - `compare` (binary): operands share one promoted dtype, bool result;
- *  - `logical`: bool operands (the frontend casts to bool), bool result.
+ *  - `logical`: bool operands (the frontend casts to bool), bool result;
+ *  - `int`: integer operands only (int32 or uint32; floats and bool are refused), one
+ *    dtype, which is the result dtype (the bitwise and shift ops).
  *
  * The algebraic facts hold for every value of every dtype the op accepts
  * (NaN, ±Inf and -0 included):
@@ -27,7 +29,7 @@
  */
 
 export type ElementwiseKind = "unary" | "binary";
-export type DTypeRule = "arith" | "float" | "predicate" | "compare" | "logical";
+export type DTypeRule = "arith" | "float" | "predicate" | "compare" | "logical" | "int";
 
 export interface ElementwiseFacts {
   readonly kind: ElementwiseKind;
@@ -83,6 +85,15 @@ export const ELEMENTWISE = {
   and: { kind: "binary", dtype: "logical", commutative: true, idempotent: true, cheap: true },
   or: { kind: "binary", dtype: "logical", commutative: true, idempotent: true, cheap: true },
   xor: { kind: "binary", dtype: "logical", commutative: true, cheap: true },
+  // --- numerics/random: integer bitwise ops (NumPy's ufunc names; int32 and uint32 only) ---
+  // Shift counts outside [0, 32) (negative int32 counts included) shift every bit out, as
+  // NumPy's npy_lshift/npy_rshift: left_shift gives 0, right_shift 0 or, for a negative
+  // int32, -1. right_shift is logical on uint32 and arithmetic on int32.
+  bitwise_and: { kind: "binary", dtype: "int", commutative: true, idempotent: true, cheap: true },
+  bitwise_or: { kind: "binary", dtype: "int", commutative: true, idempotent: true, cheap: true },
+  bitwise_xor: { kind: "binary", dtype: "int", commutative: true, cheap: true },
+  left_shift: { kind: "binary", dtype: "int", cheap: true },
+  right_shift: { kind: "binary", dtype: "int", cheap: true },
 } as const satisfies Readonly<Record<string, ElementwiseFacts>>;
 
 type Table = typeof ELEMENTWISE;
@@ -96,7 +107,8 @@ export type KUnaryOp = Where<"kind", "unary">;
 export type KBinaryOp = Where<"kind", "binary">;
 export type CompareOp = KBinaryOp & Where<"dtype", "compare">;
 export type LogicalBinaryOp = KBinaryOp & Where<"dtype", "logical">;
-export type ArithBinaryOp = KBinaryOp & Where<"dtype", "arith" | "float">;
+/** Binary ops whose result has the operands' dtype: arithmetic, float-only and integer-only (bitwise) ops. */
+export type ArithBinaryOp = KBinaryOp & Where<"dtype", "arith" | "float" | "int">;
 
 /** The facts of `op`, as a plain record (absent facts are false). */
 export function factsOf(op: ElementwiseOp): ElementwiseFacts {
@@ -122,6 +134,8 @@ export const ARITH_BINARY: ReadonlySet<KBinaryOp> = select(
 export const FLOAT_BINARY: ReadonlySet<KBinaryOp> = select((f) => f.kind === "binary" && f.dtype === "float");
 export const COMPARE_BINARY: ReadonlySet<KBinaryOp> = select((f) => f.kind === "binary" && f.dtype === "compare");
 export const LOGICAL_BINARY: ReadonlySet<KBinaryOp> = select((f) => f.kind === "binary" && f.dtype === "logical");
+/** Binary ops defined only on integers (int32, uint32): the bitwise and shift ops. */
+export const INT_BINARY: ReadonlySet<KBinaryOp> = select((f) => f.kind === "binary" && f.dtype === "int");
 /** op(x, y) = op(y, x) for every x, y. */
 export const COMMUTATIVE: ReadonlySet<KBinaryOp> = select((f) => f.kind === "binary" && f.commutative === true);
 /** op(x, x) = x for every x. */

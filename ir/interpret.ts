@@ -154,6 +154,28 @@ export function floorMod(a: number, b: number, int: boolean): number {
   return r < 0 !== b < 0 ? r + b : r;
 }
 
+/** A 32-bit pattern as a value of dtype `d` (uint32: 0 … 2^32-1; int32: signed). */
+function asInt(v: number, d: DType): number {
+  return d === "uint32" ? v >>> 0 : v | 0;
+}
+
+/**
+ * NumPy's `left_shift` on 32-bit integers (npy_lshift): a count in [0, 32) shifts, any
+ * other count (32 and more, or negative on int32) shifts every bit out and gives 0.
+ */
+export function shiftLeft(a: number, b: number, d: DType): number {
+  return b >= 0 && b < 32 ? asInt(a << b, d) : 0;
+}
+
+/**
+ * NumPy's `right_shift` on 32-bit integers (npy_rshift): logical on uint32, arithmetic on
+ * int32; a count outside [0, 32) gives 0, or -1 for a negative int32 (the sign fills every bit).
+ */
+export function shiftRight(a: number, b: number, d: DType): number {
+  if (b >= 0 && b < 32) return d === "uint32" ? a >>> b : a >> b;
+  return d === "int32" && a < 0 ? -1 : 0;
+}
+
 /**
  * The definition of every binary op on two values of the operand dtype (`int`: an integer dtype);
  * a missing op fails `tsc`.
@@ -177,6 +199,12 @@ const BINARY_REF: { readonly [K in KBinaryOp]: (a: number, b: number, dtype: DTy
   and: (a, b) => (a !== 0 && b !== 0 ? 1 : 0),
   or: (a, b) => (a !== 0 || b !== 0 ? 1 : 0),
   xor: (a, b) => ((a !== 0) !== (b !== 0) ? 1 : 0),
+  // --- numerics/random: integer bitwise ops (int32/uint32 operands only) ---
+  bitwise_and: (a, b, d) => asInt(a & b, d),
+  bitwise_or: (a, b, d) => asInt(a | b, d),
+  bitwise_xor: (a, b, d) => asInt(a ^ b, d),
+  left_shift: (a, b, d) => shiftLeft(a, b, d),
+  right_shift: (a, b, d) => shiftRight(a, b, d),
 };
 
 export function binaryRef(op: KBinaryOp, a: number, b: number, dtype: DType): number {

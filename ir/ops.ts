@@ -276,6 +276,8 @@ function unaryType(op: Op, [x]: readonly TensorType[]): TensorType {
   if (rule === "float" && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
   if (rule === "logical" && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
   if (rule === "arith" && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
+  if (rule === "int" && x!.dtype !== "int32" && x!.dtype !== "uint32")
+    throw new DTypeError(`${argType(op, "x", x!)}: needs an integer dtype (int32 or uint32)`);
   return { dtype: rule === "predicate" ? "bool" : x!.dtype, batch: x!.batch, base: x!.base };
 }
 
@@ -288,6 +290,8 @@ function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
   if ((rule === "arith" || rule === "float") && x!.dtype === "bool")
     throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
   if (rule === "float" && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
+  if (rule === "int" && x!.dtype !== "int32" && x!.dtype !== "uint32")
+    throw new DTypeError(`${argType(op, "x", x!)}: needs an integer dtype (int32 or uint32)`);
   const { batch, base } = broadcastTypes(op, [
     { name: "x", type: x! },
     { name: "y", type: y! },

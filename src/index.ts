@@ -172,3 +172,28 @@ export {
   type Jacobian,
   type Differentiable,
 } from "./grad.js";
+// --- numerics and random numbers ---
+export {
+  einsum,
+  cumsum,
+  cumprod,
+  softmax,
+  logSoftmax,
+  logsumexp,
+  std,
+  sort,
+  argsort,
+  topk,
+  MAX_AXIS_LENGTH,
+  type KeepdimOptions,
+  type VarOptions,
+  type SortOptions,
+  type TopkOptions,
+  type TopkResult,
+} from "./numerics/index.js";
+export * as random from "./random/index.js";
+import * as numericsModule from "./numerics/index.js";
+import { installNumerics } from "./tensor.js";
+// The Tensor methods cumsum, sort, softmax, var, … call these (batchwise/runtime leaves them out).
+installNumerics(numericsModule);
+export type { UniformOptions, NormalOptions } from "./random/index.js";

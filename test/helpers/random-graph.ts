@@ -106,6 +106,10 @@ const FLOAT_UNARY: KUnaryOp[] = [
 const INT_UNARY: KUnaryOp[] = ["neg", "abs", "sign"];
 const FLOAT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod", "pow", "atan2"];
 const INT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod"];
+// --- numerics/random: the integer bitwise ops join the integer graphs (shift counts from the
+// data and constants: negative, 0, 1, >= 32 and the integer extremes all occur) ---
+const INT_BITWISE: KBinaryOp[] = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"];
+INT_BINARY.push(...INT_BITWISE);
 /** With `specials`, integer graphs also raise to powers (wrapping like the other integer ops). */
 const INT_BINARY_SPECIAL: KBinaryOp[] = [...INT_BINARY, "pow"];
 const COMPARE: KBinaryOp[] = ["eq", "ne", "lt", "le", "gt", "ge"];

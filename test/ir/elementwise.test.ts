@@ -43,6 +43,8 @@ function dtypesOf(op: ElementwiseOp): DType[] {
     case "predicate":
     case "compare":
       return ["float32", "float64", "int32", "uint32", "bool"];
+    case "int":
+      return ["int32", "uint32"];
   }
 }
 
@@ -54,8 +56,21 @@ describe("elementwise op facts", () => {
       expect(OPS[op].arity, op).toBe(ELEMENTWISE[op].kind === "unary" ? 1 : 2);
     }
     expect(UNARY_OPS.size + BINARY_OPS.size).toBe(Object.keys(ELEMENTWISE).length);
-    expect([...COMMUTATIVE].sort()).toEqual(["add", "and", "eq", "maximum", "minimum", "mul", "ne", "or", "xor"]);
-    expect([...IDEMPOTENT].sort()).toEqual(["and", "maximum", "minimum", "or"]);
+    expect([...COMMUTATIVE].sort()).toEqual([
+      "add",
+      "and",
+      "bitwise_and",
+      "bitwise_or",
+      "bitwise_xor",
+      "eq",
+      "maximum",
+      "minimum",
+      "mul",
+      "ne",
+      "or",
+      "xor",
+    ]);
+    expect([...IDEMPOTENT].sort()).toEqual(["and", "bitwise_and", "bitwise_or", "maximum", "minimum", "or"]);
   });
 
   it("commutative ops give op(x, y) = op(y, x), bit for bit", () => {
