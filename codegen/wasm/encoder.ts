@@ -216,15 +216,6 @@ export const Op = {
   f32_reinterpret_i32: 0xbe,
 } as const;
 
-/** Atomics (0xFE prefix), for the worker pool's start/finish flags. */
-export const AtomicOp = {
-  notify: 0x00,
-  wait32: 0x01,
-  i32_load: 0x10,
-  i32_store: 0x17,
-  i32_rmw_add: 0x1e,
-} as const;
-
 /** SIMD128 opcodes (after the 0xFD prefix, as an unsigned LEB128). */
 export const Simd = {
   v128_load: 0x00,

@@ -45,6 +45,28 @@ export const MATH_FN1: readonly MathFn1[] = [
 ];
 export const MATH_FN2: readonly MathFn2[] = ["atan2", "pow"];
 
+/**
+ * The tested bound per function: max distance in float32 ulps to `Math.fround` of the
+ * float64 result (NaN, ±Infinity and ±0 results exact). Measured maxima are in
+ * docs/readme/wasm.md (bench/wasm-math-ulp.ts); test/wasm/math.test.ts asserts these.
+ */
+export const ULP_BOUND: Readonly<Record<MathFn, number>> = {
+  exp: 1,
+  log: 1,
+  sin: 2,
+  cos: 2,
+  tan: 1,
+  tanh: 1,
+  sigmoid: 2,
+  atan: 1,
+  asin: 1,
+  acos: 1,
+  sqrt: 0,
+  rsqrt: 1,
+  atan2: 1,
+  pow: 1,
+};
+
 /** IEEE pow with the JS backend's two exceptions: 1 ** y = 1 (y NaN too) and (-1) ** ±Infinity = 1. */
 function hostPow(a: number, b: number): number {
   return a === 1 || (a === -1 && (b === Infinity || b === -Infinity)) ? 1 : Math.pow(a, b);

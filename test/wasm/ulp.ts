@@ -144,9 +144,9 @@ export function edges(fn: MathFn): Float32Array {
   const pts: Record<MathFn, number[]> = {
     exp: [88.72284, -87.33655, -103.27893, -103.97208, 0.34657359, -0.34657359, 10, -10],
     log: [2 ** -149, 1e-40, 3.4028235e38, 0.70710677, 1.4142135],
-    sin: [...pio2, 8192, -8192, 0.785398],
-    cos: [...pio2, 8192, -8192, 0.785398],
-    tan: [...pio2.slice(0, 4000), 4194304, 0.785398],
+    sin: [8192, -8192, 0.785398],
+    cos: [8192, -8192, 0.785398],
+    tan: [4194304, 0.785398],
     tanh: [0.55, -0.55, 9, -9, 1e-4],
     sigmoid: [-88.72284, 88.72284, -103.27893, 17, -17],
     atan: [0.41421357, -0.41421357, 1e10, -1e10],
@@ -157,5 +157,7 @@ export function edges(fn: MathFn): Float32Array {
     atan2: [],
     pow: [],
   };
-  return Float32Array.from([...around([...common, ...pts[fn]], 64), ...SPECIALS]);
+  // Near multiples of pi/2 (the reduction's hardest inputs): 3 floats each side.
+  const trig = fn === "sin" || fn === "cos" || fn === "tan" ? around(pio2, 3) : [];
+  return Float32Array.from([...around([...common, ...pts[fn]], 64), ...trig, ...SPECIALS]);
 }
