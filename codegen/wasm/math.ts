@@ -84,6 +84,9 @@ export const MATH_HOST = {
   pow: hostPow,
 } as const;
 
+/** `MATH_HOST` as JS source (for worker threads, which get it as code, not as an object). */
+export const MATH_HOST_SOURCE = `{ sin: Math.sin, cos: Math.cos, tan: Math.tan, atan2: Math.atan2, pow: ${String(hostPow)} }`;
+
 /** Function indices of the imported host functions. */
 export interface MathImports {
   readonly sin: number;
@@ -106,10 +109,10 @@ export function importMath(m: ModuleBuilder): MathImports {
 
 // ---------------------------------------------------------------- a tiny expression layer
 
-/** Code that pushes one v128. */
-type E = (c: Code) => void;
+/** Code that pushes one v128 (an expression the emitters below compose). */
+export type E = (c: Code) => void;
 
-const get =
+export const get =
   (l: number): E =>
   (c) =>
     c.get(l);
