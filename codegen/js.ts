@@ -1,32 +1,22 @@
 /**
- * Kernel IR -> JavaScript source. The generated function takes
- * `(ins, outs, sizes, strides, consts)`: typed arrays, the space's batch sizes,
- * the inputs' batch strides (concatenated in input order) and the values of the
- * kernel's constants (a Float64Array). Base sizes and strides are constants in the
- * code; nothing depends on a batch size or on a constant's value.
+ * Loop form -> JavaScript source: a thin printer (docs/ARCHITECTURE.md, Kernel
+ * forms). `lowerKernel` (codegen/lower-loops.ts) decides the loops, the index
+ * arithmetic, hoisting and sharing of values and the reductions' semantics; this
+ * file spells each statement, looks elementwise ops up in `UNARY_JS`/`BINARY_JS`,
+ * and rounds float32 results (`Math.fround`) where the JS number would not be one.
  *
- * Unrolled kernels evaluate the expression DAG once per base point with constant
- * indices; values are numbered by the code they produce, so subexpressions that
- * several points share (a determinant used by every entry of an inverse) are
- * computed once per batch element.
+ * The generated function takes `(ins, outs, sizes, strides, consts)`: typed
+ * arrays, the space's batch sizes, the inputs' batch strides (concatenated in
+ * input order) and the values of the kernel's constants (a Float64Array). Base
+ * sizes and strides are constants in the code; nothing depends on a batch size or
+ * on a constant's value.
  */
 import { isFloat, type DType } from "../ir/dtype.js";
 import { EXACT_ON_F32 } from "../ir/elementwise.js";
-import { UnsupportedOpError } from "../ir/errors.js";
-import {
-  constSlots,
-  contiguousStrides,
-  ix,
-  numel,
-  type IndexExpr,
-  type KBinaryOp,
-  type KExpr,
-  type KReduceOp,
-  type KUnaryOp,
-  type Kernel,
-  type Segment,
-} from "../ir/kernel.js";
+import type { KBinaryOp, KUnaryOp, Kernel } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
+import { walkStmts, type LExpr, type LStmt, type LType, type LoopProgram } from "./loop.js";
+import { lowerKernel } from "./lower-loops.js";
 
 /** Integer results wrap like the typed array they are stored in. */
 function wrap(code: string, d: DType): string {
@@ -99,7 +89,13 @@ function roundResult(code: string, d: DType): string {
   return d === "float32" ? `Math.fround(${code})` : code;
 }
 
-function castJS(x: string, to: DType): string {
+/** `x` of type `from` as type `to` (the kernel IR's cast rules; bool and index are plain integers in JS). */
+function castJS(x: string, from: LType, to: LType): string {
+  const integer = (t: LType): boolean => t === "bool" || t === "index" || t === "int32";
+  if (to === "index") return integer(from) || from === "uint32" ? x : `(${x} | 0)`;
+  if ((to === "int32" || to === "float64") && integer(from)) return x;
+  if (to === "float64" && (from === "uint32" || from === "float32")) return x;
+  if (to === "uint32" && from === "bool") return x;
   switch (to) {
     case "float64":
       return x;
@@ -113,24 +109,6 @@ function castJS(x: string, to: DType): string {
       return `(${x} !== 0 ? 1 : 0)`;
   }
 }
-
-/** Inlined small reductions, with the reduction kernels' semantics (sum seeded with 0 in float64). */
-const COMBINE_JS: { readonly [K in KReduceOp]: (xs: readonly string[], d: DType, n: number) => string } = {
-  // An inlined reduction has at least one term: its sum starts from the first (see INIT on -0).
-  sum: (xs) => `(${xs.join(" + ")})`,
-  mean: (xs, _d, n) => `((${xs.join(" + ")}) / ${n})`,
-  prod: (xs, d) => (isFloat(d) ? `(1 * ${xs.join(" * ")})` : xs.reduce((a, x) => `Math.imul(${a}, ${x})`, "1")),
-  min: (xs) => `Math.min(${xs.join(", ")})`,
-  max: (xs) => `Math.max(${xs.join(", ")})`,
-  all: (xs) => `((${xs.map((x) => `${x} !== 0`).join(" && ")}) ? 1 : 0)`,
-  any: (xs) => `((${xs.map((x) => `${x} !== 0`).join(" || ")}) ? 1 : 0)`,
-  argmin: () => {
-    throw new UnsupportedOpError("codegen js: argmin cannot be inlined");
-  },
-  argmax: () => {
-    throw new UnsupportedOpError("codegen js: argmax cannot be inlined");
-  },
-};
 
 const HELPERS = {
   roundHalfEven:
@@ -151,136 +129,120 @@ const HELPERS = {
 /** A helper function that generated code may call; a rule asks for it with `need`. */
 type JsHelper = keyof typeof HELPERS;
 
+/** A JS literal holding exactly `v` (the literal's type needs no conversion in JS). */
+function literalJS(v: number): string {
+  return Object.is(v, -0) ? "-0" : String(v);
+}
+
+/** How each constant slot is read once per call: integer constants are coerced so the engine keeps them as int32. */
+function readConst(slot: number, d: DType): string {
+  const read = `consts[${slot}]`;
+  return d === "uint32" ? `${read} >>> 0` : d === "int32" || d === "bool" ? `${read} | 0` : read;
+}
+
+type Let = Extract<LStmt, { k: "let" }>;
+
 /**
- * The lines that read a kernel's constants from the `consts` argument (a
- * Float64Array, see `Launch.consts`) into locals `c0, c1, …`, once per call. The
- * values are not in the source, so one compiled kernel serves every constant
- * value; integer constants are coerced so the engine keeps them as int32.
+ * Values whose float32 rounding (or int32/uint32 wrapping) may be left out because
+ * every use rounds (wraps) them again: a store into a buffer of that dtype, or
+ * (float32) a maximum/minimum whose own result may stay unrounded (rounding is
+ * monotone: max(fround a, fround b) = fround(max(a, b))), or a local all of whose
+ * reads may. Found as the largest set closed under these rules.
  */
-function constLines(k: Kernel): string[] {
-  const lines: string[] = [];
-  for (const [i, slot] of constSlots(k).entries()) {
-    if (slot < 0) continue;
-    const d = k.exprs[i]!.dtype;
-    const read = `consts[${slot}]`;
-    lines.push(
-      `const c${slot} = ${d === "uint32" ? `${read} >>> 0` : d === "int32" || d === "bool" ? `${read} | 0` : read};`,
-    );
-  }
-  return lines;
-}
-
-function printIndex(e: IndexExpr): string {
-  switch (e.k) {
-    case "var":
-      return `j${e.axis}`;
-    case "const":
-      return String(e.v);
-    case "add":
-      return `(${printIndex(e.a)} + ${printIndex(e.b)})`;
-    case "mul":
-      return `(${printIndex(e.a)} * ${printIndex(e.b)})`;
-    case "div":
-      return `Math.floor(${printIndex(e.a)} / ${printIndex(e.b)})`;
-    case "mod":
-      return `(${printIndex(e.a)} % ${printIndex(e.b)})`;
-  }
-}
-
-/** Replaces the variables of unrolled axes by their constants (folding as it goes). */
-function substIndex(e: IndexExpr, point: ReadonlyMap<number, number>): IndexExpr {
-  switch (e.k) {
-    case "var": {
-      const v = point.get(e.axis);
-      return v === undefined ? e : ix.c(v);
+function roundingFree(p: LoopProgram, defs: readonly (Let | undefined)[]): Set<number> {
+  const uses: { kind: "store"; d: DType }[][] = [];
+  type Use =
+    { kind: "store"; d: DType } | { kind: "value"; id: number } | { kind: "local"; l: number } | { kind: "other" };
+  const u: Use[][] = Array.from({ length: p.values }, () => []);
+  const gets: number[][] = p.locals.map(() => []);
+  void uses;
+  walkStmts(p.body, (s) => {
+    switch (s.k) {
+      case "let": {
+        const e = s.e;
+        if (e.k === "get") gets[e.local]!.push(s.id);
+        const monotone = e.k === "binary" && (e.op === "maximum" || e.op === "minimum") && s.type === "float32";
+        for (const o of operandsOf(e)) u[o]!.push(monotone ? { kind: "value", id: s.id } : { kind: "other" });
+        break;
+      }
+      case "set":
+        u[s.value]!.push({ kind: "local", l: s.local });
+        break;
+      case "store":
+        u[s.value]!.push({ kind: "store", d: p.outputs[s.buf]! });
+        u[s.at]!.push({ kind: "other" });
+        break;
+      case "loop":
+        u[s.from]!.push({ kind: "other" });
+        u[s.to]!.push({ kind: "other" });
+        break;
+      case "if":
+        u[s.cond]!.push({ kind: "other" });
+        break;
     }
-    case "const":
-      return e;
+  });
+  const free = new Set<number>();
+  defs.forEach((d, id) => {
+    if (d !== undefined && (d.type === "float32" || d.type === "int32" || d.type === "uint32")) free.add(id);
+  });
+  const localFree = (l: number): boolean => gets[l]!.every((g) => free.has(g));
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const id of [...free]) {
+      const t = defs[id]!.type;
+      const ok = u[id]!.every((use) =>
+        use.kind === "store"
+          ? use.d === t
+          : use.kind === "value"
+            ? t === "float32" && free.has(use.id)
+            : use.kind === "local"
+              ? t === "float32" && p.locals[use.l] === "float32" && localFree(use.l)
+              : false,
+      );
+      if (!ok) {
+        free.delete(id);
+        changed = true;
+      }
+    }
+  }
+  return free;
+}
+
+function operandsOf(e: LExpr): number[] {
+  switch (e.k) {
+    case "load":
+      return [e.at];
+    case "unary":
+    case "cast":
+      return [e.x];
+    case "where":
+      return [e.c, e.a, e.b];
+    case "binary":
+    case "idx":
+    case "icmp":
+      return [e.a, e.b];
     default:
-      return ix[e.k](substIndex(e.a, point), substIndex(e.b, point));
+      return [];
   }
 }
 
-function varsOf(e: IndexExpr, out: Set<number>): Set<number> {
-  if (e.k === "var") out.add(e.axis);
-  else if (e.k !== "const") {
-    varsOf(e.a, out);
-    varsOf(e.b, out);
-  }
-  return out;
-}
-
-/** All points of a static shape, row-major. */
-function points(shape: readonly number[]): number[][] {
-  const out: number[][] = [];
-  const n = numel(shape);
-  for (let f = 0; f < n; f++) {
-    const p = new Array<number>(shape.length);
-    let r = f;
-    for (let d = shape.length - 1; d >= 0; d--) {
-      p[d] = r % shape[d]!;
-      r = Math.floor(r / shape[d]!);
-    }
-    out.push(p);
-  }
-  return out;
-}
-
-/** The statement folding value `v` into accumulator `acc`; `arg` and `pos` track argmin/argmax. */
-function accumulateJS(op: KReduceOp, acc: string, v: string, dtype: DType, arg: string, pos: string): string {
-  switch (op) {
-    case "sum":
-    case "mean":
-      return `${acc} += ${v};`;
-    case "prod":
-      return `${acc} = ${isFloat(dtype) ? `${acc} * ${v}` : `Math.imul(${acc}, ${v})`};`;
-    case "min":
-      return `${acc} = Math.min(${acc}, ${v});`;
-    case "max":
-      return `${acc} = Math.max(${acc}, ${v});`;
-    case "all":
-      return `${acc} &= (${v} !== 0 ? 1 : 0);`;
-    case "any":
-      return `${acc} |= (${v} !== 0 ? 1 : 0);`;
-    case "argmin":
-    case "argmax":
-      // First position wins ties; a NaN wins once and then sticks (as min/max propagate NaN).
-      return `if (${acc} === ${acc} && (${v} !== ${v} || ${v} ${op === "argmax" ? ">" : "<"} ${acc})) { ${acc} = ${v}; ${arg} = ${pos}; }`;
-  }
-}
-
-/**
- * Rounding to float32 is monotone, so max(fround a, fround b) = fround(max(a, b)):
- * a min/max accumulator may take unrounded values, and the float32 store rounds
- * the result once (same bits). Not argmin/argmax: rounding can create ties.
- */
-function monotoneRounding(op: KReduceOp, d: DType): boolean {
-  return d === "float32" && (op === "min" || op === "max");
-}
-
-/**
- * Accumulator start values. A sum (and a mean's sum) starts at -0, the exact additive
- * identity (-0 + x = x for every x, where +0 + -0 is +0), so a sum of -0s is -0 as in
- * NumPy; an empty sum is +0 (`SUM_EMPTY`).
- */
-const INIT: { readonly [K in KReduceOp]: string } = {
-  sum: "-0",
-  mean: "-0",
-  prod: "1",
-  min: "Infinity",
-  max: "-Infinity",
-  argmin: "Infinity",
-  argmax: "-Infinity",
-  all: "1",
-  any: "0",
+const IDX_JS: { readonly [K in Extract<LExpr, { k: "idx" }>["op"]]: (a: string, b: string) => string } = {
+  add: (a, b) => `(${a} + ${b})`,
+  sub: (a, b) => `(${a} - ${b})`,
+  mul: (a, b) => `(${a} * ${b})`,
+  div: (a, b) => `Math.floor(${a} / ${b})`,
+  mod: (a, b) => `(${a} % ${b})`,
+  min: (a, b) => `Math.min(${a}, ${b})`,
+  max: (a, b) => `Math.max(${a}, ${b})`,
 };
-
-/** The start value of an accumulator over `count` elements (a JS expression): an empty sum is +0. */
-function initFor(op: KReduceOp, count: string): string {
-  if (op !== "sum") return INIT[op];
-  if (count === "0") return "0";
-  return /^\d+$/.test(count) ? INIT.sum : `(${count} === 0 ? 0 : -0)`;
-}
+const ICMP_JS: { readonly [K in Extract<LExpr, { k: "icmp" }>["op"]]: string } = {
+  lt: "<",
+  le: "<=",
+  gt: ">",
+  ge: ">=",
+  eq: "===",
+  ne: "!==",
+};
 
 export interface JsKernelSource {
   readonly source: string;
@@ -288,427 +250,110 @@ export interface JsKernelSource {
   readonly body: string;
 }
 
-/**
- * Emits a kernel as a loop nest. Loop levels, outer to inner: the kept batch
- * loops, the kept base loops, and for reductions the reduced batch loops and
- * the reduced base loops. Unrolled base axes have no loop: each of their points
- * is emitted with constant indices. Every value is emitted at the outermost
- * level where all it depends on is defined (loop-invariant code sits outside
- * the loops), and values are numbered by their code, so a value shared by
- * several points or outputs is computed once.
- */
-class Emitter {
-  readonly levels: string[][];
-  readonly helpers = new Set<JsHelper>();
-  private readonly byCode = new Map<string, { name: string; level: number }>();
-  private count = 0;
-  private readonly constSlot: readonly number[];
+/** JS source for one kernel: its loop form (`lowerKernel`) printed by `loopToJS`. */
+export function kernelToJS(k: Kernel): JsKernelSource {
+  return loopToJS(lowerKernel(k));
+}
 
-  constructor(
-    private readonly k: Kernel,
-    nLevels: number,
-    /** Level at which each base axis's loop variable is defined (unrolled axes: none). */
-    private readonly axisLevel: ReadonlyMap<number, number>,
-    /** Level at which the input pointers p0, p1, … are defined (one for all, or per input). */
-    private readonly pointerLevel: number | readonly number[],
-    /** Pad kernels: level at which `inside` (the padded position holds a row entry) is defined. */
-    private readonly insideLevel = 0,
-  ) {
-    this.levels = Array.from({ length: nLevels }, () => []);
-    this.constSlot = constSlots(k);
-  }
+/** Prints a loop program as the body of `function kernel(ins, outs, sizes, strides, consts)`. */
+export function loopToJS(p: LoopProgram): JsKernelSource {
+  const defs: (Let | undefined)[] = new Array(p.values);
+  walkStmts(p.body, (s) => {
+    if (s.k === "let") defs[s.id] = s;
+  });
+  const free = roundingFree(p, defs);
+  const helpers = new Set<JsHelper>();
+  const need = (h: JsHelper): void => {
+    helpers.add(h);
+  };
+  const name: string[] = new Array(p.values);
+  const type = (id: number): LType => defs[id]?.type ?? "index";
+  const round = (code: string, id: number): string =>
+    defs[id]!.type === "float32" && !free.has(id) ? roundResult(code, "float32") : code;
 
-  private bind(code: string, level: number): { name: string; level: number } {
-    // A bare name or literal needs no binding; it keeps the level of what it names.
-    if (/^-?[\w.]+$/.test(code)) return { name: code, level };
-    const found = this.byCode.get(code);
-    if (found !== undefined) return found;
-    const v = { name: `t${this.count++}`, level };
-    this.levels[level]!.push(`const ${v.name} = ${code};`);
-    this.byCode.set(code, v);
-    return v;
-  }
-
-  /**
-   * The name and level of expr `i` at a point (constants for the unrolled axes).
-   * `stored`: the value only goes into a float32 output, whose store rounds it, so
-   * its own last rounding is left out (same bits, one Math.fround fewer).
-   */
-  value(
-    i: number,
-    point: ReadonlyMap<number, number>,
-    memo: Map<number, { name: string; level: number }>,
-    stored = false,
-  ): { name: string; level: number } {
-    const hit = memo.get(i);
-    if (hit !== undefined) return hit;
-    const e: KExpr = this.k.exprs[i]!;
-    // Relaxed kernels keep float32 intermediates in float64 and round only when storing.
-    const roundF32 = stored || this.k.relaxedFloat32 === true ? (code: string) => code : roundResult;
-    const sub = (j: number) => this.value(j, point, memo);
-    let code: string;
-    let level = 0;
-    const use = (...vs: { name: string; level: number }[]): string[] => {
-      for (const v of vs) level = Math.max(level, v.level);
-      return vs.map((v) => v.name);
-    };
+  const exprJS = (id: number, t: LType, e: LExpr): string => {
+    const n = (v: number): string => name[v]!;
     switch (e.k) {
-      case "load": {
-        const inp = this.k.inputs[e.input]!;
-        const strides = contiguousStrides(inp.baseShape);
-        let off: IndexExpr = ix.c(0);
-        e.index.forEach((x, d) => (off = ix.add(off, ix.mul(substIndex(x, point), ix.c(strides[d]!)))));
-        level = typeof this.pointerLevel === "number" ? this.pointerLevel : this.pointerLevel[e.input]!;
-        for (const a of varsOf(off, new Set())) level = Math.max(level, this.axisLevel.get(a)!);
-        code = `in${e.input}[p${e.input} + ${printIndex(off)}]`;
-        // A right-padded input reads 0 past its padded length (segmented kernels).
-        if (inp.padded) code = `(pn${e.input} ? ${code} : 0)`;
-        break;
-      }
+      case "size":
+        return `sizes[${e.i}]`;
+      case "stride":
+        return `strides[${e.i}]`;
       case "const":
-        // A launch argument (see `constLines`), defined before every loop.
-        code = `c${this.constSlot[i]}`;
-        break;
+        return readConst(e.slot, p.consts[e.slot]!);
+      case "lit":
+        return literalJS(e.v);
+      case "load":
+        return `in${e.buf}[${n(e.at)}]`;
+      case "get":
+        return `l${e.local}`;
       case "unary": {
-        const [x] = use(sub(e.x));
-        const u = UNARY_JS[e.op](x!, this.k.exprs[e.x]!.dtype, (h) => this.helpers.add(h));
-        code = EXACT_ON_F32.has(e.op) ? u : roundF32(u, e.dtype);
-        break;
+        const code = UNARY_JS[e.op](n(e.x), type(e.x) as DType, need);
+        return EXACT_ON_F32.has(e.op) || p.relaxedFloat32 ? code : round(code, id);
       }
       case "binary": {
-        const [a, b] = use(sub(e.a), sub(e.b));
-        const r = BINARY_JS[e.op](a!, b!, this.k.exprs[e.a]!.dtype, (h) => this.helpers.add(h));
-        code = EXACT_ON_F32.has(e.op) ? r : roundF32(r, e.dtype);
-        break;
+        const code = BINARY_JS[e.op](n(e.a), n(e.b), type(e.a) as DType, need);
+        return EXACT_ON_F32.has(e.op) || p.relaxedFloat32 ? code : round(code, id);
       }
-      case "where": {
-        const [c, a, b] = use(sub(e.c), sub(e.a), sub(e.b));
-        code = `(${c} !== 0 ? ${a} : ${b})`;
-        break;
-      }
+      case "where":
+        return `(${n(e.c)} !== 0 ? ${n(e.a)} : ${n(e.b)})`;
       case "cast": {
-        const [x] = use(sub(e.x));
-        code = castJS(x!, e.dtype);
-        break;
+        const from = type(e.x);
+        // A store into a buffer of the cast's dtype converts the same way (float32, int32, uint32 arrays).
+        if (free.has(id) && from !== "bool" && from !== "index") return n(e.x);
+        return castJS(n(e.x), from, t);
       }
-      case "combine": {
-        const xs = use(...e.xs.map(sub));
-        const d = this.k.exprs[e.xs[0]!]!.dtype;
-        code = roundF32(wrap(COMBINE_JS[e.op](xs, d, xs.length), e.dtype), e.dtype);
-        break;
-      }
-      case "inside":
-        code = "inside";
-        level = this.insideLevel;
-        break;
-      case "select": {
-        const idx = substIndex(e.index, point);
-        if (idx.k === "const") {
-          // The index is known here, so only the branch taken is emitted.
-          const v = sub(idx.v < e.bound ? e.a : e.b);
-          memo.set(i, v);
-          return v;
+      case "idx":
+        return IDX_JS[e.op](n(e.a), n(e.b));
+      case "icmp":
+        return `(${n(e.a)} ${ICMP_JS[e.op]} ${n(e.b)} ? 1 : 0)`;
+    }
+  };
+
+  const L = new Lines();
+  p.inputs.forEach((_, i) => L.line(`const in${i} = ins[${i}];`));
+  p.outputs.forEach((_, i) => L.line(`const out${i} = outs[${i}];`));
+  if (p.locals.length > 0) L.line(`let ${p.locals.map((_, i) => `l${i} = 0`).join(", ")};`);
+  const block = (stmts: readonly LStmt[]): void => {
+    for (const s of stmts) {
+      switch (s.k) {
+        case "let": {
+          const code = exprJS(s.id, s.type, s.e);
+          // A bare name or literal needs no binding (never a local's read: the local may change).
+          if (s.e.k !== "get" && /^-?[\w.]+$/.test(code)) name[s.id] = code;
+          else {
+            name[s.id] = `v${s.id}`;
+            L.line(`const v${s.id} = ${code};`);
+          }
+          break;
         }
-        const [a, b] = use(sub(e.a), sub(e.b));
-        for (const ax of varsOf(idx, new Set())) level = Math.max(level, this.axisLevel.get(ax)!);
-        code = `(${printIndex(idx)} < ${e.bound} ? ${a} : ${b})`;
-        break;
+        case "set":
+          L.line(`l${s.local} = ${name[s.value]};`);
+          break;
+        case "store":
+          L.line(`out${s.buf}[${name[s.at]}] = ${name[s.value]};`);
+          break;
+        case "loop": {
+          const v = `v${s.var}`;
+          name[s.var] = v;
+          L.open(`for (let ${v} = ${name[s.from]}; ${v} < ${name[s.to]}; ${v}++) {`);
+          block(s.body);
+          L.close();
+          break;
+        }
+        case "if":
+          L.open(`if (${name[s.cond]} !== 0) {`);
+          block(s.then);
+          if (s.else.length > 0) {
+            L.between("} else {");
+            block(s.else);
+          }
+          L.close();
+          break;
       }
     }
-    const v = this.bind(code, level);
-    if (!stored) memo.set(i, v);
-    return v;
-  }
-}
-
-/** Base axes the JS backend unrolls when the scheduler did not unroll the whole base. */
-function unrolledAxes(k: Kernel): Set<number> {
-  if (k.unroll) return new Set(k.baseShape.map((_, a) => a));
-  return new Set(k.unrollAxes ?? []);
-}
-
-/** The padded length of a pad/mask kernel: a constant, or the run-time `maxN`. */
-function paddedLengthJS(seg: Segment): string {
-  return seg.maxN! >= 0 ? String(seg.maxN) : "maxN";
-}
-
-/** A segmented kernel (ragged ops): rows outside, each row's segment inside (see `Segment`). */
-function segmentedToJS(k: Kernel): JsKernelSource {
-  const seg = k.segment!;
-  const unrolled = unrolledAxes(k);
-  const looped = k.baseShape.map((_, a) => a).filter((a) => !unrolled.has(a));
-  const unrolledList = k.baseShape.map((_, a) => a).filter((a) => unrolled.has(a));
-  const reduce = seg.mode === "reduce";
-  // Levels: 0 = the row; reduce: 1..K looped base axes, K+1 the segment loop;
-  // map/pad/mask: 1 the segment (or padded position) loop, 2.. looped base axes.
-  const axisLevel = new Map<number, number>();
-  looped.forEach((a, i) => axisLevel.set(a, reduce ? 1 + i : 2 + i));
-  const segLevel = reduce ? 1 + looped.length : 1;
-  const nLevels = reduce ? segLevel + 1 : 2 + looped.length;
-  const pointerLevels = k.inputs.map((inp) => (inp.packed || inp.padded ? segLevel : 0));
-  const em = new Emitter(k, nLevels, axisLevel, pointerLevels, segLevel);
-  const S = numel(k.baseShape);
-  const strides = contiguousStrides(k.baseShape);
-  k.inputs.forEach((inp, i) => {
-    if (i === seg.offsets) return;
-    if (inp.padded) {
-      // (B, M; base) with plain strides s0 = M·base, s1 = base: row i0, position t - lo.
-      em.levels[0]!.push(`const m${i} = s${i}_1 > 0 ? s${i}_0 / s${i}_1 : 0;`);
-      em.levels[segLevel]!.push(`const pn${i} = t - lo < m${i};`, `const p${i} = i0 * s${i}_0 + (t - lo) * s${i}_1;`);
-      return;
-    }
-    const ptr = inp.batchRank === 0 ? "0" : inp.packed ? `t * s${i}_0` : `i0 * s${i}_0`;
-    em.levels[pointerLevels[i]!]!.push(`const p${i} = ${ptr};`);
-  });
-  const offset = (point: ReadonlyMap<number, number>): string => {
-    let off: IndexExpr = ix.c(0);
-    k.baseShape.forEach(
-      (_, a) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(strides[a]!)))),
-    );
-    return printIndex(off);
   };
-  const pts = points(unrolledList.map((a) => k.baseShape[a]!)).map(
-    (p) => new Map(unrolledList.map((a, i) => [a, p[i]!])),
-  );
-  const out = k.outputs[0]!;
-  const innermost: string[] = [];
-  const afterSegment: string[] = [];
-  const beforeSegment: string[] = [];
-  if (reduce) {
-    pts.forEach((pt, q) => {
-      const acc = `acc_${q}`;
-      beforeSegment.push(`let ${acc} = ${initFor(out.reduce!, "hi - lo")};`);
-      if (out.reduce === "argmax" || out.reduce === "argmin") beforeSegment.push(`let arg_${q} = 0;`);
-      const v = em.value(out.value, pt, new Map(), monotoneRounding(out.reduce!, k.exprs[out.value]!.dtype)).name;
-      if (out.reduce === "argmin" || out.reduce === "prod" || out.reduce === "all" || out.reduce === "any") {
-        throw new UnsupportedOpError(`codegen js: segment reduction ${out.reduce} is not supported`);
-      }
-      innermost.push(accumulateJS(out.reduce!, acc, v, k.exprs[out.value]!.dtype, `arg_${q}`, "t - lo"));
-      const result = out.reduce === "mean" ? `${acc} / (hi - lo)` : out.reduce === "argmax" ? `arg_${q}` : acc;
-      afterSegment.push(`out0[i0 * ${S} + ${offset(pt)}] = ${result};`);
-    });
-  } else if (seg.mode === "map") {
-    for (const pt of pts)
-      innermost.push(
-        `out0[t * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`,
-      );
-  } else {
-    // pad: the output expression says what padding positions hold (see `Segment`).
-    const maxN = paddedLengthJS(seg);
-    for (const pt of pts)
-      innermost.push(
-        `out0[(i0 * ${maxN} + n) * ${S} + ${offset(pt)}] = ${em.value(out.value, pt, new Map(), out.dtype === "float32").name};`,
-      );
-  }
-  const L = new Lines();
-  let strideIndex = 0;
-  k.inputs.forEach((inp, i) => {
-    L.line(`const in${i} = ins[${i}];`);
-    for (let d = 0; d < inp.batchRank; d++) L.line(`const s${i}_${d} = strides[${strideIndex++}];`);
-  });
-  L.line("const out0 = outs[0];");
-  for (const line of constLines(k)) L.line(line);
-  L.line(`const offs = in${seg.offsets};`);
-  // maxN -1: pad to the longest row, a run-time size (the launch's second batch size).
-  if (seg.maxN === -1) L.line("const maxN = sizes[1];");
-  L.open("for (let i0 = 0; i0 + 1 < sizes[0]; i0++) {");
-  L.line("const lo = offs[i0];");
-  L.line("const hi = offs[i0 + 1];");
-  const emitLevel = (lv: number): void => {
-    for (const line of em.levels[lv]!) L.line(line);
-  };
-  emitLevel(0);
-  if (reduce) {
-    looped.forEach((a, i) => {
-      L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
-      emitLevel(1 + i);
-    });
-    for (const line of beforeSegment) L.line(line);
-    L.open("for (let t = lo; t < hi; t++) {");
-    emitLevel(segLevel);
-    for (const line of innermost) L.line(line);
-    L.close();
-    for (const line of afterSegment) L.line(line);
-    for (const _ of looped) L.close();
-  } else {
-    if (seg.mode === "map") L.open("for (let t = lo; t < hi; t++) {");
-    else {
-      const maxN = paddedLengthJS(seg);
-      L.line(`const len = Math.min(hi - lo, ${maxN});`);
-      L.line(`const start = ${seg.left ? `${maxN} - len` : "0"};`);
-      L.open(`for (let n = 0; n < ${maxN}; n++) {`);
-      L.line("const inside = n >= start && n < start + len ? 1 : 0;");
-      // Padding positions read the row's first entry (in bounds), not past its end.
-      L.line("const t = inside ? lo + n - start : lo;");
-    }
-    emitLevel(1);
-    looped.forEach((a, i) => {
-      L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
-      emitLevel(2 + i);
-    });
-    for (const line of innermost) L.line(line);
-    for (const _ of looped) L.close();
-    L.close();
-  }
-  L.close();
-  const helpers = [...em.helpers].map((h) => HELPERS[h]).join("\n");
-  const text = (helpers ? helpers + "\n" : "") + L.toString();
-  return { source: `function kernel(ins, outs, sizes, strides, consts) {\n${text}\n}`, body: text };
-}
-
-export function kernelToJS(k: Kernel): JsKernelSource {
-  if (k.outputs.length === 0) throw new UnsupportedOpError("codegen js: a kernel needs an output");
-  if (k.segment !== undefined) return segmentedToJS(k);
-  const R = k.batchRank;
-  const red = k.reduce;
-  const redBatch = red?.batchAxes ?? [];
-  const redBase = new Set(red?.baseAxes ?? []);
-  const unrolled = unrolledAxes(k);
-  const keptBatch = [...Array(R).keys()].filter((a) => !redBatch.includes(a));
-  const keptBase = k.baseShape.map((_, a) => a).filter((a) => !redBase.has(a));
-  const redBaseAxes = [...redBase];
-  const keptLooped = keptBase.filter((a) => !unrolled.has(a));
-  const redLooped = redBaseAxes.filter((a) => !unrolled.has(a));
-  const keptUnrolled = keptBase.filter((a) => unrolled.has(a));
-  const redUnrolled = redBaseAxes.filter((a) => unrolled.has(a));
-
-  // Levels: 0 inside the kept batch loops; then one per kept looped base axis;
-  // for reductions one for all reduced batch loops, then one per reduced looped base axis.
-  const axisLevel = new Map<number, number>();
-  keptLooped.forEach((a, i) => axisLevel.set(a, 1 + i));
-  const keptLevel = keptLooped.length;
-  const redBatchLevel = red !== null && redBatch.length > 0 ? keptLevel + 1 : keptLevel;
-  redLooped.forEach((a, i) => axisLevel.set(a, redBatchLevel + 1 + i));
-  const innermost = redBatchLevel + redLooped.length;
-  const pointerLevel = red !== null && redBatch.length > 0 ? redBatchLevel : 0;
-  const em = new Emitter(k, innermost + 1, axisLevel, pointerLevel);
-
-  // Output offsets: contiguous over the kept base axes.
-  const outShape = keptBase.map((a) => k.baseShape[a]!);
-  const outStrides = contiguousStrides(outShape);
-  const outOffset = (point: ReadonlyMap<number, number>): string => {
-    let off: IndexExpr = ix.c(0);
-    keptBase.forEach(
-      (a, i) => (off = ix.add(off, ix.mul(point.has(a) ? ix.c(point.get(a)!) : ix.v(a), ix.c(outStrides[i]!)))),
-    );
-    return printIndex(off);
-  };
-  const keptPoints = points(keptUnrolled.map((a) => k.baseShape[a]!)).map(
-    (p) => new Map(keptUnrolled.map((a, i) => [a, p[i]!])),
-  );
-  const redPoints = points(redUnrolled.map((a) => k.baseShape[a]!)).map(
-    (p) => new Map(redUnrolled.map((a, i) => [a, p[i]!])),
-  );
-  const pointerLines = k.inputs.map((inp, i) => {
-    const terms: string[] = [];
-    for (let d = 0; d < inp.batchRank; d++) terms.push(`i${R - inp.batchRank + d} * s${i}_${d}`);
-    return `const p${i} = ${terms.length ? terms.join(" + ") : "0"};`;
-  });
-  em.levels[pointerLevel]!.push(...pointerLines);
-
-  const body: string[] = []; // statements at the innermost level, after its values
-  const after: string[] = []; // statements at the kept level after the reduced loops
-  const keptInit: string[] = [];
-  const mixed = k.outputs.some((out) => out.baseShape !== undefined);
-  if (red === null && mixed) {
-    // Outputs of different small bases (fully unrolled): each over its own points, at
-    // its own offset bl * (its base size) for batch element bl.
-    if (!k.unroll)
-      throw new UnsupportedOpError("codegen js: outputs of different base shapes need a fully unrolled kernel");
-    k.outputs.forEach((out, oi) => {
-      const shape = out.baseShape ?? k.baseShape;
-      const stored = out.dtype === "float32" && k.exprs[out.value]!.dtype === "float32";
-      points(shape).forEach((p, f) => {
-        const pt = new Map(p.map((v, a) => [a, v] as [number, number]));
-        body.push(`out${oi}[bl * ${numel(shape)} + ${f}] = ${em.value(out.value, pt, new Map(), stored).name};`);
-      });
-    });
-  } else if (red === null) {
-    for (const kp of keptPoints) {
-      const memo = new Map<number, { name: string; level: number }>();
-      k.outputs.forEach((out, oi) => {
-        const stored = out.dtype === "float32" && k.exprs[out.value]!.dtype === "float32";
-        body.push(`out${oi}[ob + ${outOffset(kp)}] = ${em.value(out.value, kp, memo, stored).name};`);
-      });
-    }
-  } else {
-    const baseCount = numel(redBaseAxes.map((a) => k.baseShape[a]!));
-    const count = [...redBatch.map((a) => `n${a}`), String(baseCount)].join(" * ");
-    // Whether the reduction is empty is known before the loops (the sum's start value).
-    const sumCount =
-      baseCount === 0 ? "0" : redBatch.length === 0 ? String(baseCount) : redBatch.map((a) => `n${a}`).join(" * ");
-    keptPoints.forEach((kp, q) => {
-      k.outputs.forEach((out, oi) => {
-        const acc = `acc${oi}_${q}`;
-        keptInit.push(`let ${acc} = ${initFor(out.reduce!, sumCount)};`);
-        if (out.reduce === "argmin" || out.reduce === "argmax") keptInit.push(`let arg${oi}_${q} = 0;`);
-        const v =
-          out.reduce === "mean"
-            ? `${acc} / (${count})`
-            : out.reduce === "argmin" || out.reduce === "argmax"
-              ? `arg${oi}_${q}`
-              : acc;
-        after.push(`out${oi}[ob + ${outOffset(kp)}] = ${v};`);
-      });
-      for (const rp of redPoints) {
-        const point = new Map([...kp, ...rp]);
-        const memo = new Map<number, { name: string; level: number }>();
-        k.outputs.forEach((out, oi) => {
-          const v = em.value(out.value, point, memo, monotoneRounding(out.reduce!, k.exprs[out.value]!.dtype)).name;
-          const acc = `acc${oi}_${q}`;
-          const pos =
-            red.batchAxes.length === 1
-              ? `i${red.batchAxes[0]}`
-              : rp.has(red.baseAxes[0]!)
-                ? String(rp.get(red.baseAxes[0]!))
-                : `j${red.baseAxes[0]}`;
-          body.push(accumulateJS(out.reduce!, acc, v, k.exprs[out.value]!.dtype, `arg${oi}_${q}`, pos));
-        });
-      }
-    });
-  }
-
-  const L = new Lines();
-  let strideIndex = 0;
-  k.inputs.forEach((inp, i) => {
-    L.line(`const in${i} = ins[${i}];`);
-    for (let d = 0; d < inp.batchRank; d++) L.line(`const s${i}_${d} = strides[${strideIndex++}];`);
-  });
-  k.outputs.forEach((_, i) => L.line(`const out${i} = outs[${i}];`));
-  for (const line of constLines(k)) L.line(line);
-  for (let a = 0; a < R; a++) L.line(`const n${a} = sizes[${a}];`);
-  L.line("let o = 0;");
-  if (mixed) L.line("let nb = 0;");
-  for (const a of keptBatch) L.open(`for (let i${a} = 0; i${a} < n${a}; i${a}++) {`);
-  L.line("const ob = o;");
-  L.line(`o += ${numel(outShape)};`);
-  if (mixed) L.line("const bl = nb++;");
-  const emitLevel = (lv: number): void => {
-    for (const line of em.levels[lv]!) L.line(line);
-  };
-  emitLevel(0);
-  keptLooped.forEach((a, i) => {
-    L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
-    emitLevel(1 + i);
-  });
-  if (red !== null) {
-    for (const line of keptInit) L.line(line);
-    for (const a of redBatch) L.open(`for (let i${a} = 0; i${a} < n${a}; i${a}++) {`);
-    if (redBatch.length > 0) emitLevel(redBatchLevel);
-    redLooped.forEach((a, i) => {
-      L.open(`for (let j${a} = 0; j${a} < ${k.baseShape[a]}; j${a}++) {`);
-      emitLevel(redBatchLevel + 1 + i);
-    });
-    for (const line of body) L.line(line);
-    for (const _ of redLooped) L.close();
-    for (const _ of redBatch) L.close();
-    for (const line of after) L.line(line);
-  } else {
-    for (const line of body) L.line(line);
-  }
-  for (const _ of keptLooped) L.close();
-  for (const _ of keptBatch) L.close();
-  const helpers = [...em.helpers].map((h) => HELPERS[h]).join("\n");
-  const text = (helpers ? helpers + "\n" : "") + L.toString();
+  block(p.body);
+  const helperText = [...helpers].map((h) => HELPERS[h]).join("\n");
+  const text = (helperText ? helperText + "\n" : "") + L.toString();
   return { source: `function kernel(ins, outs, sizes, strides, consts) {\n${text}\n}`, body: text };
 }

@@ -19,6 +19,14 @@ export class Lines {
     return this.line(s);
   }
 
+  /** A line between two indented blocks (`} else {`). */
+  between(s: string): this {
+    this.depth--;
+    this.line(s);
+    this.depth++;
+    return this;
+  }
+
   toString(): string {
     return this.out.join("\n");
   }
