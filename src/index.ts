@@ -112,3 +112,5 @@ export {
   type PadDictsOptions,
   type UnpadOptions,
 } from "./tensordict/index.js";
+// --- WebAssembly backend ---
+export { initWasm, setThreads, type WasmBackend, type WasmOptions } from "./wasm.js";
