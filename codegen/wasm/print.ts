@@ -45,8 +45,9 @@ function floatMod(a: number, b: number): number {
   const r = a % b;
   return r === 0 ? (b < 0 ? -0 : 0) : r < 0 !== b < 0 ? r + b : r;
 }
-/** Wrapping integer pow by squaring (the JS backend's intPow); u = 1 for uint32. */
+/** Wrapping integer pow by squaring (the JS backend's intPow); u = 1 for uint32 (whose bits arrive as int32). */
 function intPow(a: number, b: number, u: number): number {
+  if (u) b = b >>> 0;
   if (b < 0) return a === 1 ? 1 : a === -1 ? (b % 2 === 0 ? 1 : -1) : 0;
   let r = 1;
   let x = a | 0;
