@@ -35,7 +35,17 @@ import { UnsupportedOpError } from "../../ir/errors.js";
 import type { KBinaryOp, KUnaryOp } from "../../ir/kernel.js";
 import { operands as operandsOf, walkStmts, type LExpr, type LStmt, type LType, type LoopProgram } from "../loop.js";
 import { Code, F32, F64, I32, ModuleBuilder, Op, Simd, V128, type ValType } from "./encoder.js";
-import { defineMath, importMath, MATH_HOST, type MathFn } from "./math.js";
+import {
+  defineMath,
+  emitExp,
+  emitLog,
+  emitSinCos,
+  emitSigmoid,
+  emitTanh,
+  importMath,
+  MATH_HOST,
+  type MathFn,
+} from "./math.js";
 
 // ---------------------------------------------------------------- host functions
 
@@ -87,6 +97,8 @@ type F64UnaryHost = (typeof F64_UNARY_HOST)[number];
 
 interface Host {
   readonly f64: Record<F64UnaryHost, number>;
+  /** The host sin/cos imports the float32 vector sin/cos hand huge arguments to. */
+  readonly sin32: { readonly sin: number; readonly cos: number };
   readonly atan2: number;
   readonly pow: number;
   readonly fmod: number;
@@ -265,6 +277,7 @@ export function loopToWasm(p: LoopProgram, opts: PrintOptions): WasmKernel {
   }
   const host: Host = {
     f64: f64Host,
+    sin32: { sin: mathImports.sin, cos: mathImports.cos },
     atan2: mathImports.atan2,
     pow: mathImports.pow,
     fmod: m.importFunc("m", "fmod", [F64, F64], [F64]),
@@ -571,8 +584,17 @@ class Printer {
     }
     const iv = this.val(s.var);
     if (this.vector) {
-      // Four iterations at a time while they fit, then the scalar body for the rest.
+      // Four iterations at a time while they fit, then the scalar body for the rest. When
+      // every address is base + loop variable (and loads stay in range), a fast version
+      // without per-access checks runs instead (decided once, before the loop).
+      const fast = this.affineBases(s, lo, hi);
+      if (fast !== null) {
+        c.get(fast.ok).op(Op.if).byte(0x40);
+        new VectorBody(this, this.c, s, shard, this.defs, this.math, this.host, fast.bases).emit(lo, hi);
+        c.op(Op.else);
+      }
       new VectorBody(this, this.c, s, shard, this.defs, this.math, this.host).emit(lo, hi);
+      if (fast !== null) c.op(Op.end);
     }
     this.loop(
       s.var,
@@ -581,6 +603,89 @@ class Printer {
       s.body,
     );
     void iv;
+  }
+
+  /**
+   * For the shard loop's loads and stores: each address as base + coef * var with base and
+   * coef computed before the loop. Returns the base locals and a flag local that holds when
+   * every coef is 1 and every load's range [base + lo, base + hi - 1] is inside its buffer;
+   * null when some address is not of that form.
+   */
+  private affineBases(s: Loop, lo: number, hi: number): { bases: Map<number, number>; ok: number } | null {
+    type Aff = { base: () => void; coef: () => void } | null;
+    const c = this.c;
+    const inLoop = new Set<number>([s.var]);
+    for (const st of s.body) if (st.k === "let") inLoop.add(st.id);
+    const memo = new Map<number, Aff>();
+    const counter = this.shard!.counter;
+    const counter0 = c.local(I32);
+    if (counter !== null) {
+      // The counter's value at iteration var is counter0 + (var - lo) * step.
+      c.get(this.localSlot[counter.local]!).get(lo).i32(counter.step).op(Op.i32_mul).op(Op.i32_sub).set(counter0);
+    }
+    const aff = (id: number): Aff => {
+      if (memo.has(id)) return memo.get(id)!;
+      let r: Aff = null;
+      if (id === s.var) r = { base: () => void c.i32(0), coef: () => void c.i32(1) };
+      else if (!inLoop.has(id)) r = { base: () => void c.get(this.val(id)), coef: () => void c.i32(0) };
+      else {
+        const e = this.defs[id]!.e;
+        if (e.k === "get" && counter !== null && e.local === counter.local)
+          r = { base: () => void c.get(counter0), coef: () => void c.i32(counter.step) };
+        else if (e.k === "idx" && (e.op === "add" || e.op === "sub")) {
+          const a = aff(e.a);
+          const b = aff(e.b);
+          const o = e.op === "add" ? Op.i32_add : Op.i32_sub;
+          if (a !== null && b !== null)
+            r = {
+              base: () => (a.base(), b.base(), void c.op(o)),
+              coef: () => (a.coef(), b.coef(), void c.op(o)),
+            };
+        } else if (e.k === "idx" && e.op === "mul") {
+          const [x, k] = inLoop.has(e.a) ? [e.a, e.b] : [e.b, e.a];
+          const a = aff(x);
+          if (a !== null && !inLoop.has(k))
+            r = {
+              base: () => (a.base(), c.get(this.val(k)), void c.op(Op.i32_mul)),
+              coef: () => (a.coef(), c.get(this.val(k)), void c.op(Op.i32_mul)),
+            };
+        }
+      }
+      memo.set(id, r);
+      return r;
+    };
+    const accesses: { at: number; input: number | null }[] = [];
+    for (const st of s.body) {
+      if (st.k === "store") accesses.push({ at: st.at, input: null });
+      else if (st.k === "let" && st.e.k === "load") accesses.push({ at: st.e.at, input: st.e.buf });
+    }
+    if (accesses.some((a) => aff(a.at) === null)) return null;
+    const bases = new Map<number, number>();
+    const ok = c.local(I32);
+    c.i32(1).set(ok);
+    for (const { at, input } of accesses) {
+      const a = aff(at)!;
+      let b = bases.get(at);
+      if (b === undefined) {
+        b = c.local(I32);
+        a.base();
+        c.set(b);
+        bases.set(at, b);
+      }
+      // ok &= coef == 1
+      c.get(ok);
+      a.coef();
+      c.i32(1).op(Op.i32_eq).op(Op.i32_and).set(ok);
+      if (input !== null) {
+        // ok &= base + lo >= 0 && base + hi - 1 <= max (or the range is empty)
+        c.get(ok).get(b).get(lo).op(Op.i32_add).i32(0).op(Op.i32_ge_s);
+        c.get(b).get(hi).op(Op.i32_add).i32(1).op(Op.i32_sub).get(this.inMax[input]!).op(Op.i32_le_s);
+        c.op(Op.i32_and);
+        c.get(lo).get(hi).op(Op.i32_ge_s).op(Op.i32_or);
+        c.op(Op.i32_and).set(ok);
+      }
+    }
+    return { bases, ok };
   }
 
   // ---- scalar statements
@@ -1025,6 +1130,12 @@ class VectorBody {
     private readonly defs: readonly (Let | undefined)[],
     private readonly math: ReadonlyMap<MathFn, number>,
     private readonly host: Host,
+    /**
+     * Fast path: per address value, the local holding its base, when every address is
+     * base + loop variable and every load stays inside its buffer (checked before the loop):
+     * plain vector loads and stores, no per-access checks.
+     */
+    private readonly fast: ReadonlyMap<number, number> | null = null,
   ) {}
 
   /** Values defined inside the loop get vector locals; outer ones are splatted when read. */
@@ -1093,6 +1204,14 @@ class VectorBody {
     const c = this.c;
     const d = this.scalarOutputType(buf);
     const ptr = this.scalar.outputPtr(buf);
+    const base = this.fast?.get(at);
+    if (base !== undefined && d !== "bool") {
+      c.get(ptr).get(base).get(this.scalar.scalarSlot(this.loop.var)).op(Op.i32_add).i32(2).op(Op.i32_shl);
+      c.op(Op.i32_add);
+      this.vec(value);
+      c.simd(Simd.v128_store).memarg(0, 0);
+      return;
+    }
     const addr = c.local(V128);
     this.vec(at);
     c.set(addr);
@@ -1152,6 +1271,12 @@ class VectorBody {
       case "load": {
         const d = this.inputType(e.buf);
         const ptr = this.scalar.inputPtr(e.buf);
+        const base = this.fast?.get(e.at);
+        if (base !== undefined && d !== "bool") {
+          c.get(ptr).get(base).get(this.scalar.scalarSlot(this.loop.var)).op(Op.i32_add).i32(2).op(Op.i32_shl);
+          c.op(Op.i32_add).simd(Simd.v128_load).memarg(0, 0);
+          return;
+        }
         const addr = c.local(V128);
         // Clamped offsets (unsigned min with the largest valid offset).
         v(e.at);
@@ -1310,7 +1435,19 @@ class VectorBody {
           return (x(), c.simd(Simd.f32x4_abs).f32x4c(Infinity).simd(Simd.f32x4_eq), this.maskToBool());
         case "isfinite":
           return (x(), c.simd(Simd.f32x4_abs).f32x4c(Infinity).simd(Simd.f32x4_lt), this.maskToBool());
+        case "exp":
+          return emitExp(c, x)(c);
+        case "log":
+          return emitLog(c, x)(c);
+        case "sin":
+        case "cos":
+          return emitSinCos(c, x, op, this.host.sin32[op])(c);
+        case "tanh":
+          return emitTanh(c, x)(c);
+        case "sigmoid":
+          return emitSigmoid(c, x)(c);
         default: {
+          // The float64-inside functions stay calls (long bodies, used less).
           const fn = F32_MATH[op]!;
           return (x(), void c.op(Op.call).u32(this.math.get(fn)!));
         }

@@ -67,6 +67,8 @@ export class WasmBackend implements Backend {
   private readonly minParallelWork: number;
   /** Why threads are off, when they are. */
   threadNote = "";
+  /** Launch counts: all, those that ran a SIMD kernel, those split over worker threads. */
+  readonly stats = { launches: 0, simd: 0, threaded: 0 };
 
   constructor(opts: WasmOptions = {}, shared = false) {
     this.heap = new WasmHeap({
@@ -158,7 +160,7 @@ export class WasmBackend implements Backend {
     const ex = inst.exports as { run: WasmCompiled["run"]; units: WasmCompiled["units"] };
     return {
       kernel,
-      source: `// WebAssembly kernel (${printed.bytes.length} bytes${printed.vectorized ? ", SIMD" : ""}${printed.sharded ? ", sharded" : ""})`,
+      source: `// WebAssembly kernel: ${printed.bytes.length} bytes${printed.vectorized ? ", SIMD outer loop" : ""}${printed.sharded ? ", sharded over threads" : ""}; its loop form, spelled as JS:\n${loopToJS(program).source}`,
       run: ex.run,
       units: ex.units,
       layout: printed.layout,
@@ -194,11 +196,14 @@ export class WasmBackend implements Backend {
     const consts = launch.consts ?? w.consts;
     consts.forEach((v, s) => (f64[L.constAt(s) >> 3] = v));
     const pool = this.pool;
+    this.stats.launches++;
+    if (w.vectorized) this.stats.simd++;
     if (w.sharded && pool !== null && pool.threads > 1) {
       const units = w.units(0);
       if (units >= 2 * pool.threads && units * w.workPerUnit >= this.minParallelWork) {
         if (w.poolId === 0) w.poolId = pool.load(w.bytes);
         pool.run(w.poolId, w.run, 0, units, w.vectorized ? 4 : 1);
+        this.stats.threaded++;
         return;
       }
     }
