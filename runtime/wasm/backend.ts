@@ -30,7 +30,7 @@ export interface WasmOptions {
   readonly maxMemoryBytes?: number;
   /**
    * Work (iterations × statements of the sharded loop) below which a launch stays on the
-   * calling thread (default 100,000: waking workers costs tens of microseconds).
+   * calling thread (default 1,000,000: waking workers costs tens of microseconds, more on a busy machine).
    */
   readonly minParallelWork?: number;
 }
@@ -76,7 +76,7 @@ export class WasmBackend implements Backend {
       ...(opts.maxMemoryBytes !== undefined ? { maximumBytes: opts.maxMemoryBytes } : {}),
     });
     this.buffers = new WasmBuffers(this.heap);
-    this.minParallelWork = opts.minParallelWork ?? 100_000;
+    this.minParallelWork = opts.minParallelWork ?? 1_000_000;
   }
 
   /** Threads a large launch runs on (1 without workers). */

@@ -91,8 +91,9 @@ function start(data, post) {
   post("ready");
   loop(gen);
 }
-if (typeof require === "function" && typeof self === "undefined") {
-  const wt = require("worker_threads");
+// Node: worker_threads (through getBuiltinModule, so the code runs as a script or a module).
+const wt = typeof process === "object" && typeof process.getBuiltinModule === "function" ? process.getBuiltinModule("worker_threads") : null;
+if (wt && wt.parentPort) {
   start(wt.workerData, (m) => wt.parentPort.postMessage(m));
 } else {
   self.onmessage = (ev) => start(ev.data, (m) => self.postMessage(m));
@@ -186,7 +187,7 @@ export class WorkerPool {
     const wt = nodeModule<{
       Worker: new (
         src: string,
-        o: { eval: boolean; workerData: unknown },
+        o: { eval: boolean; workerData: unknown; execArgv: string[] },
       ) => AnyWorker & {
         unref(): void;
         once(ev: string, f: (x: unknown) => void): void;
@@ -195,7 +196,8 @@ export class WorkerPool {
     for (let index = 0; index < want; index++) {
       const data = { ctl: this.ctl.buffer, memory: this.heap.memory, index, kernels };
       if (wt !== undefined) {
-        const w = new wt.Worker(src, { eval: true, workerData: data });
+        // No execArgv: the worker is plain JS (no loaders), whatever flags started this process.
+        const w = new wt.Worker(src, { eval: true, workerData: data, execArgv: [] });
         w.unref();
         started.push(
           new Promise((resolve, reject) => {
