@@ -182,8 +182,14 @@ export class WasmBackend implements Backend {
     const w = k as WasmCompiled;
     const L = w.layout;
     const mem = this.heap.buffer;
-    const i32 = new Int32Array(mem, 0, L.bytes >> 2);
-    const f64 = new Float64Array(mem, 0, L.bytes >> 3);
+    if (mem !== this.argsOn) {
+      // Views of the launch-argument block, made again only when the memory grew.
+      this.argsI32 = new Int32Array(mem, 0, ARGS_BYTES >> 2);
+      this.argsF64 = new Float64Array(mem, 0, ARGS_BYTES >> 3);
+      this.argsOn = mem;
+    }
+    const i32 = this.argsI32!;
+    const f64 = this.argsF64!;
     inputs.forEach((b, i) => {
       const buf = this.own(b, "input");
       i32[L.inPtr(i) >> 2] = buf.ptr;
@@ -194,7 +200,7 @@ export class WasmBackend implements Backend {
     let si = 0;
     for (const strides of launch.inputBatchStrides) for (const s of strides) i32[L.stride(si++) >> 2] = s;
     const consts = launch.consts ?? w.consts;
-    consts.forEach((v, s) => (f64[L.constAt(s) >> 3] = v));
+    for (let s = 0; s < consts.length; s++) f64[L.constAt(s) >> 3] = consts[s]!;
     const pool = this.pool;
     this.stats.launches++;
     if (w.vectorized) this.stats.simd++;
@@ -209,6 +215,10 @@ export class WasmBackend implements Backend {
     }
     w.run(0, 0, 0x7fffffff);
   }
+
+  private argsOn: ArrayBufferLike | undefined;
+  private argsI32: Int32Array | undefined;
+  private argsF64: Float64Array | undefined;
 
   private own(b: DeviceBuffer, what: string): WasmBuffer {
     if (!this.owns(b)) throw new BackendError(`wasm: an ${what} buffer is not in this backend's memory`);
