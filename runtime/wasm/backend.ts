@@ -61,14 +61,22 @@ export class WasmBackend implements Backend {
   readonly syncCompile = true;
   /** Bundles ship JS kernels; this backend prints its own WebAssembly from the shipped kernel IR. */
   readonly shippedKernel = "js" as const;
+  /** @internal The memory and its buffer pool. */
   readonly heap: WasmHeap;
   private readonly buffers: WasmBuffers;
   private pool: WorkerPool | null = null;
   private readonly minParallelWork: number;
   /** Why threads are off, when they are. */
   threadNote = "";
-  /** Launch counts: all, those that ran a SIMD kernel, those split over worker threads. */
-  readonly stats = { launches: 0, simd: 0, threaded: 0 };
+  /** Launch counts since the backend was made. */
+  readonly stats: {
+    /** Every kernel launch. */
+    launches: number;
+    /** Launches of kernels with a SIMD (four-lane) outer loop. */
+    simd: number;
+    /** Launches split over worker threads. */
+    threaded: number;
+  } = { launches: 0, simd: 0, threaded: 0 };
 
   constructor(opts: WasmOptions = {}, shared = false) {
     this.heap = new WasmHeap({
@@ -107,7 +115,7 @@ export class WasmBackend implements Backend {
     this.pool?.close();
   }
 
-  alloc(dtype: DType, length: number): WasmBuffer {
+  alloc(dtype: DType, length: number): DeviceBuffer {
     return this.buffers.alloc(dtype, length);
   }
   owns(buf: DeviceBuffer): boolean {
@@ -127,7 +135,7 @@ export class WasmBackend implements Backend {
     return this.buffers.view(buf);
   }
   /** A copy of `data` in the WebAssembly memory (or `data` itself if it is a view of that memory). */
-  wrap(dtype: DType, data: TypedArray): WasmBuffer {
+  wrap(dtype: DType, data: TypedArray): DeviceBuffer {
     return this.buffers.wrap(dtype, data);
   }
   copy(dst: DeviceBuffer, sources: readonly CopySource[]): void {
@@ -141,7 +149,7 @@ export class WasmBackend implements Backend {
     return `// WebAssembly kernel; its loop form, spelled as JS:\n${loopToJS(lowerKernel(kernel)).source}`;
   }
 
-  compile(kernel: Kernel): WasmCompiled {
+  compile(kernel: Kernel): CompiledKernel {
     const program = lowerKernel(kernel);
     const printed = loopToWasm(program, { shared: this.heap.shared, maximumPages: this.heap.maximumBytes / PAGE });
     let inst: WebAssembly.Instance;
@@ -158,7 +166,7 @@ export class WasmBackend implements Backend {
         `wasm: a kernel's launch arguments need ${printed.layout.bytes} bytes (at most ${ARGS_BYTES})`,
       );
     const ex = inst.exports as { run: WasmCompiled["run"]; units: WasmCompiled["units"] };
-    return {
+    const compiled: WasmCompiled = {
       kernel,
       source: `// WebAssembly kernel: ${printed.bytes.length} bytes${printed.vectorized ? ", SIMD outer loop" : ""}${printed.sharded ? ", sharded over threads" : ""}; its loop form, spelled as JS:\n${loopToJS(program).source}`,
       run: ex.run,
@@ -171,10 +179,11 @@ export class WasmBackend implements Backend {
       poolId: 0,
       consts: kernelConsts(kernel),
     };
+    return compiled;
   }
 
   /** Bundled kernels: printed again from their kernel IR (no JS is evaluated). */
-  load(kernel: Kernel, _shipped: ShippedKernel): WasmCompiled {
+  load(kernel: Kernel, _shipped: ShippedKernel): CompiledKernel {
     return this.compile(kernel);
   }
 

@@ -11,7 +11,7 @@ import { interpret, type Value } from "../../ir/interpret.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import { Program } from "../../runtime/program.js";
 import { createWasmBackend, WasmBackend } from "../../runtime/wasm/backend.js";
-import { WasmHeap } from "../../runtime/wasm/memory.js";
+import { WasmHeap, type WasmBuffer } from "../../runtime/wasm/memory.js";
 import { BackendError } from "../../src/index.js";
 import { closeEnough, randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
@@ -37,14 +37,14 @@ describe("wasm memory", () => {
 
   it("freed blocks are reused by size class; wrap of a view of the memory is zero-copy", () => {
     const b = new WasmBackend();
-    const a = b.alloc("int32", 100);
+    const a = b.alloc("int32", 100) as WasmBuffer;
     const ptr = a.ptr;
     b.free(a);
-    const c = b.alloc("float32", 90); // 360 bytes: the same 512-byte class
+    const c = b.alloc("float32", 90) as WasmBuffer; // 360 bytes: the same 512-byte class
     expect(c.ptr).toBe(ptr);
-    const w = b.wrap("float32", b.view(c) as Float32Array);
+    const w = b.wrap("float32", b.view(c) as Float32Array) as WasmBuffer;
     expect(w.ptr).toBe(c.ptr);
-    const copy = b.wrap("float32", new Float32Array(90));
+    const copy = b.wrap("float32", new Float32Array(90)) as WasmBuffer;
     expect(copy.ptr).not.toBe(c.ptr);
     expect(WasmHeap.blockSize(1)).toBe(16);
     expect(WasmHeap.blockSize(65537)).toBe(131072);
