@@ -254,6 +254,8 @@ export interface WasmKernel {
   readonly vectorized: boolean;
   /** Rough work per iteration of the sharded loop (statements, nested constant loops multiplied out). */
   readonly workPerUnit: number;
+  /** Inner loops that also got four-lane versions. */
+  readonly innerVectorLoops: number;
 }
 
 export interface PrintOptions {
@@ -285,14 +287,25 @@ export function loopToWasm(p: LoopProgram, opts: PrintOptions): WasmKernel {
   };
   const math = defineMath(m, mathImports, mathNeeds(p, defs));
   const vectorized = shard !== null && vectorizable(p, shard, defs);
-  m.func([I32, I32, I32], [], (c) => new Printer(p, defs, layout, c, math, host, shard, vectorized).run(), "run");
-  m.func([I32], [I32], (c) => new Printer(p, defs, layout, c, math, host, shard, false).units(), "units");
+  let innerVectorLoops = 0;
+  m.func(
+    [I32, I32, I32],
+    [],
+    (c) => {
+      const printer = new Printer(p, defs, layout, c, math, host, shard, vectorized);
+      printer.run();
+      innerVectorLoops = printer.innerVectorLoops;
+    },
+    "run",
+  );
+  m.func([I32], [I32], (c) => new Printer(p, defs, layout, c, math, host, shard, false, false).units(), "units");
   return {
     bytes: m.encode(),
     layout,
     sharded: shard !== null,
     vectorized,
     workPerUnit: shard ? work(shard.loop.body, defs) : 1,
+    innerVectorLoops,
   };
 }
 
@@ -430,6 +443,8 @@ class Printer {
   private readonly inMax: number[] = [];
   private readonly outPtr: number[] = [];
   private readonly args = 0;
+  /** Inner loops printed with four-lane versions. */
+  innerVectorLoops = 0;
   private readonly begin = 1;
   private readonly end = 2;
 
@@ -442,6 +457,7 @@ class Printer {
     private readonly host: Host,
     private readonly shard: Shard | null,
     private readonly vector: boolean,
+    private readonly vectorInnerOn = true,
   ) {
     this.slot = new Array(p.values).fill(-1);
     this.localSlot = p.locals.map((t) => c.local(wasmType(t)));
@@ -521,7 +537,21 @@ class Printer {
           break;
         case "loop":
           if (top && this.shard !== null && s === this.shard.loop) this.shardLoop(s);
-          else
+          else if (this.vectorInner(s)) {
+            // A straight-line inner loop: four lanes through the check-free paths when its
+            // addresses allow (decided at run time), the scalar loop for the rest.
+            const lo = c.local(I32);
+            const hi = c.local(I32);
+            c.get(this.val(s.from)).set(lo).get(this.val(s.to)).set(hi);
+            this.vectorLoops(s, { loop: s, counter: null }, lo, hi, false);
+            this.innerVectorLoops++;
+            this.loop(
+              s.var,
+              () => c.get(lo),
+              () => c.get(hi),
+              s.body,
+            );
+          } else
             this.loop(
               s.var,
               () => c.get(this.val(s.from)),
@@ -587,14 +617,7 @@ class Printer {
       // Four iterations at a time while they fit, then the scalar body for the rest. When
       // every address is base + loop variable (and loads stay in range), a fast version
       // without per-access checks runs instead (decided once, before the loop).
-      const fast = this.affineBases(s, lo, hi);
-      if (fast !== null) {
-        c.get(fast.ok).op(Op.if).byte(0x40);
-        new VectorBody(this, this.c, s, shard, this.defs, this.math, this.host, fast.bases).emit(lo, hi);
-        c.op(Op.else);
-      }
-      new VectorBody(this, this.c, s, shard, this.defs, this.math, this.host).emit(lo, hi);
-      if (fast !== null) c.op(Op.end);
+      this.vectorLoops(s, shard, lo, hi, true);
     }
     this.loop(
       s.var,
@@ -606,18 +629,51 @@ class Printer {
   }
 
   /**
-   * For the shard loop's loads and stores: each address as base + coef * var with base and
-   * coef computed before the loop. Returns the base locals and a flag local that holds when
-   * every coef is 1 and every load's range [base + lo, base + hi - 1] is inside its buffer;
-   * null when some address is not of that form.
+   * The four-lane loops of loop `s` over [lo, hi) (they advance lo; the scalar loop does
+   * the rest): when every address is affine in the loop variable (`affineBases`), a
+   * contiguous version (every coefficient 1) and a strided one (any coefficient >= 0), both
+   * without per-access checks, chosen once before the loop; otherwise (and, with
+   * `general`, when neither applies) the version that checks each access.
    */
-  private affineBases(s: Loop, lo: number, hi: number): { bases: Map<number, number>; ok: number } | null {
+  private vectorLoops(s: Loop, shard: Shard, lo: number, hi: number, general: boolean): void {
+    const c = this.c;
+    const fast = this.affineBases(s, shard.counter, lo, hi);
+    const body = (f: ReadonlyMap<number, FastAccess> | null): void =>
+      new VectorBody(this, c, s, shard, this.defs, this.math, this.host, f).emit(lo, hi);
+    if (fast === null) {
+      if (general) body(null);
+      return;
+    }
+    const contiguous = new Map([...fast.access].map(([at, a]) => [at, { base: a.base, coef: null }]));
+    c.get(fast.okOne).op(Op.if).byte(0x40);
+    body(contiguous);
+    c.op(Op.else).get(fast.okStrided).op(Op.if).byte(0x40);
+    body(fast.access);
+    if (general) {
+      c.op(Op.else);
+      body(null);
+    }
+    c.op(Op.end).op(Op.end);
+  }
+
+  /**
+   * For a loop's loads and stores: each address as base + coef * var with base and coef
+   * computed before the loop (locals). `okOne`: every coef is 1 and every load's range
+   * [base + lo, base + hi - 1] is inside its buffer; `okStrided`: every coef >= 0 and every
+   * load's range [base + lo·coef, base + (hi-1)·coef] inside (ranges computed in float64,
+   * so no int32 overflow can pass them). Null when some address is not of that form.
+   */
+  private affineBases(
+    s: Loop,
+    counter: Shard["counter"],
+    lo: number,
+    hi: number,
+  ): { access: Map<number, FastAccess>; okOne: number; okStrided: number } | null {
     type Aff = { base: () => void; coef: () => void } | null;
     const c = this.c;
     const inLoop = new Set<number>([s.var]);
     for (const st of s.body) if (st.k === "let") inLoop.add(st.id);
     const memo = new Map<number, Aff>();
-    const counter = this.shard!.counter;
     const counter0 = c.local(I32);
     if (counter !== null) {
       // The counter's value at iteration var is counter0 + (var - lo) * step.
@@ -660,32 +716,50 @@ class Printer {
       else if (st.k === "let" && st.e.k === "load") accesses.push({ at: st.e.at, input: st.e.buf });
     }
     if (accesses.some((a) => aff(a.at) === null)) return null;
-    const bases = new Map<number, number>();
-    const ok = c.local(I32);
-    c.i32(1).set(ok);
+    const access = new Map<number, FastAccess>();
+    const okOne = c.local(I32);
+    const okStrided = c.local(I32);
+    c.i32(1).set(okOne).i32(1).set(okStrided);
+    const f64 = (local: number): void => void c.get(local).op(Op.f64_convert_i32_s);
     for (const { at, input } of accesses) {
       const a = aff(at)!;
-      let b = bases.get(at);
-      if (b === undefined) {
-        b = c.local(I32);
+      let acc = access.get(at);
+      if (acc === undefined) {
+        const base = c.local(I32);
+        const coef = c.local(I32);
         a.base();
-        c.set(b);
-        bases.set(at, b);
+        c.set(base);
+        a.coef();
+        c.set(coef);
+        acc = { base, coef };
+        access.set(at, acc);
       }
-      // ok &= coef == 1
-      c.get(ok);
-      a.coef();
-      c.i32(1).op(Op.i32_eq).op(Op.i32_and).set(ok);
-      if (input !== null) {
-        // ok &= base + lo >= 0 && base + hi - 1 <= max (or the range is empty)
-        c.get(ok).get(b).get(lo).op(Op.i32_add).i32(0).op(Op.i32_ge_s);
-        c.get(b).get(hi).op(Op.i32_add).i32(1).op(Op.i32_sub).get(this.inMax[input]!).op(Op.i32_le_s);
-        c.op(Op.i32_and);
+      const { base, coef } = acc;
+      const coefLocal = coef!;
+      c.get(okOne).get(coefLocal).i32(1).op(Op.i32_eq).op(Op.i32_and).set(okOne);
+      c.get(okStrided).get(coefLocal).i32(0).op(Op.i32_ge_s).op(Op.i32_and).set(okStrided);
+      if (input === null) continue;
+      const max = this.inMax[input]!;
+      // [base + lo·k, base + (hi-1)·k] inside [0, max], or an empty range (lo >= hi).
+      const inRange = (k: () => void): void => {
+        (f64(base), f64(lo), k(), c.op(Op.f64_mul).op(Op.f64_add).f64c(0).op(Op.f64_ge));
+        (f64(base), f64(hi), c.f64c(1).op(Op.f64_sub), k(), c.op(Op.f64_mul).op(Op.f64_add));
+        (f64(max), c.op(Op.f64_le).op(Op.i32_and));
         c.get(lo).get(hi).op(Op.i32_ge_s).op(Op.i32_or);
-        c.op(Op.i32_and).set(ok);
-      }
+      };
+      (c.get(okOne), inRange(() => void c.f64c(1)), c.op(Op.i32_and).set(okOne));
+      (c.get(okStrided), inRange(() => f64(coefLocal)), c.op(Op.i32_and).set(okStrided));
     }
-    return { bases, ok };
+    return { access, okOne, okStrided };
+  }
+
+  /** Whether an inner loop (not the shard loop) gets four-lane versions: straight-line, not a short literal count. */
+  private vectorInner(s: Loop): boolean {
+    if (!this.vectorInnerOn) return false;
+    const from = this.defs[s.from]?.e;
+    const to = this.defs[s.to]?.e;
+    if (from?.k === "lit" && to?.k === "lit" && to.v - from.v < 8) return false;
+    return vectorizable(this.p, { loop: s, counter: null }, this.defs);
   }
 
   // ---- scalar statements
@@ -1115,6 +1189,12 @@ class Printer {
 
 // ---------------------------------------------------------------- the four-lane body
 
+/** A check-free access: element offset base + coef·var (coef null: 1, contiguous lanes). */
+interface FastAccess {
+  readonly base: number;
+  readonly coef: number | null;
+}
+
 /**
  * The shard loop's straight-line body on four consecutive iterations: every value a
  * v128 (float32 lanes, or int32 lanes for int32, uint32, bool and index values).
@@ -1135,7 +1215,7 @@ class VectorBody {
      * base + loop variable and every load stays inside its buffer (checked before the loop):
      * plain vector loads and stores, no per-access checks.
      */
-    private readonly fast: ReadonlyMap<number, number> | null = null,
+    private readonly fast: ReadonlyMap<number, FastAccess> | null = null,
   ) {}
 
   /** Values defined inside the loop get vector locals; outer ones are splatted when read. */
@@ -1204,12 +1284,26 @@ class VectorBody {
     const c = this.c;
     const d = this.scalarOutputType(buf);
     const ptr = this.scalar.outputPtr(buf);
-    const base = this.fast?.get(at);
-    if (base !== undefined && d !== "bool") {
-      c.get(ptr).get(base).get(this.scalar.scalarSlot(this.loop.var)).op(Op.i32_add).i32(2).op(Op.i32_shl);
-      c.op(Op.i32_add);
-      this.vec(value);
-      c.simd(Simd.v128_store).memarg(0, 0);
+    const fa = this.fast?.get(at);
+    if (fa !== undefined && d !== "bool") {
+      if (fa.coef === null) {
+        this.fastAddress(ptr, fa);
+        this.vec(value);
+        c.simd(Simd.v128_store).memarg(0, 0);
+        return;
+      }
+      // Strided: lane j at address a0 + j·coef·4.
+      const a0 = c.local(I32);
+      const step = c.local(I32);
+      this.fastAddress(ptr, fa);
+      c.set(a0).get(fa.coef).i32(2).op(Op.i32_shl).set(step);
+      for (let j = 0; j < 4; j++) {
+        c.get(a0);
+        if (j > 0) c.get(step).i32(j).op(Op.i32_mul).op(Op.i32_add);
+        this.vec(value);
+        if (d === "float32") c.lane(Simd.f32x4_extract_lane, j).op(Op.f32_store).memarg(2, 0);
+        else c.lane(Simd.i32x4_extract_lane, j).op(Op.i32_store).memarg(2, 0);
+      }
       return;
     }
     const addr = c.local(V128);
@@ -1237,6 +1331,14 @@ class VectorBody {
       else c.lane(Simd.i32x4_extract_lane, j).op(Op.i32_store).memarg(2, 0);
     }
     c.op(Op.end);
+  }
+
+  /** Pushes ptr + (base + coef·var)·4 for a check-free access (coef null: 1). */
+  private fastAddress(ptr: number, fa: FastAccess): void {
+    const c = this.c;
+    c.get(ptr).get(fa.base).get(this.scalar.scalarSlot(this.loop.var));
+    if (fa.coef !== null) c.get(fa.coef).op(Op.i32_mul);
+    c.op(Op.i32_add).i32(2).op(Op.i32_shl).op(Op.i32_add);
   }
 
   private outputs: readonly DType[] | undefined;
@@ -1271,10 +1373,30 @@ class VectorBody {
       case "load": {
         const d = this.inputType(e.buf);
         const ptr = this.scalar.inputPtr(e.buf);
-        const base = this.fast?.get(e.at);
-        if (base !== undefined && d !== "bool") {
-          c.get(ptr).get(base).get(this.scalar.scalarSlot(this.loop.var)).op(Op.i32_add).i32(2).op(Op.i32_shl);
-          c.op(Op.i32_add).simd(Simd.v128_load).memarg(0, 0);
+        const fa = this.fast?.get(e.at);
+        if (fa !== undefined && d !== "bool") {
+          if (fa.coef === null) {
+            this.fastAddress(ptr, fa);
+            c.simd(Simd.v128_load).memarg(0, 0);
+            return;
+          }
+          // Strided: lane j from address a0 + j·coef·4.
+          const a0 = c.local(I32);
+          const step = c.local(I32);
+          const r = c.local(V128);
+          this.fastAddress(ptr, fa);
+          c.set(a0).get(fa.coef).i32(2).op(Op.i32_shl).set(step);
+          const ld = (): void =>
+            void (d === "float32" ? c.op(Op.f32_load).memarg(2, 0) : c.op(Op.i32_load).memarg(2, 0));
+          c.get(a0);
+          ld();
+          c.simd(d === "float32" ? Simd.f32x4_splat : Simd.i32x4_splat).set(r);
+          for (let j = 1; j < 4; j++) {
+            c.get(r).get(a0).get(step).i32(j).op(Op.i32_mul).op(Op.i32_add);
+            ld();
+            c.lane(d === "float32" ? Simd.f32x4_replace_lane : Simd.i32x4_replace_lane, j).set(r);
+          }
+          c.get(r);
           return;
         }
         const addr = c.local(V128);

@@ -43,6 +43,8 @@ export interface WasmCompiled extends CompiledKernel {
   readonly sharded: boolean;
   readonly vectorized: boolean;
   readonly workPerUnit: number;
+  /** Inner loops printed with four-lane versions too. */
+  readonly innerVectorLoops: number;
   readonly bytes: Uint8Array;
   /** The kernel's id in the worker pool (0: not loaded there). */
   poolId: number;
@@ -175,6 +177,7 @@ export class WasmBackend implements Backend {
       sharded: printed.sharded,
       vectorized: printed.vectorized,
       workPerUnit: printed.workPerUnit,
+      innerVectorLoops: printed.innerVectorLoops,
       bytes: printed.bytes,
       poolId: 0,
       consts: kernelConsts(kernel),
