@@ -170,7 +170,7 @@ export class WasmBackend implements Backend {
     const ex = inst.exports as { run: WasmCompiled["run"]; units: WasmCompiled["units"] };
     const compiled: WasmCompiled = {
       kernel,
-      source: `// WebAssembly kernel: ${printed.bytes.length} bytes${printed.vectorized ? ", SIMD outer loop" : ""}${printed.sharded ? ", sharded over threads" : ""}; its loop form, spelled as JS:\n${loopToJS(program).source}`,
+      source: `// WebAssembly kernel: ${printed.bytes.length} bytes${printed.vectorized ? ", SIMD outer loop" : ""}${printed.sharded ? ", sharded over threads" : ""}${printed.innerVectorLoops > 0 ? `, ${printed.innerVectorLoops} inner loop(s) in SIMD` : ""}; its loop form, spelled as JS:\n${loopToJS(program).source}`,
       run: ex.run,
       units: ex.units,
       layout: printed.layout,
