@@ -13,9 +13,10 @@
  */
 import { isFloat, type DType } from "../ir/dtype.js";
 import { EXACT_ON_F32 } from "../ir/elementwise.js";
+import { UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KUnaryOp, Kernel } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
-import { walkStmts, type LExpr, type LStmt, type LType, type LoopProgram } from "./loop.js";
+import { operands, walkStmts, type LExpr, type LStmt, type LType, type LoopProgram } from "./loop.js";
 import { lowerKernel } from "./lower-loops.js";
 
 /** Integer results wrap like the typed array they are stored in. */
@@ -150,19 +151,17 @@ type Let = Extract<LStmt, { k: "let" }>;
  * reads may. Found as the largest set closed under these rules.
  */
 function roundingFree(p: LoopProgram, defs: readonly (Let | undefined)[]): Set<number> {
-  const uses: { kind: "store"; d: DType }[][] = [];
   type Use =
     { kind: "store"; d: DType } | { kind: "value"; id: number } | { kind: "local"; l: number } | { kind: "other" };
   const u: Use[][] = Array.from({ length: p.values }, () => []);
   const gets: number[][] = p.locals.map(() => []);
-  void uses;
   walkStmts(p.body, (s) => {
     switch (s.k) {
       case "let": {
         const e = s.e;
         if (e.k === "get") gets[e.local]!.push(s.id);
         const monotone = e.k === "binary" && (e.op === "maximum" || e.op === "minimum") && s.type === "float32";
-        for (const o of operandsOf(e)) u[o]!.push(monotone ? { kind: "value", id: s.id } : { kind: "other" });
+        for (const o of operands(e)) u[o]!.push(monotone ? { kind: "value", id: s.id } : { kind: "other" });
         break;
       }
       case "set":
@@ -206,24 +205,6 @@ function roundingFree(p: LoopProgram, defs: readonly (Let | undefined)[]): Set<n
     }
   }
   return free;
-}
-
-function operandsOf(e: LExpr): number[] {
-  switch (e.k) {
-    case "load":
-      return [e.at];
-    case "unary":
-    case "cast":
-      return [e.x];
-    case "where":
-      return [e.c, e.a, e.b];
-    case "binary":
-    case "idx":
-    case "icmp":
-      return [e.a, e.b];
-    default:
-      return [];
-  }
 }
 
 const IDX_JS: { readonly [K in Extract<LExpr, { k: "idx" }>["op"]]: (a: string, b: string) => string } = {
@@ -306,6 +287,8 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
         return IDX_JS[e.op](n(e.a), n(e.b));
       case "icmp":
         return `(${n(e.a)} ${ICMP_JS[e.op]} ${n(e.b)} ? 1 : 0)`;
+      default:
+        throw new UnsupportedOpError(`codegen js: ${e.k} belongs to workgroup programs`);
     }
   };
 
@@ -321,8 +304,8 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
           // A bare name or literal needs no binding (never a local's read: the local may change).
           if (s.e.k !== "get" && /^-?[\w.]+$/.test(code)) name[s.id] = code;
           else {
-            name[s.id] = `v${s.id}`;
-            L.line(`const v${s.id} = ${code};`);
+            name[s.id] = `t${s.id}`;
+            L.line(`const t${s.id} = ${code};`);
           }
           break;
         }
@@ -333,7 +316,7 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
           L.line(`out${s.buf}[${name[s.at]}] = ${name[s.value]};`);
           break;
         case "loop": {
-          const v = `v${s.var}`;
+          const v = `t${s.var}`;
           name[s.var] = v;
           L.open(`for (let ${v} = ${name[s.from]}; ${v} < ${name[s.to]}; ${v}++) {`);
           block(s.body);
@@ -349,6 +332,12 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
           }
           L.close();
           break;
+        case "break":
+        case "return":
+          L.line(`${s.k};`);
+          break;
+        default:
+          throw new UnsupportedOpError(`codegen js: ${s.k} belongs to workgroup programs`);
       }
     }
   };

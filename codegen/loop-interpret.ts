@@ -95,13 +95,14 @@ export function runLoop(
             return Math.max(a, b);
         }
       }
-      // falls through (unreachable)
       case "icmp": {
         const a = val[e.a]!;
         const b = val[e.b]!;
         const r = { lt: a < b, le: a <= b, gt: a > b, ge: a >= b, eq: a === b, ne: a !== b }[e.op];
         return r ? 1 : 0;
       }
+      default:
+        throw new IRError(`loop form: the interpreter runs sequential programs, not ${e.k}`);
     }
   };
   const block = (stmts: readonly LStmt[]): void => {
@@ -129,6 +130,8 @@ export function runLoop(
         case "if":
           block(val[s.cond] !== 0 ? s.then : s.else);
           break;
+        default:
+          throw new IRError(`loop form: the interpreter runs sequential programs, not ${s.k}`);
       }
     }
   };

@@ -59,6 +59,24 @@
  *   inside `body` only.
  * - `if`: `cond` (bool) chooses `then` or `else`.
  *
+ * ## Workgroup programs (WGSL)
+ *
+ * A program with `workgroupSize` runs once per invocation of a grid of workgroups
+ * (the GPU target, `lowerKernel(k, WORKGROUP_TARGET)`), not once per launch. These
+ * kinds appear only there; a printer for a sequential target never sees them:
+ *
+ * - `param` (index): uniform launch parameter slot `i` (`name` says what it is, e.g.
+ *   `count`, `chunks`; a printer may use it as the value's name). `size`, `stride`
+ *   and `const` then read the slots after `count`: slot 1 + i, 1 + `sizes` + i, and
+ *   1 + `sizes` + `strides` + slot; `params` is the number of slots in all.
+ * - `builtin` (index): `workgroup`, the linear index of the invocation's workgroup;
+ *   `lane`, its index inside the workgroup (0 .. `workgroupSize` - 1).
+ * - `bits`: `x` reinterpreted as the value's dtype (same 32 bits).
+ * - `sload` / `sstore`: element `at` of workgroup-shared array `buf` (`shared`).
+ * - `barrier`: every invocation of the workgroup waits (uniform control flow only).
+ * - `break`: leaves the innermost loop. `return`: ends the invocation.
+ * - a `loop` may have a `step` (a value id): var += step instead of 1.
+ *
  * ## Program
  *
  * `inputs`/`outputs` are the buffers' dtypes (read-only / write-only, contiguous
@@ -92,7 +110,12 @@ export type LExpr =
   | { readonly k: "where"; readonly c: number; readonly a: number; readonly b: number }
   | { readonly k: "cast"; readonly x: number }
   | { readonly k: "idx"; readonly op: IndexOp; readonly a: number; readonly b: number }
-  | { readonly k: "icmp"; readonly op: IndexCmp; readonly a: number; readonly b: number };
+  | { readonly k: "icmp"; readonly op: IndexCmp; readonly a: number; readonly b: number }
+  // ---- workgroup programs only ----
+  | { readonly k: "param"; readonly i: number; readonly name: string }
+  | { readonly k: "builtin"; readonly name: "workgroup" | "lane" }
+  | { readonly k: "bits"; readonly x: number }
+  | { readonly k: "sload"; readonly buf: number; readonly at: number };
 
 /** A statement of the loop form. See the module comment for each kind. */
 export type LStmt =
@@ -105,8 +128,15 @@ export type LStmt =
       readonly from: number;
       readonly to: number;
       readonly body: readonly LStmt[];
+      /** Workgroup programs only: the increment (a value id); 1 when absent. */
+      readonly step?: number;
     }
-  | { readonly k: "if"; readonly cond: number; readonly then: readonly LStmt[]; readonly else: readonly LStmt[] };
+  | { readonly k: "if"; readonly cond: number; readonly then: readonly LStmt[]; readonly else: readonly LStmt[] }
+  // ---- workgroup programs only ----
+  | { readonly k: "sstore"; readonly buf: number; readonly at: number; readonly value: number }
+  | { readonly k: "barrier" }
+  | { readonly k: "break" }
+  | { readonly k: "return" };
 
 /** One kernel in the loop form (see the module comment). */
 export interface LoopProgram {
@@ -127,6 +157,12 @@ export interface LoopProgram {
   /** float32 intermediates may be kept at higher precision (see the module comment). */
   readonly relaxedFloat32: boolean;
   readonly body: readonly LStmt[];
+  /** Workgroup programs only: invocations per workgroup (absent: a sequential program). */
+  readonly workgroupSize?: number;
+  /** Workgroup programs only: uniform parameter slots (see `param`). */
+  readonly params?: number;
+  /** Workgroup programs only: the workgroup-shared arrays. */
+  readonly shared?: readonly { readonly dtype: DType; readonly length: number }[];
 }
 
 /** Calls `f` on every statement, outer before inner, in program order. */
@@ -149,11 +185,15 @@ export function operands(e: LExpr): number[] {
     case "const":
     case "lit":
     case "get":
+    case "param":
+    case "builtin":
       return [];
     case "load":
+    case "sload":
       return [e.at];
     case "unary":
     case "cast":
+    case "bits":
       return [e.x];
     case "where":
       return [e.c, e.a, e.b];
@@ -252,8 +292,34 @@ export function verifyLoop(p: LoopProgram): LoopProgram {
         expect(e.b, "index", what);
         if (t !== "bool") fail(`${what} must be bool, not ${t}`);
         return;
+      case "param":
+        workgroup(what);
+        inRange(e.i, p.params ?? 0, `${what}: parameter slot`);
+        if (t !== "index") fail(`${what} must be index, not ${t}`);
+        return;
+      case "builtin":
+        workgroup(what);
+        if (t !== "index") fail(`${what} must be index, not ${t}`);
+        return;
+      case "bits": {
+        const x = typeOf(e.x, what);
+        if (x === "bool" || x === "float64" || t === "bool" || t === "float64" || t === "index")
+          fail(`${what}: bits reinterprets 32-bit numbers, not ${x} as ${t}`);
+        return;
+      }
+      case "sload":
+        workgroup(what);
+        inRange(e.buf, p.shared?.length ?? 0, `${what}: shared array`);
+        expect(e.at, "index", `${what} offset`);
+        if (t !== p.shared![e.buf]!.dtype)
+          fail(`${what} is ${t}, but shared array ${e.buf} holds ${p.shared![e.buf]!.dtype}`);
+        return;
     }
   };
+  const workgroup = (what: string): void => {
+    if (p.workgroupSize === undefined) fail(`${what} appears in a sequential program (no workgroupSize)`);
+  };
+  let loops = 0;
   const block = (stmts: readonly LStmt[]): void => {
     const local: number[] = [];
     for (const s of stmts) {
@@ -275,9 +341,28 @@ export function verifyLoop(p: LoopProgram): LoopProgram {
         case "loop":
           expect(s.from, "index", "loop start");
           expect(s.to, "index", "loop end");
+          if (s.step !== undefined) {
+            workgroup("a loop step");
+            expect(s.step, "index", "loop step");
+          }
           define(s.var, "index", `loop variable v${s.var}`);
+          loops++;
           block(s.body);
+          loops--;
           visible.delete(s.var);
+          break;
+        case "sstore":
+          workgroup("sstore");
+          inRange(s.buf, p.shared?.length ?? 0, "sstore: shared array");
+          expect(s.at, "index", `sstore to shared array ${s.buf}: offset`);
+          expect(s.value, p.shared![s.buf]!.dtype, `sstore to shared array ${s.buf}`);
+          break;
+        case "barrier":
+        case "return":
+          workgroup(s.k);
+          break;
+        case "break":
+          if (loops === 0) fail("break outside a loop");
           break;
         case "if":
           expect(s.cond, "bool", "if condition");

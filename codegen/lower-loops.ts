@@ -11,413 +11,28 @@
  * loop-invariant code sits outside the loops and a value shared by several points
  * or outputs (a determinant used by every entry of an inverse) is computed once.
  *
- * Reductions are defined once here (`REDUCE_RULES`): start value, step, final
- * value. A sum (and a mean's sum) starts at -0, the exact additive identity
- * (-0 + x = x for every x, where +0 + -0 is +0), so a sum of -0s is -0 as in
- * NumPy; an empty sum is +0. With float64 accumulation (targets that have float64)
- * float32 sums, means and products accumulate in float64 and round once when
- * stored. argmin/argmax keep the first position on ties, and the first NaN wins
- * and then sticks (as min/max propagate NaN). A mean divides once, by the whole count.
+ * The reductions' rules (start value, step, final value, the float64 accumulation of
+ * sums, the signed-zero and empty rules, argmin/argmax ties and NaN) are defined
+ * once, in codegen/reductions.ts; the workgroup target (codegen/lower-workgroup.ts)
+ * uses the same rules and expression lowering.
  */
 import type { DType } from "../ir/dtype.js";
-import { isFloat } from "../ir/dtype.js";
 import { UnsupportedOpError } from "../ir/errors.js";
-import type { Accumulation } from "../ir/interpret.js";
-import {
-  constSlots,
-  contiguousStrides,
-  ix,
-  numel,
-  type IndexExpr,
-  type KExpr,
-  type KReduceOp,
-  type Kernel,
-} from "../ir/kernel.js";
-import {
-  operands,
-  verifyLoop,
-  type IndexCmp,
-  type IndexOp,
-  type LExpr,
-  type LStmt,
-  type LType,
-  type LoopProgram,
-} from "./loop.js";
+import { constSlots, contiguousStrides, ix, numel, type IndexExpr, type KExpr, type Kernel } from "../ir/kernel.js";
+import type { LoopProgram } from "./loop.js";
+import { LoopBuilder } from "./loop-builder.js";
+import { accumulate, combine, finishAccumulator, startAccumulator, type LoopTarget } from "./reductions.js";
 
-/** What a target offers the lowering. */
-export interface LoopTarget {
-  /** How float32 sums, means and products accumulate: in float64 (JS, WASM) or float32 (WGSL, which has no float64). */
-  readonly accumulation: Accumulation;
-}
+export { LoopBuilder } from "./loop-builder.js";
+export * from "./reductions.js";
 
 /** The sequential CPU target: float64 accumulation. */
 export const SEQUENTIAL_TARGET: LoopTarget = { accumulation: "float64" };
 
-interface Block {
-  readonly stmts: LStmt[];
-  readonly memo: Map<string, number>;
-}
-
-/**
- * Builds a loop program: values are hash-consed per block and placed in the
- * outermost open block where all their operands are visible.
- */
-export class LoopBuilder {
-  private readonly types: LType[] = [];
-  private readonly depth: number[] = [];
-  readonly locals: LType[] = [];
-  private readonly stack: Block[] = [{ stmts: [], memo: new Map() }];
-  private readonly pending: ({ k: "loop"; var: number; from: number; to: number } | { k: "if"; cond: number })[] = [];
-  private readonly elses: (LStmt[] | null)[] = [];
-
-  typeOf(id: number): LType {
-    return this.types[id]!;
-  }
-
-  /** Defines (or finds) the value `e` of type `type`. `get` reads are never shared or moved. */
-  let(type: LType, e: LExpr): number {
-    const cur = this.stack.length - 1;
-    let at = 0;
-    if (e.k === "get") at = cur;
-    for (const o of operands(e)) at = Math.max(at, this.depth[o]!);
-    // JSON spells -0 as 0 and NaN, ±Infinity as null: a literal's key spells its value exactly.
-    const key =
-      e.k === "get"
-        ? ""
-        : e.k === "lit"
-          ? `${type}|lit|${Object.is(e.v, -0) ? "-0" : String(e.v)}`
-          : `${type}|${JSON.stringify(e)}`;
-    if (key !== "") {
-      const hit = this.stack[at]!.memo.get(key);
-      if (hit !== undefined) return hit;
-    }
-    const id = this.types.length;
-    this.types.push(type);
-    this.depth.push(at);
-    this.stack[at]!.stmts.push({ k: "let", id, type, e });
-    if (e.k === "lit") this.lits.set(id, e.v);
-    if (key !== "") this.stack[at]!.memo.set(key, id);
-    return id;
-  }
-
-  lit(v: number, type: LType): number {
-    return this.let(type, { k: "lit", v });
-  }
-  index(v: number): number {
-    return this.lit(v, "index");
-  }
-
-  /** `x` as type `to` (no cast when it already is). */
-  cast(x: number, to: LType): number {
-    if (this.typeOf(x) === to) return x;
-    // A literal converts at build time when exact (index literals to dtypes, small ints).
-    return this.let(to, { k: "cast", x });
-  }
-
-  /** Index arithmetic, folding literals and identities. */
-  idx(op: IndexOp, a: number, b: number): number {
-    const av = this.litValue(a);
-    const bv = this.litValue(b);
-    if (av !== undefined && bv !== undefined) {
-      const v =
-        op === "add"
-          ? av + bv
-          : op === "sub"
-            ? av - bv
-            : op === "mul"
-              ? av * bv
-              : op === "div"
-                ? Math.floor(av / bv)
-                : op === "mod"
-                  ? av % bv
-                  : op === "min"
-                    ? Math.min(av, bv)
-                    : Math.max(av, bv);
-      return this.index(v);
-    }
-    if (op === "add" && av === 0) return b;
-    if ((op === "add" || op === "sub") && bv === 0) return a;
-    if (op === "mul" && (av === 0 || bv === 0)) return this.index(0);
-    if (op === "mul" && av === 1) return b;
-    if ((op === "mul" || op === "div") && bv === 1) return a;
-    if (op === "mod" && bv === 1) return this.index(0);
-    return this.let("index", { k: "idx", op, a, b });
-  }
-
-  icmp(op: IndexCmp, a: number, b: number): number {
-    return this.let("bool", { k: "icmp", op, a, b });
-  }
-
-  /** The number a literal value holds (undefined for other values). */
-  litValue(id: number): number | undefined {
-    return this.lits.get(id);
-  }
-
-  private readonly lits = new Map<number, number>();
-
-  local(type: LType): number {
-    this.locals.push(type);
-    return this.locals.length - 1;
-  }
-  get(local: number): number {
-    return this.let(this.locals[local]!, { k: "get", local });
-  }
-  set(local: number, value: number): void {
-    this.top().push({ k: "set", local, value });
-  }
-  store(buf: number, at: number, value: number): void {
-    this.top().push({ k: "store", buf, at, value });
-  }
-
-  /** Opens `for (v = from; v < to; v++)` and returns v. Close with `end()`. */
-  loop(from: number, to: number): number {
-    const v = this.types.length;
-    this.types.push("index");
-    this.pending.push({ k: "loop", var: v, from, to });
-    this.elses.push(null);
-    this.stack.push({ stmts: [], memo: new Map() });
-    this.depth.push(this.stack.length - 1);
-    return v;
-  }
-
-  /** Opens `if (cond)`; `otherwise()` switches to its else branch; close with `end()`. */
-  when(cond: number): void {
-    this.pending.push({ k: "if", cond });
-    this.elses.push(null);
-    this.stack.push({ stmts: [], memo: new Map() });
-  }
-
-  otherwise(): void {
-    const then = this.stack.pop()!;
-    this.elses[this.elses.length - 1] = then.stmts;
-    this.stack.push({ stmts: [], memo: new Map() });
-  }
-
-  end(): void {
-    const b = this.stack.pop()!;
-    const p = this.pending.pop()!;
-    const thenStmts = this.elses.pop();
-    if (p.k === "loop") this.top().push({ ...p, body: b.stmts });
-    else if (thenStmts === null || thenStmts === undefined)
-      this.top().push({ k: "if", cond: p.cond, then: b.stmts, else: [] });
-    else this.top().push({ k: "if", cond: p.cond, then: thenStmts, else: b.stmts });
-  }
-
-  private top(): LStmt[] {
-    return this.stack[this.stack.length - 1]!.stmts;
-  }
-
-  finish(k: Kernel, sizes: number, strides: number): LoopProgram {
-    if (this.stack.length !== 1) throw new Error("loop builder: unclosed block");
-    const consts: DType[] = [];
-    for (const e of k.exprs) if (e.k === "const") consts.push(e.dtype);
-    return verifyLoop({
-      inputs: k.inputs.map((i) => i.dtype),
-      outputs: k.outputs.map((o) => o.dtype),
-      sizes,
-      strides,
-      consts,
-      locals: [...this.locals],
-      values: this.types.length,
-      relaxedFloat32: k.relaxedFloat32 === true,
-      body: this.stack[0]!.stmts,
-    });
-  }
-}
-
-// ---- reductions: defined once ----
-
-/** The dtype a reduction accumulates in, given the reduced values' and the output's dtypes. */
-export function accType(op: KReduceOp, valueType: DType, outType: DType, t: LoopTarget): DType {
-  switch (op) {
-    case "all":
-    case "any":
-      return "bool";
-    case "argmin":
-    case "argmax":
-      // The best value so far, compared in the values' dtype (bool as uint32).
-      return valueType === "bool" ? "uint32" : valueType;
-    case "min":
-    case "max":
-      return valueType;
-    case "sum":
-    case "mean":
-    case "prod":
-      // float64 accumulation: every sum and mean, and float products (integer products wrap in int32).
-      if (t.accumulation === "float64" && (op !== "prod" || isFloat(outType))) return "float64";
-      return outType;
-  }
-}
-
-/**
- * One reduction's accumulator(s): `acc` holds the running value (argmin/argmax: the best
- * value), `arg` the best position (argmin/argmax only, int32).
- */
-export interface Accumulator {
-  readonly op: KReduceOp;
-  readonly acc: number;
-  readonly arg: number;
-  readonly type: DType;
-}
-
-/**
- * Declares and starts an accumulator. `empty` gives a bool value telling whether the
- * reduction has no element, or null when it is known not to be empty (`true` literal
- * when known empty): an empty sum starts at +0, a non-empty one at -0.
- */
-export function startAccumulator(
-  b: LoopBuilder,
-  op: KReduceOp,
-  valueType: DType,
-  outType: DType,
-  t: LoopTarget,
-  empty: (() => number) | "never" | "always",
-): Accumulator {
-  const type = accType(op, valueType, outType, t);
-  const acc = b.local(type);
-  const arg = op === "argmin" || op === "argmax" ? b.local("int32") : -1;
-  let init: number;
-  switch (op) {
-    case "sum":
-      init =
-        empty === "never"
-          ? b.lit(-0, type)
-          : empty === "always"
-            ? b.lit(0, type)
-            : b.let(type, { k: "where", c: empty(), a: b.lit(0, type), b: b.lit(-0, type) });
-      break;
-    case "mean":
-      init = b.lit(-0, type);
-      break;
-    case "prod":
-    case "all":
-      init = b.lit(1, type);
-      break;
-    case "any":
-      init = b.lit(0, type);
-      break;
-    case "min":
-    case "argmin":
-      init = b.lit(extreme(type, true), type);
-      break;
-    case "max":
-    case "argmax":
-      init = b.lit(extreme(type, false), type);
-      break;
-  }
-  b.set(acc, init);
-  if (arg >= 0) b.set(arg, b.lit(0, "int32"));
-  return { op, acc, arg, type };
-}
-
-/** The largest (`high`) or smallest value of a dtype: the start values of min and max. */
-function extreme(d: DType, high: boolean): number {
-  switch (d) {
-    case "float32":
-    case "float64":
-      return high ? Infinity : -Infinity;
-    case "int32":
-      return high ? 2147483647 : -2147483648;
-    case "uint32":
-      return high ? 4294967295 : 0;
-    case "bool":
-      return high ? 1 : 0;
-  }
-}
-
-/** Folds value `v` (at position `pos`, an index, for argmin/argmax) into the accumulator. */
-export function accumulate(b: LoopBuilder, a: Accumulator, v: number, pos: number): void {
-  const cur = b.get(a.acc);
-  switch (a.op) {
-    case "sum":
-    case "mean":
-      b.set(a.acc, b.let(a.type, { k: "binary", op: "add", a: cur, b: b.cast(v, a.type) }));
-      return;
-    case "prod":
-      b.set(a.acc, b.let(a.type, { k: "binary", op: "mul", a: cur, b: b.cast(v, a.type) }));
-      return;
-    case "min":
-    case "max":
-      b.set(a.acc, b.let(a.type, { k: "binary", op: a.op === "min" ? "minimum" : "maximum", a: cur, b: v }));
-      return;
-    case "all":
-    case "any":
-      b.set(a.acc, b.let("bool", { k: "binary", op: a.op === "all" ? "and" : "or", a: cur, b: b.cast(v, "bool") }));
-      return;
-    case "argmin":
-    case "argmax": {
-      // Strictly better keeps the first position on ties; a NaN wins once and then sticks.
-      const x = b.cast(v, a.type);
-      let better = b.let("bool", { k: "binary", op: a.op === "argmax" ? "gt" : "lt", a: x, b: cur });
-      if (isFloat(a.type)) {
-        const xNaN = b.let("bool", { k: "unary", op: "isnan", x });
-        const curNum = b.let("bool", { k: "unary", op: "not", x: b.let("bool", { k: "unary", op: "isnan", x: cur }) });
-        better = b.let("bool", {
-          k: "binary",
-          op: "and",
-          a: curNum,
-          b: b.let("bool", { k: "binary", op: "or", a: xNaN, b: better }),
-        });
-      }
-      b.when(better);
-      b.set(a.acc, x);
-      b.set(a.arg, b.cast(pos, "int32"));
-      b.end();
-      return;
-    }
-  }
-}
-
-/** The reduction's result in dtype `out`; `count` (an index) is the number of reduced elements (a mean divides by it). */
-export function finishAccumulator(b: LoopBuilder, a: Accumulator, out: DType, count: () => number): number {
-  if (a.op === "argmin" || a.op === "argmax") return b.cast(b.get(a.arg), out);
-  let v = b.get(a.acc);
-  if (a.op === "mean") v = b.let(a.type, { k: "binary", op: "div", a: v, b: b.cast(count(), a.type) });
-  return b.cast(v, out);
-}
-
-/**
- * A small reduction inlined into an element's expression (`combine`): combines `xs` in
- * order exactly as a reduction would, from its first term (it has at least one).
- */
-function combine(b: LoopBuilder, op: KReduceOp, xs: readonly number[], dtype: DType, t: LoopTarget): number {
-  if (op === "argmin" || op === "argmax") throw new UnsupportedOpError(`loop form: ${op} cannot be inlined`);
-  const bin = (o: "add" | "mul" | "minimum" | "maximum" | "and" | "or", d: DType, terms: number[]): number =>
-    terms.slice(1).reduce((acc, x) => b.let(d, { k: "binary", op: o, a: acc, b: x }), terms[0]!);
-  switch (op) {
-    case "sum":
-    case "mean":
-    case "prod": {
-      const ad = accType(op, dtype, dtype, t);
-      const terms = xs.map((x) => b.cast(x, ad));
-      let v = bin(op === "prod" ? "mul" : "add", ad, terms);
-      if (op === "mean") v = b.let(ad, { k: "binary", op: "div", a: v, b: b.lit(xs.length, ad) });
-      return b.cast(v, dtype);
-    }
-    case "min":
-    case "max":
-      return bin(
-        op === "min" ? "minimum" : "maximum",
-        dtype,
-        xs.map((x) => b.cast(x, dtype)),
-      );
-    case "all":
-    case "any":
-      return b.cast(
-        bin(
-          op === "all" ? "and" : "or",
-          "bool",
-          xs.map((x) => b.cast(x, "bool")),
-        ),
-        dtype,
-      );
-  }
-}
-
 // ---- the element expression ----
 
 /** Where the element expressions of a kernel are lowered: loop variables, pointers, `inside`. */
-interface Scope {
+export interface Scope {
   /** Value of each base axis variable that has a loop. */
   readonly axisVar: ReadonlyMap<number, number>;
   /** Per input: its element offset over the batch dims (an index value), made on demand. */
@@ -460,7 +75,7 @@ function substIndex(e: IndexExpr, point: ReadonlyMap<number, number>): IndexExpr
   }
 }
 
-class ExprLowering {
+export class ExprLowering {
   private readonly slots: readonly number[];
   constructor(
     private readonly b: LoopBuilder,
@@ -532,7 +147,7 @@ class ExprLowering {
         v = b.cast(sub(e.x), e.dtype);
         break;
       case "combine":
-        v = combine(b, e.op, e.xs.map(sub), e.dtype, this.t);
+        v = combine(b, e.op, e.xs.map(sub), e.dtype, this.t, k.relaxedFloat32 === true);
         break;
       case "inside":
         if (s.inside === undefined) throw new UnsupportedOpError(`loop form: %${i}: inside outside a pad kernel`);
@@ -585,7 +200,7 @@ const pointMaps = (axes: readonly number[], shape: readonly number[]): Map<numbe
   points(axes.map((a) => shape[a]!)).map((p) => new Map(axes.map((a, i) => [a, p[i]!])));
 
 /** The batch-stride index of each input's first batch dim. */
-function strideBase(k: Kernel): number[] {
+export function strideBase(k: Kernel): number[] {
   let at = 0;
   return k.inputs.map((inp) => {
     const s = at;
@@ -595,7 +210,7 @@ function strideBase(k: Kernel): number[] {
 }
 
 /** Checks what the lowering relies on; a malformed kernel is an UnsupportedOpError. */
-function checkKernel(k: Kernel): void {
+export function checkKernel(k: Kernel): void {
   const fail = (m: string): never => {
     throw new UnsupportedOpError(`loop form: ${m}`);
   };
@@ -700,21 +315,26 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
   if (red === null && mixed) {
     // Outputs of different small bases (fully unrolled): each over its own points, at its
     // own offset (batch element) × (its base size).
+    const stores: (() => void)[] = [];
     k.outputs.forEach((out, oi) => {
       const shape = out.baseShape ?? k.baseShape;
       points(shape).forEach((p, f) => {
         const pt = new Map(p.map((v, a) => [a, v] as [number, number]));
-        const v = lowering.value(out.value, pt, scope, new Map());
-        b.store(oi, b.idx("add", b.idx("mul", ob, b.index(numel(shape))), b.index(f)), b.cast(v, out.dtype));
+        const v = b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype);
+        stores.push(() => b.store(oi, b.idx("add", b.idx("mul", ob, b.index(numel(shape))), b.index(f)), v));
       });
     });
+    for (const st of stores) st();
   } else if (red === null) {
+    const stores: (() => void)[] = [];
     for (const kp of keptPoints) {
       const memo = new Map<number, number>();
       k.outputs.forEach((out, oi) => {
-        b.store(oi, outOffset(kp), b.cast(lowering.value(out.value, kp, scope, memo), out.dtype));
+        const v = b.cast(lowering.value(out.value, kp, scope, memo), out.dtype);
+        stores.push(() => b.store(oi, outOffset(kp), v));
       });
     }
+    for (const st of stores) st();
   } else {
     const baseCount = numel(redBase.map((a) => k.baseShape[a]!));
     const batchCount = (): number => redBatch.reduce((c, a) => b.idx("mul", c, size(a)), b.index(1));
@@ -732,6 +352,7 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
     for (const a of redBatch) batchVar.set(a, b.loop(b.index(0), size(a)));
     for (const a of redLooped) axisVar.set(a, b.loop(b.index(0), b.index(k.baseShape[a]!)));
     const redPoints = pointMaps(redUnrolled, k.baseShape);
+    const folds: (() => void)[] = [];
     keptPoints.forEach((kp, q) => {
       for (const rp of redPoints) {
         const point = new Map([...kp, ...rp]);
@@ -745,10 +366,11 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
               : rp.has(redBase[0]!)
                 ? b.index(rp.get(redBase[0]!)!)
                 : (axisVar.get(redBase[0]!) ?? b.index(0));
-          accumulate(b, accs[q]![oi]!, v, pos);
+          folds.push(() => accumulate(b, accs[q]![oi]!, v, pos));
         });
       }
     });
+    for (const fold of folds) fold();
     for (const _ of redLooped) b.end();
     for (const _ of redBatch) b.end();
     keptPoints.forEach((kp, q) => {
@@ -825,10 +447,8 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
     const vd = k.exprs[out.value]!.dtype;
     const accs = pts.map(() => startAccumulator(b, op, vd, out.dtype, t, () => b.icmp("eq", n, b.index(0))));
     tVar = b.loop(lo, hi);
-    pts.forEach((pt, q) => {
-      const v = lowering.value(out.value, pt, scope, new Map());
-      accumulate(b, accs[q]!, v, b.idx("sub", tVar, lo));
-    });
+    const vs = pts.map((pt) => lowering.value(out.value, pt, scope, new Map()));
+    vs.forEach((v, q) => accumulate(b, accs[q]!, v, b.idx("sub", tVar, lo)));
     b.end();
     pts.forEach((pt, q) => {
       const at = b.idx("add", b.idx("mul", i0, b.index(S)), offset(pt));
@@ -842,10 +462,8 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
   } else if (seg.mode === "map") {
     tVar = b.loop(lo, hi);
     openBase();
-    for (const pt of pts) {
-      const at = b.idx("add", b.idx("mul", tVar, b.index(S)), offset(pt));
-      b.store(0, at, b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
-    }
+    const vs = pts.map((pt) => b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
+    pts.forEach((pt, q) => b.store(0, b.idx("add", b.idx("mul", tVar, b.index(S)), offset(pt)), vs[q]!));
     closeBase();
     b.end();
   } else {
@@ -862,10 +480,11 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
     // Padding positions read the row's first entry (in bounds), not past its end.
     tVar = b.let("index", { k: "where", c: insideV, a: b.idx("sub", b.idx("add", lo, nVar), start), b: lo });
     openBase();
-    for (const pt of pts) {
+    const vs = pts.map((pt) => b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
+    pts.forEach((pt, q) => {
       const at = b.idx("add", b.idx("mul", b.idx("add", b.idx("mul", i0, maxN), nVar), b.index(S)), offset(pt));
-      b.store(0, at, b.cast(lowering.value(out.value, pt, scope, new Map()), out.dtype));
-    }
+      b.store(0, at, vs[q]!);
+    });
     closeBase();
     b.end();
   }

@@ -5,7 +5,7 @@
 import type { DType } from "../ir/dtype.js";
 import { DTypeError, UnsupportedOpError } from "../ir/errors.js";
 import type { ArithBinaryOp, CompareOp, LogicalBinaryOp } from "../ir/elementwise.js";
-import type { KReduceOp, KUnaryOp } from "../ir/kernel.js";
+import type { KUnaryOp } from "../ir/kernel.js";
 
 /** WGSL spelling of each dtype as held in registers and in storage. */
 export const REG: { readonly [D in DType]: string } = {
@@ -459,54 +459,6 @@ export const LOGIC: { readonly [K in LogicalBinaryOp]: { readonly bool: string; 
   or: { bool: "||", bits: "|" },
   xor: { bool: "!=", bits: "^" },
 };
-
-/** Initial accumulator and combine step per reduce op, in the output dtype `d`. */
-export interface ReduceRule {
-  init(d: DType, use: (h: Helper) => void): string;
-  step(acc: string, v: string, d: DType, use: (h: Helper) => void): string;
-}
-
-export const extreme = (d: DType, high: boolean, use: (h: Helper) => void): string => {
-  switch (d) {
-    case "float32":
-      use("inf");
-      return high ? "bw_inf()" : "(-bw_inf())";
-    case "int32":
-      return high ? "2147483647i" : "i32(-2147483648)";
-    case "uint32":
-      return high ? "4294967295u" : "0u";
-    case "bool":
-      return high ? "true" : "false";
-    case "float64":
-      throw new DTypeError("wgsl: float64 is not available on WebGPU");
-  }
-};
-
-/**
- * A sum (and a mean's sum) starts at -0, the exact additive identity (-0 + x = x for every
- * x, where +0 + -0 is +0): a sum of -0s is -0 as in NumPy, also when threads or chunks
- * that saw no element fold their accumulators in. An empty sum is +0 (`sumResult`).
- */
-export const REDUCE: { readonly [K in Exclude<KReduceOp, "argmin" | "argmax">]: ReduceRule } = {
-  sum: { init: (d, u) => literal(-0, d, u), step: (acc, v) => `${acc} + ${v}` },
-  mean: { init: (d, u) => literal(-0, d, u), step: (acc, v) => `${acc} + ${v}` },
-  prod: { init: (d, u) => literal(1, d, u), step: (acc, v) => `${acc} * ${v}` },
-  max: {
-    init: (d, u) => extreme(d, false, u),
-    step: (acc, v, d, u) => (d === "bool" ? `${acc} || ${v}` : ARITH.maximum(acc, v, d, u)),
-  },
-  min: {
-    init: (d, u) => extreme(d, true, u),
-    step: (acc, v, d, u) => (d === "bool" ? `${acc} && ${v}` : ARITH.minimum(acc, v, d, u)),
-  },
-  all: { init: () => "true", step: (acc, v) => `${acc} && ${v}` },
-  any: { init: () => "false", step: (acc, v) => `${acc} || ${v}` },
-};
-
-/** The final value of a float32 sum whose accumulator is `v`: +0 when `empty` (a WGSL bool) holds, as NumPy's empty sum. */
-export function sumResult(v: string, ad: DType, empty: string, use: (h: Helper) => void): string {
-  return ad === "float32" ? `select(${v}, ${literal(0, "float32", use)}, ${empty})` : v;
-}
 
 export function checkDType(d: DType, what: string): void {
   if (d === "float64") {

@@ -16,7 +16,11 @@ import { printGraph } from "../../ir/print.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import { JsHostBackend, type JsCompiled } from "../../runtime/js-host.js";
 import { Program } from "../../runtime/program.js";
+import { makeGraph, Node } from "../../ir/graph.js";
+import type { Graph } from "../../ir/graph.js";
+import type { Value } from "../../ir/interpret.js";
 import { closeEnough, randomCase, randomInputs, seedArb, type Family } from "../helpers/random-graph.js";
+import { raggedCase, raggedInputs } from "../helpers/ragged.js";
 import { FC_SEED } from "../helpers/run.js";
 
 /** A JS backend whose kernels run in the loop-form interpreter. */
@@ -35,19 +39,18 @@ const loopBackend = new JsHostBackend({
 
 const TOL: Record<Family, number> = { float64: 1e-9, float32: 1e-6, int32: 0, uint32: 0 };
 
-function check(seed: number, family: Family, unrollLimit: number): void {
-  const c = randomCase(seed, family, { specials: seed % 3 === 0 });
-  const inputs = randomInputs(c);
-  const expected = interpret(c.graph, inputs);
-  const { schedule } = runPipeline(c.graph, { maxKernelBuffers: Infinity, unrollLimit, mixedBaseOutputs: true });
+/** Runs a graph through the pipeline and the loop-form interpreter; compares with the reference. */
+function checkGraph(g: Graph, inputs: readonly Value[], tol: number, what: string, unrollLimit = 64): void {
+  const expected = interpret(g, inputs);
+  const { schedule } = runPipeline(g, { maxKernelBuffers: Infinity, unrollLimit, mixedBaseOutputs: true });
   const program = Program.create(schedule, loopBackend) as Program;
   const outs = program.run(
     inputs.map((v) => ({ buffer: loopBackend.wrap(v.type.dtype, v.data.slice()), type: v.type })),
   );
   outs.forEach((o, i) => {
     expect(o.type).toEqual(expected[i]!.type);
-    const err = closeEnough(loopBackend.readSync(o.buffer), expected[i]!.data, TOL[family]);
-    if (err !== undefined) throw new Error(`seed ${seed} (${family}): output ${i} ${err}\n${printGraph(c.graph)}`);
+    const err = closeEnough(loopBackend.readSync(o.buffer), expected[i]!.data, tol);
+    if (err !== undefined) throw new Error(`${what}: output ${i} ${err}\n${printGraph(g)}`);
   });
 }
 
@@ -55,11 +58,53 @@ describe("lowered kernels, run by the loop-form interpreter, equal the reference
   for (const family of ["float64", "float32", "int32", "uint32"] as const) {
     it(`${family} random graphs, unrolled and looped base`, () => {
       fc.assert(
-        fc.property(seedArb, fc.boolean(), (seed, unroll) => check(seed, family, unroll ? 64 : 0)),
+        fc.property(seedArb, fc.boolean(), (seed, unroll) => {
+          const c = randomCase(seed, family, { specials: seed % 3 === 0 });
+          checkGraph(c.graph, randomInputs(c), TOL[family], `seed ${seed} (${family})`, unroll ? 64 : 0);
+        }),
         { numRuns: 40, seed: FC_SEED },
       );
     });
   }
+});
+
+describe("segmented (ragged) kernels in the loop-form interpreter equal the reference interpreter", () => {
+  const ragged = (seed: number, unrollLimit: number, build: (v: Node, o: Node, rows: Node) => Node[]): void => {
+    const c = raggedCase(seed);
+    const [v, o, rows] = raggedInputs(c.S);
+    const g = makeGraph("ragged", [v, o, rows], build(v, o, rows), ["values", "offsets", "rows"]);
+    checkGraph(g, [c.values, c.offsets, c.rows], 1e-6, `lengths ${c.lengths}`, unrollLimit);
+  };
+  it("segment_reduce (every op) over a prologue reading a per-row tensor, segment_expand maps, unpad and pads", () => {
+    fc.assert(
+      fc.property(seedArb, fc.boolean(), fc.integer({ min: -1, max: 6 }), fc.boolean(), (seed, unroll, maxN, left) => {
+        const lim = unroll ? 64 : 0;
+        for (const op of ["sum", "mean", "max", "min", "argmax", "count"] as const)
+          ragged(seed, lim, (v, o, rows) => {
+            const centred = Node.make("sub", [v, Node.make("segment_expand", [rows, o, v])]);
+            return [Node.make("segment_reduce", [Node.make("abs", [centred]), o], { op })];
+          });
+        ragged(seed, lim, (v, o, rows) => [
+          Node.make("mul", [v, Node.make("exp", [Node.make("segment_expand", [rows, o, v])])]),
+        ]);
+        ragged(seed, lim, (v, o, rows) => {
+          const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], {
+            maxN: Math.max(0, maxN),
+            value: -7,
+            left: false,
+          });
+          return [
+            Node.make("add", [Node.make("segment_unpad", [padded, o, v]), Node.make("segment_expand", [rows, o, v])]),
+          ];
+        });
+        ragged(seed, lim, (v, o) => [
+          Node.make("segment_pad", [v, o], { maxN, value: -7, left }),
+          Node.make("segment_mask", [o], { maxN, left }),
+        ]);
+      }),
+      { numRuns: 25, seed: FC_SEED },
+    );
+  });
 });
 
 /** Runs a one-kernel launch in the interpreter: batch sizes, one input's data, strides. */
@@ -236,5 +281,19 @@ describe("verifyLoop refuses malformed loop programs", () => {
       /if condition needs bool/,
     );
     refuses([{ k: "let", id: 0, type: "index", e: { k: "lit", v: 0.5 } }], /not a index/);
+  });
+
+  it("workgroup-only kinds in a sequential program, a break outside a loop, a shared array out of range", () => {
+    refuses([{ k: "barrier" }], /barrier appears in a sequential program/);
+    refuses([{ k: "let", id: 0, type: "index", e: { k: "builtin", name: "lane" } }], /sequential program/);
+    refuses([{ k: "break" }], /break outside a loop/);
+    refuses(
+      [
+        { k: "let", id: 0, type: "index", e: { k: "lit", v: 0 } },
+        { k: "let", id: 1, type: "float32", e: { k: "sload", buf: 0, at: 0 } },
+      ],
+      /shared array 0 is out of range/,
+      { workgroupSize: 64, params: 1, shared: [] },
+    );
   });
 });

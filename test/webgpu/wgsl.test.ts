@@ -44,20 +44,30 @@ describe("kernelToWGSL", () => {
       fn bw_id(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | bw_wz); }
       @compute @workgroup_size(64)
       fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-        let gi = (wid.y * nwg.x + wid.x) * 64u + lid;
-        if (gi >= P.v[0].x) { return; }
-        var r = gi;
-        let x0 = r % 3u;
-        r = r / 3u;
-        let b1 = r % P.v[0].z;
-        r = r / P.v[0].z;
-        let b0 = r;
-        let o0 = b0 * P.v[0].w + b1 * P.v[1].x;
-        let o1 = b1 * P.v[1].y;
-        let v0: f32 = in0[o0 + x0];
-        let v1: f32 = in1[o1 + 0u];
-        let v2: f32 = (v0 + bw_id(v1));
-        out0[gi] = v2;
+        let v3: u32 = ((wid.y * nwg.x + wid.x) * 64u);
+        let v4: u32 = (v3 + lid);
+        let v7: u32 = P.v[0].x;
+        let v8: bool = (v4 >= v7);
+        if (v8) {
+          return;
+        }
+        let v10: u32 = (v4 % 3u);
+        let v11: u32 = (v4 / 3u);
+        let v12: u32 = P.v[0].z;
+        let v13: u32 = (v11 % v12);
+        let v14: u32 = (v11 / v12);
+        let v15: u32 = P.v[0].w;
+        let v16: u32 = (v14 * v15);
+        let v17: u32 = P.v[1].x;
+        let v18: u32 = (v13 * v17);
+        let v19: u32 = (v16 + v18);
+        let v20: u32 = (v19 + v10);
+        let v21: f32 = in0[v20];
+        let v22: u32 = P.v[1].y;
+        let v23: u32 = (v13 * v22);
+        let v24: f32 = in1[v23];
+        let v25: f32 = (v21 + bw_id(v24));
+        out0[v4] = v25;
       }
       "
     `);
@@ -100,11 +110,13 @@ describe("kernelToWGSL", () => {
     };
     const src = kernelToWGSL(k);
     // Threads of one workgroup share the reduced elements (batch size from the uniform × 5 base).
-    expect(src).toContain("let rn = P.v[0].y * 5u;");
-    expect(src).toContain("var<workgroup> wacc0");
+    expect(src).toMatch(/let (v\d+): u32 = P\.v\[0\]\.y;[\s\S]*let (v\d+): u32 = \(\1 \* 5u\);/);
+    expect(src).toContain("var<workgroup> w0");
     expect(src).toContain("workgroupBarrier();");
-    // mean divides once, by the whole reduced count (opaque to the compiler, which would fold x / 0.0 to 0).
-    expect(src).toContain("wacc0[0] / bw_id(f32(rn))");
+    // mean divides once, by the whole reduced count (the batch size × 5, read from the uniform).
+    const rn = /let (v\d+): u32 = \(v\d+ \* 5u\);/.exec(src)![1]!;
+    const countF = new RegExp(`let (v\\d+): f32 = f32\\(${rn}\\);`).exec(src)![1]!;
+    expect(src).toMatch(new RegExp(`= w0\\[0u\\];\\n\\s*let v\\d+: f32 = \\(v\\d+ / ${countF}\\);`));
     expect(outputCount(k, [7, 3])).toBe(3 * 4);
     expect(wgslWorkgroups(k, [7, 3])).toBe(3 * 4);
     // Per thread: ceil(7 * 5 / 64) iterations, then log2(64) = 6 steps of the shared-memory tree.
@@ -137,11 +149,11 @@ describe("kernelToWGSL", () => {
     const src = kernelToWGSL(withConsts([Infinity, NaN, -2147483648, 1e-3, 4294967295, 1]));
     // Slots after the strides (6 = P.v[1].z): f32 and i32 by bitcast, u32 as is, bool as != 0.
     expect(wgslParamLayout(withConsts([0, 0, 0, 0, 0, 0]))).toMatchObject({ consts: 6, chunks: 12, length: 13 });
-    expect(src).toContain("let v0: f32 = bitcast<f32>(P.v[1].z);");
-    expect(src).toContain("let v1: f32 = bitcast<f32>(P.v[1].w);");
-    expect(src).toContain("let v2: i32 = bitcast<i32>(P.v[2].x);");
-    expect(src).toContain("let v4: u32 = P.v[2].z;");
-    expect(src).toContain("let v5: bool = (P.v[2].w != 0u);");
+    expect(src).toContain("f32 = bitcast<f32>(P.v[1].z);");
+    expect(src).toContain("f32 = bitcast<f32>(P.v[1].w);");
+    expect(src).toContain("i32 = bitcast<i32>(P.v[2].x);");
+    expect(src).toContain("u32 = P.v[2].z;");
+    expect(src).toContain("bool = (P.v[2].w != 0u);");
     expect(src).not.toMatch(/bw_inf|bw_nan|2147483648|0\.001|4294967295/);
     expect(kernelToWGSL(withConsts([-Infinity, -0, 7, 0.5, 0, 0]))).toBe(src);
   });
