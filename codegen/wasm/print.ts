@@ -266,6 +266,13 @@ export interface PrintOptions {
 
 /** Prints a loop program as a WebAssembly module (see the file comment). */
 export function loopToWasm(p: LoopProgram, opts: PrintOptions): WasmKernel {
+  // A sequential target: one invocation runs the whole launch (workgroup programs are WGSL's).
+  if (p.workgroupSize !== undefined)
+    throw new UnsupportedOpError("wasm: a workgroup program (workgroupSize set) is not a sequential program");
+  walkStmts(p.body, (s) => {
+    if (s.k === "loop" && s.step !== undefined)
+      throw new UnsupportedOpError("wasm: a loop with a step belongs to workgroup programs");
+  });
   const defs = letsOf(p);
   const shard = findShard(p, defs);
   const layout = argsLayout(p);
@@ -337,6 +344,7 @@ function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let | undefi
       if (p.outputs[s.buf] === "float64") return false;
       continue;
     }
+    if (s.k !== "let") return false; // workgroup-only kinds (never in a sequential program)
     if (s.type === "float64") return false;
     const e = s.e;
     // float64 lanes are not vectorised: no operand may be float64 either.
@@ -370,6 +378,11 @@ function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let | undefi
       case "idx":
         if (e.op === "div" || e.op === "mod") return false;
         break;
+      case "param":
+      case "builtin":
+      case "bits":
+      case "sload":
+        return false;
       default:
         break;
     }
@@ -559,6 +572,11 @@ class Printer {
               s.body,
             );
           break;
+        case "sstore":
+        case "barrier":
+        case "break":
+        case "return":
+          throw new UnsupportedOpError(`wasm: ${s.k} belongs to workgroup programs (a sequential program has none)`);
         case "if":
           c.get(this.val(s.cond)).op(Op.if).byte(0x40);
           this.block(s.then, false);
@@ -867,6 +885,11 @@ class Printer {
           () => g(e.b),
         );
         return;
+      case "param":
+      case "builtin":
+      case "bits":
+      case "sload":
+        throw new UnsupportedOpError(`wasm: ${e.k} belongs to workgroup programs (a sequential program has none)`);
       case "icmp":
         g(e.a);
         g(e.b);
