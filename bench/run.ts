@@ -61,6 +61,10 @@ const LIBS: LibSpec[] = [
   { id: "jax", adapter: "peers/adapters/jax.ts", backend: "wasm", needsPeers: true },
   { id: "ndarray", adapter: "peers/adapters/ndarray.ts", backend: "js", needsPeers: true },
   { id: "onnx", adapter: "peers/adapters/onnx.ts", backend: "cpu", needsPeers: true },
+  // --- WebAssembly backend ---
+  // One thread, then every available core (batch sharding over worker threads).
+  { id: "batchwise-wasm-1", adapter: "libs/batchwise-wasm.ts", backend: "wasm-1", needsPeers: false },
+  { id: "batchwise-wasm", adapter: "libs/batchwise-wasm.ts", backend: "wasm", needsPeers: false },
 ];
 
 function parseArgs(argv: string[]): { quick: boolean; only: BenchId[]; libs: LibSpec[] } {

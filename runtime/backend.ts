@@ -51,7 +51,7 @@ export interface BackendCapabilities {
  */
 export interface Backend extends BackendCapabilities {
   /** For cache keys and `setBackend`; decisions go by the capability fields. */
-  readonly name: "js" | "webgpu";
+  readonly name: "js" | "webgpu" | "wasm";
   /** The name messages print ("JS", "WebGPU"). */
   readonly displayName: string;
   /** A new buffer of `length` elements of `dtype` (contents unspecified until written). */

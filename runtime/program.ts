@@ -632,13 +632,14 @@ export class Program {
           ? {
               consts: this.consts[si],
               // A pad to the longest row passes that length as a second size (see `launchRank`).
-              batchSizes:
-                st.kernel.segment?.maxN === -1
-                  ? [...types.get(st.space)!.batch, types.get(st.outputs[0]!)!.batch[1]!]
-                  : types.get(st.space)!.batch,
+              // As int32 (`| 0`): kernels index with these, and a heap-number size would make every index one.
+              batchSizes: (st.kernel.segment?.maxN === -1
+                ? [...types.get(st.space)!.batch, types.get(st.outputs[0]!)!.batch[1]!]
+                : types.get(st.space)!.batch
+              ).map((v) => v | 0),
               // Padded inputs of segmented kernels get their plain row-major strides: M = s0 / s1.
               inputBatchStrides: st.inputs.map((n, j) =>
-                batchStrides(types.get(n)!, st.kernel.inputs[j]!.padded === true),
+                batchStrides(types.get(n)!, st.kernel.inputs[j]!.padded === true).map((v) => v | 0),
               ),
             }
           : undefined,

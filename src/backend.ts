@@ -9,7 +9,10 @@ const jsBackend = new JsHostBackend();
 const backends = new Map<string, Backend>([["js", jsBackend]]);
 let current: Backend = jsBackend;
 /** How to make a backend available, for the error when it is not. */
-const INIT_HINT: Readonly<Record<string, string>> = { webgpu: " (call await initWebGPU() first)" };
+const INIT_HINT: Readonly<Record<string, string>> = {
+  webgpu: " (call await initWebGPU() first)",
+  wasm: " (call await initWasm() first)",
+};
 
 export function getJsBackend(): JsHostBackend {
   return jsBackend;
@@ -52,14 +55,14 @@ export function resolveBackend(op: string, b: unknown): Backend {
   ) {
     return o as Backend;
   }
-  throw new BackendError(`${op}: backend must be "js", "webgpu" or a Backend object, got ${describe(b)}`);
+  throw new BackendError(`${op}: backend must be "js", "webgpu", "wasm" or a Backend object, got ${describe(b)}`);
 }
 
 /**
  * Selects the backend for new tensors and programs: `setBackend("js")`, or
- * `setBackend("webgpu")` after `await initWebGPU()`.
+ * `setBackend("webgpu")` after `await initWebGPU()`, `setBackend("wasm")` after `await initWasm()`.
  */
-export function setBackend(name: "js" | "webgpu"): void {
+export function setBackend(name: "js" | "webgpu" | "wasm"): void {
   const b = backends.get(name);
   if (b === undefined)
     throw new BackendError(`setBackend: backend "${name}" is not initialised${INIT_HINT[name] ?? ""}`);

@@ -107,7 +107,7 @@ function buildSchemas() {
   const module = z.strictObject({
     format: z.literal(BUNDLE_FORMAT),
     version: z.literal(BUNDLE_VERSION),
-    traced: z.enum(["js", "webgpu"]),
+    traced: z.enum(["js", "webgpu", "wasm"]),
     fuse: z.strictObject({
       maxKernelBuffers: z.union([z.int().check(z.minimum(1)), z.literal(Infinity)]),
       unrollLimit: size,

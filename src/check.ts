@@ -101,7 +101,9 @@ export function checkSizes(
       );
     }
   }
-  return shape as readonly number[];
+  // Sizes as int32 (small integers to the engine): a size computed as 10 ** 3 is a heap
+  // number in V8, and every size, stride and index computed from it would be one too.
+  return (shape as number[]).map((d) => (d <= 0x7fffffff ? d | 0 : d));
 }
 
 /** ` for x (2; 3)`: the context of a message, formatted only when it is thrown. */

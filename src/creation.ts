@@ -209,7 +209,7 @@ export function fromTypedArray(
   opts: TensorOptions & { copy?: boolean } = {},
 ): Tensor {
   const from = dtypeOfArray("fromTypedArray", data);
-  checkShape("fromTypedArray", "shape", shape);
+  shape = checkShape("fromTypedArray", "shape", shape);
   const o = checkOptions("fromTypedArray", opts);
   const dtype = o.dtype === undefined ? from : checkDType("fromTypedArray", o.dtype);
   if (prod(shape) !== data.length) {
@@ -262,8 +262,8 @@ function fill(
   value: unknown,
   opts: CreateOptions | undefined,
 ): Tensor {
-  checkShape(op, "batchShape", batchShape);
-  checkShape(op, "baseShape", baseShape);
+  batchShape = checkShape(op, "batchShape", batchShape);
+  baseShape = checkShape(op, "baseShape", baseShape);
   const dtype = checkDType(op, checkOptions(op, opts).dtype ?? "float32");
   const v = checkFill(op, value, dtype);
   checkElementCount(op, { batch: batchShape, base: baseShape });

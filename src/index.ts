@@ -197,3 +197,5 @@ import { installNumerics } from "./tensor.js";
 // The Tensor methods cumsum, sort, softmax, var, … call these (batchwise/runtime leaves them out).
 installNumerics(numericsModule);
 export type { UniformOptions, NormalOptions } from "./random/index.js";
+// --- WebAssembly backend ---
+export { initWasm, setThreads, type WasmBackend, type WasmOptions } from "./wasm.js";

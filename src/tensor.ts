@@ -348,7 +348,7 @@ export class Tensor {
    * stays valid. A dtype the target cannot hold (float64 on WebGPU) is a DTypeError, an
    * unknown or uninitialised backend a BackendError.
    */
-  async to(backend: Backend | "js" | "webgpu"): Promise<Tensor> {
+  async to(backend: Backend | "js" | "webgpu" | "wasm"): Promise<Tensor> {
     const target = resolveBackend("to", backend);
     if (this._src.kind === "buffer" && this._src.backend === target) return this;
     if (!target.dtypes.includes(this.dtype)) {

@@ -150,7 +150,7 @@ describe("Tensor.to between JS backends", () => {
       new BackendError('to: backend "cuda" is not initialised; initialised backends are "js"'),
     );
     await expect(x.to(42 as unknown as "js")).rejects.toThrow(
-      new BackendError('to: backend must be "js", "webgpu" or a Backend object, got 42'),
+      new BackendError('to: backend must be "js", "webgpu", "wasm" or a Backend object, got 42'),
     );
     await expect(x.to({ name: "js" } as unknown as "js")).rejects.toBeInstanceOf(BackendError);
   });
