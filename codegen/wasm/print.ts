@@ -1102,6 +1102,11 @@ class Printer {
         if (f32) c.op(Op.f32_abs).f32c(Infinity).op(Op.f32_lt);
         else c.op(Op.f64_abs).f64c(Infinity).op(Op.f64_lt);
         return;
+      default: {
+        // Every op of the op-facts table needs a case: a missing one fails tsc here.
+        const missing: never = op;
+        throw new UnsupportedOpError(`wasm: no rule for the unary op ${String(missing)}`);
+      }
     }
   }
 
@@ -1206,6 +1211,34 @@ class Printer {
         return simple(Op.i32_or, Op.i32_or, Op.i32_or);
       case "xor":
         return simple(Op.i32_xor, Op.i32_xor, Op.i32_xor);
+      // Integer bitwise ops (int32, uint32 only; the graph refuses floats and bool).
+      case "bitwise_and":
+        return simple(Op.i32_and, Op.i32_and, Op.i32_and);
+      case "bitwise_or":
+        return simple(Op.i32_or, Op.i32_or, Op.i32_or);
+      case "bitwise_xor":
+        return simple(Op.i32_xor, Op.i32_xor, Op.i32_xor);
+      case "left_shift":
+      case "right_shift": {
+        // NumPy's shift counts: a count outside [0, 32) (unsigned compare: a negative int32
+        // count is one) shifts every bit out, giving 0, or for an arithmetic right shift of a
+        // negative int32 the sign in every bit (a >> 31). wasm's shifts take the count mod 32,
+        // so the out-of-range result is selected explicitly.
+        const ta = c.local(I32);
+        const tb = c.local(I32);
+        (a(), c.set(ta), b(), c.set(tb));
+        const shift = op === "left_shift" ? Op.i32_shl : u ? Op.i32_shr_u : Op.i32_shr_s;
+        c.get(ta).get(tb).op(shift);
+        if (op === "right_shift" && !u) c.get(ta).i32(31).op(Op.i32_shr_s);
+        else c.i32(0);
+        c.get(tb).i32(32).op(Op.i32_lt_u).op(Op.select);
+        return;
+      }
+      default: {
+        // Every op of the op-facts table needs a case: a missing one fails tsc here.
+        const missing: never = op;
+        throw new UnsupportedOpError(`wasm: no rule for the binary op ${String(missing)}`);
+      }
     }
   }
 }
