@@ -15,7 +15,8 @@
  * and `grad` of an `(…;)` result is the gradient of each sample's value (for a
  * `(;)` loss, the usual gradient) shaped like its argument, batch dims included.
  */
-import { Diff, jvpValues, vjpValues, type Builder, type Lin, type Source } from "../ir/derivatives.js";
+import { Diff, jvpValues, vjpValues as vjpSweep, type Builder, type Lin, type Source } from "../ir/derivatives.js";
+import { noteReverseSweep } from "./trace-flags.js";
 import { DTypeError, ShapeError } from "../ir/errors.js";
 import { isFloat } from "../ir/dtype.js";
 import type { Attrs, Op } from "../ir/ops.js";
@@ -28,6 +29,12 @@ import { PrimitiveTensor, type PrimitiveClass } from "./typed/base.js";
 import { R2 } from "./typed/r2.js";
 import { SSR4 } from "./typed/ssr4.js";
 import { R3, R4, SFR3, SWR4, WSR4, WWR4, SSSSR8 } from "./typed/higher.js";
+
+/** Every reverse-mode sweep, counted so that `jit` knows its trace holds one (src/trace-flags.ts). */
+const vjpValues: typeof vjpSweep = (...a) => {
+  noteReverseSweep();
+  return vjpSweep(...a);
+};
 
 /** What the transforms differentiate: a tensor, a typed tensor, a jagged tensor (its values), a TensorDict (each entry), or an array of these. */
 export type Differentiable = Tensor | PrimitiveTensor<unknown> | JaggedTensor | TensorDict | readonly Differentiable[];

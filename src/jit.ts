@@ -3,10 +3,10 @@
  * with symbolic batch dims; compile the graph once; run it at any batch size.
  */
 import { isDType, type DType } from "../ir/dtype.js";
-import { BackendError, TraceError } from "../ir/errors.js";
+import { BackendError, TraceError, UnsupportedOpError } from "../ir/errors.js";
 import { graphToDot, scheduleToDot } from "../ir/dot.js";
 import { printGraph } from "../ir/print.js";
-import { fmtType, type Dim } from "../ir/types.js";
+import { fmtShape, fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
 import type { FuseOptions } from "../passes/fuse.js";
 import { fuseOptionsFor } from "../runtime/fuse-options.js";
@@ -20,6 +20,7 @@ import { installCompiler } from "./compiler.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { Tensor } from "./tensor.js";
+import { reverseSweepCount } from "./trace-flags.js";
 import {
   checkFunction,
   checkJitOptions,
@@ -224,6 +225,8 @@ interface Entry {
   readonly kinds: string;
   /** The backend the trace was fused and compiled for. */
   readonly backend: string;
+  /** The trace ran a reverse-mode sweep (grad, vjp, jacrev, …): calls whose arguments broadcast batch dims are refused. */
+  readonly reverse: boolean;
   /** The program once an asynchronous compile has finished. */
   compiled?: Program;
   /** The program as `Program.create` returned it (its kernel sources exist before an asynchronous compile ends). */
@@ -339,7 +342,9 @@ export function jit<A extends JitArg[], R extends JitOutput>(
           : [a.dtype === "int32" && a.baseDim === 0 && jaggedIndex.get(index - 1) === jn ? `r${jn}` : `t${jn}`];
       return new Tensor({ dtype: a.dtype, batch, base: a.baseShape }, { kind: "param", traceId, index });
     });
+    const sweeps = reverseSweepCount();
     const result = fn(...(unflatten(params, kinds) as A));
+    const reverse = reverseSweepCount() > sweeps;
     const multi = Array.isArray(result);
     const results: unknown[] = multi ? [...(result as readonly unknown[])] : [result];
     results.forEach((o, i) => {
@@ -379,6 +384,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
       plainOut: /^t*$/.test(outKinds),
       kinds,
       backend: backend.name,
+      reverse,
     };
     if (!(program instanceof Promise)) return { ...common, program, created: program };
     // An asynchronous compile that fails forgets the entry (and rejects its callers).
@@ -399,6 +405,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   };
 
   const bind = (e: Entry, args: readonly Tensor[], backend: Backend): BoundValue[] => {
+    if (e.reverse) checkNoBatchBroadcast(name, e.kinds, args);
     const bound: BoundValue[] = [];
     for (const list of [args, e.captured]) {
       for (const t of list) {
@@ -554,4 +561,43 @@ function describeSchedule(p: PipelineResult): string {
     }
   }
   return lines.join("\n");
+}
+
+/**
+ * A trace holding a reverse-mode sweep sums cotangents over a broadcast batch dim
+ * only where the broadcast was visible when tracing (a missing dim); a dim of size
+ * 1 against a larger one is decided at run time, where the traced derivative would
+ * stay per sample instead of summing, unlike the eager result. Such calls are
+ * refused rather than answered differently.
+ */
+function checkNoBatchBroadcast(name: string, kinds: string, args: readonly Tensor[]): void {
+  const leaves = leafKinds(kinds);
+  const plain: number[] = [];
+  for (let i = 0, k = 0; i < leaves.length; i++) {
+    if (leaves[i] === "j") k += 2;
+    else plain.push(k++);
+  }
+  const rank = Math.max(0, ...plain.map((i) => args[i]!.batchDim));
+  for (let d = 1; d <= rank; d++) {
+    let first: number | undefined;
+    for (const i of plain) {
+      const a = args[i]!;
+      if (a.batchDim < d) continue;
+      const size = a.batchShape[a.batchDim - d]!;
+      if (first === undefined) first = i;
+      else {
+        const f = args[first]!;
+        const fs = f.batchShape[f.batchDim - d]!;
+        if (fs !== size) {
+          const shape = (t: Tensor) => fmtShape(t.batchShape, t.baseShape);
+          throw new UnsupportedOpError(
+            `jit @${name}: the traced function takes reverse-mode derivatives (grad, vjp, jacrev, jacobian, hessian), ` +
+              `which inside jit need arguments whose batch dims agree: argument ${first} ${shape(f)} and argument ${i} ${shape(a)} ` +
+              `differ in batch dim ${f.batchDim - d} of the first (${fs} vs ${size}), a broadcast decided only at run time. ` +
+              `Expand the smaller argument (batchExpand), drop its size-1 batch dims, or take the derivative outside jit`,
+          );
+        }
+      }
+    }
+  }
 }
