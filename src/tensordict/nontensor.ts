@@ -85,6 +85,58 @@ function nestValues(values: readonly unknown[], shape: readonly number[]): unkno
 }
 
 /**
+ * The batch ops NonTensorData and NonTensorStack share, with TensorDict's names
+ * and meanings (a TensorDict applies them to its non-tensor entries).
+ */
+abstract class NonTensorBatchOps {
+  /** The batch dims it spans. */
+  abstract readonly batchSize: readonly number[];
+  /** Describes the entry in messages. */
+  abstract toString(): string;
+  private self(): NonTensor {
+    return this as unknown as NonTensor;
+  }
+
+  /** Number of batch dims. */
+  get batchDim(): number {
+    return this.batchSize.length;
+  }
+
+  /** Index `i` of batch dim `dim` (negative counts from the end); the dim goes away. */
+  batchIndex(dim: number, i: number): NonTensor {
+    const d = normDim("batchIndex", dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    const j = i < 0 && n >= 0 ? i + n : i;
+    if (!Number.isInteger(j) || j < 0 || (n >= 0 && j >= n))
+      throw new ShapeError(`batchIndex: index ${i} is out of range for dim ${d} of ${this.toString()}`);
+    return ntIndex(this.self(), d, j);
+  }
+  /** `start:stop:step` of batch dim `dim` (Python's slice rules, positive step). */
+  batchSlice(dim: number, start = 0, stop?: number, step = 1): NonTensor {
+    const d = normDim("batchSlice", dim, this.batchDim);
+    const n = this.batchSize[d]!;
+    if (n < 0) return ntSlice(this.self(), d, 0, -1, 1); // symbolic (inside jit): a NonTensorData keeps its value
+    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+    const a = clamp(start);
+    const b = clamp(stop ?? n);
+    return ntSlice(this.self(), d, a, b > a ? Math.ceil((b - a) / step) : 0, step);
+  }
+  /** Another batch size of the same element count (row-major, as a reshape). */
+  batchReshape(shape: readonly number[]): NonTensor {
+    return ntReshape(this.self(), shape);
+  }
+  /** A new batch dim of size 1 at `dim`. */
+  batchUnsqueeze(dim: number): NonTensor {
+    const d = dim < 0 ? dim + this.batchDim + 1 : dim;
+    return ntReshape(this.self(), [...this.batchSize.slice(0, d), 1, ...this.batchSize.slice(d)]);
+  }
+  /** Broadcast to `shape` (size-1 and missing leading dims grow). */
+  batchExpand(shape: readonly number[]): NonTensor {
+    return ntExpand(this.self(), shape);
+  }
+}
+
+/**
  * One value for a whole batch (tensordict's `NonTensorData`): indexing gives the
  * same value, batch-dim ops change only `batchSize`.
  *
@@ -93,7 +145,7 @@ function nestValues(values: readonly unknown[], shape: readonly number[]): unkno
  * td.batchIndex(0, 1).getNonTensor("label"); // "walk"
  * ```
  */
-export class NonTensorData {
+export class NonTensorData extends NonTensorBatchOps {
   /** @internal The brand TensorDict checks. */
   readonly [NON_TENSOR] = "data" as const;
   /** The value (any JS value). */
@@ -102,14 +154,10 @@ export class NonTensorData {
   readonly batchSize: readonly number[];
 
   constructor(data: unknown, batchSize: readonly number[] = []) {
+    super();
     // A NonTensorData is unwrapped, as tensordict does.
     this.data = data instanceof NonTensorData ? data.data : data;
     this.batchSize = Object.freeze([...checkSize("NonTensorData", batchSize, -1)]);
-  }
-
-  /** Number of batch dims. */
-  get batchDim(): number {
-    return this.batchSize.length;
   }
 
   /** The same value with another batch size. */
@@ -122,40 +170,6 @@ export class NonTensorData {
     return nestValues(new Array<unknown>(prod(this.batchSize)).fill(this.data), this.batchSize);
   }
 
-  // TensorDict's batch ops, with its names and meanings (a TensorDict applies them to its non-tensor entries).
-
-  /** Index `i` of batch dim `dim` (negative counts from the end); the dim goes away. */
-  batchIndex(dim: number, i: number): NonTensor {
-    const d = normDim("batchIndex", dim, this.batchDim);
-    const n = this.batchSize[d]!;
-    const j = i < 0 && n >= 0 ? i + n : i;
-    if (!Number.isInteger(j) || j < 0 || (n >= 0 && j >= n))
-      throw new ShapeError(`batchIndex: index ${i} is out of range for dim ${d} of ${this.toString()}`);
-    return ntIndex(this, d, j);
-  }
-  /** `start:stop:step` of batch dim `dim` (Python's slice rules, positive step). */
-  batchSlice(dim: number, start = 0, stop?: number, step = 1): NonTensor {
-    const d = normDim("batchSlice", dim, this.batchDim);
-    const n = this.batchSize[d]!;
-    if (n < 0) return ntSlice(this, d, 0, -1, 1); // symbolic (inside jit): a NonTensorData keeps its value
-    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
-    const a = clamp(start);
-    const b = clamp(stop ?? n);
-    return ntSlice(this, d, a, b > a ? Math.ceil((b - a) / step) : 0, step);
-  }
-  /** Another batch size of the same element count (row-major, as a reshape). */
-  batchReshape(shape: readonly number[]): NonTensor {
-    return ntReshape(this, shape);
-  }
-  /** A new batch dim of size 1 at `dim`. */
-  batchUnsqueeze(dim: number): NonTensor {
-    const d = dim < 0 ? dim + this.batchDim + 1 : dim;
-    return ntReshape(this, [...this.batchSize.slice(0, d), 1, ...this.batchSize.slice(d)]);
-  }
-  /** Broadcast to `shape` (size-1 and missing leading dims grow). */
-  batchExpand(shape: readonly number[]): NonTensor {
-    return ntExpand(this, shape);
-  }
   /** TensorDict's `pad` of the leading batch dims (`[before, after]` per dim): the value spans the new size. */
   pad(padSize: readonly number[], _value?: number): NonTensor {
     return this.withBatchSize(
@@ -188,7 +202,7 @@ function fmtData(v: unknown): string {
  * new TensorDict({ seq, gc: tensor([0.5, 1, 0.25], { batchDim: 1 }) }, [3]).batchSlice(0, 0, 2).getNonTensor("seq"); // ["ACGT", "GGCC"]
  * ```
  */
-export class NonTensorStack {
+export class NonTensorStack extends NonTensorBatchOps {
   /** @internal The brand TensorDict checks. */
   readonly [NON_TENSOR] = "stack" as const;
   /** The batch size; `values` has one entry per element. */
@@ -198,6 +212,7 @@ export class NonTensorStack {
 
   /** `values` row-major over `batchSize`; prefer `fromList` for nested arrays. */
   constructor(values: readonly unknown[], batchSize: readonly number[]) {
+    super();
     const size = checkSize("NonTensorStack", batchSize);
     if (!Array.isArray(values) || values.length !== prod(size))
       throw new ShapeError(
@@ -239,50 +254,11 @@ export class NonTensorStack {
     return new NonTensorStack(values, shape);
   }
 
-  /** Number of batch dims. */
-  get batchDim(): number {
-    return this.batchSize.length;
-  }
-
   /** The values as nested arrays over the batch size. */
   tolist(): unknown {
     return nestValues(this.values, this.batchSize);
   }
 
-  // TensorDict's batch ops, with its names and meanings (a TensorDict applies them to its non-tensor entries).
-
-  /** Index `i` of batch dim `dim` (negative counts from the end); the dim goes away. */
-  batchIndex(dim: number, i: number): NonTensor {
-    const d = normDim("batchIndex", dim, this.batchDim);
-    const n = this.batchSize[d]!;
-    const j = i < 0 && n >= 0 ? i + n : i;
-    if (!Number.isInteger(j) || j < 0 || (n >= 0 && j >= n))
-      throw new ShapeError(`batchIndex: index ${i} is out of range for dim ${d} of ${this.toString()}`);
-    return ntIndex(this, d, j);
-  }
-  /** `start:stop:step` of batch dim `dim` (Python's slice rules, positive step). */
-  batchSlice(dim: number, start = 0, stop?: number, step = 1): NonTensor {
-    const d = normDim("batchSlice", dim, this.batchDim);
-    const n = this.batchSize[d]!;
-    if (n < 0) return ntSlice(this, d, 0, -1, 1); // symbolic (inside jit): a NonTensorData keeps its value
-    const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
-    const a = clamp(start);
-    const b = clamp(stop ?? n);
-    return ntSlice(this, d, a, b > a ? Math.ceil((b - a) / step) : 0, step);
-  }
-  /** Another batch size of the same element count (row-major, as a reshape). */
-  batchReshape(shape: readonly number[]): NonTensor {
-    return ntReshape(this, shape);
-  }
-  /** A new batch dim of size 1 at `dim`. */
-  batchUnsqueeze(dim: number): NonTensor {
-    const d = dim < 0 ? dim + this.batchDim + 1 : dim;
-    return ntReshape(this, [...this.batchSize.slice(0, d), 1, ...this.batchSize.slice(d)]);
-  }
-  /** Broadcast to `shape` (size-1 and missing leading dims grow). */
-  batchExpand(shape: readonly number[]): NonTensor {
-    return ntExpand(this, shape);
-  }
   /** TensorDict's `pad`: a stack holds one value per element, and there is no value to pad with (a ShapeError). */
   pad(_padSize: readonly number[], _value?: number): NonTensor {
     throw new ShapeError(`pad: ${this.toString()} holds one value per element, and there is no value to pad with`);
