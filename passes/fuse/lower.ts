@@ -181,9 +181,10 @@ const LOWER: { readonly [K in Op]?: LowerRule<K> } = {
     return value;
   },
   take: (b, n, idx, ctx) => {
-    // x always has a buffer (see placeBuffers): the position read on `axis` is data.
-    if (ctx.packed || ctx.padded || b.padKernel)
-      throw new UnsupportedOpError("fuse: take must be materialized outside segmented kernels");
+    // x always has a buffer (see placeBuffers): the position read on `axis` is data. x is read
+    // as a load would be (by row, or at the packed position); a right-padded read (below a
+    // segment_unpad) never happens, since placeBuffers gives a take read by a ragged op a buffer.
+    if (ctx.padded) throw new UnsupportedOpError("fuse: take must be materialized below segment_unpad");
     const [x, ind] = n.inputs;
     const a = n.attrs.axis;
     const m = ind!.type.base.length;

@@ -10,6 +10,7 @@ import {
   counters,
   DTypeError,
   initWasm,
+  jagged,
   jit,
   jvp,
   setBackend,
@@ -313,5 +314,36 @@ describe("take: typed errors in (batch; base) notation", () => {
     expect(() => y.take(zeros([3], [1], { dtype: "int32" }))).toThrow(
       "take: cannot broadcast x (2; 3) with idx (3; 1): batch dim 0 is 2 vs 3",
     );
+  });
+});
+
+describe("take with jagged tensors (segmented kernels)", () => {
+  it("take on the packed values feeds a segmented sum, a per-row add and a padded tensor", () => {
+    const j = jagged([
+      tensor(
+        [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+        { batchDim: 1 },
+      ),
+      tensor([[7, 8, 9]], { batchDim: 1 }),
+    ]);
+    const t = j.map((v) => v.take([2, 0, -4, -1]));
+    // Row 0: [3,1,NaN,3] + [6,4,NaN,6]; row 1: [9,7,NaN,9].
+    expect(t.sum().toArraySync()).toEqual([
+      [9, 5, NaN, 9],
+      [9, 7, NaN, 9],
+    ]);
+    // A per-row tensor added to the taken values (segment_expand in the same kernel): row 0 adds 100 to
+    // each of its two entries, row 1 adds 200 to its one.
+    const rows = tensor([[100], [200]], { batchDim: 1 });
+    expect(t.add(rows).sum().toArraySync()).toEqual([
+      [209, 205, NaN, 209],
+      [209, 207, NaN, 209],
+    ]);
+    const { padded } = t.toPadded();
+    expect(padded.toString()).toBe("(2,2; 4)");
+    expect(Array.from(padded.dataSync()).slice(8, 12)).toEqual([9, 7, NaN, 9]);
   });
 });
