@@ -13,6 +13,7 @@ import {
   jagged,
   jit,
   jvp,
+  loadBundle,
   setBackend,
   ShapeError,
   tensor,
@@ -22,6 +23,7 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
+import { importBundle } from "../helpers/bundle.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
 const I = (data: Parameters<typeof tensor>[0], batchDim = 0): Tensor => tensor(data, { dtype: "int32", batchDim });
@@ -257,6 +259,14 @@ describe("take inside jit", () => {
     }
     expect(f.stats.traces).toBe(1);
     expect(f.stats.compiles).toBe(1);
+  });
+
+  it("a bundle of a jit with take loads (the shipped kernels re-derive) and gives the values by hand", async () => {
+    const f = jit((x: Tensor, i: Tensor) => x.take(i, 0).sub(1));
+    f(tensor([1, 2, 3]), I([0, 0, 0]));
+    const g = await loadBundle(await importBundle(f.bundle()));
+    const r = g(tensor([5, 6, 7]), I([2, -3, 3])) as Tensor;
+    expect(Array.from(r.dataSync())).toEqual([6, 4, NaN]);
   });
 
   it("x computed by an elementwise producer gets its own buffer (two kernels): take reads it at data positions", () => {
