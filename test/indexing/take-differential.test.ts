@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Graph } from "../../ir/graph.js";
 import { interpret } from "../../ir/interpret.js";
+import { parseGraph } from "../../ir/parse.js";
 import { printGraph } from "../../ir/print.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import { Program } from "../../runtime/program.js";
@@ -27,6 +28,22 @@ function fail(seed: number, where: string, err: string, g: Graph): never {
 function hasTake(g: Graph): boolean {
   return printGraph(g).includes("take");
 }
+
+describe("take in IR text", () => {
+  it("prints and parses back to the same text; bad attributes and types are refused by the type rule", () => {
+    fc.assert(
+      fc.property(seedArb, (seed) => {
+        const text = printGraph(randomTakeCase(seed, "float32").graph);
+        expect(printGraph(parseGraph(text))).toBe(text);
+      }),
+      { numRuns: 30, seed: FC_SEED },
+    );
+    const text = printGraph(randomTakeCase(7, "float32").graph);
+    const bad = text.replace(/\{axis=\d+\}/, "{axis=9}");
+    expect(bad).not.toBe(text);
+    expect(() => parseGraph(bad)).toThrow(/take: base axis 9 is out of range/);
+  });
+});
 
 describe("take in random graphs on JS equals the reference interpreter", () => {
   for (const family of FAMILIES) {
