@@ -18,7 +18,16 @@
  */
 import type { DType } from "../ir/dtype.js";
 import { UnsupportedOpError } from "../ir/errors.js";
-import { constSlots, contiguousStrides, ix, numel, type IndexExpr, type KExpr, type Kernel } from "../ir/kernel.js";
+import {
+  constSlots,
+  contiguousStrides,
+  ix,
+  numel,
+  takeFill,
+  type IndexExpr,
+  type KExpr,
+  type Kernel,
+} from "../ir/kernel.js";
 import type { LoopProgram } from "./loop.js";
 import { LoopBuilder } from "./loop-builder.js";
 import { accumulate, combine, finishAccumulator, startAccumulator, type LoopTarget } from "./reductions.js";
@@ -153,6 +162,52 @@ export class ExprLowering {
         if (s.inside === undefined) throw new UnsupportedOpError(`loop form: %${i}: inside outside a pad kernel`);
         v = s.inside();
         break;
+      case "gather": {
+        const inp = k.inputs[e.input];
+        if (inp === undefined || e.index.length !== inp.baseShape.length || e.axis >= inp.baseShape.length)
+          throw new UnsupportedOpError(`loop form: %${i} gathers from input ${e.input} with a bad index or axis`);
+        if (inp.padded) throw new UnsupportedOpError(`loop form: %${i} gathers from a padded input`);
+        const n = inp.baseShape[e.axis]!;
+        const fill = b.lit(takeFill(e.dtype), e.dtype);
+        if (n === 0) {
+          // Every index is out of range of an empty axis: nothing is read.
+          v = fill;
+          break;
+        }
+        // p = pos < 0 ? pos + n : pos (int32; the add may wrap only on the branch not taken).
+        const pos = b.cast(sub(e.pos), "int32");
+        const zero = b.lit(0, "int32");
+        const len = b.lit(n, "int32");
+        const neg = b.let("bool", { k: "binary", op: "lt", a: pos, b: zero });
+        const p = b.let("int32", {
+          k: "where",
+          c: neg,
+          a: b.let("int32", { k: "binary", op: "add", a: pos, b: len }),
+          b: pos,
+        });
+        const ok = b.let("bool", {
+          k: "binary",
+          op: "and",
+          a: b.let("bool", { k: "binary", op: "ge", a: p, b: zero }),
+          b: b.let("bool", { k: "binary", op: "lt", a: p, b: len }),
+        });
+        // The position read is clamped into [0, n) before it becomes an offset, so the load is
+        // always in range; the fill value replaces it where the index was out of range.
+        const safe = b.cast(b.let("int32", { k: "where", c: ok, a: p, b: zero }), "index");
+        const strides = contiguousStrides(inp.baseShape);
+        let off: IndexExpr = ix.c(0);
+        e.index.forEach((x, d) => {
+          if (d !== e.axis) off = ix.add(off, ix.mul(substIndex(x, point), ix.c(strides[d]!)));
+        });
+        const at = b.idx(
+          "add",
+          b.idx("add", s.pointer(e.input), lowerIndex(b, off, point, s)),
+          b.idx("mul", safe, b.index(strides[e.axis]!)),
+        );
+        const loaded = b.cast(b.let(inp.dtype, { k: "load", buf: e.input, at }), e.dtype);
+        v = b.let(e.dtype, { k: "where", c: ok, a: loaded, b: fill });
+        break;
+      }
       case "select": {
         const idx = substIndex(e.index, point);
         // A known index: only the branch taken.
@@ -233,7 +288,9 @@ export function checkKernel(k: Kernel): void {
             ? [e.c, e.a, e.b]
             : e.k === "binary" || e.k === "select"
               ? [e.a, e.b]
-              : [];
+              : e.k === "gather"
+                ? [e.pos]
+                : [];
     for (const m of refs) if (!(m >= 0 && m < n)) fail(`value %${n} refers to %${m}, which is not before it`);
   });
   for (const out of k.outputs) {

@@ -384,7 +384,7 @@ export function lowerKernelWorkgroup(k: Kernel): LoopProgram {
           // first M (the padded length) when only padded tensors are read; none when nothing
           // depends on t. Past them every position gives the same value, folded once in
           // closed form. Chunk g of a row: positions [g C, (g + 1) C).
-          const loaded = new Set(k.exprs.flatMap((e) => (e.k === "load" ? [e.input] : [])));
+          const loaded = new Set(k.exprs.flatMap((e) => (e.k === "load" || e.k === "gather" ? [e.input] : [])));
           const ms = k.inputs.flatMap((inp, i) =>
             inp.padded && loaded.has(i) ? [b.idx("div", stride(i, 0), b.idx("max", stride(i, 1), lit(1)))] : [],
           );

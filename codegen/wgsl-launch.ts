@@ -113,7 +113,7 @@ export function wgslChunk(kernel: Kernel): number {
  * Map kernels always walk the row (they write every position).
  */
 export function segmentRowBound(kernel: Kernel): "packed" | "padded" | "none" {
-  const loaded = new Set(kernel.exprs.flatMap((e) => (e.k === "load" ? [e.input] : [])));
+  const loaded = new Set(kernel.exprs.flatMap((e) => (e.k === "load" || e.k === "gather" ? [e.input] : [])));
   if (kernel.inputs.some((inp, i) => inp.packed === true && loaded.has(i))) return "packed";
   if (kernel.inputs.some((inp, i) => inp.padded === true && loaded.has(i))) return "padded";
   return "none";

@@ -866,6 +866,27 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
       });
     },
   },
+  take: {
+    // The tangent is taken at the same indices; where an index is out of range the
+    // primal is a constant fill value, so the tangent is 0 there (as JAX's gather JVP).
+    jvp: (d, n, [t]) => {
+      const out = d.type(n.out);
+      const tx = d.nz(t!);
+      if (tx === null || !floatLike(out)) return null;
+      const [x, idx] = n.inputs;
+      const xt = d.type(x!);
+      const it = d.type(idx!);
+      const full = d.fit(tx, { ...d.type(tx), base: xt.base })!;
+      const g = d.op("take", [full, idx!], n.attrs);
+      const len = xt.base[n.attrs.axis]!;
+      const ok = d.op("and", [d.op("ge", [idx!, d.scalar(-len, "int32")]), d.op("lt", [idx!, d.scalar(len, "int32")])]);
+      const tail = xt.base.length - n.attrs.axis - 1;
+      const mask = tail === 0 ? ok : d.op("reshape", [ok], { shape: [...it.base, ...Array<number>(tail).fill(1)] });
+      return d.where(mask, g, null, out);
+    },
+    // The transpose of a gather is a scatter-add, which is not an op yet.
+    vjp: () => unsupported("take", "in reverse mode yet: its transpose is a scatter-add, which has no op yet"),
+  },
   reshape: {
     jvp: (d, n, [t]) => d.move("reshape", t!, n.attrs),
     vjp: (d, n, ct) => [d.move("reshape", ct, { shape: d.type(n.inputs[0]!).base })],

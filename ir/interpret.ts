@@ -8,7 +8,7 @@ import { ARRAY_CTOR, castScalar, isFloat, type DType, type TypedArray } from "./
 import { UnsupportedOpError } from "./errors.js";
 import { hasOp, isReduceNode, topoOrder, type Graph, type Node } from "./graph.js";
 import { isBinaryOp, isUnaryOp, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
-import type { KReduceOp } from "./kernel.js";
+import { takeFill, type KReduceOp } from "./kernel.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "./shapes.js";
 import { prod } from "./types.js";
 
@@ -412,6 +412,27 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
         }
       }
     }
+  } else if (hasOp(n, "take")) {
+    // np.take on a base axis; negative indices wrap once; out of range gives the fill value.
+    const [x, ind] = ins;
+    const a = n.attrs.axis;
+    const len = x!.type.base[a]!;
+    const m = ind!.type.base.length;
+    const nb = t.batch.length;
+    const fill = takeFill(t.dtype);
+    forEachIndex(fullShape(t), (idx, flat) => {
+      const batch = idx.slice(0, nb);
+      const base = idx.slice(nb);
+      const at = base.slice(a, a + m);
+      let p = ind!.data[broadcastOffset(ind!.type, { ...t, base: ind!.type.base }, [...batch, ...at])]!;
+      if (p < 0) p += len;
+      if (p < 0 || p >= len) {
+        out[flat] = fill;
+        return;
+      }
+      const xi = [...batch, ...base.slice(0, a), p, ...base.slice(a + m)];
+      out[flat] = x!.data[broadcastOffset(x!.type, { ...t, base: x!.type.base }, xi)]!;
+    });
   } else if (hasOp(n, "concat")) {
     const axis = t.batch.length + n.attrs.axis;
     const starts: number[] = [];

@@ -60,6 +60,21 @@ export type KExpr =
       readonly b: number;
       readonly dtype: DType;
     }
+  /**
+   * A data-dependent load (the `take` op): input `input` at `index`, except on base
+   * axis `axis` (whose entry in `index` is ignored), read at the int32 value `pos`
+   * (an expr): p = pos < 0 ? pos + n : pos, n the axis size. When p is outside
+   * [0, n) the result is `takeFill(dtype)` and nothing is read: no target may
+   * read out of range, whatever the index data.
+   */
+  | {
+      readonly k: "gather";
+      readonly input: number;
+      readonly index: readonly IndexExpr[];
+      readonly axis: number;
+      readonly pos: number;
+      readonly dtype: DType;
+    }
   /** Pad kernels only: whether the current padded position holds an entry of the row (bool). */
   | { readonly k: "inside"; readonly dtype: "bool" };
 
@@ -158,6 +173,15 @@ export interface Launch {
    * values in the IR of the kernel that was compiled are used.
    */
   readonly consts?: Float64Array;
+}
+
+/**
+ * The value `take` gives for an index outside [-n, n): JAX's default fill
+ * (`mode="fill"`): NaN for floats, the most negative int32, the largest uint32,
+ * true for bool.
+ */
+export function takeFill(dtype: DType): number {
+  return dtype === "int32" ? -2147483648 : dtype === "uint32" ? 4294967295 : dtype === "bool" ? 1 : NaN;
 }
 
 // ---- index expression constructors (fold constants as they build) ----

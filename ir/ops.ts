@@ -94,6 +94,7 @@ export type Op =
   | "where"
   | "matmul"
   | "concat"
+  | "take"
   | SegmentOp
   | KUnaryOp
   | KBinaryOp
@@ -665,6 +666,28 @@ function whereType(op: Op, [c, x, y]: readonly TensorType[]): TensorType {
   return { dtype: x!.dtype, batch, base };
 }
 
+/**
+ * `take` (NumPy's `np.take(x, idx, axis)` on base axis `axis`): base axis `axis`
+ * of x is replaced by idx's base dims; x's and idx's batch dims broadcast.
+ * `x (B; s…, n, t…)`, int32 `idx (B'; k…)` → `(B∘B'; s…, k…, t…)`. An index i
+ * reads position i, or i + n when i < 0 (negative indices wrap once, as NumPy);
+ * an index outside [-n, n) gives the fill value of JAX's default `mode="fill"`:
+ * NaN for floats, the most negative int32, the largest uint32, true for bool.
+ */
+function takeType(op: Op, [x, idx]: readonly TensorType[], attrs: SpecAttrs<typeof axisSpec>): TensorType {
+  const axis = attrs.axis;
+  if (idx!.dtype !== "int32") throw new DTypeError(`${argType(op, "idx", idx!)}: needs int32 indices`);
+  if (axis >= x!.base.length)
+    throw new ShapeError(`${op}: base axis ${axis} is out of range for x ${fmtTypeShape(x!)}`);
+  const rb = broadcastShapes<Dim>(x!.batch, idx!.batch);
+  if (!rb.ok)
+    throw new ShapeError(
+      `${op}: cannot broadcast x ${fmtTypeShape(x!)} with idx ${fmtTypeShape(idx!)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`,
+    );
+  const base = [...x!.base.slice(0, axis), ...idx!.base, ...x!.base.slice(axis + 1)];
+  return { dtype: x!.dtype, batch: rb.shape, base };
+}
+
 const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });
 const binary = def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) });
 const reduce = def({ arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType });
@@ -724,6 +747,7 @@ const OP_TABLE = {
     type: sized(segmentMaskType),
   }),
   concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(concatType) }),
+  take: def({ arity: 2, args: ["x", "idx"], attrs: axisSpec, type: sized(takeType) }),
   // Every elementwise op of the op-facts table (ir/elementwise.ts), in its order.
   ...ELEMENTWISE_ENTRIES,
   sum: reduce,

@@ -180,6 +180,18 @@ const LOWER: { readonly [K in Op]?: LowerRule<K> } = {
     }
     return value;
   },
+  take: (b, n, idx, ctx) => {
+    // x always has a buffer (see placeBuffers): the position read on `axis` is data. x is read
+    // as a load would be (by row, or at the packed position); a right-padded read (below a
+    // segment_unpad) never happens, since placeBuffers gives a take read by a ragged op a buffer.
+    if (ctx.padded) throw new UnsupportedOpError("fuse: take must be materialized below segment_unpad");
+    const [x, ind] = n.inputs;
+    const a = n.attrs.axis;
+    const m = ind!.type.base.length;
+    const pos = b.gen(ind!, idx.slice(a, a + m), false, ctx);
+    const xIdx = [...idx.slice(0, a), ix.c(0), ...idx.slice(a + m)];
+    return b.push({ k: "gather", input: b.slot(x!, ctx), index: xIdx, axis: a, pos, dtype: n.type.dtype });
+  },
   segment_unpad: (b, n, idx, ctx) => {
     if (!ctx.packed || ctx.padded)
       throw new UnsupportedOpError("fuse: segment_unpad must be materialized outside segmented kernels");
@@ -238,6 +250,11 @@ export class KernelBuilder {
 
   /** Reads buffer `n` (an input slot per node and reading mode). */
   readBuffer(n: Node, idx: readonly IndexExpr[], ctx: RaggedContext): number {
+    return this.push({ k: "load", input: this.slot(n, ctx), index: idx, dtype: n.type.dtype });
+  }
+
+  /** The input slot of buffer `n` read in context `ctx` (added on first use). */
+  slot(n: Node, ctx: RaggedContext): number {
     const packed = ctx.packed && !ctx.padded;
     let slot = this.inputs.findIndex((m, i) => m === n && this.packed[i] === packed && this.padded[i] === ctx.padded);
     if (slot < 0) {
@@ -245,7 +262,7 @@ export class KernelBuilder {
       this.packed.push(packed);
       this.padded.push(ctx.padded);
     }
-    return this.push({ k: "load", input: slot, index: idx, dtype: n.type.dtype });
+    return slot;
   }
 
   /** segment_pad and segment_mask inline only on the row side of a pad kernel. */

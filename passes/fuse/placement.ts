@@ -97,6 +97,10 @@ export function placeBuffers(g: Graph, opts: FuseOptions): Placement {
       const o = isPad(n) ? padOffsets(n) : n.inputs[1]!;
       if (o.op !== "input") materialized.add(o);
     }
+    // take reads its x at data-dependent positions, so x needs a buffer; a take read by a
+    // ragged op gets one too (it is then never read as a right-padded tensor).
+    if (n.op === "take" && n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
+    if (SEGMENT_OPS.has(n.op)) for (const i of n.inputs) if (i.op === "take") materialized.add(i);
     if (isReduce(n) || n.op === "segment_reduce") materialized.add(n);
     else if (VIEW_OPS.has(n.op) || COPY_OPS.has(n.op)) {
       // Views and copies work on whole contiguous buffers: their sources get buffers too.

@@ -13,7 +13,8 @@ import { isFloat, promote } from "../../ir/dtype.js";
 import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { describe } from "../check.js";
-import { baseStack, Tensor, where } from "../tensor.js";
+import { tensor } from "../creation.js";
+import { baseStack, Tensor, where, type NestedArray } from "../tensor.js";
 
 /** Options of `isClose` and `allClose` (NumPy's and PyTorch's defaults). */
 export interface CloseOptions {
@@ -80,6 +81,24 @@ declare module "../tensor.js" {
     batchPermute(...perm: number[]): Tensor;
     /** Swaps two batch dims (NEML2's `batch_transpose`); eager only, as `batchPermute`. */
     batchTranspose(a: number, b: number): Tensor;
+    // --- indexing (take) ---
+    /**
+     * Integer-array indexing on one base axis (NumPy's `np.take(x, idx, axis)`,
+     * Open3D's `IndexGet` on one axis): base axis `axis` (default 0, negative
+     * counts from the end) is replaced by the base dims of `idx`, an int32 tensor
+     * (or nested numbers, or one number, which removes the axis); batch dims
+     * broadcast, so each batch element may have its own indices. `x (B; 4, 3)` with
+     * `idx (B; 5)` and `axis 0` gives `(B; 5, 3)`. A negative index counts from the
+     * end once (-1 is the last); an index outside [-n, n) gives JAX's default fill
+     * (`mode="fill"`): NaN for floats, -2147483648 for int32, 4294967295 for
+     * uint32, true for bool. It never reads out of range, and works inside `jit`.
+     *
+     * @example
+     * ```ts
+     * tensor([4, 3, 5, 7, 6, 8]).take([0, 1, 4]).toArraySync(); // [4, 3, 6]
+     * ```
+     */
+    take(idx: Tensor | NestedArray | number, axis?: number): Tensor;
   }
 }
 
@@ -230,6 +249,19 @@ function batchTranspose(this: Tensor, a: number, b: number): Tensor {
   return this.batchPermute(...perm);
 }
 
+/** `x.take(idx, axis)`: see its declaration above. */
+function take(this: Tensor, idx: Tensor | NestedArray | number, axis: number = 0): Tensor {
+  const a = normAxis("take", axis, this.baseDim, "base", this);
+  let ind: Tensor;
+  if (idx instanceof Tensor) ind = idx;
+  else if (typeof idx === "number" || Array.isArray(idx)) ind = tensor(idx as NestedArray, { dtype: "int32" });
+  else
+    throw new DTypeError(
+      `take: idx must be a Tensor, nested numbers or a number, got ${describe(idx)} (x ${this.toString()})`,
+    );
+  return Tensor._op("take", [this, ind], { axis: a });
+}
+
 /** Installs the methods above on `Tensor.prototype` (the full entry calls it once; repeated calls do nothing more). */
 export function installTensorApi(): void {
   const P = Tensor.prototype;
@@ -247,6 +279,7 @@ export function installTensorApi(): void {
     },
     batchPermute,
     batchTranspose,
+    take,
   };
   for (const [name, fn] of Object.entries(methods))
     Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });

@@ -382,3 +382,59 @@ export function closeEnough(actual: ArrayLike<number>, expected: ArrayLike<numbe
   }
   return undefined;
 }
+
+// --- indexing (take) ---
+
+/**
+ * A random case whose output goes through `take`: a `randomCase` graph, then
+ * `take` of its last value (a size-1 base axis is added when it has none) at an
+ * extra int32 input of indices (batch: a suffix of the output's batch dims, some
+ * broadcast; base: one or two dims, or none), on a random base axis, and half the
+ * time an elementwise consumer. `randomInputs` draws the indices in [-5, 5] (with
+ * `specials`, also int32 extremes), so they cover in-range, negative (wrapped)
+ * and out-of-range (filled) positions.
+ */
+export function randomTakeCase(
+  seed: number,
+  family: Family,
+  opts: { steps?: number; smooth?: boolean; specials?: boolean } = {},
+): RandomCase {
+  const c = randomCase(seed, family, opts);
+  const r = rng(seed ^ 0x5bd1e995);
+  const inputs = c.graph.inputs;
+  // The concrete size of each batch symbol: the largest size an input gives it (the others are 1).
+  const sizeOf = new Map<string | number, number>();
+  inputs.forEach((n, i) =>
+    n.type.batch.forEach((d, j) => sizeOf.set(d, Math.max(sizeOf.get(d) ?? 1, c.inputTypes[i]!.batch[j]!))),
+  );
+  let x = c.graph.outputs[c.graph.outputs.length - 1]!;
+  if (x.type.base.length === 0) x = Node.make("reshape", [x], { shape: [1] });
+  const axis = Math.floor(r() * x.type.base.length);
+  const bRank = Math.floor(r() * (x.type.batch.length + 1));
+  const batchSyms = x.type.batch.slice(x.type.batch.length - bRank);
+  const bcast = batchSyms.map(() => r() < 0.25);
+  const idxBase = Array.from({ length: Math.floor(r() * 3) }, () =>
+    c.specials && r() < 0.05 ? 0 : 1 + Math.floor(r() * 4),
+  );
+  const idx = Node.make(
+    "input",
+    [],
+    { index: inputs.length },
+    { dtype: "int32", batch: batchSyms.map((d, j) => (bcast[j] ? 1 : d)), base: idxBase },
+  );
+  const idxType: ConcreteType = {
+    dtype: "int32",
+    batch: batchSyms.map((d, j) =>
+      bcast[j] || typeof d !== "string" ? (typeof d === "number" ? d : 1) : (sizeOf.get(d) ?? 1),
+    ),
+    base: idxBase,
+  };
+  const taken = Node.make("take", [x, idx], { axis });
+  const out: Node = r() < 0.5 ? Node.make("add", [taken, taken]) : taken;
+  return {
+    graph: makeGraph("random_take", [...inputs, idx], [out]),
+    inputTypes: [...c.inputTypes, idxType],
+    seed,
+    specials: c.specials,
+  };
+}
