@@ -16,7 +16,8 @@ import type { Step, StepOf } from "../ir/schedule.js";
 import { fmtShape } from "../ir/types.js";
 import type { Backend, ShippedKernel } from "../runtime/backend.js";
 import { Program, type BoundValue } from "../runtime/program.js";
-import { flatten, unflatten, unregisteredArgKinds, type JitArg } from "./args.js";
+import { flatten, leafKinds, unflatten, unregisteredArgKinds, type JitArg } from "./args.js";
+import { checkBatchesAgree } from "./trace-flags.js";
 import { getBackend } from "./backend.js";
 import { fromTypedArray } from "./creation.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
@@ -75,6 +76,11 @@ export interface BundleModule {
   readonly results: string;
   /** The function returned an array (else one value). */
   readonly multi: boolean;
+  /**
+   * Present (true) when the trace took reverse-mode derivatives: calls whose plain
+   * arguments broadcast batch dims against each other are refused (src/trace-flags.ts).
+   */
+  readonly batchesAgree?: boolean;
   /** SHA-256 (64 lowercase hex digits) of `bundleContent` of the other fields. */
   readonly sha256: string;
 }
@@ -133,6 +139,7 @@ export function bundleContent(c: Content): string {
     args: c.args,
     results: c.results,
     multi: c.multi,
+    batchesAgree: c.batchesAgree,
   };
   return canonical(fields);
 }
@@ -154,6 +161,7 @@ export function moduleContent(mod: BundleModule): Content {
     args: mod.args,
     results: mod.results,
     multi: mod.multi,
+    batchesAgree: mod.batchesAgree,
   };
 }
 
@@ -318,6 +326,7 @@ const MODULE_KEYS = [
   "args",
   "results",
   "multi",
+  "batchesAgree",
   "sha256",
 ] as const;
 
@@ -339,6 +348,7 @@ export function snapshotOf(mod: BundleModule): BundleModule | string {
   for (const k of ["traced", "graph", "args", "results"] as const)
     if (typeof m[k] !== "string") return `${k} must be a string`;
   if (typeof m.multi !== "boolean") return "multi must be a boolean";
+  if (m.batchesAgree !== undefined && m.batchesAgree !== true) return "batchesAgree must be true when present";
   if (typeof m.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(m.sha256)) return "sha256 must be 64 lowercase hex digits";
   for (const k of ["args", "results"] as const) {
     const r = layoutLeaves(m[k] as string);
@@ -392,6 +402,7 @@ export function snapshotOf(mod: BundleModule): BundleModule | string {
     args: m.args as string,
     results: m.results as string,
     multi: m.multi,
+    batchesAgree: m.batchesAgree === true ? true : undefined,
     sha256: m.sha256,
   };
 }
@@ -581,12 +592,14 @@ export async function bundleFunction(
   );
   const layout = { args: snapshot.args, results: snapshot.results, multi: snapshot.multi, graph: snapshot.graph };
 
+  const leaves = snapshot.batchesAgree === true ? leafKinds(layout.args) : undefined;
   const bind = (args: readonly JitArg[]): BoundValue[] => {
     const { tensors, kinds } = flatten(args, "bundle");
     if (kinds !== layout.args)
       throw new BundleError(
         `bundle @${graph.name}: takes arguments "${layout.args}" (t tensor, j jagged, d TensorDict), got "${kinds}"`,
       );
+    if (leaves !== undefined) checkBatchesAgree(`bundle @${graph.name}`, leaves, tensors);
     return [...tensors, ...captured].map((t, i) => {
       const want = graph.inputs[i]!.type;
       const s = t._src;

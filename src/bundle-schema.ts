@@ -122,6 +122,7 @@ function buildSchemas() {
     args: layout,
     results: layout,
     multi: z.boolean(),
+    batchesAgree: z.optional(z.literal(true)),
     sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
   });
   return { module };

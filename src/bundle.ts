@@ -108,6 +108,8 @@ export interface Traced {
   readonly args: string;
   readonly results: string;
   readonly multi: boolean;
+  /** The trace took reverse-mode derivatives: calls must not broadcast batch dims (src/trace-flags.ts). */
+  readonly batchesAgree?: boolean;
 }
 
 /** A JS literal for plain data: NaN, ±Infinity and -0 survive (JSON would lose them). */
@@ -206,6 +208,7 @@ export function bundleSource(t: Traced, values?: readonly ArrayLike<number>[]): 
     args: t.args,
     results: t.results,
     multi: t.multi,
+    batchesAgree: t.batchesAgree === true ? true : undefined,
   };
   const sha256 = sha256HexSync(
     bundleContent({
@@ -230,6 +233,7 @@ export function bundleSource(t: Traced, values?: readonly ArrayLike<number>[]): 
     `export const args = ${literal(t.args)};`,
     `export const results = ${literal(t.results)};`,
     `export const multi = ${t.multi};`,
+    ...(t.batchesAgree === true ? ["export const batchesAgree = true;"] : []),
     `export const steps = ${literal(steps)};`,
     `export const kernels = [\n${kernelsText.join(",\n")}\n];`,
     `export const captured = [${capturedText.join(",\n")}];`,
@@ -368,6 +372,7 @@ export function bundleTypes(t: Traced, opts: BundleTypesOptions = {}): string {
     ` */`,
     `export declare const results: BundleResults<${result}>;`,
     `export declare const multi: ${t.multi};`,
+    ...(t.batchesAgree === true ? ["export declare const batchesAgree: true;"] : []),
     `export declare const steps: BundleModule["steps"];`,
     `export declare const kernels: BundleModule["kernels"];`,
     `export declare const captured: BundleModule["captured"];`,

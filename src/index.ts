@@ -192,10 +192,9 @@ export {
   type TopkResult,
 } from "./numerics/index.js";
 export * as random from "./random/index.js";
-import * as numericsModule from "./numerics/index.js";
-import { installNumerics } from "./tensor.js";
-// The Tensor methods cumsum, sort, softmax, var, … call these (batchwise/runtime leaves them out).
-installNumerics(numericsModule);
+import { installNumericMethods } from "./numerics/methods.js";
+// The Tensor methods cumsum, sort, softmax, var, … (batchwise/runtime leaves them out).
+installNumericMethods();
 export type { UniformOptions, NormalOptions } from "./random/index.js";
 // --- WebAssembly backend ---
 export { initWasm, setThreads, type WasmBackend, type WasmOptions } from "./wasm.js";

@@ -3,10 +3,10 @@
  * with symbolic batch dims; compile the graph once; run it at any batch size.
  */
 import { isDType, type DType } from "../ir/dtype.js";
-import { BackendError, TraceError, UnsupportedOpError } from "../ir/errors.js";
+import { BackendError, TraceError } from "../ir/errors.js";
 import { graphToDot, scheduleToDot } from "../ir/dot.js";
 import { printGraph } from "../ir/print.js";
-import { fmtShape, fmtType, type Dim } from "../ir/types.js";
+import { fmtType, type Dim } from "../ir/types.js";
 import { PASS_NAMES, runPipeline, type PipelineResult } from "../passes/pipeline.js";
 import type { FuseOptions } from "../passes/fuse.js";
 import { fuseOptionsFor } from "../runtime/fuse-options.js";
@@ -20,7 +20,7 @@ import { installCompiler } from "./compiler.js";
 import { buildGraph } from "./graph.js";
 import { concreteType, realize, realizeSync } from "./realize.js";
 import { Tensor } from "./tensor.js";
-import { reverseSweepCount } from "./trace-flags.js";
+import { checkBatchesAgree, reverseSweepCount } from "./trace-flags.js";
 import {
   checkFunction,
   checkJitOptions,
@@ -405,7 +405,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   };
 
   const bind = (e: Entry, args: readonly Tensor[], backend: Backend): BoundValue[] => {
-    if (e.reverse) checkNoBatchBroadcast(name, e.kinds, args);
+    if (e.reverse) checkBatchesAgree(`jit @${name}`, leafKinds(e.kinds), args);
     const bound: BoundValue[] = [];
     for (const list of [args, e.captured]) {
       for (const t of list) {
@@ -491,6 +491,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
       args: last.kinds,
       results: last.outKinds,
       multi: last.multi,
+      batchesAgree: last.reverse,
     };
   };
   f.bundle = (): string => bundleSource(traced());
@@ -561,43 +562,4 @@ function describeSchedule(p: PipelineResult): string {
     }
   }
   return lines.join("\n");
-}
-
-/**
- * A trace holding a reverse-mode sweep sums cotangents over a broadcast batch dim
- * only where the broadcast was visible when tracing (a missing dim); a dim of size
- * 1 against a larger one is decided at run time, where the traced derivative would
- * stay per sample instead of summing, unlike the eager result. Such calls are
- * refused rather than answered differently.
- */
-function checkNoBatchBroadcast(name: string, kinds: string, args: readonly Tensor[]): void {
-  const leaves = leafKinds(kinds);
-  const plain: number[] = [];
-  for (let i = 0, k = 0; i < leaves.length; i++) {
-    if (leaves[i] === "j") k += 2;
-    else plain.push(k++);
-  }
-  const rank = Math.max(0, ...plain.map((i) => args[i]!.batchDim));
-  for (let d = 1; d <= rank; d++) {
-    let first: number | undefined;
-    for (const i of plain) {
-      const a = args[i]!;
-      if (a.batchDim < d) continue;
-      const size = a.batchShape[a.batchDim - d]!;
-      if (first === undefined) first = i;
-      else {
-        const f = args[first]!;
-        const fs = f.batchShape[f.batchDim - d]!;
-        if (fs !== size) {
-          const shape = (t: Tensor) => fmtShape(t.batchShape, t.baseShape);
-          throw new UnsupportedOpError(
-            `jit @${name}: the traced function takes reverse-mode derivatives (grad, vjp, jacrev, jacobian, hessian), ` +
-              `which inside jit need arguments whose batch dims agree: argument ${first} ${shape(f)} and argument ${i} ${shape(a)} ` +
-              `differ in batch dim ${f.batchDim - d} of the first (${fs} vs ${size}), a broadcast decided only at run time. ` +
-              `Expand the smaller argument (batchExpand), drop its size-1 batch dims, or take the derivative outside jit`,
-          );
-        }
-      }
-    }
-  }
 }

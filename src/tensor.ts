@@ -23,7 +23,6 @@ import type { Backend, DeviceBuffer } from "../runtime/backend.js";
 import { checkDType, checkSizes, describe, fitsDType } from "./check.js";
 import { resolveBackend } from "./backend.js";
 import { readTensor, readTensorSync, realize } from "./realize.js";
-import type * as Numerics from "./numerics/index.js";
 
 /** Where a tensor's value comes from. */
 export type TensorSource =
@@ -145,7 +144,8 @@ const METHOD_OF: { readonly [K in KUnaryOp | KBinaryOp]: keyof Tensor } = {
  * integer dtype must hold it: 2**40 or -1 meeting an int32 or uint32 tensor is
  * an error (as in NumPy 2), not a silently wrapped constant.
  */
-function weakConst(op: string, name: string, v: number, dtype: DType, x: Tensor): Tensor {
+/** @internal */
+export function weakConst(op: string, name: string, v: number, dtype: DType, x: Tensor): Tensor {
   if (!fitsDType(v, dtype)) {
     throw new DTypeError(
       `${op}: ${name} = ${v} does not fit ${dtype}, the dtype ${op} computes in with x ${x.toString()} of dtype ${x.dtype}; cast to a wider dtype first`,
@@ -155,7 +155,8 @@ function weakConst(op: string, name: string, v: number, dtype: DType, x: Tensor)
 }
 
 /** A Tensor-or-number operand, or a DTypeError naming it. */
-function checkOperand(op: string, name: string, v: unknown, x: Tensor): void {
+/** @internal */
+export function checkOperand(op: string, name: string, v: unknown, x: Tensor): void {
   if (typeof v !== "number" && !(v instanceof Tensor)) {
     throw new DTypeError(`${op}: ${name} must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`);
   }
@@ -900,140 +901,9 @@ export class Tensor {
     checkSizes("batchExpand", "shape", shape, -1, this);
     return Tensor._op("batch_expand", [this], { shape: [...shape] });
   }
-
-  // --- numerics/random: integer bitwise ops, numerics along base axes ---
-
-  /**
-   * Elementwise bitwise AND of integers (int32, uint32; dtypes promote, a plain number
-   * takes `x`'s dtype and must fit it). Floats and bool are a DTypeError.
-   * @example tensor([12], { dtype: "uint32" }).bitwiseAnd(10) // [8]
-   */
-  bitwiseAnd(y: Tensor | number): Tensor {
-    return bitwiseBinary("bitwise_and", this, y);
-  }
-  /** Elementwise bitwise OR of integers (int32, uint32), as `bitwiseAnd`. */
-  bitwiseOr(y: Tensor | number): Tensor {
-    return bitwiseBinary("bitwise_or", this, y);
-  }
-  /** Elementwise bitwise XOR of integers (int32, uint32), as `bitwiseAnd`. */
-  bitwiseXor(y: Tensor | number): Tensor {
-    return bitwiseBinary("bitwise_xor", this, y);
-  }
-  /** Elementwise bitwise NOT of integers (int32, uint32): `x ^ ~0` (NumPy's `invert`; int32 `~x` is `-x - 1`). */
-  bitwiseNot(): Tensor {
-    bitwiseBinary("bitwise_not", this, 0); // the dtype check: a DTypeError for floats and bool
-    return Tensor._op("bitwise_xor", [this, Tensor._const(this.dtype === "uint32" ? 0xffffffff : -1, this.dtype)]);
-  }
-  /**
-   * Elementwise `x << y` on integers (int32, uint32), wrapping to 32 bits. As NumPy, a
-   * shift count outside [0, 32) (32 or more, or negative) shifts every bit out: 0.
-   */
-  leftShift(y: Tensor | number): Tensor {
-    return bitwiseBinary("left_shift", this, y);
-  }
-  /**
-   * Elementwise `x >> y` on integers: logical on uint32, arithmetic on int32 (the sign
-   * fills), as NumPy. A count outside [0, 32) gives 0, or -1 for a negative int32.
-   */
-  rightShift(y: Tensor | number): Tensor {
-    return bitwiseBinary("right_shift", this, y);
-  }
-
-  /** Cumulative sum along a base axis (default the last); see `cumsum`. */
-  cumsum(axis = -1): Tensor {
-    return numerics("cumsum").cumsum(this, axis);
-  }
-  /** Cumulative product along a base axis (default the last); see `cumprod`. */
-  cumprod(axis = -1): Tensor {
-    return numerics("cumprod").cumprod(this, axis);
-  }
-  /** Softmax along a base axis (default the last); see `softmax`. */
-  softmax(axis = -1): Tensor {
-    return numerics("softmax").softmax(this, axis);
-  }
-  /** Log-softmax along a base axis (default the last); see `logSoftmax`. */
-  logSoftmax(axis = -1): Tensor {
-    return numerics("logSoftmax").logSoftmax(this, axis);
-  }
-  /** Stable `log(sum(exp(x)))` over base axes (all by default); see `logsumexp`. */
-  logsumexp(axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-    return numerics("logsumexp").logsumexp(this, axes, opts);
-  }
-  /**
-   * Variance over base axes (all by default), two-pass; `correction` (default 0, NumPy's
-   * `ddof`) is subtracted from the count. One element with `correction: 1` gives NaN.
-   * @example tensor([1, 2, 3, 4]).var() // 1.25
-   */
-  var(axes?: number | readonly number[], opts?: Numerics.VarOptions): Tensor {
-    return numerics("var").variance(this, axes, opts);
-  }
-  /** Standard deviation over base axes: `sqrt(var)` (see `var`). */
-  std(axes?: number | readonly number[], opts?: Numerics.VarOptions): Tensor {
-    return numerics("std").std(this, axes, opts);
-  }
-  /** Vector p-norm over base axes (all by default, p = 2 by default); see `norm`. */
-  norm(p = 2, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-    return numerics("norm").norm(this, p, axes, opts);
-  }
-  /** Sorted along a base axis (default the last; NaN last, stable); see `sort`. */
-  sort(axis = -1, opts?: Numerics.SortOptions): Tensor {
-    return numerics("sort").sort(this, axis, opts);
-  }
-  /** The int32 positions that sort a base axis (stable); see `argsort`. */
-  argsort(axis = -1, opts?: Numerics.SortOptions): Tensor {
-    return numerics("argsort").argsort(this, axis, opts);
-  }
-  /** The k largest (or smallest) values along a base axis and their positions; see `topk`. */
-  topk(k: number, axis = -1, opts?: Numerics.TopkOptions): Numerics.TopkResult {
-    return numerics("topk").topk(this, k, axis, opts);
-  }
 }
 
 // --- numerics/random: the integer dtype rule of the bitwise ops; the numerics compositions ---
-
-/**
- * The numerics compositions (src/numerics), installed by the full entry (src/index.ts):
- * `batchwise/runtime` runs bundles and compiles nothing, so its pages do not carry them.
- */
-let numericsModule: typeof Numerics | undefined;
-
-/** @internal Called once by src/index.ts. */
-export function installNumerics(m: typeof Numerics): void {
-  numericsModule = m;
-}
-
-function numerics(method: string): typeof Numerics {
-  if (numericsModule === undefined) {
-    throw new UnsupportedOpError(
-      `${method}: the numerics compositions come with the full library ("batchwise"), not "batchwise/runtime"`,
-    );
-  }
-  return numericsModule;
-}
-
-/**
- * A bitwise op on integer operands: dtypes promote (a plain number takes `x`'s dtype and
- * must fit it); a float or bool operand is a DTypeError naming the method.
- */
-function bitwiseBinary(op: KBinaryOp | "bitwise_not", x: Tensor, other: Tensor | number): Tensor {
-  const name = op === "bitwise_not" ? "bitwiseNot" : METHOD_OF[op];
-  checkOperand(name, "y", other, x);
-  const dtype: DType =
-    typeof other === "number"
-      ? isFloat(x.dtype) || x.dtype === "bool" || Number.isInteger(other)
-        ? x.dtype
-        : "float32"
-      : promote(x.dtype, other.dtype);
-  if (dtype !== "int32" && dtype !== "uint32") {
-    const y = typeof other === "number" ? `y = ${other}` : `y ${other.toString()} of dtype ${other.dtype}`;
-    throw new DTypeError(
-      `${name}: needs integer operands (int32 or uint32), got x ${x.toString()} of dtype ${x.dtype}${op === "bitwise_not" ? "" : ` and ${y}`}`,
-    );
-  }
-  if (op === "bitwise_not") return x;
-  const y = typeof other === "number" ? weakConst(name, "y", other, dtype, x) : other.cast(dtype);
-  return Tensor._op(op, [x.cast(dtype), y]);
-}
 
 /** A slice bound or an index: an integer (out-of-range bounds clamp where the method says so). */
 function checkBound(op: string, name: string, v: unknown, t: Tensor): void {

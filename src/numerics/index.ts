@@ -1,6 +1,6 @@
 /**
  * Numerics along base axes, as compositions of IR ops: scans, sorting, softmax,
- * moments, vector norms and einsum (docs/readme/numrand.md lists the rules).
+ * moments, vector norms and einsum (the README's "Numerics along base axes" lists the rules).
  */
 export { MAX_AXIS_LENGTH } from "./common.js";
 export {

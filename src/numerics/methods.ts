@@ -1,0 +1,159 @@
+/**
+ * The Tensor methods of the numerics along base axes (cumsum, softmax, var, sort, …)
+ * and of the integer bitwise ops (bitwiseAnd, leftShift, …):
+ * installed on `Tensor.prototype` by the full entry (`src/index.ts` calls
+ * `installNumericMethods()`), so that `batchwise/runtime`, which only runs bundles,
+ * carries neither them nor the compositions they call.
+ */
+import { isFloat, promote, type DType } from "../../ir/dtype.js";
+import { DTypeError } from "../../ir/errors.js";
+import type { KBinaryOp } from "../../ir/kernel.js";
+import { checkOperand, Tensor, weakConst, type ReduceOptions } from "../tensor.js";
+import * as N from "./index.js";
+
+declare module "../tensor.js" {
+  interface Tensor {
+    /**
+     * Elementwise bitwise AND of integers (int32, uint32; dtypes promote, a plain number
+     * takes `x`'s dtype and must fit it). Floats and bool are a DTypeError.
+     * @example tensor([12], { dtype: "uint32" }).bitwiseAnd(10) // [8]
+     */
+    bitwiseAnd(y: Tensor | number): Tensor;
+    /** Elementwise bitwise OR of integers (int32, uint32), as `bitwiseAnd`. */
+    bitwiseOr(y: Tensor | number): Tensor;
+    /** Elementwise bitwise XOR of integers (int32, uint32), as `bitwiseAnd`. */
+    bitwiseXor(y: Tensor | number): Tensor;
+    /** Elementwise bitwise NOT of integers (int32, uint32): `x ^ ~0` (NumPy's `invert`; int32 `~x` is `-x - 1`). */
+    bitwiseNot(): Tensor;
+    /**
+     * Elementwise `x << y` on integers (int32, uint32), wrapping to 32 bits. As NumPy, a
+     * shift count outside [0, 32) (32 or more, or negative) shifts every bit out: 0.
+     */
+    leftShift(y: Tensor | number): Tensor;
+    /**
+     * Elementwise `x >> y` on integers: logical on uint32, arithmetic on int32 (the sign
+     * fills), as NumPy. A count outside [0, 32) gives 0, or -1 for a negative int32.
+     */
+    rightShift(y: Tensor | number): Tensor;
+    /** Cumulative sum along a base axis (default the last); see `cumsum`. */
+    cumsum(axis?: number): Tensor;
+    /** Cumulative product along a base axis (default the last); see `cumprod`. */
+    cumprod(axis?: number): Tensor;
+    /** Softmax along a base axis (default the last); see `softmax`. */
+    softmax(axis?: number): Tensor;
+    /** Log-softmax along a base axis (default the last); see `logSoftmax`. */
+    logSoftmax(axis?: number): Tensor;
+    /** Stable `log(sum(exp(x)))` over base axes (all by default); see `logsumexp`. */
+    logsumexp(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /**
+     * Variance over base axes (all by default), two-pass; `correction` (default 0, NumPy's
+     * `ddof`) is subtracted from the count. One element with `correction: 1` gives NaN.
+     * @example tensor([1, 2, 3, 4]).var() // 1.25
+     */
+    var(axes?: number | readonly number[], opts?: N.VarOptions): Tensor;
+    /** Standard deviation over base axes: `sqrt(var)` (see `var`). */
+    std(axes?: number | readonly number[], opts?: N.VarOptions): Tensor;
+    /** Vector p-norm over base axes (all by default, p = 2 by default); see `norm`. */
+    norm(p?: number, axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Sorted along a base axis (default the last; NaN last, stable); see `sort`. */
+    sort(axis?: number, opts?: N.SortOptions): Tensor;
+    /** The int32 positions that sort a base axis (stable); see `argsort`. */
+    argsort(axis?: number, opts?: N.SortOptions): Tensor;
+    /** The k largest (or smallest) values along a base axis and their positions; see `topk`. */
+    topk(k: number, axis?: number, opts?: N.TopkOptions): N.TopkResult;
+  }
+}
+
+/** Installs the methods above on `Tensor.prototype` (the full entry calls it once). */
+export function installNumericMethods(): void {
+  const P = Tensor.prototype;
+  if (Object.hasOwn(P, "cumsum")) return;
+  const methods = {
+    bitwiseAnd(this: Tensor, y: Tensor | number): Tensor {
+      return bitwiseBinary("bitwise_and", this, y);
+    },
+    bitwiseOr(this: Tensor, y: Tensor | number): Tensor {
+      return bitwiseBinary("bitwise_or", this, y);
+    },
+    bitwiseXor(this: Tensor, y: Tensor | number): Tensor {
+      return bitwiseBinary("bitwise_xor", this, y);
+    },
+    bitwiseNot(this: Tensor): Tensor {
+      bitwiseBinary("bitwise_not", this, 0); // the dtype check: a DTypeError for floats and bool
+      return Tensor._op("bitwise_xor", [this, Tensor._const(this.dtype === "uint32" ? 0xffffffff : -1, this.dtype)]);
+    },
+    leftShift(this: Tensor, y: Tensor | number): Tensor {
+      return bitwiseBinary("left_shift", this, y);
+    },
+    rightShift(this: Tensor, y: Tensor | number): Tensor {
+      return bitwiseBinary("right_shift", this, y);
+    },
+    cumsum(this: Tensor, axis = -1): Tensor {
+      return N.cumsum(this, axis);
+    },
+    cumprod(this: Tensor, axis = -1): Tensor {
+      return N.cumprod(this, axis);
+    },
+    softmax(this: Tensor, axis = -1): Tensor {
+      return N.softmax(this, axis);
+    },
+    logSoftmax(this: Tensor, axis = -1): Tensor {
+      return N.logSoftmax(this, axis);
+    },
+    logsumexp(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return N.logsumexp(this, axes, opts);
+    },
+    var(this: Tensor, axes?: number | readonly number[], opts?: N.VarOptions): Tensor {
+      return N.variance(this, axes, opts);
+    },
+    std(this: Tensor, axes?: number | readonly number[], opts?: N.VarOptions): Tensor {
+      return N.std(this, axes, opts);
+    },
+    norm(this: Tensor, p = 2, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return N.norm(this, p, axes, opts);
+    },
+    sort(this: Tensor, axis = -1, opts?: N.SortOptions): Tensor {
+      return N.sort(this, axis, opts);
+    },
+    argsort(this: Tensor, axis = -1, opts?: N.SortOptions): Tensor {
+      return N.argsort(this, axis, opts);
+    },
+    topk(this: Tensor, k: number, axis = -1, opts?: N.TopkOptions): N.TopkResult {
+      return N.topk(this, k, axis, opts);
+    },
+  };
+  for (const [name, fn] of Object.entries(methods))
+    Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });
+}
+
+const BITWISE_NAME = {
+  bitwise_and: "bitwiseAnd",
+  bitwise_or: "bitwiseOr",
+  bitwise_xor: "bitwiseXor",
+  left_shift: "leftShift",
+  right_shift: "rightShift",
+} as const;
+
+/**
+ * A bitwise op on integer operands: dtypes promote (a plain number takes `x`'s dtype and
+ * must fit it); a float or bool operand is a DTypeError naming the method.
+ */
+function bitwiseBinary(op: KBinaryOp | "bitwise_not", x: Tensor, other: Tensor | number): Tensor {
+  const name = op === "bitwise_not" ? "bitwiseNot" : BITWISE_NAME[op as keyof typeof BITWISE_NAME];
+  checkOperand(name, "y", other, x);
+  const dtype: DType =
+    typeof other === "number"
+      ? isFloat(x.dtype) || x.dtype === "bool" || Number.isInteger(other)
+        ? x.dtype
+        : "float32"
+      : promote(x.dtype, other.dtype);
+  if (dtype !== "int32" && dtype !== "uint32") {
+    const y = typeof other === "number" ? `y = ${other}` : `y ${other.toString()} of dtype ${other.dtype}`;
+    throw new DTypeError(
+      `${name}: needs integer operands (int32 or uint32), got x ${x.toString()} of dtype ${x.dtype}${op === "bitwise_not" ? "" : ` and ${y}`}`,
+    );
+  }
+  if (op === "bitwise_not") return x;
+  const y = typeof other === "number" ? weakConst(name, "y", other, dtype, x) : other.cast(dtype);
+  return Tensor._op(op, [x.cast(dtype), y]);
+}
