@@ -36,6 +36,11 @@
  *   worker's error text.
  * - Run data (`batchwise:run:<id>:…`) is deleted when `runSharded` settles, and
  *   expires after `ttlSeconds` if the caller dies first.
+ * - Redis restarts: every client reconnects and retries its commands, so a run
+ *   survives a restart of a Redis that persists its data (an append-only file,
+ *   or a snapshot on shutdown). A shard whose job vanished (a flush, or a
+ *   restart without persistence) rejects the run with a `DistributedError`
+ *   instead of waiting forever.
  *
  * `bullmq` and `ioredis` are optional peer dependencies, imported only when a
  * function of this entry runs (a `BackendError` with the install command says so
@@ -405,6 +410,13 @@ export async function runSharded(
             `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) failed after ${job?.attemptsMade ?? "?"} attempt(s): ${job?.failedReason ?? "unknown reason"}`,
           );
         }
+        if (state === "unknown") {
+          // The job is gone: Redis was flushed, or restarted without persistence (its blobs went with it).
+          const [a, b] = ranges[s]!;
+          throw new DistributedError(
+            `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) vanished from Redis (flushed, or restarted without persistence: run Redis with an append-only file or snapshots to survive restarts)`,
+          );
+        }
         if (state !== "completed") continue;
         const job = await queue.getJob(jobId(s));
         const r = job?.returnvalue as ShardResult | undefined;
@@ -458,7 +470,17 @@ export async function runSharded(
   } finally {
     // Remove the run's jobs and data, whatever happened (an active job of a cancelled run finishes; its outputs expire).
     await Promise.allSettled(ranges.map((_, s) => queue.remove(jobId(s))));
-    const outKeys = await redis.keys(`${prefix}out:*`).catch(() => [] as string[]);
+    const outKeys: string[] = [];
+    try {
+      let cursor = "0";
+      do {
+        const [next, found] = await redis.scan(cursor, "MATCH", `${prefix}out:*`, "COUNT", 1000);
+        outKeys.push(...found);
+        cursor = next;
+      } while (cursor !== "0");
+    } catch {
+      // the keys expire after ttlSeconds anyway
+    }
     const all = [...new Set([...keys, ...outKeys])];
     if (all.length > 0) await redis.del(...all).catch(() => undefined);
     await queue.close().catch(() => undefined);

@@ -102,6 +102,8 @@ function exited(p: ChildProcess): Promise<void> {
 }
 
 const procs: Proc[] = [];
+const extraServers: Proc[] = [];
+const extraDirs: string[] = [];
 let server: Proc | undefined;
 let dir = "";
 let url = "";
@@ -147,7 +149,10 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
       server.child.kill("SIGTERM");
       await exited(server.child);
     }
+    for (const p of extraServers) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
+    await Promise.all(extraServers.map((p) => exited(p.child)));
     if (dir !== "") rmSync(dir, { recursive: true, force: true });
+    for (const d of extraDirs) rmSync(d, { recursive: true, force: true });
   });
 
   it("shards 1e6 elements over 3 CLI worker processes; the result equals the single-process call bit for bit", async () => {
@@ -245,6 +250,72 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     }).catch((e: unknown) => e);
     expect(err).toBe(reason);
     expect(await redis.keys("batchwise:run:*:in:*")).toEqual([]);
+  }, 30_000);
+
+  it("Redis restarted mid-run (with its append-only file): clients reconnect and the result is exact", async () => {
+    const dir2 = mkdtempSync(join(os.tmpdir(), "batchwise-redis-aof-"));
+    extraDirs.push(dir2);
+    const port2 = await freePort();
+    const url2 = `redis://127.0.0.1:${port2}`;
+    const args = [
+      "--port",
+      String(port2),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--dir",
+      dir2,
+    ];
+    let srv = launch("redis-server", args, {});
+    extraServers.push(srv);
+    await srv.waitFor(/Ready to accept connections/);
+    const hash2 = await publishBundle(url2, f.bundle());
+    const ws = [0, 1].map(() =>
+      launch(process.execPath, ["--import", "tsx", "test/distributed/worker-script.ts"], {
+        REDIS_URL: url2,
+        QUEUE: "restart",
+        SLEEP_MS: "100",
+      }),
+    );
+    procs.push(...ws);
+    await Promise.all(ws.map((w) => w.waitFor(/ready/, 40_000)));
+    let restart: Promise<void> | undefined;
+    const y = (await runSharded(url2, hash2, [x], {
+      shards: 10,
+      queue: "restart",
+      onProgress: (p) => {
+        if (p.done >= 2 && restart === undefined)
+          restart = (async () => {
+            srv.child.kill("SIGTERM");
+            await exited(srv.child);
+            srv = launch("redis-server", args, {});
+            extraServers.push(srv);
+            await srv.waitFor(/Ready to accept connections/);
+          })();
+      },
+    })) as Tensor;
+    await restart;
+    expect(restart).toBeDefined();
+    const got = y.dataSync() as Float32Array;
+    expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer, want.byteOffset, want.byteLength))).toBe(true);
+  }, 40_000);
+
+  it("a flushed Redis (jobs gone) rejects the run, naming the vanished shard, instead of hanging", async () => {
+    const err = await runSharded(url, hash, [x], {
+      shards: 12,
+      queue: "faults",
+      onProgress: (p) => {
+        if (p.done === 1) void redis.flushall();
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DistributedError);
+    expect((err as Error).message).toMatch(/^runSharded: shard \d+ of 12 \(rows \d+\.\.\d+\) vanished from Redis/);
+    hash = await publishBundle(url, f.bundle());
   }, 30_000);
 
   it("CLI workers close cleanly on SIGTERM (exit code 0)", async () => {
