@@ -112,17 +112,30 @@ try {
       if (w === 1) overhead.push([shards, ms]);
     }
   }
-  // Least-squares slope of time against shard count (1 worker): the cost of one more shard.
-  const mx = overhead.reduce((s, [k]) => s + k, 0) / overhead.length;
-  const my = overhead.reduce((s, [, t]) => s + t, 0) / overhead.length;
-  const slope =
-    overhead.reduce((s, [k, t]) => s + (k - mx) * (t - my), 0) / overhead.reduce((s, [k]) => s + (k - mx) ** 2, 0);
+  // Per-shard overhead: a small batch (1e4 elements, compute ~0.5 ms) cut into 1 and 32 shards on the
+  // 4 workers; (t32 - t1) / 31 is what one more shard costs beyond its compute.
+  const small = fromTypedArray(
+    Float32Array.from({ length: 10_000 }, (_, i) => Math.sin(i * 1e-2) * 3),
+    [10_000],
+    {
+      batchDim: 1,
+    },
+  );
+  const smallRun = (shards: number) => () => runSharded(url, hash, [small], { shards, queue: "bench", pollMs: 5 });
+  const t1 = await time(smallRun(1));
+  const t32 = await time(smallRun(32));
+  const slope = (t32 - t1) / 31;
+  rows.push(
+    `| 4 workers, 1e4 elements | 1 | ${t1.toFixed(1)} | | |`,
+    `| 4 workers, 1e4 elements | 32 | ${t32.toFixed(1)} | | |`,
+  );
+  void overhead;
   console.log(`B1 chain, ${N.toExponential(0)} float32 elements, median of ${REPS}; ${os.cpus().length} CPU(s)`);
   console.log("| run | shards | ms | Melem/s | vs in-process |");
   console.log("|---|---|---|---|---|");
   for (const r of rows) console.log(r);
   console.log(
-    `per-shard overhead (1 worker, slope of time vs shard count): ${slope.toFixed(1)} ms; in-process compute: ${((inProcess / N) * 1e6).toFixed(1)} ns/element`,
+    `per-shard overhead ((t32 - t1) / 31 on 1e4 elements): ${slope.toFixed(2)} ms; in-process compute: ${((inProcess / N) * 1e6).toFixed(1)} ns/element`,
   );
 } finally {
   for (const w of workers) w.kill("SIGTERM");
