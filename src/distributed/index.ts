@@ -22,12 +22,15 @@
  *   `batchwise bundle` write) under `batchwise:bundle:<sha256>`; workers import
  *   that text as an ES module (it contains the kernels as JS functions, so only
  *   publish bundles you trust, and run workers only against a Redis you trust).
- * - Inputs are plain tensors. Every input with batch dims is cut along its
- *   leading batch dim, which must have the same size N in all of them; an input
- *   with no batch dims (parameters) goes whole to every shard (stored once).
- *   Jagged tensors and TensorDicts are not supported yet (a `DistributedError`).
+ * - Inputs are plain tensors and jagged tensors. Every tensor input with batch
+ *   dims is cut along its leading batch dim, a jagged tensor by its rows (its
+ *   values and its offsets, rebased to start at 0); all must have the same
+ *   number of rows N. A tensor input with no batch dims (parameters) goes whole
+ *   to every shard (stored once). TensorDicts are not supported yet (a
+ *   `DistributedError`).
  * - The function must be row-wise along the leading batch dim: each result's
- *   leading batch dim must equal the shard's row count (checked when gathering).
+ *   leading batch dim (a jagged result's rows) must equal the shard's row count
+ *   (checked when gathering).
  * - A `BatchwiseError` in a shard (a shape that does not match, a bundle that
  *   fails its checks) is deterministic: the job fails at once, with no retry.
  *   Other errors (a missing blob, an error in a `beforeShard` hook, a lost
@@ -56,6 +59,7 @@ import type { Backend } from "../../runtime/backend.js";
 import { loadBundle, type BundleFunction, type BundleModule } from "../bundle.js";
 import { fromTypedArray } from "../creation.js";
 import { readNpy, writeNpy } from "../io/npy.js";
+import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
 // The full entry registers JaggedTensor and TensorDict (the bundle loader needs them registered).
 import "../index.js";
@@ -223,10 +227,16 @@ export interface RunShardedOptions {
   readonly ttlSeconds?: number;
 }
 
+/** One input or result of a shard in Redis: a tensor's `.npy` blob, or a jagged tensor's values and offsets blobs. */
 interface BlobRef {
   readonly key: string;
   readonly batchDim: number;
+  /** For a jagged tensor: the key of its int32 offsets `(rows+1;)`, starting at 0 (`key` holds the values `(T; base)`). */
+  readonly offsets?: string;
 }
+
+/** What `runSharded` takes per argument and gives back per result. */
+export type ShardedValue = Tensor | JaggedTensor;
 
 /** A shard job's data. */
 interface ShardJob {
@@ -299,9 +309,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export async function runSharded(
   connection: RedisConnection,
   bundleHash: string,
-  inputs: readonly Tensor[],
+  inputs: readonly ShardedValue[],
   opts: RunShardedOptions = {},
-): Promise<Tensor | Tensor[]> {
+): Promise<ShardedValue | ShardedValue[]> {
   const op = "runSharded";
   if (typeof bundleHash !== "string" || !/^[0-9a-f]{64}$/.test(bundleHash))
     throw new DistributedError(
@@ -309,23 +319,24 @@ export async function runSharded(
     );
   if (!Array.isArray(inputs)) throw new DistributedError(`${op}: inputs must be an array of tensors`);
   inputs.forEach((t, i) => {
-    if (!(t instanceof Tensor)) {
+    if (!(t instanceof Tensor) && !(t instanceof JaggedTensor)) {
       const kind = t !== null && typeof t === "object" ? ((t as object).constructor?.name ?? "object") : typeof t;
       throw new DistributedError(
-        `${op}: input ${i} is a ${kind}; only plain tensors are sharded yet (jagged tensors and TensorDicts are not supported yet)`,
+        `${op}: input ${i} is a ${kind}; plain tensors and jagged tensors are sharded (TensorDicts are not supported yet)`,
       );
     }
   });
-  const batched = inputs.filter((t) => t.batchDim > 0);
-  if (batched.length === 0)
-    throw new ShapeError(
-      `${op}: no input has a batch dim to shard along (inputs ${inputs.map(fmtShapeOf).join(", ")})`,
-    );
-  const n = batched[0]!.shape[0]!;
+  const fmt = (t: ShardedValue) => (t instanceof JaggedTensor ? t.toString() : fmtShapeOf(t));
+  const rowsOf = (t: ShardedValue) => (t instanceof JaggedTensor ? t.rows : t.batchDim > 0 ? t.shape[0]! : undefined);
+  const first = inputs.findIndex((t) => rowsOf(t) !== undefined);
+  if (first < 0)
+    throw new ShapeError(`${op}: no input has a batch dim to shard along (inputs ${inputs.map(fmt).join(", ")})`);
+  const n = rowsOf(inputs[first]!)!;
   inputs.forEach((t, i) => {
-    if (t.batchDim > 0 && t.shape[0] !== n)
+    const r = rowsOf(t);
+    if (r !== undefined && r !== n)
       throw new ShapeError(
-        `${op}: input ${i} ${fmtShapeOf(t)} has ${t.shape[0]} rows in its leading batch dim, input ${inputs.indexOf(batched[0]!)} ${fmtShapeOf(batched[0]!)} has ${n}`,
+        `${op}: input ${i} ${fmt(t)} has ${r} rows in its leading batch dim, input ${first} ${fmt(inputs[first]!)} has ${n}`,
       );
   });
   const ranges = shardRanges(n, opts);
@@ -349,11 +360,14 @@ export async function runSharded(
   const jobId = (s: number) => `${run}-${s}`;
   try {
     // Inputs: each batched input cut into rows; unbatched inputs stored once.
-    const values = await Promise.all(inputs.map((t) => t.data()));
+    const values = await Promise.all(inputs.map((t) => (t instanceof JaggedTensor ? t.values.data() : t.data())));
+    const offsetsOf = await Promise.all(
+      inputs.map(async (t) => (t instanceof JaggedTensor ? ((await t.offsets.data()) as Int32Array) : undefined)),
+    );
     const shared = new Map<number, BlobRef>();
     for (let i = 0; i < inputs.length; i++) {
       const t = inputs[i]!;
-      if (t.batchDim > 0) continue;
+      if (t instanceof JaggedTensor || t.batchDim > 0) continue;
       const key = `${prefix}param:${i}`;
       const bytes = writeNpy(t.dtype, t.shape, values[i]!);
       await redis.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", ttl);
@@ -373,14 +387,31 @@ export async function runSharded(
           refs.push(sh);
           continue;
         }
-        const row = t.shape.slice(1).reduce((p: number, d: number) => p * d, 1);
-        const sub = (values[i] as TypedArray).subarray(a * row, b * row);
-        const bytes = writeNpy(t.dtype, [b - a, ...t.shape.slice(1)], sub);
+        const v = t instanceof JaggedTensor ? t.values : t;
+        const o = offsetsOf[i];
+        // A jagged tensor's rows a..b are its values o[a]..o[b].
+        const [va, vb] = o === undefined ? [a, b] : [o[a]!, o[b]!];
+        const row = v.shape.slice(1).reduce((p: number, d: number) => p * d, 1);
+        const sub = (values[i] as TypedArray).subarray(va * row, vb * row);
+        const bytes = writeNpy(v.dtype, [vb - va, ...v.shape.slice(1)], sub);
         const key = `${prefix}in:${s}:${i}`;
         pipe.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", ttl);
         keys.push(key);
         bytesUp += bytes.byteLength;
-        refs.push({ key, batchDim: t.batchDim });
+        if (o === undefined) {
+          refs.push({ key, batchDim: v.batchDim });
+          continue;
+        }
+        const offs = writeNpy(
+          "int32",
+          [b - a + 1],
+          Int32Array.from(o.subarray(a, b + 1), (x) => x - va),
+        );
+        const okey = `${prefix}in:${s}:${i}:offsets`;
+        pipe.set(okey, Buffer.from(offs.buffer, offs.byteOffset, offs.byteLength), "EX", ttl);
+        keys.push(okey);
+        bytesUp += offs.byteLength;
+        refs.push({ key, batchDim: 1, offsets: okey });
       }
       await pipe.exec();
       jobs.push({
@@ -395,7 +426,14 @@ export async function runSharded(
 
     // Gather: poll the shards' states; read each completed shard's outputs once.
     const results: (
-      readonly { dtype: DType; shape: readonly number[]; data: TypedArray; batchDim: number }[] | undefined
+      | readonly {
+          dtype: DType;
+          shape: readonly number[];
+          data: TypedArray;
+          batchDim: number;
+          offsets: Int32Array | undefined;
+        }[]
+      | undefined
     )[] = new Array(total).fill(undefined);
     let multi = false;
     const pending = new Set(ranges.map((_, s) => s));
@@ -422,21 +460,27 @@ export async function runSharded(
         const r = job?.returnvalue as ShardResult | undefined;
         if (r === undefined || r === null) continue; // completed but not yet readable: next round
         multi = r.multi;
-        const blobs = await redis.mgetBuffer(...r.outputs.map((o) => o.key));
+        const outKeys = r.outputs.flatMap((o) => (o.offsets === undefined ? [o.key] : [o.key, o.offsets]));
+        const blobs = await redis.mgetBuffer(...outKeys);
+        const read = (key: string, k: number) => {
+          const blob = blobs[outKeys.indexOf(key)];
+          if (blob === null || blob === undefined)
+            throw new DistributedError(`${op}: shard ${s}: its output ${k} is missing from Redis (${key})`);
+          bytesDown += blob.byteLength;
+          return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), op);
+        };
         const [a, b] = ranges[s]!;
         results[s] = r.outputs.map((o, k) => {
-          const blob = blobs[k];
-          if (blob === null || blob === undefined)
-            throw new DistributedError(`${op}: shard ${s}: its output ${k} is missing from Redis (${o.key})`);
-          bytesDown += blob.byteLength;
-          const arr = readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), op);
-          if (o.batchDim < 1 || arr.shape[0] !== b - a)
+          const arr = read(o.key, k);
+          const offsets = o.offsets === undefined ? undefined : (read(o.offsets, k).data as Int32Array);
+          const rows = offsets === undefined ? arr.shape[0] : offsets.length - 1;
+          if (o.batchDim < 1 || rows !== b - a)
             throw new ShapeError(
-              `${op}: shard ${s} (rows ${a}..${b - 1}): result ${k} has shape (${arr.shape.join(",")}) with ${o.batchDim} batch dim(s); a sharded function must return results whose leading batch dim has the shard's ${b - a} rows`,
+              `${op}: shard ${s} (rows ${a}..${b - 1}): result ${k} has ${offsets === undefined ? `shape (${arr.shape.join(",")}) with ${o.batchDim} batch dim(s)` : `${rows} jagged rows`}; a sharded function must return results whose leading batch dim has the shard's ${b - a} rows`,
             );
-          return { dtype: arr.dtype, shape: arr.shape, data: arr.data, batchDim: o.batchDim };
+          return { dtype: arr.dtype, shape: arr.shape, data: arr.data, batchDim: o.batchDim, offsets };
         });
-        for (const o of r.outputs) keys.push(o.key);
+        keys.push(...outKeys);
         pending.delete(s);
         done++;
         progress();
@@ -445,14 +489,18 @@ export async function runSharded(
     }
 
     // Concatenate along the leading batch dim.
-    const first = results[0]!;
-    const out = first.map((r0, k) => {
+    const out = results[0]!.map((r0, k): ShardedValue => {
       const rest = r0.shape.slice(1);
       const parts = results.map((r, s) => {
         const p = r![k]!;
-        if (p.dtype !== r0.dtype || p.batchDim !== r0.batchDim || p.shape.slice(1).join() !== rest.join())
+        if (
+          p.dtype !== r0.dtype ||
+          p.batchDim !== r0.batchDim ||
+          p.shape.slice(1).join() !== rest.join() ||
+          (p.offsets === undefined) !== (r0.offsets === undefined)
+        )
           throw new ShapeError(
-            `${op}: result ${k} of shard ${s} is ${p.dtype} (${p.shape.join(",")}), of shard 0 ${r0.dtype} (${r0.shape.join(",")})`,
+            `${op}: result ${k} of shard ${s} is ${p.offsets !== undefined ? "jagged " : ""}${p.dtype} (${p.shape.join(",")}), of shard 0 ${r0.offsets !== undefined ? "jagged " : ""}${r0.dtype} (${r0.shape.join(",")})`,
           );
         return p.data;
       });
@@ -464,7 +512,21 @@ export async function runSharded(
         all.set(p as never, at);
         at += p.length;
       }
-      return fromTypedArray(all, [n, ...rest], { batchDim: r0.batchDim, copy: false });
+      if (r0.offsets === undefined) return fromTypedArray(all, [n, ...rest], { batchDim: r0.batchDim, copy: false });
+      // Jagged: the values one shard after the other, the offsets rebased by the values before each shard.
+      const offsets = new Int32Array(n + 1);
+      let row = 0;
+      let base = 0;
+      for (const r of results) {
+        const o = r![k]!.offsets!;
+        for (let i = 1; i < o.length; i++) offsets[row + i] = o[i]! + base;
+        row += o.length - 1;
+        base += o[o.length - 1]!;
+      }
+      return new JaggedTensor(
+        fromTypedArray(all, [base, ...rest], { batchDim: 1, copy: false }),
+        fromTypedArray(offsets, [n + 1], { batchDim: 1, copy: false }),
+      );
     });
     return multi ? out : out[0]!;
   } finally {
@@ -584,22 +646,47 @@ export async function startWorker(
         if (blob === null || blob === undefined)
           throw new Error(`input ${i} (${ref.key}) is missing from Redis (expired, or the run was cancelled)`);
         const a = readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), "worker");
-        return fromTypedArray(a.data, a.shape, { batchDim: ref.batchDim, copy: false });
+        const t = fromTypedArray(a.data, a.shape, { batchDim: ref.batchDim, copy: false });
+        return ref.offsets === undefined ? t : { values: t, offsets: ref.offsets, i };
       });
-      const out = await f.callAsync(...args);
+      const offsetBlobs = await redis.mgetBuffer(
+        ...args.flatMap((x) => (x instanceof Tensor ? [] : [x.offsets])),
+        "batchwise:none", // mget needs at least one key
+      );
+      let ob = 0;
+      const callArgs = args.map((x) => {
+        if (x instanceof Tensor) return x;
+        const blob = offsetBlobs[ob++];
+        if (blob === null || blob === undefined)
+          throw new Error(
+            `input ${x.i} offsets (${x.offsets}) are missing from Redis (expired, or the run was cancelled)`,
+          );
+        const o = readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), "worker");
+        return new JaggedTensor(x.values, fromTypedArray(o.data, o.shape, { batchDim: 1, copy: false }));
+      });
+      const out = await f.callAsync(...callArgs);
       const list = Array.isArray(out) ? out : [out];
       const pipe = redis.pipeline();
       const outputs: BlobRef[] = [];
       for (let k = 0; k < list.length; k++) {
-        const t = list[k];
-        if (!(t instanceof Tensor))
+        const item = list[k];
+        if (!(item instanceof Tensor) && !(item instanceof JaggedTensor))
           throw new DistributedError(
-            `result ${k} is not a plain tensor; only plain tensors are gathered yet (jagged tensors and TensorDicts are not supported yet)`,
+            `result ${k} is not a tensor or a jagged tensor; only those are gathered (TensorDicts are not supported yet)`,
           );
+        const t = item instanceof JaggedTensor ? item.values : item;
         const bytes = writeNpy(t.dtype, t.shape, await t.data());
         const key = `${RUN_KEY}${d.run}:out:${d.shard}:${k}`;
         pipe.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", d.ttl);
-        outputs.push({ key, batchDim: t.batchDim });
+        if (item instanceof Tensor) {
+          outputs.push({ key, batchDim: t.batchDim });
+          continue;
+        }
+        const o = item.offsets;
+        const obytes = writeNpy("int32", o.shape, await o.data());
+        const okey = `${key}:offsets`;
+        pipe.set(okey, Buffer.from(obytes.buffer, obytes.byteOffset, obytes.byteLength), "EX", d.ttl);
+        outputs.push({ key, batchDim: 1, offsets: okey });
       }
       await pipe.exec();
       return { outputs, multi: Array.isArray(out) };
