@@ -294,9 +294,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * Runs the bundle `bundleHash` (published with `publishBundle`) on `inputs`,
  * sharded along their leading batch dim across the workers listening on the
  * queue, and resolves to the results of the full batch, in order, as the bundle
- * returns them (one tensor, or an array for a bundle of several results). The
- * gathered values are bit for bit those of one call on the whole batch when the
- * function is row-wise (each row's results depend on that row only).
+ * returns them (one tensor or jagged tensor, or an array for a bundle of several
+ * results). The gathered values are bit for bit those of one call on the whole
+ * batch when the function is row-wise (each row's results depend on that row
+ * only). It waits until workers take the shards: bound the wait with `signal`
+ * (`AbortSignal.timeout(ms)`).
  *
  * Rejects with a `DistributedError` naming the shard index when a shard fails
  * (after its retries), and with the signal's reason when `signal` aborts.
