@@ -55,7 +55,7 @@ import type { Queue as BullQueue, Worker as BullWorker } from "bullmq";
 import type { Redis as IORedis } from "ioredis";
 import { BackendError, BatchwiseError, BundleError, ShapeError } from "../../ir/errors.js";
 import type { DType, TypedArray } from "../../ir/dtype.js";
-import type { Backend } from "../../runtime/backend.js";
+import { getBackend, setBackend } from "../backend.js";
 import { loadBundle, type BundleFunction, type BundleModule } from "../bundle.js";
 import { fromTypedArray } from "../creation.js";
 import { readNpy, writeNpy } from "../io/npy.js";
@@ -570,8 +570,12 @@ export interface StartWorkerOptions {
   readonly queue?: string;
   /** Shards run at once by this worker (default 1; the JS backend runs one kernel at a time anyway). */
   readonly concurrency?: number;
-  /** The backend shards run on (default: the current one). */
-  readonly backend?: Backend;
+  /**
+   * The backend shards run on, by name (default: the current one). It becomes the
+   * process's current backend (`setBackend`), so that the shards' tensors live on
+   * it; initialise it first (`await initWebGPU()` for "webgpu").
+   */
+  readonly backend?: "js" | "webgpu" | "wasm";
   /** BullMQ's lock duration in ms: a job whose worker stops renewing its lock for this long is stalled (default 30000). */
   readonly lockDuration?: number;
   /** BullMQ's stalled-job check interval in ms (default 30000). */
@@ -613,6 +617,7 @@ export async function startWorker(
   opts: StartWorkerOptions = {},
 ): Promise<DistributedWorker> {
   const { bullmq } = await deps();
+  if (opts.backend !== undefined) setBackend(opts.backend);
   const concurrency = opts.concurrency === undefined ? 1 : positiveInt("startWorker", "concurrency", opts.concurrency);
   const redis = await client(connection);
   const bundles = new Map<string, Promise<BundleFunction>>();
@@ -629,7 +634,7 @@ export async function startWorker(
         } catch (e) {
           throw new BundleError(`the bundle stored under ${hash} does not import as an ES module (${errorText(e)})`);
         }
-        return loadBundle(mod, { sha256: hash, ...(opts.backend !== undefined ? { backend: opts.backend } : {}) });
+        return loadBundle(mod, { sha256: hash, backend: getBackend() });
       })();
       bundles.set(hash, p);
       p.catch(() => bundles.delete(hash));
