@@ -7,6 +7,8 @@
  *   prints the IR after a pass, the generated kernels, or Graphviz DOT;
  * - `batchwise inspect <bundle.mjs> [--sha256 <hex>]` validates a bundle with
  *   loadBundle's checks and prints its signature, kernels and SHA-256.
+ * - `batchwise worker --redis <url> [--queue q] [--concurrency n]` runs a
+ *   batchwise/distributed worker until SIGINT or SIGTERM.
  *
  * Exit codes: 0 success; 1 a user error (a bad spec, a missing export, a trace
  * that fails, a bundle that fails its checks: the error's message, with its stack
@@ -63,6 +65,7 @@ Commands:
   bundle <file>      trace an export from specs and write its bundle (.mjs) and types (.d.mts)
   dump <file>        print the IR after a pass, the kernels, or Graphviz DOT of a traced export
   inspect <bundle>   validate a bundle and print its signature, kernels and SHA-256
+  worker             run shards of sharded calls from Redis (batchwise/distributed)
 
 Run "batchwise <command> --help" for a command's options.
 <file> is an ES module (.js, .mjs); a .ts file needs a TypeScript loader:
@@ -112,6 +115,20 @@ Importing a module runs its code: inspect only files you trust.
 Options:
   --sha256 <hex>        also require this SHA-256 (exit code 1 if the bundle's differs)
   --help, -h            this help`,
+  worker: `Usage: batchwise worker --redis <url> [--queue <name>] [--concurrency <n>]
+
+Runs a batchwise/distributed worker: takes shard jobs from the BullMQ queue,
+loads their bundles from Redis by SHA-256 (verified), runs them on the JS
+backend and writes the results back, until SIGINT or SIGTERM. Needs the
+optional packages bullmq and ioredis (npm install bullmq@6 ioredis@6).
+
+Options:
+  --redis <url>             the Redis server (redis://host:port[/db])
+  --queue <name>            the queue (default batchwise)
+  --concurrency <n>         shards run at once (default 1)
+  --lock-duration <ms>      a job whose lock is not renewed for this long is stalled (default 30000)
+  --stalled-interval <ms>   how often stalled jobs are looked for (default 30000)
+  --help, -h                this help`,
 };
 
 const TRACE_OPTIONS = {
@@ -131,6 +148,14 @@ const OPTIONS = {
     dot: { type: "boolean" },
   },
   inspect: { sha256: { type: "string" }, help: { type: "boolean", short: "h" } },
+  worker: {
+    redis: { type: "string" },
+    queue: { type: "string" },
+    concurrency: { type: "string" },
+    "lock-duration": { type: "string" },
+    "stalled-interval": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
 } as const satisfies Record<string, ParseArgsConfig["options"]>;
 
 type Command = keyof typeof OPTIONS;
@@ -356,6 +381,40 @@ async function inspectCommand(argv: readonly string[], io: CliIO): Promise<numbe
   return 0;
 }
 
+/** A positive integer option's value. */
+function intOption(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(v)) throw new UsageError(`--${name} must be a positive integer, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+async function workerCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parse("worker", argv);
+  if (values.help) return help(io, "worker");
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  if (values.redis === undefined) throw new UsageError("missing --redis <url> (e.g. redis://127.0.0.1:6379)");
+  const concurrency = intOption("concurrency", values.concurrency);
+  const lockDuration = intOption("lock-duration", values["lock-duration"]);
+  const stalledInterval = intOption("stalled-interval", values["stalled-interval"]);
+  const { startWorker } = await import("../distributed/index.js");
+  const queue = values.queue ?? "batchwise";
+  const worker = await startWorker(values.redis, {
+    queue,
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(lockDuration !== undefined ? { lockDuration } : {}),
+    ...(stalledInterval !== undefined ? { stalledInterval } : {}),
+  });
+  await worker.ready;
+  io.out(`batchwise worker: ready on queue ${queue} (pid ${process.pid})\n`);
+  await new Promise<void>((res) => {
+    process.once("SIGINT", () => res());
+    process.once("SIGTERM", () => res());
+  });
+  await worker.close();
+  io.out("batchwise worker: closed\n");
+  return 0;
+}
+
 function help(io: CliIO, command: string): number {
   io.out(`${USAGE[command]!}\n`);
   return 0;
@@ -365,6 +424,7 @@ const COMMANDS: Record<Command, (argv: readonly string[], io: CliIO) => Promise<
   bundle: bundleCommand,
   dump: dumpCommand,
   inspect: inspectCommand,
+  worker: workerCommand,
 };
 
 /** Runs the CLI on `argv` (the arguments after `batchwise`); resolves to the exit code. */
@@ -380,7 +440,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command as Command] : undefined;
   if (run === undefined) {
     io.err(
-      `batchwise: unknown command ${JSON.stringify(command)} (commands: bundle, dump, inspect; see batchwise --help)\n`,
+      `batchwise: unknown command ${JSON.stringify(command)} (commands: bundle, dump, inspect, worker; see batchwise --help)\n`,
     );
     return 2;
   }

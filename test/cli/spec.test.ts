@@ -97,7 +97,7 @@ describe("CLI usage and input errors (in-process)", () => {
       [[], "Usage: batchwise <command> [options]"],
       [
         ["frobnicate"],
-        `batchwise: unknown command "frobnicate" (commands: bundle, dump, inspect; see batchwise --help)`,
+        `batchwise: unknown command "frobnicate" (commands: bundle, dump, inspect, worker; see batchwise --help)`,
       ],
       [["bundle", m, "--spec", "f32[B; 3]"], "batchwise bundle: missing --export <name>"],
       [

@@ -1,0 +1,146 @@
+/**
+ * Sharding through batchwise/distributed on one machine: the B1 chain
+ * (`x*x` → neg → exp, times sin(3x), plus x/2, minus tanh x) on 1e7 float32
+ * elements, run
+ *   in-process   one call of the jit function (no Redis, no copies);
+ *   W workers    runSharded over W local worker processes (`batchwise worker`),
+ *                for W = 1, 2 and 4 and several shard sizes.
+ * It starts its own redis-server (Debian's) on a free loopback port, prints
+ * medians of REPS runs, throughput (elements/s), and the per-shard overhead:
+ * the slope of time against shard count at a fixed batch (1 worker), which is
+ * what each extra shard costs beyond its compute (job round trip, .npy
+ * encode/decode, Redis transfer).
+ *   npx tsx bench/distributed.ts [--n 10000000] [--reps 3]
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { fromTypedArray, jit, type Tensor } from "../src/index.js";
+import { publishBundle, runSharded } from "../src/distributed/index.js";
+
+const { values } = parseArgs({ options: { n: { type: "string" }, reps: { type: "string" } } });
+const N = Number(values.n ?? "10000000");
+const REPS = Number(values.reps ?? "3");
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+function waitLine(p: ChildProcess, re: RegExp): Promise<void> {
+  return new Promise((res) => {
+    let buf = "";
+    p.stdout!.on("data", (d: Buffer) => {
+      buf += d.toString();
+      if (re.test(buf)) res();
+    });
+  });
+}
+
+const median = (a: number[]) => [...a].sort((u, v) => u - v)[Math.floor(a.length / 2)]!;
+
+async function time(f: () => Promise<unknown> | unknown): Promise<number> {
+  const ts: number[] = [];
+  await f(); // warm-up (bundle load on the workers, JIT)
+  for (let r = 0; r < REPS; r++) {
+    const t0 = performance.now();
+    await f();
+    ts.push(performance.now() - t0);
+  }
+  return median(ts);
+}
+
+const dir = mkdtempSync(join(os.tmpdir(), "batchwise-bench-redis-"));
+const port = await freePort();
+const url = `redis://127.0.0.1:${port}`;
+const server = spawn(
+  "redis-server",
+  ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+  {
+    stdio: ["ignore", "pipe", "inherit"],
+  },
+);
+const workers: ChildProcess[] = [];
+try {
+  await waitLine(server, /Ready to accept connections/);
+  const x = fromTypedArray(
+    Float32Array.from({ length: N }, (_, i) => Math.sin(i * 1e-4) * 3),
+    [N],
+    { batchDim: 1 },
+  );
+  const f = jit(chain);
+  f(x).dataSync();
+  const hash = await publishBundle(url, f.bundle());
+  const inProcess = await time(() => f(x).dataSync());
+  const rows: string[] = [];
+  const row = (what: string, ms: number, shards: number) =>
+    rows.push(
+      `| ${what} | ${shards} | ${ms.toFixed(0)} | ${(((N / ms) * 1e3) / 1e6).toFixed(1)} | ${(inProcess / ms).toFixed(2)} |`,
+    );
+  row("in-process call", inProcess, 1);
+  const start = async (count: number) => {
+    const batch = Array.from({ length: count }, () =>
+      spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "worker", "--redis", url, "--queue", "bench"], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "inherit"],
+      }),
+    );
+    workers.push(...batch);
+    await Promise.all(batch.map((w) => waitLine(w, /ready/)));
+  };
+  const sharded = (shards: number) => () => runSharded(url, hash, [x], { shards, queue: "bench", pollMs: 5 });
+  const overhead: [number, number][] = [];
+  let running = 0;
+  for (const w of [1, 2, 4]) {
+    await start(w - running);
+    running = w;
+    for (const shards of w === 1 ? [1, 4, 16, 64] : [...new Set([w, 4 * w, 16])]) {
+      const ms = await time(sharded(shards));
+      row(`${w} worker(s)`, ms, shards);
+      if (w === 1) overhead.push([shards, ms]);
+    }
+  }
+  // Per-shard overhead: a small batch (1e4 elements, compute ~0.5 ms) cut into 1 and 32 shards on the
+  // 4 workers; (t32 - t1) / 31 is what one more shard costs beyond its compute.
+  const small = fromTypedArray(
+    Float32Array.from({ length: 10_000 }, (_, i) => Math.sin(i * 1e-2) * 3),
+    [10_000],
+    {
+      batchDim: 1,
+    },
+  );
+  const smallRun = (shards: number) => () => runSharded(url, hash, [small], { shards, queue: "bench", pollMs: 5 });
+  const t1 = await time(smallRun(1));
+  const t32 = await time(smallRun(32));
+  const slope = (t32 - t1) / 31;
+  rows.push(
+    `| 4 workers, 1e4 elements | 1 | ${t1.toFixed(1)} | | |`,
+    `| 4 workers, 1e4 elements | 32 | ${t32.toFixed(1)} | | |`,
+  );
+  void overhead;
+  console.log(`B1 chain, ${N.toExponential(0)} float32 elements, median of ${REPS}; ${os.cpus().length} CPU(s)`);
+  console.log("| run | shards | ms | Melem/s | vs in-process |");
+  console.log("|---|---|---|---|---|");
+  for (const r of rows) console.log(r);
+  console.log(
+    `per-shard overhead ((t32 - t1) / 31 on 1e4 elements): ${slope.toFixed(2)} ms; in-process compute: ${((inProcess / N) * 1e6).toFixed(1)} ns/element`,
+  );
+} finally {
+  for (const w of workers) w.kill("SIGTERM");
+  await Promise.all(workers.map((w) => (w.exitCode !== null ? undefined : new Promise((r) => w.once("exit", r)))));
+  server.kill("SIGTERM");
+  await new Promise((r) => (server.exitCode !== null ? r(undefined) : server.once("exit", r)));
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,370 @@
+/**
+ * batchwise/distributed with real parts: Debian's redis-server on a free
+ * loopback port with a temp dir, worker PROCESSES (the CLI's `batchwise worker`
+ * and test/distributed/worker-script.ts, run under tsx), BullMQ in between.
+ * The sharded result of the B1 chain on a 1e6-element batch must equal the
+ * single-process call bit for bit, also when a worker is SIGKILLed mid-shard
+ * (BullMQ's stalled-job recovery hands its shard to another worker). A shard
+ * that throws is reported with its index after its retries; a bundle whose
+ * content does not hash to its key is refused; abort cleans up.
+ *
+ * Skipped (with the reason printed) when redis-server is not installed, unless
+ * BATCHWISE_REQUIRE_REDIS=1 (set by .ci/run), which makes a missing server a failure.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JaggedTensor, TensorDict, fromTypedArray, jit, tensor, type Tensor } from "../../src/index.js";
+import { DistributedError, publishBundle, runSharded, type ShardProgress } from "../../src/distributed/index.js";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const hasRedis = spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
+const require = process.env["BATCHWISE_REQUIRE_REDIS"] === "1";
+if (!hasRedis && !require)
+  console.warn(
+    "test/distributed: skipped: redis-server is not installed (apt-get install redis-server; BATCHWISE_REQUIRE_REDIS=1 makes this a failure)",
+  );
+
+const N = 1_000_000;
+const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** A child process with its stdout lines collected and a promise per awaited line. */
+interface Proc {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  waitFor(re: RegExp, ms?: number): Promise<string>;
+}
+
+function launch(cmd: string, args: string[], env: Record<string, string>): Proc {
+  const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  const waiters: { re: RegExp; res: (l: string) => void }[] = [];
+  let buf = "";
+  let err = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      lines.push(line);
+      for (const w of [...waiters])
+        if (w.re.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.res(line);
+        }
+    }
+  });
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  return {
+    child,
+    lines,
+    waitFor(re, ms = 20_000) {
+      const seen = lines.find((l) => re.test(l));
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((res, rej) => {
+        const t = setTimeout(
+          () => rej(new Error(`${cmd} ${args.join(" ")}: no line ${re} in ${ms} ms; stderr: ${err}`)),
+          ms,
+        );
+        waiters.push({
+          re,
+          res: (l) => {
+            clearTimeout(t);
+            res(l);
+          },
+        });
+      });
+    },
+  };
+}
+
+function exited(p: ChildProcess): Promise<void> {
+  return p.exitCode !== null || p.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => p.once("exit", () => r()));
+}
+
+const procs: Proc[] = [];
+const extraServers: Proc[] = [];
+const extraDirs: string[] = [];
+let server: Proc | undefined;
+let dir = "";
+let url = "";
+let redis: Redis;
+
+describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis and worker processes", () => {
+  const f = jit(chain);
+  const x = fromTypedArray(
+    Float32Array.from({ length: N }, (_, i) => Math.sin(i * 0.001) * 3),
+    [N],
+    { batchDim: 1 },
+  );
+  let want: Float32Array;
+  let hash = "";
+
+  beforeAll(async () => {
+    if (!hasRedis) throw new Error("BATCHWISE_REQUIRE_REDIS=1 but redis-server is not installed");
+    dir = mkdtempSync(join(os.tmpdir(), "batchwise-redis-"));
+    const port = await freePort();
+    url = `redis://127.0.0.1:${port}`;
+    server = launch(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+      {},
+    );
+    await server.waitFor(/Ready to accept connections/);
+    redis = new Redis(url, { maxRetriesPerRequest: null });
+    want = f(x).dataSync() as Float32Array;
+    hash = await publishBundle(url, f.bundle());
+    const cli = ["--import", "tsx", "src/cli.ts", "worker", "--redis", url, "--queue", "plain"];
+    const script = ["--import", "tsx", "test/distributed/worker-script.ts"];
+    for (let i = 0; i < 3; i++) procs.push(launch(process.execPath, cli, {}));
+    for (let i = 0; i < 3; i++)
+      procs.push(launch(process.execPath, script, { REDIS_URL: url, QUEUE: "faults", SLEEP_MS: "150" }));
+    await Promise.all(procs.map((p) => p.waitFor(/ready/, 40_000)));
+  }, 60_000);
+
+  afterAll(async () => {
+    redis?.disconnect();
+    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+    await Promise.all(procs.map((p) => exited(p.child)));
+    if (server !== undefined) {
+      server.child.kill("SIGTERM");
+      await exited(server.child);
+    }
+    for (const p of extraServers) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
+    await Promise.all(extraServers.map((p) => exited(p.child)));
+    if (dir !== "") rmSync(dir, { recursive: true, force: true });
+    for (const d of extraDirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("shards 1e6 elements over 3 CLI worker processes; the result equals the single-process call bit for bit", async () => {
+    const seen: ShardProgress[] = [];
+    const y = (await runSharded(url, hash, [x], {
+      shards: 10,
+      queue: "plain",
+      onProgress: (p) => seen.push(p),
+    })) as Tensor;
+    expect(y.shape).toEqual([N]);
+    expect(y.batchDim).toBe(1);
+    const got = y.dataSync() as Float32Array;
+    expect(
+      Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(
+        Buffer.from(want.buffer, want.byteOffset, want.byteLength),
+      ),
+    ).toBe(true);
+    const last = seen[seen.length - 1]!;
+    expect(last.done).toBe(10);
+    expect(last.total).toBe(10);
+    // 10 .npy blobs of 1e5 float32 each way, each with a 128-byte header.
+    expect(last.bytesUp).toBe(N * 4 + 10 * 128);
+    expect(last.bytesDown).toBe(N * 4 + 10 * 128);
+    // The run's data is deleted once it settles.
+    expect(await redis.keys("batchwise:run:*")).toEqual([]);
+  }, 30_000);
+
+  it("shards a jagged batch of 10,000 rows (empty rows included) by rows; jagged and plain results equal the single-process call bit for bit", async () => {
+    const rows = 10_000;
+    const offsets = new Int32Array(rows + 1);
+    for (let r = 0; r < rows; r++) offsets[r + 1] = offsets[r]! + ((r * 7) % 13);
+    const T = offsets[rows]!;
+    const j = new JaggedTensor(
+      fromTypedArray(
+        Float32Array.from({ length: T * 2 }, (_, i) => Math.cos(i * 0.01) * 2),
+        [T, 2],
+        { batchDim: 1 },
+      ),
+      fromTypedArray(offsets, [rows + 1], { batchDim: 1 }),
+    );
+    const g = jit((x: JaggedTensor) => [x.map((v) => v.mul(v).neg().exp()), x.sum()]);
+    const [wantJ, wantSum] = g(j) as [JaggedTensor, Tensor];
+    const h = await publishBundle(url, g.bundle());
+    const [gotJ, gotSum] = (await runSharded(url, h, [j], { shards: 7, queue: "plain" })) as [JaggedTensor, Tensor];
+    expect(gotJ).toBeInstanceOf(JaggedTensor);
+    const bytes = (t: Tensor) => {
+      const d = t.dataSync();
+      return Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+    };
+    expect(gotJ.values.shape).toEqual([T, 2]);
+    expect(bytes(gotJ.offsets).equals(Buffer.from(offsets.buffer))).toBe(true);
+    expect(bytes(gotJ.values).equals(bytes(wantJ.values))).toBe(true);
+    expect(gotSum.shape).toEqual([rows, 2]);
+    expect(bytes(gotSum).equals(bytes(wantSum))).toBe(true);
+  }, 30_000);
+
+  it("a worker SIGKILLed mid-shard: its shard is taken over and the result is still complete and exact", async () => {
+    const victim = procs[3]!;
+    const shards = 12;
+    let killed: number | undefined;
+    let kill: Promise<void> | undefined;
+    const y = (await runSharded(url, hash, [x], {
+      shards,
+      queue: "faults",
+      onProgress: (p) => {
+        if (p.done >= 3 && kill === undefined) {
+          const before = victim.lines.length;
+          // Kill right after the victim starts its next shard: it is then inside that shard's 150 ms.
+          kill = victim.waitFor(/^start \d+$/).then(async () => {
+            const line = victim.lines.slice(before).find((l) => /^start \d+$/.test(l)) ?? victim.lines.at(-1)!;
+            killed = Number(line.split(" ")[1]);
+            victim.child.kill("SIGKILL");
+          });
+        }
+      },
+    })) as Tensor;
+    await kill;
+    expect(killed).toBeTypeOf("number");
+    const got = y.dataSync() as Float32Array;
+    expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer, want.byteOffset, want.byteLength))).toBe(true);
+    // The killed worker's shard was started again by another worker.
+    const others = procs.slice(4, 6).flatMap((p) => p.lines);
+    expect(others).toContain(`start ${killed}`);
+  }, 30_000);
+
+  it("a shard that throws is reported with its index after its retries run out", async () => {
+    await redis.set("batchwise-test:fail", "2");
+    try {
+      const err = await runSharded(url, hash, [x], { shards: 4, queue: "faults", attempts: 2 }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(DistributedError);
+      expect((err as Error).message).toMatch(
+        /^runSharded: shard 2 of 4 \(rows 500000\.\.749999\) failed after 2 attempt\(s\): shard 2 \(rows 500000\.\.749999\): Error: injected failure in shard 2$/,
+      );
+    } finally {
+      await redis.del("batchwise-test:fail");
+    }
+  }, 30_000);
+
+  it("a bundle whose content does not hash to its key is refused (at once: no retry)", async () => {
+    const g = jit((t: Tensor) => t.mul(2));
+    g(x);
+    const other = await publishBundle(url, g.bundle());
+    // The chain's text stored under g's hash, as a corrupted or forged store would.
+    await redis.set(`batchwise:bundle:${other}`, f.bundle());
+    const err = await runSharded(url, other, [x], { shards: 2, queue: "plain" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DistributedError);
+    expect((err as Error).message).toMatch(
+      /^runSharded: shard [01] of 2 .* failed after 1 attempt\(s\): shard [01] .*BundleError: .*SHA-256/,
+    );
+  }, 30_000);
+
+  it("abort removes the run: rejects with the signal's reason and leaves no run data", async () => {
+    const ac = new AbortController();
+    const reason = new Error("stop");
+    const err = await runSharded(url, hash, [x], {
+      shards: 30,
+      queue: "faults",
+      signal: ac.signal,
+      onProgress: (p) => {
+        if (p.done >= 1) ac.abort(reason);
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBe(reason);
+    expect(await redis.keys("batchwise:run:*:in:*")).toEqual([]);
+  }, 30_000);
+
+  it("Redis restarted mid-run (with its append-only file): clients reconnect and the result is exact", async () => {
+    const dir2 = mkdtempSync(join(os.tmpdir(), "batchwise-redis-aof-"));
+    extraDirs.push(dir2);
+    const port2 = await freePort();
+    const url2 = `redis://127.0.0.1:${port2}`;
+    const args = [
+      "--port",
+      String(port2),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--dir",
+      dir2,
+    ];
+    let srv = launch("redis-server", args, {});
+    extraServers.push(srv);
+    await srv.waitFor(/Ready to accept connections/);
+    const hash2 = await publishBundle(url2, f.bundle());
+    const ws = [0, 1].map(() =>
+      launch(process.execPath, ["--import", "tsx", "test/distributed/worker-script.ts"], {
+        REDIS_URL: url2,
+        QUEUE: "restart",
+        SLEEP_MS: "100",
+      }),
+    );
+    procs.push(...ws);
+    await Promise.all(ws.map((w) => w.waitFor(/ready/, 40_000)));
+    let restart: Promise<void> | undefined;
+    const y = (await runSharded(url2, hash2, [x], {
+      shards: 10,
+      queue: "restart",
+      onProgress: (p) => {
+        if (p.done >= 2 && restart === undefined)
+          restart = (async () => {
+            srv.child.kill("SIGTERM");
+            await exited(srv.child);
+            srv = launch("redis-server", args, {});
+            extraServers.push(srv);
+            await srv.waitFor(/Ready to accept connections/);
+          })();
+      },
+    })) as Tensor;
+    await restart;
+    expect(restart).toBeDefined();
+    const got = y.dataSync() as Float32Array;
+    expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer, want.byteOffset, want.byteLength))).toBe(true);
+  }, 40_000);
+
+  it("a flushed Redis (jobs gone) rejects the run, naming the vanished shard, instead of hanging", async () => {
+    const err = await runSharded(url, hash, [x], {
+      shards: 12,
+      queue: "faults",
+      onProgress: (p) => {
+        if (p.done === 1) void redis.flushall();
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DistributedError);
+    expect((err as Error).message).toMatch(/^runSharded: shard \d+ of 12 \(rows \d+\.\.\d+\) vanished from Redis/);
+    hash = await publishBundle(url, f.bundle());
+  }, 30_000);
+
+  it("CLI workers close cleanly on SIGTERM (exit code 0)", async () => {
+    const cli = procs.slice(0, 3);
+    for (const p of cli) p.child.kill("SIGTERM");
+    await Promise.all(cli.map((p) => p.waitFor(/^batchwise worker: closed$/)));
+    await Promise.all(cli.map((p) => exited(p.child)));
+    expect(cli.map((p) => p.child.exitCode)).toEqual([0, 0, 0]);
+  }, 30_000);
+
+  it("typed errors for inputs it cannot shard", async () => {
+    const d = new TensorDict({ a: tensor([1, 2], { batchDim: 1 }) }, [2]);
+    await expect(runSharded(url, hash, [d as unknown as Tensor])).rejects.toThrow(
+      /^runSharded: input 0 is a TensorDict; plain tensors and jagged tensors are sharded \(TensorDicts are not supported yet\)$/,
+    );
+    const a = fromTypedArray(new Float32Array(4), [4], { batchDim: 1 });
+    const b = fromTypedArray(new Float32Array(3), [3], { batchDim: 1 });
+    await expect(runSharded(url, hash, [a, b])).rejects.toThrow(
+      "runSharded: input 1 (3; ) has 3 rows in its leading batch dim, input 0 (4; ) has 4",
+    );
+    await expect(runSharded(url, "abc", [a])).rejects.toThrow(DistributedError);
+  });
+});
