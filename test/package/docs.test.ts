@@ -45,7 +45,7 @@ afterAll(async () => {
 describe("API reference (TypeDoc)", () => {
   it("typedoc.json documents both entries, requires doc comments and fails on any warning", async () => {
     const config = JSON.parse(await readFile(join(root, "typedoc.json"), "utf8")) as Record<string, unknown>;
-    expect(config.entryPoints).toEqual(["src/index.ts", "src/runtime-entry.ts"]);
+    expect(config.entryPoints).toEqual(["src/index.ts", "src/runtime-entry.ts", "src/distributed/index.ts"]);
     expect((config.validation as Record<string, unknown>).notDocumented).toBe(true);
     expect(config.treatWarningsAsErrors).toBe(true);
     expect(config.out).toBe("docs/api");
