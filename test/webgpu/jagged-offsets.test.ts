@@ -80,7 +80,9 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
       expect(e.message).toMatch(/end at 1000000, but there are 5 packed values/);
       // Only the kernel computing the offsets ran; the segmented kernel never did.
       expect(gpu.stats.dispatches - dispatches).toBe(1);
-      expect(gpu.stats.liveBuffers).toBe(live);
+      // No buffer of the failed run stays alive. (Not toBe: the garbage collector may free
+      // earlier tests' tensors meanwhile, which lowers the count; it never raises it.)
+      expect(gpu.stats.liveBuffers).toBeLessThanOrEqual(live);
     });
   });
 
