@@ -3,7 +3,7 @@
  * returns four float32 lanes (an f32x4 `v128`), emitted as WebAssembly with the
  * encoder in ./encoder.ts. Measured accuracy (max distance in float32 ulps to
  * `Math.fround` of the float64 result, whole float32 range sampled densely plus
- * edge grids; test/wasm/math.test.ts asserts it, docs/readme/wasm.md lists it):
+ * edge grids; test/wasm/math.test.ts asserts it, the README's "float32 vector math: tested accuracy" lists it):
  *
  *   exp, log, sin, cos, tanh, sigmoid   float32 arithmetic (the hot ones)
  *   tan, atan, atan2, asin, acos, pow   float64 arithmetic inside, rounded once
@@ -48,7 +48,7 @@ export const MATH_FN2: readonly MathFn2[] = ["atan2", "pow"];
 /**
  * The tested bound per function: max distance in float32 ulps to `Math.fround` of the
  * float64 result (NaN, ±Infinity and ±0 results exact). Measured maxima are in
- * docs/readme/wasm.md (bench/wasm-math-ulp.ts); test/wasm/math.test.ts asserts these.
+ * the README's WebAssembly section (bench/wasm-math-ulp.ts); test/wasm/math.test.ts asserts these.
  */
 export const ULP_BOUND: Readonly<Record<MathFn, number>> = {
   exp: 1,

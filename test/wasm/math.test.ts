@@ -1,7 +1,7 @@
 // The wasm vector math (codegen/wasm/math.ts) against float64 references: the documented
 // ulp bound per function over a strided sweep of all float32 values plus edge grids, and
 // special values written out by hand. bench/wasm-math-ulp.ts runs the denser sweep whose
-// figures docs/readme/wasm.md gives.
+// figures the README's WebAssembly section gives.
 import { describe, expect, it } from "vitest";
 import { MATH_FN1, MATH_FN2, ULP_BOUND, type MathFn } from "../../codegen/wasm/math.js";
 import { pairs } from "./pairs.js";
