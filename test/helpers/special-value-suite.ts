@@ -29,13 +29,16 @@ import {
 } from "./special-values.js";
 
 const f32 = Math.fround;
-type GridDType = keyof typeof GRIDS;
-const DTYPES: readonly GridDType[] = ["float32", "int32", "uint32", "bool"];
+/** The grids' dtypes (float64 has its own grid and tests on JS). */
+export type GridDType = keyof typeof GRIDS;
+export const DTYPES: readonly GridDType[] = ["float32", "int32", "uint32", "bool"];
 const CTOR = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, bool: Uint8Array } as const;
-const make = (v: readonly number[], d: GridDType): Tensor =>
+/** A `(n;)` tensor of a grid's values in dtype `d`. */
+export const make = (v: readonly number[], d: GridDType): Tensor =>
   fromTypedArray(CTOR[d].from(v), [v.length], d === "bool" ? { dtype: "bool" } : {});
 
-function check(errors: string[]): void {
+/** Fails with the first mismatches (`SV_MAX`, default 25) and their count. */
+export function check(errors: string[]): void {
   expect(errors.slice(0, Number(process.env["SV_MAX"] ?? 25)), `${errors.length} mismatches`).toEqual([]);
 }
 

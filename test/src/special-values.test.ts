@@ -29,19 +29,10 @@ import {
   store,
   withConstants,
 } from "../helpers/special-values.js";
+import { check, DTYPES, make } from "../helpers/special-value-suite.js";
 
 const f32 = Math.fround;
-type GridDType = keyof typeof GRIDS;
-const DTYPES: readonly GridDType[] = ["float32", "int32", "uint32", "bool"];
-
-const CTOR = { float32: Float32Array, int32: Int32Array, uint32: Uint32Array, bool: Uint8Array } as const;
-const make = (v: readonly number[], d: GridDType): Tensor =>
-  fromTypedArray(CTOR[d].from(v), [v.length], d === "bool" ? { dtype: "bool" } : {});
 const read = (t: Tensor): TypedArray => t.dataSync();
-
-function check(errors: string[]): void {
-  expect(errors.slice(0, 20), `${errors.length} mismatches`).toEqual([]);
-}
 
 const MODES = [
   { name: "eager", wrap: <A extends Tensor[]>(f: (...a: A) => Tensor[]) => f },
