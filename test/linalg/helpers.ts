@@ -1,5 +1,6 @@
 /** Host-side references for the linear-algebra tests: seeded matrices and plain loops. */
-import { fromTypedArray, type Tensor } from "../../src/index.js";
+import { expect } from "vitest";
+import { fromTypedArray, linalg, tensor, type Tensor } from "../../src/index.js";
 
 /** A seeded uniform generator in [-1, 1) (Park-Miller). */
 export function rng(seed: number): () => number {
@@ -88,4 +89,74 @@ export function maxDiff(a: number[][], b: number[][]): number {
 /** Max |entry|. */
 export function maxAbs(a: number[][]): number {
   return Math.max(...a.flat().map(Math.abs));
+}
+
+/**
+ * On the current backend (read back asynchronously, so any backend): a singular det
+ * is 0 and its inverse non-finite, NaN/Inf propagate within their batch element
+ * only, a non-positive-definite cholesky gives NaN, empty batches give empty results.
+ * Expected values written by hand.
+ */
+export async function checkSpecialValues(): Promise<void> {
+  const a = tensor(
+    [
+      [
+        [1, 2],
+        [2, 4],
+      ],
+      [
+        [NaN, 1],
+        [1, 2],
+      ],
+      [
+        [Infinity, 0],
+        [0, 2],
+      ],
+      [
+        [2, 0],
+        [0, 4],
+      ],
+    ],
+    { batchDim: 1 },
+  );
+  const d = Array.from(await linalg.det(a).data());
+  expect(d[0]).toBe(0);
+  expect(d[1]).toBeNaN();
+  expect(d[2]).toBe(Infinity);
+  expect(d[3]).toBe(8);
+  const inv = split(await linalg.inv(a).data(), 4, 2, 2);
+  expect(inv[0]!.flat().every((v) => !Number.isFinite(v))).toBe(true);
+  expect(inv[1]!.flat().some(Number.isNaN)).toBe(true);
+  expect(
+    maxDiff(inv[3]!, [
+      [0.5, 0],
+      [0, 0.25],
+    ]),
+  ).toBe(0);
+  const w = split(await linalg.eigvalsh(a).data(), 4, 1, 2);
+  expect(w[1]![0]!.some(Number.isNaN)).toBe(true);
+  expect(w[3]![0]).toEqual([2, 4]);
+  const c = split(
+    await linalg
+      .cholesky(
+        tensor(
+          [
+            [
+              [4, 2],
+              [2, -3],
+            ],
+          ],
+          { batchDim: 1 },
+        ),
+      )
+      .data(),
+    1,
+    2,
+    2,
+  );
+  expect(c[0]![1]![1]).toBeNaN();
+  const empty = fromTypedArray(new Float32Array(0), [0, 3, 3], { batchDim: 1 });
+  expect((await linalg.solve(empty, empty).data()).length).toBe(0);
+  expect(linalg.eigh(empty).eigenvalues.toString()).toBe("(0; 3)");
+  expect((await linalg.eigh(empty).eigenvalues.data()).length).toBe(0);
 }
