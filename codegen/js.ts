@@ -277,6 +277,8 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
         return literalJS(e.v);
       case "load":
         return `in${e.buf}[${n(e.at)}]`;
+      case "oload":
+        return `out${e.buf}[${n(e.at)}]`;
       case "get":
         return `l${e.local}`;
       case "unary": {

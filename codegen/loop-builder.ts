@@ -45,8 +45,8 @@ export class LoopBuilder {
   let(type: LType, e: LExpr): number {
     const cur = this.stack.length - 1;
     let at = 0;
-    // Reads of mutable state (locals, shared memory) stay where they are and are never shared.
-    const pinned = e.k === "get" || e.k === "sload";
+    // Reads of mutable state (locals, shared memory, outputs) stay where they are and are never shared.
+    const pinned = e.k === "get" || e.k === "sload" || e.k === "oload";
     if (pinned) at = cur;
     for (const o of operands(e)) at = Math.max(at, this.depth[o]!);
     // JSON spells -0 as 0 and NaN, ±Infinity as null: a literal's key spells its value exactly.

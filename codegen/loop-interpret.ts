@@ -62,6 +62,8 @@ export function runLoop(
         const v = ins[e.buf]![at];
         return v === undefined ? NaN : v;
       }
+      case "oload":
+        return outs[e.buf]![val[e.at]!]!;
       case "get":
         return locals[e.local]!;
       case "unary":

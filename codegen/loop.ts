@@ -33,6 +33,12 @@
  * - `load`: element `at` (an index value) of input buffer `buf`, in that input's
  *   dtype. A load may be out of range only when its value is not used (the branch
  *   of a `where` that is not taken); a target whose loads trap must guard it.
+ * - `oload`: element `at` (an index value) of output buffer `buf`, in that output's
+ *   dtype, as this launch (a workgroup program: this invocation) last stored it. For
+ *   kernels that update their output in place (scatter, looped matrix routines); never
+ *   hoisted past a `store` to the same buffer, never read before one (its value is then
+ *   unspecified). A printer that reorders or vectorises stores must keep program order
+ *   for a body with an `oload`.
  * - `get`: the current value of mutable local `local`. Never shared or hoisted.
  * - `unary`/`binary`: an elementwise op (the kernel IR's op unions, the same rules as
  *   the reference interpreter) on operands of one dtype; the result has the
@@ -104,6 +110,7 @@ export type LExpr =
   | { readonly k: "const"; readonly slot: number }
   | { readonly k: "lit"; readonly v: number }
   | { readonly k: "load"; readonly buf: number; readonly at: number }
+  | { readonly k: "oload"; readonly buf: number; readonly at: number }
   | { readonly k: "get"; readonly local: number }
   | { readonly k: "unary"; readonly op: KUnaryOp; readonly x: number }
   | { readonly k: "binary"; readonly op: KBinaryOp; readonly a: number; readonly b: number }
@@ -189,6 +196,7 @@ export function operands(e: LExpr): number[] {
     case "builtin":
       return [];
     case "load":
+    case "oload":
     case "sload":
       return [e.at];
     case "unary":
@@ -257,6 +265,11 @@ export function verifyLoop(p: LoopProgram): LoopProgram {
         inRange(e.buf, p.inputs.length, `${what}: input`);
         expect(e.at, "index", `${what} offset`);
         if (t !== p.inputs[e.buf]) fail(`${what} is ${t}, but input ${e.buf} holds ${p.inputs[e.buf]}`);
+        return;
+      case "oload":
+        inRange(e.buf, p.outputs.length, `${what}: output`);
+        expect(e.at, "index", `${what} offset`);
+        if (t !== p.outputs[e.buf]) fail(`${what} is ${t}, but output ${e.buf} holds ${p.outputs[e.buf]}`);
         return;
       case "get":
         inRange(e.local, p.locals.length, `${what}: local`);

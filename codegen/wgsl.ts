@@ -175,6 +175,10 @@ export function loopToWGSL(p: LoopProgram): string {
         const v = `in${e.buf}[${n(e.at)}]`;
         return p.inputs[e.buf] === "bool" ? `(${v} != 0u)` : v;
       }
+      case "oload": {
+        const v = `out${e.buf}[${n(e.at)}]`;
+        return p.outputs[e.buf] === "bool" ? `(${v} != 0u)` : v;
+      }
       case "sload": {
         const v = `w${e.buf}[${n(e.at)}]`;
         return p.shared![e.buf]!.dtype === "bool" ? `(${v} != 0u)` : v;

@@ -382,6 +382,7 @@ function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let | undefi
       case "builtin":
       case "bits":
       case "sload":
+      case "oload":
         return false;
       default:
         break;
@@ -847,6 +848,19 @@ class Printer {
         c.get(this.inMax[e.buf]!);
         g(e.at);
         c.get(this.inMax[e.buf]!).op(Op.i32_lt_u).op(Op.select);
+        if (BYTES[d] > 1) c.i32(Math.log2(BYTES[d])).op(Op.i32_shl);
+        c.op(Op.i32_add);
+        c.op(
+          d === "float32" ? Op.f32_load : d === "float64" ? Op.f64_load : d === "bool" ? X.i32_load8_u : Op.i32_load,
+        );
+        c.memarg(ALIGN[d], 0);
+        return;
+      }
+      case "oload": {
+        // A read of this launch's own output (in-place kernels): the offset is in range by construction.
+        const d = this.p.outputs[e.buf]!;
+        c.get(this.outPtr[e.buf]!);
+        g(e.at);
         if (BYTES[d] > 1) c.i32(Math.log2(BYTES[d])).op(Op.i32_shl);
         c.op(Op.i32_add);
         c.op(

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { runLoop } from "../../codegen/loop-interpret.js";
 import { verifyLoop, type LoopProgram, type LStmt } from "../../codegen/loop.js";
 import { lowerKernel } from "../../codegen/lower-loops.js";
+import { loopToJS } from "../../codegen/js.js";
 import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
 import { IRError, UnsupportedOpError } from "../../ir/errors.js";
 import { interpret } from "../../ir/interpret.js";
@@ -295,5 +296,60 @@ describe("verifyLoop refuses malformed loop programs", () => {
       /shared array 0 is out of range/,
       { workgroupSize: 64, params: 1, shared: [] },
     );
+  });
+});
+
+describe("oload: a kernel reads back its own output (in-place updates)", () => {
+  // out[0] = in[0]; for i in 1..n: out[i] = out[i-1] + in[i], an in-place running sum.
+  const body: LStmt[] = [
+    { k: "let", id: 0, type: "index", e: { k: "size", i: 0 } },
+    { k: "let", id: 1, type: "index", e: { k: "lit", v: 0 } },
+    { k: "let", id: 2, type: "index", e: { k: "lit", v: 1 } },
+    { k: "let", id: 3, type: "float32", e: { k: "load", buf: 0, at: 1 } },
+    { k: "store", buf: 0, at: 1, value: 3 },
+    {
+      k: "loop",
+      var: 4,
+      from: 2,
+      to: 0,
+      body: [
+        { k: "let", id: 5, type: "index", e: { k: "idx", op: "sub", a: 4, b: 2 } },
+        { k: "let", id: 6, type: "float32", e: { k: "oload", buf: 0, at: 5 } },
+        { k: "let", id: 7, type: "float32", e: { k: "load", buf: 0, at: 4 } },
+        { k: "let", id: 8, type: "float32", e: { k: "binary", op: "add", a: 6, b: 7 } },
+        { k: "store", buf: 0, at: 4, value: 8 },
+      ],
+    },
+  ];
+  const prog: LoopProgram = {
+    inputs: ["float32"],
+    outputs: ["float32"],
+    sizes: 1,
+    strides: 0,
+    consts: [],
+    locals: [],
+    values: 9,
+    relaxedFloat32: false,
+    body,
+  };
+  const input = Float32Array.from([1, 2, 0.5, -4, Infinity]);
+  const expected = [1, 3, 3.5, -0.5, Infinity]; // by hand
+
+  it("the loop-form interpreter and the JS printer both see earlier stores", () => {
+    verifyLoop(prog);
+    const a = new Float32Array(5);
+    runLoop(prog, [input], [a], [5], [], []);
+    expect(Array.from(a)).toEqual(expected);
+    const { body: js } = loopToJS(prog);
+    const b = new Float32Array(5);
+    new Function("ins", "outs", "sizes", "strides", "consts", js)([input], [b], [5], [], []);
+    expect(Array.from(b)).toEqual(expected);
+  });
+
+  it("verifyLoop refuses an oload of another dtype or past the outputs", () => {
+    const bad = (e: LStmt): void =>
+      expect(() => verifyLoop({ ...prog, values: 2, body: [body[0]!, e] })).toThrow(IRError);
+    bad({ k: "let", id: 1, type: "int32", e: { k: "oload", buf: 0, at: 0 } });
+    bad({ k: "let", id: 1, type: "float32", e: { k: "oload", buf: 1, at: 0 } });
   });
 });
