@@ -604,7 +604,7 @@ function applyBase(ctx: Ctx, x: Tensor, items: readonly Item[], at?: number): Te
 function batchBasic(it: Item, dims: readonly number[]): boolean {
   if (it.k === "new" || it.k === "ell") return true;
   if (it.k === "int") return dims[it.axis]! >= 0 || it.i >= 0;
-  if (it.k === "slice") return it.step > 0;
+  if (it.k === "slice") return it.step > 0 || dims[it.axis]! >= 0 || ((it.start ?? -1) < 0 && it.stop === null);
   return false;
 }
 
@@ -615,7 +615,21 @@ function applyBatch(ctx: Ctx, x: Tensor, items: readonly Item[]): Tensor {
   for (const it of items) {
     if (it.k !== "slice" || (it.start === null && it.stop === null && it.step === 1)) continue;
     const n = dims[it.axis]!;
-    if (n >= 0) {
+    if (it.step < 0) {
+      // batch_slice with a negative step walks from position n-1-start (start counted
+      // from the end, so it works on symbolic sizes) down to 0.
+      const fromEnd = n >= 0 ? n - 1 - sliceBounds(it, n)[0] : -(it.start ?? -1) - 1;
+      t = Tensor._op("batch_slice", [t], {
+        axis: it.axis,
+        start: n >= 0 ? Math.min(fromEnd, n) : fromEnd,
+        stop: -1,
+        step: it.step,
+      });
+      if (n >= 0) {
+        const len = sliceBounds(it, n)[2];
+        if (t.batchShape[it.axis] !== len) t = t.batchSlice(it.axis, 0, len, 1);
+      }
+    } else if (n >= 0) {
       const [s, st, len] = sliceBounds(it, n);
       t = t.batchSlice(it.axis, s, s + Math.max(0, len - 1) * st + (len > 0 ? 1 : 0), st);
     } else {
@@ -703,7 +717,8 @@ export function batchIndexList(x: Tensor, list: IndexList): Tensor {
 
 function describeNeed(items: readonly Item[], dims: readonly number[]): string {
   const it = items.find((q) => !batchBasic(q, dims))!;
-  if (it.k === "slice") return `index[${it.pos}], a negative-step slice of a batch dim,`;
+  if (it.k === "slice")
+    return `index[${it.pos}], a negative-step slice with a stop or a non-negative start on a symbolic batch dim,`;
   if (it.k === "int") return `index[${it.pos}], a negative index into a batch dim,`;
   return `index[${it.pos}], an advanced (array) index on a batch dim,`;
 }
