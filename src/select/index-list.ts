@@ -205,7 +205,7 @@ type Raw =
     }
   | { k: "tensor"; pos: number; t: Tensor };
 
-function parseItem(ctx: Ctx, pos: number, v: unknown, scope: Scope): Raw[] {
+function parseItem(ctx: Ctx, pos: number, v: unknown): Raw[] {
   if (v === null) return [{ k: "new", pos }];
   if (typeof v === "number") {
     if (!Number.isInteger(v))
@@ -257,7 +257,6 @@ function parseItem(ctx: Ctx, pos: number, v: unknown, scope: Scope): Raw[] {
       ),
     ];
   }
-  void scope;
   throw new DTypeError(
     `${where_(ctx, pos)}: an index item is an integer, a slice, "...", null, an integer or boolean array or a Tensor, got ${describe(v)} (x ${ctx.x.toString()})`,
   );
@@ -288,7 +287,7 @@ function parseList(ctx: Ctx, list: unknown, dims: readonly number[], scope: Scop
     throw new DTypeError(
       `${ctx.op}: index must be an array of index items, got ${describe(list)} (x ${ctx.x.toString()})`,
     );
-  const raws = list.flatMap((v, pos) => parseItem(ctx, pos, v, scope));
+  const raws = list.flatMap((v, pos) => parseItem(ctx, pos, v));
   const consumes = (r: Raw): number => (r.k === "new" || r.k === "ell" ? 0 : 1);
   const used = raws.reduce((s, r) => s + consumes(r), 0);
   const ells = raws.filter((r) => r.k === "ell").length;
@@ -537,7 +536,6 @@ function flatOf(ctx: Ctx, dims: readonly number[], items: readonly Item[], lay: 
     if (flat.baseShape.length !== shape.length || flat.baseShape.some((d, i) => d !== shape[i]))
       flat = flat.expand(shape);
   }
-  void ctx;
   return { flat, baseShape: shape, baseSize: size };
 }
 
@@ -658,7 +656,7 @@ function applyBatch(ctx: Ctx, x: Tensor, items: readonly Item[]): Tensor {
 function needConcrete(ctx: Ctx, why: string): void {
   if (ctx.x.batchShape.some((d) => d < 0))
     throw new TraceError(
-      `${ctx.op}: ${why} needs concrete batch sizes, but x ${ctx.x.toString()} is traced (inside jit the IR has no gather along a symbolic batch dim and no negative-step batch slice); index outside jit, or use baseIndex/take on base dims`,
+      `${ctx.op}: ${why} needs concrete batch sizes, but x ${ctx.x.toString()} is traced (the IR has no gather along a symbolic batch dim, and a negative-step batch slice of one must start from its end and run to its front); index outside jit, or use batchIndex and baseIndex separately`,
     );
 }
 
