@@ -127,6 +127,20 @@ describe("index lists: NumPy's results (JS)", () => {
     expect(x.index([[false, true], 2]).toString()).toBe("(1;)");
   });
 
+  it("bool Tensor masks (eager): a mask over every dim is NumPy's x[mask]; on the base it picks base positions", () => {
+    const x = tensor(
+      [
+        [1, -2, 3],
+        [-4, 5, 6],
+      ],
+      { batchDim: 1 },
+    ); // (2; 3)
+    const all = x.index([x.gt(0)]); // x[x > 0]
+    expect([all.toString(), Array.from(all.dataSync())]).toEqual(["(4;)", [1, 3, 5, 6]]);
+    const cols = x.baseIndex([tensor([true, false, true])]); // x[:, [True, False, True]]
+    expect([cols.toString(), Array.from(cols.dataSync())]).toEqual(["(2; 2)", [1, 3, -4, 6]]);
+  });
+
   it("int Tensor indices on the base: their batch dims broadcast with x's (per-sample indices)", () => {
     const x = arange([2, 3, 2], 1); // (2; 3,2)
     const idx = I(
