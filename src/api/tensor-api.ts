@@ -123,11 +123,14 @@ declare module "../tensor.js" {
     baseIndex(list: IndexList): Tensor;
     /**
      * NumPy-style indexing of the batch dims (NEML2's `batch_index`): `list` as in
-     * `baseIndex`, over the batch dims; the base is untouched. Integers, positive-step
-     * slices, `"..."` and `null` work inside `jit` (non-negative bounds on symbolic
-     * sizes); negative steps, negative indices on symbolic sizes and advanced indices
-     * need concrete batch sizes (a TraceError inside `jit`). An int Tensor index is read
-     * by its whole shape. `batchIndex(axis, i)` (two numbers) still picks one index.
+     * `baseIndex`, over the batch dims; the base is untouched. Inside `jit` (symbolic
+     * sizes) integers (negative too), slices with a positive step and non-negative bounds,
+     * negative-step slices that start at the end (`"::-1"`, `"-2::-2"`), `"..."`, `null`
+     * and one 1-D array of integers (as block copies, where NumPy leaves its dim in place)
+     * work; a slice's stop past the size is a ShapeError at the call there (it cannot be
+     * clamped while tracing). Other advanced indices need concrete batch sizes (a
+     * TraceError inside `jit`). An int Tensor index is read by its whole shape.
+     * `batchIndex(axis, i)` (two numbers) still picks one index.
      */
     batchIndex(list: IndexList): Tensor;
     /**

@@ -598,12 +598,32 @@ function applyBase(ctx: Ctx, x: Tensor, items: readonly Item[], at?: number): Te
 
 // ------------------------------------------------------------------ batch items
 
-/** True where a batch item can be applied with batch ops (also on symbolic sizes). */
+/** True where a batch item can be applied with batch ops (also on symbolic sizes); a 1-D array as copies. */
 function batchBasic(it: Item, dims: readonly number[]): boolean {
-  if (it.k === "new" || it.k === "ell") return true;
-  if (it.k === "int") return dims[it.axis]! >= 0 || it.i >= 0;
+  if (it.k === "new" || it.k === "ell" || it.k === "int") return true;
   if (it.k === "slice") return it.step > 0 || dims[it.axis]! >= 0 || ((it.start ?? -1) < 0 && it.stop === null);
-  return false;
+  return it.k === "arr" && it.shape.length === 1;
+}
+
+/**
+ * Whether the batch items can run as batch ops (`applyBatch`): basic items and at most
+ * one advanced item, a 1-D integer array, whose dim NumPy leaves where the array is
+ * (the integers around it count as advanced, but add no dims).
+ */
+function batchOpsFit(items: readonly Item[], dims: readonly number[], lay: Layout): boolean {
+  if (!items.every((it) => batchBasic(it, dims))) return false;
+  const arrs = items.filter((it) => it.k === "arr" || it.k === "tensor");
+  if (arrs.length === 0) return true;
+  if (arrs.length > 1) return false;
+  const before = items.slice(0, items.indexOf(arrs[0]!)).filter((it) => it.k === "slice" || it.k === "new").length;
+  return lay.order.indexOf("adv") === before;
+}
+
+/** Position i of batch axis `axis` as a size-1 dim (a negative i counts from the end, also on a symbolic size). */
+function pick(t: Tensor, axis: number, i: number): Tensor {
+  if (i >= 0) return Tensor._op("batch_slice", [t], { axis, start: i, stop: i + 1, step: 1 });
+  const back = Tensor._op("batch_slice", [t], { axis, start: -i - 1, stop: -1, step: -1 });
+  return Tensor._op("batch_slice", [back], { axis, start: 0, stop: 1, step: 1 });
 }
 
 /** Applies basic batch items with batch ops (batch_slice, batch_squeeze, batch_unsqueeze). */
@@ -635,17 +655,29 @@ function applyBatch(ctx: Ctx, x: Tensor, items: readonly Item[]): Tensor {
         throw new TraceError(
           `${ctx.op}: the slice ${it.start ?? ""}:${it.stop ?? ""}:${it.step} on batch dim ${it.axis} has a negative bound, which needs a concrete batch size; x ${ctx.x.toString()} is traced`,
         );
-      t = t.batchSlice(it.axis, it.start ?? 0, it.stop ?? undefined, it.step);
+      const start = it.start ?? 0;
+      // A stop at or before the start is empty whatever the size; a stop past the size is a
+      // ShapeError at the call (a symbolic size cannot be clamped while tracing).
+      if (it.stop !== null && it.stop <= start)
+        t = Tensor._op("batch_slice", [t], { axis: it.axis, start: 0, stop: 0, step: 1 });
+      else t = t.batchSlice(it.axis, start, it.stop ?? undefined, it.step);
     }
+  }
+  // A 1-D integer array: one block copy per index, concatenated along the axis.
+  for (const it of items) {
+    if (it.k !== "arr") continue;
+    const parts = Array.from(it.data, (i) => pick(t, it.axis, i));
+    if (parts.length === 0) t = Tensor._op("batch_slice", [t], { axis: it.axis, start: 0, stop: 0, step: 1 });
+    else t = parts.length === 1 ? parts[0]! : Tensor._op("batch_concat", parts, { axis: it.axis });
   }
   // Integers drop their dim, last first so the axes stay put.
   const ints = items.filter((it): it is Item & { k: "int" } => it.k === "int").reverse();
-  for (const it of ints) t = t.batchIndex(it.axis, it.i);
+  for (const it of ints) t = Tensor._op("batch_squeeze", [pick(t, it.axis, it.i)], { dim: it.axis });
   // New axes at their place among the result's batch dims.
   let at = 0;
   for (const it of items) {
     if (it.k === "new") t = t.batchUnsqueeze(at++);
-    else if (it.k === "slice") at++;
+    else if (it.k === "slice" || it.k === "arr") at++;
   }
   return t;
 }
@@ -699,7 +731,10 @@ export function batchIndexList(x: Tensor, list: IndexList): Tensor {
   needTensor(ctx.op, x);
   const dims = x.batchShape;
   const items = parseList(ctx, list, dims, "batch");
-  if (items.every((it) => batchBasic(it, dims))) return applyBatch(ctx, x, items);
+  const symbolic = dims.some((d) => d < 0);
+  const plain = items.every((it) => batchBasic(it, dims) && it.k !== "arr");
+  // Concrete sizes take an advanced index as one gather kernel; symbolic ones as block copies.
+  if (plain || (symbolic && batchOpsFit(items, dims, layout(ctx, items)))) return applyBatch(ctx, x, items);
   needConcrete(ctx, describeNeed(items, dims));
   // The base follows the batch items as full slices (after every list position: no adjacency change).
   const base = x.baseShape.map((_, q): Item => ({
@@ -714,11 +749,12 @@ export function batchIndexList(x: Tensor, list: IndexList): Tensor {
 }
 
 function describeNeed(items: readonly Item[], dims: readonly number[]): string {
-  const it = items.find((q) => !batchBasic(q, dims))!;
-  if (it.k === "slice")
+  const it = items.find((q) => !batchBasic(q, dims));
+  if (it?.k === "slice")
     return `index[${it.pos}], a negative-step slice with a stop or a non-negative start on a symbolic batch dim,`;
-  if (it.k === "int") return `index[${it.pos}], a negative index into a batch dim,`;
-  return `index[${it.pos}], an advanced (array) index on a batch dim,`;
+  if (it !== undefined)
+    return `index[${it.pos}], an advanced index on a batch dim that is not a 1-D integer array (nested numbers),`;
+  return "an advanced index on a batch dim whose dim NumPy moves to the front, or several advanced indices,";
 }
 
 /** `x.index(list)`: see the Tensor declaration. */
@@ -738,6 +774,17 @@ export function indexList(x: Tensor, list: IndexList): Tensor {
   const dims = x.shape;
   const splittable =
     blockBase && batchPart.every((it) => batchBasic(it, dims) && !(it.k === "arr" || it.k === "tensor"));
+  // Symbolic sizes: one 1-D array on a batch dim and no other arrays run as block copies.
+  const copies =
+    !splittable &&
+    x.batchShape.some((d) => d < 0) &&
+    !basePart.some((it) => it.k === "arr" || it.k === "tensor") &&
+    batchOpsFit(batchPart, dims, lay);
+  if (copies) {
+    const t = applyBatch(ctx, x, batchPart);
+    const shifted = basePart.map((it) => ("axis" in it ? { ...it, axis: it.axis - nb } : it));
+    return applyBase(ctx, t, shifted);
+  }
   if (splittable) {
     const t = applyBatch(ctx, x, batchPart);
     const shifted = basePart.map((it) => ("axis" in it ? { ...it, axis: it.axis - nb } : it));

@@ -245,6 +245,8 @@ async function jitCases(): Promise<void> {
   const g = jit((x: Tensor) => x.batchIndex([null, "1:"]).baseIndex([[1, 0], "::-1"]));
   // Every other batch element from the last one back: x[::-2], and from the second last: x[-2::-1].
   const h = jit((x: Tensor) => [x.batchIndex(["::-2"]), x.batchIndex(["-2::-1"])]);
+  // A 1-D integer array (negative entries too) and a negative integer on a symbolic batch dim, as copies.
+  const k = jit((x: Tensor) => [x.batchIndex([[1, 0, -1]]), x.index([-1, [2, 0]]), x.index([[1, 0], 0])]);
   for (const n of [2, 3]) {
     const idx = n === 2 ? [2, -1] : [4, 0]; // 4 is out of range: NaN
     const out = await read((await f.callAsync(arange([n, 3, 4], 1), I(idx))) as Tensor);
@@ -260,8 +262,14 @@ async function jitCases(): Promise<void> {
     const [h1, h2] = (await h.callAsync(arange([n, 2], 1))) as Tensor[];
     expect(await read(h1!)).toEqual(n === 2 ? [2, 3] : [4, 5, 0, 1]);
     expect(await read(h2!)).toEqual(n === 2 ? [0, 1] : [2, 3, 0, 1]);
+    // x (n; 3) with x[b][c] = 3b + c.
+    const [k1, k2, k3] = (await k.callAsync(arange([n, 3], 1))) as Tensor[];
+    expect(k1!.toString()).toBe("(3; 3)");
+    expect(await read(k1!)).toEqual([3, 4, 5, 0, 1, 2, 3 * (n - 1), 3 * (n - 1) + 1, 3 * (n - 1) + 2]);
+    expect([k2!.toString(), await read(k2!)]).toEqual(["(;2)", [3 * (n - 1) + 2, 3 * (n - 1)]]);
+    expect([k3!.toString(), await read(k3!)]).toEqual(["(2;)", [3, 0]]);
   }
-  for (const fn of [f, g, h]) {
+  for (const fn of [f, g, h, k]) {
     expect(fn.stats.traces).toBe(1);
     expect(fn.stats.cacheHits, "the second batch size reuses the compiled program").toBe(1);
   }
@@ -271,7 +279,7 @@ describe("index lists inside jit (JS)", () => {
   it("batch ints/slices (negative steps too)/null and base arrays: one trace serves two batch sizes", async () => {
     const before = counters.traces;
     await jitCases();
-    expect(counters.traces - before).toBe(3);
+    expect(counters.traces - before).toBe(4);
   });
 });
 
@@ -308,14 +316,18 @@ describe("index lists: typed errors", () => {
   it("inside jit: boolean Tensors, advanced batch indices and blocks among the batch dims are TraceErrors", () => {
     expect(() => jit((a: Tensor) => a.baseIndex([a.batchIndex(0, 0).gt(0)]))(x)).toThrow(TraceError);
     expect(() => jit((a: Tensor) => a.baseIndex([a.batchIndex(0, 0).gt(0)]))(x)).toThrow(/concretization/);
-    expect(() => jit((a: Tensor) => a.batchIndex([[0, 1]]))(x)).toThrow(
-      /batchIndex: index\[0\], an advanced \(array\) index on a batch dim, needs concrete batch sizes, but x \(b0; 3\) is traced/,
+    expect(() => jit((a: Tensor) => a.batchIndex([I([0, 1])]))(x)).toThrow(
+      /batchIndex: index\[0\], an advanced index on a batch dim that is not a 1-D integer array \(nested numbers\), needs concrete batch sizes, but x \(b0; 3\) is traced/,
     );
     expect(() => jit((a: Tensor) => a.index([1, ":", [0, 2]]))(arange([2, 3, 4], 2))).toThrow(
       /index: an advanced index whose dims land among the batch dims needs concrete batch sizes/,
     );
     expect(() => jit((a: Tensor) => a.batchIndex(["1::-1"]))(x)).toThrow(TraceError);
-    expect(() => jit((a: Tensor) => a.batchIndex([-1]))(x)).toThrow(TraceError);
+    expect(() => jit((a: Tensor) => a.batchIndex([[[0, 1]]]))(x)).toThrow(/not a 1-D integer array/);
+    expect(() => jit((a: Tensor) => a.batchIndex([[0, 1], ":", 0]))(arange([2, 3, 4], 3))).not.toThrow();
+    expect(() => jit((a: Tensor) => a.batchIndex([0, ":", [0, 1]]))(arange([2, 3, 4], 3))).toThrow(
+      /moves to the front/,
+    );
   });
 });
 
