@@ -20,9 +20,11 @@
  * - missing trailing items are full slices; at most one `"..."`.
  *
  * Base axes are static, so base indexing resolves to one flat position tensor
- * (`resolveBaseIndex`) and works inside `jit`. Batch axes take integers,
- * positive-step slices, `"..."` and `null` inside `jit` (as batch ops); what needs
- * the batch sizes (negative steps, advanced indices) needs them concrete.
+ * (`resolveBaseIndex`) and works inside `jit`. Batch axes are symbolic inside
+ * `jit`: integers, slices (negative steps only from the end), `"..."`, `null` and
+ * one 1-D integer array run there as batch ops (`batch_slice` copies,
+ * `batch_concat`, `batch_squeeze`, `batch_unsqueeze`); other advanced batch
+ * indices need concrete sizes, and then run as one gather over every dim.
  */
 import type { TypedArray } from "../../ir/dtype.js";
 import { BackendError, DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
