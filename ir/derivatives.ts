@@ -955,11 +955,13 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
             "batch_slice",
             `for a step of ${step} through a symbolic batch dim in reverse mode (use forward mode)`,
           );
-        const end = stop < 0 ? size : stop;
-        const taken = Math.ceil((end - start) / step);
+        // A negative step reads positions size-1-start, size-1-start+step, … down to 0.
+        const first = step < 0 ? size - 1 - start : start;
+        const end = step < 0 ? -1 : stop < 0 ? size : stop;
+        const taken = Math.ceil((end - first) / step);
         for (let i = 0; i < size; i++) {
-          const k = (i - start) / step;
-          const hit = i >= start && i < end && Number.isInteger(k) && k < taken;
+          const k = (i - first) / step;
+          const hit = Number.isInteger(k) && k >= 0 && k < taken;
           parts.push(
             hit
               ? d.op("batch_slice", [g], { axis, start: k, stop: k + 1, step: 1 })

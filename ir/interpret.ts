@@ -317,7 +317,9 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
     for (let o = 0; o < out.length; o++) out[o] = reduceRef(op as KReduceOp, groups.get(o) ?? [], x.type.dtype, acc);
   } else if (hasOp(n, "batch_slice")) {
     const x = ins[0]!;
-    const { axis, start, step } = n.attrs;
+    const { axis, step } = n.attrs;
+    // A negative step starts at position n-1-start (start counts from the end).
+    const start = step < 0 ? x.type.batch[axis]! - 1 - n.attrs.start : n.attrs.start;
     const xst = stridesOf(fullShape(x.type));
     forEachIndex(fullShape(t), (idx, flat) => {
       let off = 0;

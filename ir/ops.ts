@@ -444,9 +444,21 @@ function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: SliceAttrs): 
     );
   };
   if (d === undefined) bad("is out of range");
+  const batch = [...x!.batch];
+  if (step < 0) {
+    // A negative step walks backwards from position n-1-start (start counts from the end,
+    // so it is known for a symbolic size) through position 0 (stop must be -1): NumPy's
+    // x[n-1-start::step], e.g. start 0, step -1 reverses the axis.
+    if (start < 0 || stop !== -1)
+      bad("is not a valid slice (a negative step needs start >= 0, counted from the end, and stop -1)");
+    if (typeof d === "number") {
+      if (start > d) bad("does not fit");
+      batch[axis] = Math.ceil((d - start) / -step);
+    } else batch[axis] = `(${d}-${start})/${-step}`;
+    return { dtype: x!.dtype, batch, base: x!.base };
+  }
   // stop -1 means "to the end" (the only way to say it for a symbolic size).
   if (step < 1 || start < 0 || stop < -1 || (stop >= 0 && stop < start)) bad("is not a valid slice");
-  const batch = [...x!.batch];
   if (typeof d === "number") {
     const end = stop < 0 ? d : stop;
     if (end > d || start > end) bad("does not fit");

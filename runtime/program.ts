@@ -125,7 +125,9 @@ function copyRegions(node: Node, sources: readonly Node[], types: ReadonlyMap<No
   const outLen = out.batch[axis]!;
   if (hasOp(node, "batch_slice")) {
     const srcLen = types.get(sources[0]!)!.batch[axis]!;
-    const { start, step } = node.attrs;
+    const step = node.attrs.step;
+    // A negative step starts at position srcLen-1-start (start counts from the end).
+    const start = step < 0 ? srcLen - 1 - node.attrs.start : node.attrs.start;
     const regions: Region[] = [];
     for (let o = 0; o < outer; o++) {
       if (step === 1) regions.push([(o * srcLen + start) * inner, o * outLen * inner, outLen * inner]);

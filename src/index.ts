@@ -198,3 +198,13 @@ installNumericMethods();
 export type { UniformOptions, NormalOptions } from "./random/index.js";
 // --- WebAssembly backend ---
 export { initWasm, setThreads, type WasmBackend, type WasmOptions } from "./wasm.js";
+// --- indexing: NumPy-style index lists (x.index, x.baseIndex, x.batchIndex) ---
+export {
+  sl,
+  resolveBaseIndex,
+  type IndexSlice,
+  type IndexItem,
+  type IndexArray,
+  type IndexList,
+  type ResolvedBaseIndex,
+} from "./select/index-list.js";

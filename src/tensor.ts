@@ -853,8 +853,10 @@ export class Tensor {
   }
 
   /** Picks index `i` of a batch dim and drops the dim (NEML2's batch_index with an int). */
-  batchIndex(axis: number, i: number): Tensor {
-    const a = normAxis("batchIndex", axis, this.batchDim, "batch", this);
+  batchIndex(axis: number, i: number): Tensor;
+  // The index-list form, batchIndex(list), is declared and installed by src/api/tensor-api.ts.
+  batchIndex(axis: number | readonly unknown[], i?: number): Tensor {
+    const a = normAxis("batchIndex", axis as number, this.batchDim, "batch", this);
     const n = this.batchShape[a]!;
     checkBound("batchIndex", "index", i, this);
     if (n < 0 && i < 0)
@@ -906,7 +908,7 @@ export class Tensor {
 // --- numerics/random: the integer dtype rule of the bitwise ops; the numerics compositions ---
 
 /** A slice bound or an index: an integer (out-of-range bounds clamp where the method says so). */
-function checkBound(op: string, name: string, v: unknown, t: Tensor): void {
+function checkBound(op: string, name: string, v: unknown, t: Tensor): asserts v is number {
   if (typeof v !== "number" || !Number.isInteger(v))
     throw new ShapeError(`${op}: ${name} must be an integer, got ${describe(v)} for x ${t.toString()}`);
 }

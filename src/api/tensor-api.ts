@@ -15,6 +15,7 @@ import { prod } from "../../ir/types.js";
 import { describe } from "../check.js";
 import { tensor } from "../creation.js";
 import { baseStack, Tensor, where, type NestedArray } from "../tensor.js";
+import { baseIndex, batchIndexList, indexList, type IndexList } from "../select/index-list.js";
 
 /** Options of `isClose` and `allClose` (NumPy's and PyTorch's defaults). */
 export interface CloseOptions {
@@ -99,6 +100,55 @@ declare module "../tensor.js" {
      * ```
      */
     take(idx: Tensor | NestedArray | number, axis?: number): Tensor;
+    // --- indexing (index lists) ---
+    /**
+     * NumPy-style indexing of the base dims (NEML2's `base_index`, NumPy's `x[..., list]`
+     * on the base): one item per base dim, plus `"..."` and `null` (see `IndexItem`).
+     * Integers remove a dim (negative counts from the end, out of range is a
+     * ShapeError); slices (`sl(start, stop, step)`, `{ start, stop, step }`, `"1::2"`,
+     * negative steps included) keep it; integer or boolean arrays and int Tensors are
+     * advanced indices with NumPy's rules (they broadcast together; their dims go where
+     * the first one was when they are adjacent, else in front of the base). The batch
+     * dims are untouched, and an int Tensor index's batch dims broadcast against them
+     * (each batch element may use its own indices; out of range gives `take`'s fill).
+     * Works inside `jit` (except boolean Tensors, whose values set the shape).
+     *
+     * @example
+     * ```ts
+     * const x = tensor([[0, 1, 2], [3, 4, 5]]); // (;2,3)
+     * x.baseIndex([sl(), [2, 0]]).toArraySync(); // [[2, 0], [5, 3]]
+     * x.baseIndex([-1, "::-1"]).toArraySync(); // [5, 4, 3]
+     * ```
+     */
+    baseIndex(list: IndexList): Tensor;
+    /**
+     * NumPy-style indexing of the batch dims (NEML2's `batch_index`): `list` as in
+     * `baseIndex`, over the batch dims; the base is untouched. Inside `jit` (symbolic
+     * sizes) integers (negative too), slices with a positive step and non-negative bounds,
+     * negative-step slices that start at the end (`"::-1"`, `"-2::-2"`), `"..."`, `null`
+     * and one 1-D array of integers (as block copies, where NumPy leaves its dim in place)
+     * work; a slice's stop past the size is a ShapeError at the call there (it cannot be
+     * clamped while tracing). Other advanced indices need concrete batch sizes (a
+     * TraceError inside `jit`). An int Tensor index is read by its whole shape.
+     * `batchIndex(axis, i)` (two numbers) still picks one index.
+     */
+    batchIndex(list: IndexList): Tensor;
+    /**
+     * NumPy's `x[list]` over the whole shape (`x.shape`: batch dims, then base dims).
+     * The result's batch dims are the dims that the items on batch dims give (an
+     * item after the last batch dim, `null` included, is on the base); the advanced
+     * block (see `baseIndex`) is part of the base when every array index is on a base
+     * dim and the block lands after the batch dims, else part of the batch. Inside
+     * `jit` the batch part takes what `batchIndex` takes there, and the block must be
+     * part of the base; otherwise a TraceError (use `batchIndex` and `baseIndex`).
+     *
+     * @example
+     * ```ts
+     * const x = tensor([[0, 1, 2], [3, 4, 5]], { batchDim: 1 }); // (2; 3)
+     * x.index(["::-1", [0, 2]]).toArraySync(); // [[3, 5], [0, 2]], shape (2; 2)
+     * ```
+     */
+    index(list: IndexList): Tensor;
   }
 }
 
@@ -282,6 +332,21 @@ export function installTensorApi(): void {
     take,
   };
   for (const [name, fn] of Object.entries(methods))
+    Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });
+  // --- indexing (index lists) ---
+  const batchIndexAt: (this: Tensor, axis: number, i: number) => Tensor = P.batchIndex;
+  const lists = {
+    baseIndex(this: Tensor, list: IndexList): Tensor {
+      return baseIndex(this, list);
+    },
+    batchIndex(this: Tensor, a: IndexList | number, i?: number): Tensor {
+      return Array.isArray(a) ? batchIndexList(this, a) : batchIndexAt.call(this, a as number, i as number);
+    },
+    index(this: Tensor, list: IndexList): Tensor {
+      return indexList(this, list);
+    },
+  };
+  for (const [name, fn] of Object.entries(lists))
     Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });
   Object.defineProperty(P, "baseStorage", {
     get(this: Tensor): number {

@@ -77,6 +77,8 @@ export const SPECIAL_INTS: Record<"int32" | "uint32", readonly number[]> = {
 
 /** The values JSON cannot write (NaN, ±Inf, -0), drawn more often in float data. */
 const NON_FINITE = [NaN, Infinity, -Infinity, -0];
+/** Steps of the random batch slices: negative ones walk back from the end (start counts from there). */
+const BATCH_STEPS = [1, 2, -1, -2] as const;
 
 function specialsOf(family: Family): readonly number[] {
   return family === "int32" || family === "uint32" ? SPECIAL_INTS[family] : SPECIAL_FLOATS[family];
@@ -323,7 +325,12 @@ export function randomCase(
           const axis = Math.floor(r() * x.type.batch.length);
           n =
             r() < 0.5
-              ? tryMake("batch_slice", [x], { axis, start: r() < 0.5 ? 0 : 1, stop: -1, step: r() < 0.5 ? 1 : 2 })
+              ? tryMake("batch_slice", [x], {
+                  axis,
+                  start: r() < 0.5 ? 0 : 1,
+                  stop: -1,
+                  step: BATCH_STEPS[Math.floor(r() * 4)]!,
+                })
               : tryMake("batch_concat", [x, x], { axis });
         } else
           n = r() < 0.5 ? tryMake("batch_reshape", [x], { shape: [-1] }) : tryMake("batch_unsqueeze", [x], { dim: 0 });
