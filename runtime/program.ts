@@ -339,6 +339,7 @@ export class Program {
   private readonly outputSlots: readonly number[];
   /** No step needs host values (jagged offsets to check, a pad to the longest row): `run` needs no generator. */
   private readonly plain: boolean;
+  private readonly spare: Spare = new Map();
 
   private constructor(
     readonly schedule: Schedule,
@@ -578,7 +579,9 @@ export class Program {
   private execPlain(inputs: readonly BoundValue[]): BoundValue[] {
     const bufs = this.bindSlots(inputs);
     const plan = this.plan(inputs, undefined);
-    const spare: Spare = new Map();
+    // A plain run is synchronous and no kernel calls back into it, so one map serves every run.
+    const spare = this.spare;
+    spare.clear();
     for (let si = 0; si < this.stepSlots.length; si++) this.step(si, bufs, plan, spare);
     return this.finish(bufs, plan, spare);
   }
@@ -633,7 +636,7 @@ export class Program {
   }
 
   private allocOrReuse(size: { dtype: DType; length: number }, spare: Spare): DeviceBuffer {
-    const buf = spare.get(`${size.dtype}:${size.length}`)?.pop();
+    const buf = spare.size === 0 ? undefined : spare.get(`${size.dtype}:${size.length}`)?.pop();
     if (buf !== undefined) {
       counters.buffersReused++;
       return buf;

@@ -119,6 +119,10 @@ export interface ArgsLayout {
   readonly bytes: number;
 }
 
+/**
+ * Launch arguments at the bottom of the memory: int32 words in this order (the backend's
+ * dispatch writes them one after another), then the float64 constants, 8-byte aligned.
+ */
 export function argsLayout(p: Pick<LoopProgram, "inputs" | "outputs" | "sizes" | "strides" | "consts">): ArgsLayout {
   const nIn = p.inputs.length;
   const nOut = p.outputs.length;
