@@ -193,10 +193,16 @@ const collected = new FinalizationRegistry<{ buffer: DeviceBuffer; backend: Back
 });
 
 function retainBuffer(buffer: DeviceBuffer): void {
-  bufferRefs.set(buffer, (bufferRefs.get(buffer) ?? 0) + 1);
+  // A buffer with its own `refs` field (WebAssembly's) counts there, others in the WeakMap.
+  if (buffer.refs !== undefined) buffer.refs++;
+  else bufferRefs.set(buffer, (bufferRefs.get(buffer) ?? 0) + 1);
 }
 
 function releaseBuffer(buffer: DeviceBuffer, backend: Backend): void {
+  if (buffer.refs !== undefined) {
+    if (--buffer.refs <= 0) backend.free(buffer);
+    return;
+  }
   const n = (bufferRefs.get(buffer) ?? 1) - 1;
   if (n > 0) bufferRefs.set(buffer, n);
   else {

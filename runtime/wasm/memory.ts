@@ -120,6 +120,8 @@ export class WasmBuffer implements DeviceBuffer {
   private cachedOn: ArrayBufferLike | undefined;
   /** False once freed; a freed buffer must not be used. */
   live = true;
+  /** Tensors holding this buffer (counted by src/tensor.ts). */
+  refs = 0;
 
   constructor(
     readonly heap: WasmHeap,
