@@ -10,8 +10,8 @@ export interface DeviceBuffer {
   readonly dtype: DType;
   readonly length: number;
   /**
-   * @internal The tensors holding this buffer, counted by src/tensor.ts, where a
-   * backend's buffers carry the field (a WeakMap per buffer costs more at every call).
+   * @internal The tensors holding this buffer, counted by src/tensor.ts (a field, not a
+   * WeakMap entry per buffer, which cost more at every call).
    */
   refs?: number;
 }
