@@ -581,7 +581,7 @@ export class Program {
     const plan = this.plan(inputs, undefined);
     // A plain run is synchronous and no kernel calls back into it, so one map serves every run.
     const spare = this.spare;
-    spare.clear();
+    if (spare.size > 0) spare.clear();
     for (let si = 0; si < this.stepSlots.length; si++) this.step(si, bufs, plan, spare);
     return this.finish(bufs, plan, spare);
   }
