@@ -8,6 +8,8 @@
  *   wasm-1+copy  the same with the copy of x into wasm memory and of y out to a new Float32Array
  *   wasm-N       the kernel sharded over N threads (runtime/wasm/pool.ts), N = available cores
  *   wasm-N+copy  the same with both copies
+ *   jit-1        batchwise's printed kernel (jit on the wasm backend, one thread), input already in its memory
+ *   jit-1+copy   the same with x copied in (fromTypedArray) and y copied out (dataSync)
  * Medians over rounds, ratios to `hand`, and the error of each against the float64
  * evaluation of the chain: max abs, and max float32 ulps to Math.fround of it.
  *   npx tsx bench/wasm-b1.ts [rounds] [n]
@@ -17,6 +19,7 @@ import { I32, ModuleBuilder, Op, Simd, V128, type Code } from "../codegen/wasm/e
 import { emitExp, emitSinCos, emitTanh, get, importMath, MATH_HOST, MATH_HOST_SOURCE } from "../codegen/wasm/math.js";
 import { WasmHeap } from "../runtime/wasm/memory.js";
 import { availableCores, WorkerPool } from "../runtime/wasm/pool.js";
+import { fromTypedArray, initWasm, jit, type Tensor } from "../src/index.js";
 
 const rounds = Number(process.argv[2] ?? 25);
 const n = Number(process.argv[3] ?? 1_000_000);
@@ -119,6 +122,17 @@ const id = pool.load(bytes);
 let sink = 0;
 const outView = (): Float32Array => new Float32Array(heap.buffer, outPtr, n);
 const copyIn = (): void => new Float32Array(heap.buffer, inPtr, n).set(x);
+// batchwise's own kernel for the same chain, on a one-thread wasm backend of its own (selected: tensors live there).
+const bwBackend = await initWasm({ threads: 1 });
+const jitted = jit((t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh()));
+const xIn = fromTypedArray(x, [n], { batchDim: 1 });
+let lastOut: Tensor | undefined;
+/** Runs the jit function, freeing the previous call's result first (wasm memory is freed explicitly). */
+const jitRun = (t: Tensor): Tensor => {
+  lastOut?.dispose();
+  return (lastOut = jitted(t));
+};
+
 const cases: [string, () => ArrayLike<number>][] = [
   ["hand", () => b1Baseline({ x })],
   [
@@ -149,6 +163,16 @@ const cases: [string, () => ArrayLike<number>][] = [
       copyIn();
       pool.run(id, run, args, n, 4);
       return outView().slice();
+    },
+  ],
+  ["jit-1", () => jitRun(xIn).dataSync({ copy: false })],
+  [
+    "jit-1+copy",
+    () => {
+      const t = fromTypedArray(x, [n], { batchDim: 1 });
+      const y = jitRun(t).dataSync();
+      t.dispose();
+      return y;
     },
   ],
 ];
@@ -198,4 +222,5 @@ for (const [k] of cases) {
   );
 }
 pool.close();
+bwBackend.close();
 if (Number.isNaN(sink)) console.log("");

@@ -9,6 +9,11 @@ import type { Kernel, Launch } from "../ir/kernel.js";
 export interface DeviceBuffer {
   readonly dtype: DType;
   readonly length: number;
+  /**
+   * @internal The tensors holding this buffer, counted by src/tensor.ts (a field, not a
+   * WeakMap entry per buffer, which cost more at every call).
+   */
+  refs?: number;
 }
 
 /** A kernel compiled for one backend; opaque to everything but that backend. */

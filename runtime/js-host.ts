@@ -40,6 +40,22 @@ export interface JsKernelCompiler {
   compile(kernel: Kernel): JsCompiled;
 }
 
+/**
+ * A launch's input batch strides in one flat list, as kernels take them. The program
+ * executor keeps a launch while the call's shapes repeat, so this is made once per
+ * launch, not per call.
+ */
+const flatCache = new WeakMap<Launch, number[]>();
+function flatStrides(launch: Launch): number[] {
+  let flat = flatCache.get(launch);
+  if (flat === undefined) {
+    flat = [];
+    for (const s of launch.inputBatchStrides) for (const v of s) flat.push(v);
+    flatCache.set(launch, flat);
+  }
+  return flat;
+}
+
 export class JsHostBackend implements Backend {
   readonly name = "js" as const;
   readonly displayName = "JS";
@@ -119,13 +135,15 @@ export class JsHostBackend implements Backend {
   }
 
   dispatch(k: CompiledKernel, inputs: readonly DeviceBuffer[], outputs: readonly DeviceBuffer[], launch: Launch): void {
-    const strides: number[] = [];
-    for (const s of launch.inputBatchStrides) for (const v of s) strides.push(v);
-    const ins: TypedArray[] = [];
-    for (const b of inputs) ins.push((b as JsBuffer).data);
-    const outs: TypedArray[] = [];
-    for (const b of outputs) outs.push((b as JsBuffer).data);
-    (k as JsCompiled).fn(ins, outs, launch.batchSizes, strides, launch.consts ?? (k as JsCompiled).consts);
+    const strides = flatStrides(launch);
+    const data = (b: DeviceBuffer): TypedArray => (b as JsBuffer).data;
+    (k as JsCompiled).fn(
+      inputs.map(data),
+      outputs.map(data),
+      launch.batchSizes,
+      strides,
+      launch.consts ?? (k as JsCompiled).consts,
+    );
   }
 
   copy(dst: DeviceBuffer, sources: readonly CopySource[]): void {

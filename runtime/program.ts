@@ -303,10 +303,24 @@ function checkEmptyReductions(order: readonly Node[], types: ReadonlyMap<Node, C
   }
 }
 
+/** A run's buffer of a node (the offsets checks look theirs up by node). */
+interface BufferLookup {
+  get(n: Node): DeviceBuffer | undefined;
+}
+
+/** Intermediates whose last use has passed, by `dtype:length`, for later steps to reuse. */
+type Spare = Map<string, DeviceBuffer[]>;
+
+/** A step's buffers as slot numbers (see `Program.slotOf`). */
+interface StepSlots {
+  /** A view's source, a copy's sources, a kernel's inputs. */
+  readonly ins: readonly number[];
+  /** A view's or copy's node, a kernel's outputs. */
+  readonly outs: readonly number[];
+}
+
 export class Program {
   private readonly compiled: (CompiledKernel | undefined)[];
-  /** For each step, the nodes whose buffers die after it. */
-  private readonly releases: Node[][];
   /** Pad/mask nodes padding to the longest row, and the input index of their offsets. */
   private readonly runtimeLengths: readonly (readonly [Node, number])[];
   /** Per kernel step: the values of its kernel's constants, passed at every launch. */
@@ -315,6 +329,19 @@ export class Program {
   private readonly offsetChecks: readonly OffsetsCheck[];
   /** The same, by the step after which each is checked (index `after + 1`). */
   private readonly checksAfter: readonly (readonly number[] | undefined)[];
+  /**
+   * A run keeps its buffers in an array, one slot per node that holds one: the graph
+   * inputs (slots 0…), then every step's results in step order.
+   */
+  private readonly slotOf = new Map<Node, number>();
+  private readonly slotCount: number;
+  private readonly stepSlots: readonly StepSlots[];
+  /** Per step, the slots whose buffers die after it. */
+  private readonly releaseSlots: readonly (readonly number[])[];
+  private readonly outputSlots: readonly number[];
+  /** No step needs host values (jagged offsets to check, a pad to the longest row): `run` needs no generator. */
+  private readonly plain: boolean;
+  private readonly spare: Spare = new Map();
 
   private constructor(
     readonly schedule: Schedule,
@@ -322,7 +349,6 @@ export class Program {
     compiled: (CompiledKernel | undefined)[],
   ) {
     this.compiled = compiled;
-    this.releases = Program.planReleases(schedule);
     this.consts = schedule.steps.map((st) => (st.kind === "kernel" ? kernelConsts(st.kernel) : undefined));
     const inputs = schedule.graph.inputs;
     this.runtimeLengths = runtimeLengthNodes(schedule.order).map(
@@ -332,6 +358,25 @@ export class Program {
     const after: number[][] = [];
     this.offsetChecks.forEach((c, k) => (after[c.after + 1] ??= []).push(k));
     this.checksAfter = after;
+    const slotOf = this.slotOf;
+    inputs.forEach((n, i) => slotOf.set(n, i));
+    // Steps come in order, so every node a step reads has its slot already.
+    const ofNode = (n: Node): number => slotOf.get(n)!;
+    const slot = (n: Node): number => {
+      slotOf.set(n, slotOf.size);
+      return slotOf.size - 1;
+    };
+    this.stepSlots = schedule.steps.map((st): StepSlots => {
+      const kernel = st.kind === "kernel";
+      return {
+        ins: (kernel ? st.inputs : st.kind === "view" ? [st.source] : st.sources).map(ofNode),
+        outs: (kernel ? st.outputs : [st.node]).map(slot),
+      };
+    });
+    this.releaseSlots = Program.planReleases(schedule).map((list) => list.map(ofNode));
+    this.outputSlots = schedule.graph.outputs.map(ofNode);
+    this.slotCount = slotOf.size;
+    this.plain = this.runtimeLengths.length === 0 && this.offsetChecks.length === 0;
   }
 
   /**
@@ -407,6 +452,7 @@ export class Program {
    * read with `readSync`; a backend without it needs `runAsync` unless they are known.
    */
   run(inputs: readonly BoundValue[], hostValues?: ReadonlyMap<number, ArrayLike<number>>): BoundValue[] {
+    if (this.plain) return this.execPlain(inputs);
     const it = this.exec(inputs, hostValues);
     let r = it.next();
     while (!r.done) {
@@ -457,7 +503,7 @@ export class Program {
   private *checkOffsets(
     checks: readonly number[],
     plan: LaunchPlan,
-    buffers: ReadonlyMap<Node, DeviceBuffer>,
+    buffers: BufferLookup,
     hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined,
   ): Generator<HostRead, void, ArrayLike<number>> {
     for (const k of checks) {
@@ -501,79 +547,109 @@ export class Program {
     inputs: readonly BoundValue[],
     hostValues: ReadonlyMap<number, ArrayLike<number>> | undefined,
   ): Generator<HostRead, BoundValue[], ArrayLike<number>> {
-    const g = this.schedule.graph;
-    if (inputs.length !== g.inputs.length)
-      throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
-    const plan = this.plan(
-      inputs,
-      this.runtimeLengths.length === 0 ? undefined : yield* this.lengths(inputs, hostValues),
-    );
-    const buffers = new Map<Node, DeviceBuffer>();
-    for (let i = 0; i < inputs.length; i++) buffers.set(g.inputs[i]!, inputs[i]!.buffer);
+    const bufs = this.bindSlots(inputs);
+    const plan = this.plan(inputs, yield* this.lengths(inputs, hostValues));
+    const buffers: BufferLookup = { get: (n) => bufs[this.slotOf.get(n)!] };
     // Input offsets are checked before anything is allocated or launched.
     const before = this.checksAfter[0];
     if (before !== undefined) yield* this.checkOffsets(before, plan, buffers, hostValues);
-    const b = this.backend;
-    // Buffer planning: an intermediate whose last use has passed is reused by a
-    // later step that needs the same dtype and length; what is left goes back to the backend.
-    let spare: Map<string, DeviceBuffer[]> | undefined;
-    const steps = this.schedule.steps;
-    for (let si = 0; si < steps.length; si++) {
-      const step = steps[si]!;
-      if (step.kind === "view") {
-        buffers.set(step.node, buffers.get(step.source)!);
-      } else if (step.kind === "copy") {
-        const { dtype, length } = plan.outputs[si]![0]!;
-        let buf = spare?.get(`${dtype}:${length}`)?.pop();
-        if (buf === undefined) buf = b.alloc(dtype, length);
-        else counters.buffersReused++;
-        buffers.set(step.node, buf);
-        b.copy(
-          buf,
-          step.sources.map((src, k) => ({ src: buffers.get(src)!, regions: plan.copies[si]![k]! })),
-        );
-      } else {
-        const sizes = plan.outputs[si]!;
-        const outs: DeviceBuffer[] = [];
-        for (let j = 0; j < step.outputs.length; j++) {
-          const { dtype, length } = sizes[j]!;
-          let buf = spare?.get(`${dtype}:${length}`)?.pop();
-          if (buf === undefined) buf = b.alloc(dtype, length);
-          else counters.buffersReused++;
-          buffers.set(step.outputs[j]!, buf);
-          outs.push(buf);
-        }
-        const ins: DeviceBuffer[] = [];
-        for (const n of step.inputs) ins.push(buffers.get(n)!);
-        b.dispatch(this.compiled[si]!, ins, outs, plan.launches[si]!);
-        counters.dispatches++;
-      }
-      for (const n of this.releases[si]!) {
-        const buf = buffers.get(n)!;
-        const key = `${buf.dtype}:${buf.length}`;
-        spare ??= new Map();
-        const list = spare.get(key);
-        if (list) list.push(buf);
-        else spare.set(key, [buf]);
-      }
+    const spare: Spare = new Map();
+    for (let si = 0; si < this.stepSlots.length; si++) {
+      this.step(si, bufs, plan, spare);
       const checks = this.checksAfter[si + 1];
       if (checks !== undefined) {
         try {
           yield* this.checkOffsets(checks, plan, buffers, hostValues);
         } catch (e) {
           // Bad offsets (or a failed read-back) end the run: free every buffer it allocated.
-          const mine = new Set(buffers.values());
-          for (const v of inputs) mine.delete(v.buffer);
-          for (const buf of mine) b.free(buf);
+          const mine = new Set(bufs);
+          mine.delete(undefined);
+          for (let i = 0; i < inputs.length; i++) mine.delete(bufs[i]);
+          for (const buf of mine) this.backend.free(buf!);
           throw e;
         }
       }
     }
-    if (spare) for (const list of spare.values()) for (const buf of list) b.free(buf);
-    const out: BoundValue[] = [];
-    for (let i = 0; i < g.outputs.length; i++)
-      out.push({ buffer: buffers.get(g.outputs[i]!)!, type: plan.outputTypes[i]! });
-    return out;
+    return this.finish(bufs, plan, spare);
+  }
+
+  /**
+   * `exec` for a program that needs no host values (no jagged offsets to check, no
+   * pad to the longest row): the same steps without a generator, which is most of
+   * what a call on a small batch costs besides the kernel itself.
+   */
+  private execPlain(inputs: readonly BoundValue[]): BoundValue[] {
+    const bufs = this.bindSlots(inputs);
+    const plan = this.plan(inputs, undefined);
+    // A plain run is synchronous and no kernel calls back into it, so one map serves every run.
+    const spare = this.spare;
+    if (spare.size > 0) spare.clear();
+    for (let si = 0; si < this.stepSlots.length; si++) this.step(si, bufs, plan, spare);
+    return this.finish(bufs, plan, spare);
+  }
+
+  /** The buffer of every slot (graph inputs first, then each step's results), inputs filled in. */
+  private bindSlots(inputs: readonly BoundValue[]): (DeviceBuffer | undefined)[] {
+    const g = this.schedule.graph;
+    if (inputs.length !== g.inputs.length)
+      throw new BackendError(`program @${g.name}: expects ${g.inputs.length} inputs, got ${inputs.length}`);
+    const bufs = new Array<DeviceBuffer | undefined>(this.slotCount);
+    for (let i = 0; i < inputs.length; i++) bufs[i] = inputs[i]!.buffer;
+    return bufs;
+  }
+
+  /** One step: a view, a copy or a kernel launch, then the buffers that die after it go to `spare`. */
+  private step(si: number, bufs: (DeviceBuffer | undefined)[], plan: LaunchPlan, spare: Spare): void {
+    const b = this.backend;
+    const sl = this.stepSlots[si]!;
+    const kind = this.schedule.steps[si]!.kind;
+    if (kind === "view") {
+      bufs[sl.outs[0]!] = bufs[sl.ins[0]!];
+    } else if (kind === "copy") {
+      const buf = this.allocOrReuse(plan.outputs[si]![0]!, spare);
+      bufs[sl.outs[0]!] = buf;
+      b.copy(
+        buf,
+        sl.ins.map((src, k) => ({ src: bufs[src]!, regions: plan.copies[si]![k]! })),
+      );
+    } else {
+      const sizes = plan.outputs[si]!;
+      const outs: DeviceBuffer[] = [];
+      for (let j = 0; j < sl.outs.length; j++) {
+        const buf = this.allocOrReuse(sizes[j]!, spare);
+        bufs[sl.outs[j]!] = buf;
+        outs.push(buf);
+      }
+      const ins: DeviceBuffer[] = [];
+      for (let j = 0; j < sl.ins.length; j++) ins.push(bufs[sl.ins[j]!]!);
+      b.dispatch(this.compiled[si]!, ins, outs, plan.launches[si]!);
+      counters.dispatches++;
+    }
+    // Buffer planning: an intermediate whose last use has passed is reused by a
+    // later step that needs the same dtype and length; what is left goes back to the backend.
+    const rel = this.releaseSlots[si]!;
+    for (let j = 0; j < rel.length; j++) {
+      const buf = bufs[rel[j]!]!;
+      const key = `${buf.dtype}:${buf.length}`;
+      const list = spare.get(key);
+      if (list) list.push(buf);
+      else spare.set(key, [buf]);
+    }
+  }
+
+  private allocOrReuse(size: { dtype: DType; length: number }, spare: Spare): DeviceBuffer {
+    const buf = spare.size === 0 ? undefined : spare.get(`${size.dtype}:${size.length}`)?.pop();
+    if (buf !== undefined) {
+      counters.buffersReused++;
+      return buf;
+    }
+    return this.backend.alloc(size.dtype, size.length);
+  }
+
+  /** Frees what no later step reused and returns the graph outputs. */
+  private finish(bufs: readonly (DeviceBuffer | undefined)[], plan: LaunchPlan, spare: Spare): BoundValue[] {
+    for (const list of spare.values()) for (const buf of list) this.backend.free(buf);
+    return this.outputSlots.map((k, i) => ({ buffer: bufs[k]!, type: plan.outputTypes[i]! }));
   }
 
   /** This call's padded lengths (the longest row of each run-time-length pad's offsets). */

@@ -264,7 +264,9 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   const name = opts.name ?? ((fn.name || "jit").replace(/[^\w.-]/g, "_") || "jit");
 
   /** Fast path: the entry and argument signature of the previous successful lookup. */
-  let fast: { readonly entry: Entry; readonly args: readonly Tensor[]; readonly kinds: string } | undefined;
+  let fast: Entry | undefined;
+  let fastArgs: readonly Tensor[] = [];
+  let fastKinds = "";
   const sameSignature = (a: readonly Tensor[], b: readonly Tensor[]): boolean => {
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) {
@@ -283,7 +285,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   /** Drops every trace of an entry whose compile failed. */
   const forget = (e: Entry): void => {
     if (entries.get(e.key) === e) entries.delete(e.key);
-    if (fast?.entry === e) fast = undefined;
+    if (fast === e) fast = undefined;
     if (last === e) {
       const before = replaced.get(e);
       last = before !== undefined && entries.get(before.key) === before ? before : undefined;
@@ -293,15 +295,10 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     // A trace is compiled for one backend: after setBackend, the same signature is another entry.
     const backendName = (opts.backend ?? getBackend()).name;
     // Fast path: same signature as the previous call.
-    if (
-      fast !== undefined &&
-      kinds === fast.kinds &&
-      fast.entry.backend === backendName &&
-      sameSignature(args, fast.args)
-    ) {
+    if (fast !== undefined && kinds === fastKinds && fast.backend === backendName && sameSignature(args, fastArgs)) {
       stats.cacheHits++;
-      fast = { entry: fast.entry, args, kinds };
-      return fast.entry;
+      fastArgs = args;
+      return fast;
     }
     const key =
       `${backendName}:${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
@@ -309,12 +306,16 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     if (hit !== undefined) {
       stats.cacheHits++;
       debugLog("cache", `jit @${name}: trace hit ${key}`);
-      fast = { entry: hit, args, kinds };
+      fast = hit;
+      fastArgs = args;
+      fastKinds = kinds;
       return hit;
     }
     const entry = traceEntry(args, kinds, key);
     entries.set(key, entry);
-    fast = { entry, args, kinds };
+    fast = entry;
+    fastArgs = args;
+    fastKinds = kinds;
     return entry;
   };
   /** Traces and compiles one signature; throws (changing nothing but the counters) if any of it fails. */
@@ -406,24 +407,28 @@ export function jit<A extends JitArg[], R extends JitOutput>(
 
   const bind = (e: Entry, args: readonly Tensor[], backend: Backend): BoundValue[] => {
     if (e.reverse) checkBatchesAgree(`jit @${name}`, leafKinds(e.kinds), args);
-    const bound: BoundValue[] = [];
-    for (const list of [args, e.captured]) {
-      for (const t of list) {
-        const s = t._src;
-        if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
-        if (!backend.owns(s.buffer)) {
-          const what = list === args ? `argument ${bound.length} ${t.toString()}` : `a captured tensor ${t.toString()}`;
-          throw new BackendError(
-            `jit @${name}: ${what} lives on the ${s.backend.name} backend, but this function runs on ${backend.name}: move it first with await t.to("${backend.name}")`,
-          );
-        }
-        bound.push({ buffer: s.buffer, type: concreteType(t) });
+    const captured = e.captured;
+    const bound = new Array<BoundValue>(args.length + captured.length);
+    for (let i = 0; i < bound.length; i++) {
+      const arg = i < args.length;
+      const t = arg ? args[i]! : captured[i - args.length]!;
+      const s = t._src;
+      if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
+      if (!backend.owns(s.buffer)) {
+        const what = arg ? `argument ${i} ${t.toString()}` : `a captured tensor ${t.toString()}`;
+        throw new BackendError(
+          `jit @${name}: ${what} lives on the ${s.backend.name} backend, but this function runs on ${backend.name}: move it first with await t.to("${backend.name}")`,
+        );
       }
+      bound[i] = { buffer: s.buffer, type: concreteType(t) };
     }
     return bound;
   };
   const runEntry = (e: Entry, program: Program, ran: readonly BoundValue[]): R => {
-    const flat = ran.map((o) => Tensor._fromBuffer(o.type, o.buffer, program.backend));
+    const backend = program.backend;
+    if (!e.multi && e.plainOut) return Tensor._fromBuffer(ran[0]!.type, ran[0]!.buffer, backend) as unknown as R;
+    const flat = new Array<Tensor>(ran.length);
+    for (let i = 0; i < ran.length; i++) flat[i] = Tensor._fromBuffer(ran[i]!.type, ran[i]!.buffer, backend);
     const outs = e.plainOut ? flat : unflatten(flat, e.outKinds);
     return (e.multi ? outs : outs[0]!) as unknown as R;
   };
@@ -440,8 +445,16 @@ export function jit<A extends JitArg[], R extends JitOutput>(
 
   const f = ((...args: A): R => {
     stats.calls++;
-    const { tensors, kinds } = tensorsOf(args);
-    for (const a of tensors) realizeSync(a);
+    // Plain tensors (the common case) need no flattening.
+    let plain = true;
+    for (let i = 0; i < args.length; i++) if (!(args[i] instanceof Tensor)) plain = false;
+    let tensors: readonly Tensor[];
+    let kinds: string;
+    if (plain) {
+      tensors = args as readonly Tensor[];
+      kinds = plainKinds[args.length] ??= "t".repeat(args.length);
+    } else ({ tensors, kinds } = flatten(args));
+    for (let i = 0; i < tensors.length; i++) realizeSync(tensors[i]!);
     const e = entryFor(tensors, kinds);
     setLast(e);
     if (e.program instanceof Promise)

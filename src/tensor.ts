@@ -182,7 +182,6 @@ function inferShape(op: string, target: readonly number[], total: number, t: Ten
  * so they are reference counted: a buffer goes back to its backend when the last
  * tensor holding it is disposed or garbage collected.
  */
-const bufferRefs = new WeakMap<DeviceBuffer, number>();
 const collected = new FinalizationRegistry<{ buffer: DeviceBuffer; backend: Backend }>(({ buffer, backend }) => {
   // Runs during garbage collection: a failure here (say, a destroyed device) must not crash the process.
   try {
@@ -193,16 +192,13 @@ const collected = new FinalizationRegistry<{ buffer: DeviceBuffer; backend: Back
 });
 
 function retainBuffer(buffer: DeviceBuffer): void {
-  bufferRefs.set(buffer, (bufferRefs.get(buffer) ?? 0) + 1);
+  buffer.refs = (buffer.refs ?? 0) + 1;
 }
 
 function releaseBuffer(buffer: DeviceBuffer, backend: Backend): void {
-  const n = (bufferRefs.get(buffer) ?? 1) - 1;
-  if (n > 0) bufferRefs.set(buffer, n);
-  else {
-    bufferRefs.delete(buffer);
-    backend.free(buffer);
-  }
+  const n = (buffer.refs ?? 1) - 1;
+  buffer.refs = n;
+  if (n <= 0) backend.free(buffer);
 }
 
 /**

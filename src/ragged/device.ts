@@ -84,6 +84,34 @@ export function uninitialized(dtype: DType, n: number): TypedArray {
   return new Ctor(NodeBuffer.allocUnsafeSlow(bytes).buffer, 0, n);
 }
 
+/**
+ * Storage for a helper's output of `n` values, unspecified until the caller writes
+ * every one, and `done`, which makes it the tensor. On a backend whose memory the
+ * host writes in place (WebAssembly: `view` of a buffer of its memory) the values are
+ * written straight into the backend's buffer, not built in a host array and copied
+ * in afterwards (which doubled the copies of listToPadded on wasm). Elsewhere it is
+ * `uninitialized` wrapped without a copy. The caller must not allocate on the backend
+ * between the two (a growing WebAssembly memory detaches the view).
+ */
+export function outputStorage(
+  dtype: DType,
+  n: number,
+): { data: TypedArray; done(shape: readonly number[], batchDim: number): Tensor } {
+  const b = getBackend();
+  if (!b.hostMemory && b.view !== undefined && b.readSync !== undefined && b.dtypes.includes(dtype)) {
+    const buffer = b.alloc(dtype, n);
+    const data = b.view(buffer);
+    if (poisonByte !== undefined) new Uint8Array(data.buffer, data.byteOffset, data.byteLength).fill(poisonByte);
+    return {
+      data,
+      done: (shape, batchDim) =>
+        Tensor._fromBuffer({ dtype, batch: shape.slice(0, batchDim), base: shape.slice(batchDim) }, buffer, b),
+    };
+  }
+  const data = uninitialized(dtype, n);
+  return { data, done: (shape, batchDim) => fromTypedArray(data, shape, { batchDim, dtype, copy: false }) };
+}
+
 /** A realized tensor whose values the host can read now (JS backend). */
 function hostReadable(t: Tensor): boolean {
   return t._src.kind === "buffer" && t._src.backend.readSync !== undefined;

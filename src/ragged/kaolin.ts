@@ -37,6 +37,7 @@ import {
   hostTensor,
   hostValues,
   onHost,
+  outputStorage,
   resplit,
   uninitialized,
 } from "./device.js";
@@ -390,11 +391,13 @@ export function listToPadded(
     return [padOnDevice(op, rows, spt, max, lastDim, dtype, paddingValue), sptTensor];
   }
   const slotSize = prod(max) * lastDim;
-  const out = uninitialized(dtype, list.length * slotSize);
+  // Lazy list entries are computed first: the output's storage may be a view that a later allocation detaches.
+  for (let i = 0; i < list.length; i++) hostData(list[i]!);
+  const { data: out, done } = outputStorage(dtype, list.length * slotSize);
   const fill = fillValue(paddingValue, dtype);
   for (let i = 0; i < list.length; i++)
     copySlot(true, out, i * slotSize, hostData(list[i]!), 0, spt, i * width, max, lastDim, slotSize, fill);
-  return [output(out, [list.length, ...max, lastDim], 1, dtype), sptTensor];
+  return [done([list.length, ...max, lastDim], 1), sptTensor];
 }
 
 /**
@@ -487,13 +490,13 @@ export function listToPacked(list: readonly Tensor[]): [Tensor, Tensor] {
   // Small arrays first: while a large output is live, every new ArrayBuffer can set off
   // an external-memory garbage collection.
   const spt = shapeTensor(shapes, width);
-  const out = uninitialized(dtype, size);
+  const { data: out, done } = outputStorage(dtype, size);
   for (let i = 0, off = 0; i < list.length; i++) {
     const d = hostData(list[i]!);
     out.set(d, off);
     off += d.length;
   }
-  return [output(out, [rows, lastDim], 0, dtype), spt];
+  return [done([rows, lastDim], 0), spt];
 }
 
 interface PackedInfo {

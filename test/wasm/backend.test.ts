@@ -137,6 +137,41 @@ describe("wasm threads", async () => {
     expect(threaded.stats.simd).toBe(before.simd + 1);
   });
 
+  it("every length from 0 to 41 and ranges split over threads: the eight-lane loop, the four-lane rest and the scalar tail", () => {
+    // x * 0.5 - x: every element is -x/2 exactly, so a lane the loops skip or write twice shows.
+    const k = {
+      batchRank: 1,
+      baseShape: [],
+      reduce: null,
+      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
+      outputs: [{ dtype: "float32", value: 3, reduce: null }],
+      exprs: [
+        { k: "load", input: 0, index: [], dtype: "float32" },
+        { k: "const", value: 0.5, dtype: "float32" },
+        { k: "binary", op: "mul", a: 0, b: 1, dtype: "float32" },
+        { k: "binary", op: "sub", a: 2, b: 0, dtype: "float32" },
+      ],
+      unroll: true,
+    } as const;
+    const one = new WasmBackend();
+    for (const b of [one, threaded]) {
+      const compiled = b.compile(k as never) as WasmCompiled;
+      expect(compiled.vectorized).toBe(true);
+      for (const n of [...Array.from({ length: 42 }, (_, i) => i), 1003]) {
+        const x = Float32Array.from({ length: n }, (_, i) => i + 1);
+        const inp = b.wrap("float32", x);
+        const out = b.alloc("float32", n);
+        b.view(out).fill(7);
+        b.dispatch(compiled, [inp], [out], { batchSizes: [n], inputBatchStrides: [[1]] });
+        expect([...b.readSync(out)], `${b === one ? "one thread" : "two threads"}, n = ${n}`).toEqual(
+          Array.from({ length: n }, (_, i) => -(i + 1) / 2),
+        );
+        b.free(inp);
+        b.free(out);
+      }
+    }
+  });
+
   it("the worker pool does not keep a Node process alive", () => {
     const code = `
       const { createWasmBackend } = await import(${JSON.stringify(new URL("../../runtime/wasm/backend.ts", import.meta.url).pathname)});

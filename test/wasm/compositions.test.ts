@@ -2,10 +2,21 @@
  * The numerics compositions, the integer bitwise ops and linalg's special values on
  * the WebAssembly backend: the same hand-written cases as on JS and WebGPU
  * (../numerics/numerics-cases.ts, ../numerics/bitwise-cases.ts, ../linalg/helpers.ts:
- * NaN, ±Inf, -0, empty axes and batches, shift counts past 31), eagerly and in jit.
+ * NaN, ±Inf, -0, empty axes and batches, shift counts past 31), eagerly and in jit;
+ * and Kaolin's listToPadded/listToPacked, which write their outputs in place there.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fromTypedArray, getBackend, initWasm, jit, setBackend, type Tensor } from "../../src/index.js";
+import {
+  fromTypedArray,
+  getBackend,
+  initWasm,
+  jit,
+  listToPacked,
+  listToPadded,
+  setBackend,
+  type Tensor,
+} from "../../src/index.js";
+import { _poisonUninitialized } from "../../src/ragged/device.js";
 import { checkSpecialValues } from "../linalg/helpers.js";
 import { APPLY, I32, mismatches as bitMismatches, pairTensors, REF, U32 } from "../numerics/bitwise-cases.js";
 import { CASES, mismatches } from "../numerics/numerics-cases.js";
@@ -53,4 +64,30 @@ describe("compositions and bitwise ops on WebAssembly", () => {
   });
 
   it("linalg: singular, NaN/Inf, non-positive-definite and empty inputs", () => checkSpecialValues());
+});
+
+describe("Kaolin's layout helpers on WebAssembly", () => {
+  beforeAll(async () => {
+    await initWasm({ threads: 1 });
+    _poisonUninitialized(0xa5);
+  });
+  afterAll(() => {
+    _poisonUninitialized(undefined);
+    setBackend("js");
+  });
+
+  it("listToPadded and listToPacked write their outputs in the WebAssembly memory; lazy entries, padding and empty clouds", () => {
+    const a = fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [2, 3], { batchDim: 0 });
+    const lazy = fromTypedArray(Float32Array.from([1, 1, 1]), [1, 3], { batchDim: 0 }).mul(-2); // not computed yet
+    const empty = fromTypedArray(new Float32Array(0), [0, 3], { batchDim: 0 });
+    const [padded, spt] = listToPadded([a, lazy, empty], -1) as [Tensor, Tensor];
+    expect(padded.shape).toEqual([3, 2, 3]);
+    expect(padded._src.kind === "buffer" && padded._src.backend.name).toBe("wasm");
+    expect([...padded.dataSync()]).toEqual([1, 2, 3, 4, 5, 6, -2, -2, -2, -1, -1, -1, -1, -1, -1, -1, -1, -1]);
+    expect([...spt.dataSync()]).toEqual([2, 1, 0]);
+    const [packed] = listToPacked([lazy, empty, a]) as [Tensor, Tensor];
+    expect(packed.shape).toEqual([3, 3]);
+    expect([...packed.dataSync()]).toEqual([-2, -2, -2, 1, 2, 3, 4, 5, 6]);
+    for (const t of [padded, spt, packed, a, empty]) t.dispose();
+  });
 });
