@@ -44,7 +44,17 @@ export class JsHostBackend implements Backend {
   readonly name = "js" as const;
   readonly displayName = "JS";
   readonly hostMemory = true;
-  readonly dtypes: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
+  readonly dtypes: readonly DType[] = [
+    "float32",
+    "float64",
+    "int32",
+    "uint32",
+    "bool",
+    "uint8",
+    "int8",
+    "uint16",
+    "int16",
+  ];
   readonly maxKernelBuffers = Infinity;
   readonly mixedBaseOutputs = true;
   readonly syncCompile = true;

@@ -171,6 +171,11 @@ export const ARRAY_NAME: { readonly [D in DType]: string } = {
   int32: "Int32Array",
   uint32: "Uint32Array",
   bool: "Uint8Array",
+  uint8: "Uint8Array",
+  int8: "Int8Array",
+  uint16: "Uint16Array",
+  int16: "Int16Array",
+  float16: "Float32Array",
 };
 
 /** A loaded bundle: call it like the jit function it came from (typed `(...args: A) => R` from its declarations). */

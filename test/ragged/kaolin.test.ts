@@ -22,7 +22,7 @@ import {
 import { _poisonUninitialized } from "../../src/ragged/device.js";
 
 const DTYPES: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
-const CTOR = {
+const CTOR: { readonly [D in DType]?: new (n: number) => TypedArray } = {
   float32: Float32Array,
   float64: Float64Array,
   int32: Int32Array,
@@ -42,7 +42,7 @@ function rng(seed: number): () => number {
 }
 
 function randomValues(dtype: DType, n: number, r: () => number): TypedArray {
-  const out = new CTOR[dtype](n);
+  const out = new CTOR[dtype]!(n);
   for (let i = 0; i < n; i++) {
     const u = r();
     out[i] =
@@ -244,7 +244,7 @@ describe("round trips (fast-check)", () => {
 });
 
 function concat(dtype: DType, parts: readonly TypedArray[]): TypedArray {
-  const out = new CTOR[dtype](parts.reduce((n, p) => n + p.length, 0));
+  const out = new CTOR[dtype]!(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;
   for (const p of parts) {
     out.set(p, off);
