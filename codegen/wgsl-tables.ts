@@ -336,6 +336,19 @@ export const HELPERS = {
       `}`,
     ].join("\n"),
   },
+  // --- narrow dtypes: f32 -> f16. WGSL leaves the conversion of NaN and of values past
+  // float16's range undefined; NumPy gives NaN and ±Infinity (from 65520 up, which rounds
+  // to even past 65504). The bits come from a u32 pair (low half first). ---
+  f2h: {
+    deps: ["isnan"],
+    code: [
+      `fn bw_f2h(x: f32) -> f16 {`,
+      `  if (bw_isnan(x)) { return bitcast<vec2<f16>>(0x7e00u).x; }`,
+      `  if (abs(x) < 65520.0f) { return f16(x); }`,
+      `  return bitcast<vec2<f16>>(select(0x7c00u, 0xfc00u, x < 0.0f)).x;`,
+      `}`,
+    ].join("\n"),
+  },
   // --- numerics/random: NumPy's shifts. WGSL takes the count modulo 32 (a runtime count of 32
   // shifts by 0); NumPy shifts every bit out for a count outside [0, 32): 0, or -1 for a
   // negative int32 shifted right. A negative i32 count is >= 32 as a u32 bit pattern.
@@ -410,7 +423,7 @@ export function castTo(x: string, from: DType, to: DType, use: (h: Helper) => vo
   // float16 converts through float32 (which holds every float16 value exactly); a narrow
   // integer is an i32 register holding its value, and a cast to one wraps the int32 cast.
   if (from === "float16") return castTo(`f32(${x})`, "float32", to, use);
-  if (to === "float16") return `f16(${castTo(x, from, "float32", use)})`;
+  if (to === "float16") return (use("f2h"), `bw_f2h(${castTo(x, from, "float32", use)})`);
   if (isNarrowInt(from)) return castTo(x, "int32", to, use);
   if (isNarrowInt(to)) return NARROW_WGSL[to](castTo(x, from, "int32", use));
   if (to === "bool") {
