@@ -26,7 +26,7 @@ describeWebGPU(probe, "narrow dtypes on WebGPU", (gpu) => {
     const f = jit((x: Tensor, y: Tensor) => x.sub(y).mul(3).sum(0));
     const mk = (n: number, d: "uint16" | "uint8"): Tensor =>
       fromTypedArray(
-        (d === "uint16" ? Uint16Array : Uint8Array).from({ length: n * 2 }, (_, i) => (i * 40503) & 0xffff),
+        (d === "uint16" ? Uint16Array : Uint8Array).from(Array.from({ length: n * 2 }, (_, i) => (i * 40503) & 0xffff)),
         [n, 2],
         { batchDim: 1 },
       );

@@ -58,7 +58,7 @@ describe("narrow dtypes on JS", () => {
       expect(x.dtype).toBe(d);
       const back = x.dataSync();
       expect(back.constructor).toBe(a.constructor);
-      expect([...back]).toEqual([...a]);
+      expect([...back]).toEqual(Array.from(a));
       expect(fromTypedArray(a as Uint8Array, [2]).dtype).toBe(d);
     }
     // A bool tensor's storage (a Uint8Array of 0/1) reads back as bool when asked for.
@@ -86,7 +86,7 @@ describe("narrow dtypes on JS", () => {
     const f = jit((x: Tensor, y: Tensor) => x.add(y).mul(x).maximum(y));
     const mk = (n: number, d: "int8" | "uint8"): Tensor =>
       fromTypedArray(
-        (d === "int8" ? Int8Array : Uint8Array).from({ length: n * 2 }, (_, i) => (i * 37 + 100) & 0xff),
+        (d === "int8" ? Int8Array : Uint8Array).from(Array.from({ length: n * 2 }, (_, i) => (i * 37 + 100) & 0xff)),
         [n, 2],
         { batchDim: 1 },
       );
