@@ -88,6 +88,8 @@ function pathOf(path: readonly number[], depth = path.length): string {
  * string, null, a hole, a cycle) is an error naming where it is. All-boolean
  * data gives a bool tensor; the default dtype is otherwise float32. Integer dtypes
  * refuse values they cannot hold (NaN, ±Infinity, out of range), as NumPy 2 does.
+ * A typed array gives a 1-D tensor of its own dtype, as `fromTypedArray` (a
+ * Uint8Array is uint8, an Int16Array int16, …).
  *
  * @example
  * ```ts

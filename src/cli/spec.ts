@@ -5,7 +5,8 @@
  * - `f32[B,N; 3]`: two batch dims; `int32[; 4]`: none; `f32[B; ]`: a scalar per batch element;
  * - `f32[B, ~N; 3]`: a jagged tensor (`jaggedSpec("float32", [3])`): values `(T; 3)`, int32 offsets.
  *
- * dtypes: float32, float64, int32, uint32, bool, or as the IR prints them: f32, f64, i32, u32.
+ * dtypes: float32, float64, int32, uint32, bool, uint8, int8, uint16, int16, float16, or as the IR prints
+ * them: f32, f64, i32, u32, u8, i8, u16, i16, f16.
  * Batch labels are names (letters, digits, `_`); only their number matters, sizes stay run-time.
  */
 import { DTYPE_FROM_SHORT, isDType, type DType } from "../../ir/dtype.js";

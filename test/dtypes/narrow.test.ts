@@ -11,6 +11,7 @@ import {
   DTypeError,
   fromTypedArray,
   jit,
+  loadBundle,
   loadNpy,
   readNpy,
   saveNpySync,
@@ -19,6 +20,8 @@ import {
   zeros,
   type Tensor,
 } from "../../src/index.js";
+import { jagged } from "../../src/index.js";
+import { importBundle } from "../helpers/bundle.js";
 import { ALL_CASES, runCases } from "./cases.js";
 
 describe("narrow dtypes on JS", () => {
@@ -126,6 +129,37 @@ describe("narrow dtypes on JS", () => {
     expect(() => tensor([1], { dtype: "float16" })).toThrow(/float16 is not available on .*"shader-f16"/);
     expect(() => tensor([1.5]).cast("float16").dataSync()).toThrow(/float16 is not available on the js backend/);
     expect(() => jit((x: Tensor) => x.cast("float16").cast("float32"))(tensor([1]))).toThrow(DTypeError);
+  });
+});
+
+describe("narrow dtypes through bundles and jagged rows", () => {
+  it("a bundle with uint8 arguments and a captured int16 constant loads and runs at any batch size", async () => {
+    const c = tensor(new Int16Array([1000, -1000, 7]));
+    const f = jit((x: Tensor) => x.mul(x).add(c));
+    const mk = (n: number): Tensor =>
+      fromTypedArray(Uint8Array.from(Array.from({ length: n * 3 }, (_, i) => (i * 97) & 0xff)), [n, 3], {
+        batchDim: 1,
+      });
+    f(mk(2));
+    const g = await loadBundle(await importBundle(f.bundle()));
+    for (const n of [1, 4]) {
+      const got = (g(mk(n)) as Tensor).dataSync();
+      expect(got).toBeInstanceOf(Int16Array);
+      // uint8 x*x wraps in uint8, then uint8 + int16 is int16.
+      const want = Array.from({ length: n * 3 }, (_, i) => {
+        const v = (i * 97) & 0xff;
+        return ((((v * v) & 0xff) + [1000, -1000, 7][i % 3]!) << 16) >> 16;
+      });
+      expect([...got]).toEqual(want);
+    }
+  });
+
+  it("jagged rows of int8: sums per row (int32) and padding with an int8 fill", () => {
+    const j = jagged([tensor(new Int8Array([100, 100, -128])), tensor(new Int8Array([-1]))]);
+    expect([...j.sum().dataSync()]).toEqual([72, -1]);
+    const p = j.toPadded({ paddingValue: -7 }).padded;
+    expect(p.dtype).toBe("int8");
+    expect([...p.dataSync()]).toEqual([100, 100, -128, -1, -7, -7]);
   });
 });
 
