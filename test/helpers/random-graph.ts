@@ -350,11 +350,11 @@ const NARROW: readonly DType[] = ["uint8", "int8", "uint16", "int16"];
 const NARROW_SPECIALS = [0, 1, -1, 2, 7, 127, -128, 128, 255, 256, 32767, -32768, 65535, 8, 16, 31];
 
 /**
- * Two times in five, casts one of the last values (or, for a float graph, its NaN,
+ * Two times in five, casts one of the last values (in a float graph one of its inputs, with NaN,
  * ±Inf and out-of-range values: they become 0 or wrap) to a narrow dtype, applies one
  * to three integer ops there (arithmetic, bitwise and shifts, `pow` with `specials`,
- * comparisons with `where`, reductions, constants at the dtype's edges), and makes
- * the result (half the time cast back to the graph's dtype) the first output.
+ * comparisons with `where`, reductions, constants at the dtype's edges); the result
+ * is a last, narrow output, or, cast back to the graph's dtype, the first output.
  */
 function narrowTail(seed: number, pool: readonly Node[], outs: Node[], specials: boolean): void {
   const r = rng(seed ^ 0x2545f491);
@@ -362,13 +362,17 @@ function narrowTail(seed: number, pool: readonly Node[], outs: Node[], specials:
   const d = pick(r, NARROW);
   const back = outs[0]!.type.dtype;
   const narrow = (n: Node): Node | undefined => tryMake("cast", [n], { dtype: d });
-  let x = narrow(pick(r, pool.slice(-3)));
+  // In a float graph only the inputs are cast: a computed float may differ by a rounding
+  // error between backends (and from the float64 twin), which a cast to an integer turns
+  // into a jump.
+  const from = isFloat(back) ? pool.filter((n) => n.op === "input") : pool;
+  let x = narrow(pick(r, from.slice(-3)));
   if (x === undefined) return;
   const bin = specials ? INT_BINARY_SPECIAL : INT_BINARY;
   for (let k = 0, steps = 1 + Math.floor(r() * 3); k < steps; k++) {
     const other =
       r() < 0.5
-        ? narrow(pick(r, pool))
+        ? narrow(pick(r, from))
         : tryMake("const", [], { dtype: d, value: castScalar(pick(r, NARROW_SPECIALS), d) });
     const kind = Math.floor(r() * 5);
     let n: Node | undefined;
@@ -384,8 +388,12 @@ function narrowTail(seed: number, pool: readonly Node[], outs: Node[], specials:
     }
     if (n !== undefined) x = n;
   }
-  const out = r() < 0.5 ? x : tryMake("cast", [x], { dtype: back });
-  if (out !== undefined) outs[0] = out;
+  // Cast back, it replaces the first output (which keeps the graph's dtype); narrow, it is one more output.
+  if (r() < 0.5) outs.push(x);
+  else {
+    const out = tryMake("cast", [x], { dtype: back });
+    if (out !== undefined) outs[0] = out;
+  }
 }
 
 /**

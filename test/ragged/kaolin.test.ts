@@ -89,7 +89,7 @@ const caseArb: fc.Arbitrary<Case> = fc
     const data = shapes.map((s) => randomValues(dtype, prod(s) * last, r));
     // Any batchDim: Kaolin reads the full shape.
     const list = shapes.map((s, i) =>
-      fromTypedArray(data[i]!, [...s, last], { batchDim: Math.floor(r() * (ndim + 2)) }),
+      fromTypedArray(data[i]!, [...s, last], { batchDim: Math.floor(r() * (ndim + 2)), dtype }),
     );
     const pad = dtype === "bool" ? [false, true, false][padPick]! : [-1, 0, 2.5][padPick]!;
     return { dtype, shapes, last, list, data, pad };
@@ -231,7 +231,7 @@ describe("round trips (fast-check)", () => {
         fc.integer(),
         (dtype, numel, seed) => {
           const values = randomValues(dtype, numel.length, rng(seed));
-          const out = tileToPacked(fromTypedArray(values, [numel.length]), numel);
+          const out = tileToPacked(fromTypedArray(values, [numel.length], { dtype }), numel);
           const naive: number[] = [];
           numel.forEach((n, i) => naive.push(...new Array<number>(n).fill(values[i]!)));
           expect(out.shape).toEqual([naive.length, 1]);
