@@ -49,22 +49,13 @@ export const DTYPES: readonly DType[] = [
  * backend (and, for WebGPU, the missing feature).
  */
 export function F16_UNAVAILABLE(where: string): string {
-  return `float16 is not available on ${where}: float16 needs a WebGPU device with the "shader-f16" feature; cast to float32 first`;
+  return `float16 is not available on ${where}: it needs a WebGPU device with "shader-f16"; cast to float32 first`;
 }
 
-/** Short names used by the IR printer: `f32[b0; 3,3]`. */
-export const DTYPE_SHORT: { readonly [D in DType]: string } = {
-  float32: "f32",
-  float64: "f64",
-  int32: "i32",
-  uint32: "u32",
-  bool: "bool",
-  uint8: "u8",
-  int8: "i8",
-  uint16: "u16",
-  int16: "i16",
-  float16: "f16",
-};
+/** Short names used by the IR printer: `f32[b0; 3,3]` (the first letter and the width: f32, u8, i16; bool). */
+export const DTYPE_SHORT: { readonly [D in DType]: string } = Object.fromEntries(
+  DTYPES.map((d) => [d, d === "bool" ? d : d.replace(/^(.)\D*/, "$1")]),
+) as { readonly [D in DType]: string };
 
 export const DTYPE_FROM_SHORT: Readonly<Record<string, DType>> = Object.fromEntries(
   DTYPES.map((d) => [DTYPE_SHORT[d], d]),
@@ -101,38 +92,33 @@ export const ARRAY_CTOR: {
 /** The narrow integer dtypes: stored in 8 or 16 bits, computed in 32 (see the module comment). */
 export type NarrowInt = "uint8" | "int8" | "uint16" | "int16";
 
-/** Bits and signedness of every integer dtype. */
-const INT_INFO: { readonly [D in DType]?: { readonly bits: number; readonly signed: boolean } } = {
-  uint8: { bits: 8, signed: false },
-  int8: { bits: 8, signed: true },
-  uint16: { bits: 16, signed: false },
-  int16: { bits: 16, signed: true },
-  uint32: { bits: 32, signed: false },
-  int32: { bits: 32, signed: true },
-};
+/** The bits of an integer dtype (`uint8` 8, …, `int32` 32), or 0 for floats and bool. */
+function intBits(d: DType): number {
+  return /int/.test(d) ? +d.replace(/\D/g, "") : 0;
+}
 
 export function isFloat(d: DType): boolean {
-  return d === "float32" || d === "float64" || d === "float16";
+  return d[0] === "f";
 }
 
 /** Every integer dtype (not bool): int32, uint32 and the narrow ones. */
 export function isInt(d: DType): boolean {
-  return INT_INFO[d] !== undefined;
+  return intBits(d) > 0;
 }
 
 /** uint8, int8, uint16, int16. */
 export function isNarrowInt(d: DType): d is NarrowInt {
-  return d === "uint8" || d === "int8" || d === "uint16" || d === "int16";
+  return isInt(d) && intBits(d) < 32;
 }
 
 /** The unsigned integer dtypes (uint8, uint16, uint32). */
 export function isUnsigned(d: DType): boolean {
-  return INT_INFO[d]?.signed === false;
+  return d[0] === "u";
 }
 
 /** The signed integer dtypes (int8, int16, int32). */
 export function isSignedInt(d: DType): boolean {
-  return INT_INFO[d]?.signed === true;
+  return d[0] === "i";
 }
 
 /**
@@ -140,46 +126,30 @@ export function isSignedInt(d: DType): boolean {
  * int32 for the signed ones, float32 for float16; every other dtype computes in itself.
  */
 export function computeDType(d: DType): DType {
-  if (d === "float16") return "float32";
-  return isNarrowInt(d) ? (isUnsigned(d) ? "uint32" : "int32") : d;
+  return d === "float16" ? "float32" : isNarrowInt(d) ? (isUnsigned(d) ? "uint32" : "int32") : d;
 }
 
-/** The smallest and largest value of an integer dtype. */
+/** The smallest and largest value of an integer dtype (±Infinity for the others). */
 export function intRange(d: DType): readonly [number, number] {
-  const info = INT_INFO[d];
-  if (info === undefined) return [-Infinity, Infinity];
-  return info.signed ? [-(2 ** (info.bits - 1)), 2 ** (info.bits - 1) - 1] : [0, 2 ** info.bits - 1];
+  const b = intBits(d);
+  return !b ? [-Infinity, Infinity] : isUnsigned(d) ? [0, 2 ** b - 1] : [-(2 ** (b - 1)), 2 ** (b - 1) - 1];
 }
 
 export function isDType(x: unknown): x is DType {
   return typeof x === "string" && (DTYPES as readonly string[]).includes(x);
 }
 
-const FLOAT_RANK: { readonly [D in DType]?: number } = { float16: 1, float32: 2, float64: 3 };
-
-function intOfWidth(bits: number, signed: boolean): DType {
-  if (bits >= 32) return signed ? "int32" : "uint32";
-  return ((signed ? "int" : "uint") + String(bits)) as DType;
-}
-
 /** The dtype two tensor operands compute in (the lattice of the module comment). */
 export function promote(a: DType, b: DType): DType {
-  if (a === b) return a;
+  if (a === b || b === "bool") return a;
   if (a === "bool") return b;
-  if (b === "bool") return a;
-  const fa = FLOAT_RANK[a];
-  const fb = FLOAT_RANK[b];
-  if (fa !== undefined || fb !== undefined) {
-    if (fa === undefined) return b;
-    if (fb === undefined) return a;
-    return fa >= fb ? a : b;
-  }
-  const ia = INT_INFO[a]!;
-  const ib = INT_INFO[b]!;
-  if (ia.signed === ib.signed) return ia.bits >= ib.bits ? a : b;
-  const [s, u] = ia.signed ? [ia, ib] : [ib, ia];
-  if (s.bits > u.bits) return intOfWidth(s.bits, true);
-  return intOfWidth(2 * u.bits, true);
+  // Floats are above every integer; of two floats the wider (the names compare as the widths:
+  // "float16" < "float32" < "float64").
+  if (isFloat(a) || isFloat(b)) return !isFloat(b) || (isFloat(a) && a > b) ? a : b;
+  const [x, y] = [intBits(a), intBits(b)];
+  if (isUnsigned(a) === isUnsigned(b)) return x >= y ? a : b;
+  const [s, u] = isUnsigned(a) ? [y, x] : [x, y];
+  return `int${Math.min(s > u ? s : 2 * u, 32)}` as DType;
 }
 
 /** The dtype a tensor of dtype `t` and a weak JS number `v` compute in. */
@@ -193,39 +163,22 @@ export function promoteWithNumber(t: DType, v: number): DType {
 export function roundFloat16(v: number): number {
   if (!Number.isFinite(v) || v === 0) return v;
   const a = Math.abs(v);
-  // Rounded from the float64 value directly (rounding through float32 first would round twice).
-  const e = Math.max(Math.floor(Math.log2(a)), -14);
-  const ulp = 2 ** (e - 10);
-  let q = a / ulp;
-  const r = Math.round(q);
-  // Math.round rounds .5 up; ties go to even.
-  q = Math.abs(q % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
-  const out = q * ulp;
-  return out > 65504 ? Math.sign(v) * Infinity : Math.sign(v) * out;
+  // The float16 spacing at a (subnormals below 2^-14), rounded from the float64 value directly.
+  const ulp = 2 ** (Math.max(Math.floor(Math.log2(a)), -14) - 10);
+  const q = a / ulp;
+  const r = Math.round(q) - (q % 1 === 0.5 && Math.round(q) % 2 ? 1 : 0);
+  return Math.sign(v) * (r * ulp > 65504 ? Infinity : r * ulp);
 }
 
 /** Converts a JS number to what storing it in dtype `d` keeps (wrapping like a typed array). */
 export function castScalar(v: number, d: DType): number {
-  switch (d) {
-    case "float64":
-      return v;
-    case "float32":
-      return Math.fround(v);
-    case "float16":
-      return roundFloat16(v);
-    case "int32":
-      return Number.isFinite(v) ? Math.trunc(v) | 0 : 0;
-    case "uint32":
-      return Number.isFinite(v) ? Math.trunc(v) >>> 0 : 0;
-    case "uint8":
-      return Number.isFinite(v) ? Math.trunc(v) & 0xff : 0;
-    case "int8":
-      return Number.isFinite(v) ? (Math.trunc(v) << 24) >> 24 : 0;
-    case "uint16":
-      return Number.isFinite(v) ? Math.trunc(v) & 0xffff : 0;
-    case "int16":
-      return Number.isFinite(v) ? (Math.trunc(v) << 16) >> 16 : 0;
-    case "bool":
-      return v !== 0 ? 1 : 0;
-  }
+  if (d === "bool") return v !== 0 ? 1 : 0;
+  if (d === "float32") return Math.fround(v);
+  if (d === "float16") return roundFloat16(v);
+  const b = intBits(d);
+  if (!b) return v;
+  // Truncate, then keep the low b bits (sign-extended for the signed dtypes); NaN and ±Infinity give 0.
+  const t = Number.isFinite(v) ? Math.trunc(v) : 0;
+  const s = 32 - b;
+  return isUnsigned(d) ? (t << s) >>> s : (t << s) >> s;
 }
