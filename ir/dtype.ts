@@ -32,11 +32,11 @@ export type DType =
   | "float16";
 
 export const DTYPES: readonly DType[] = [
-  "bool",
-  "uint32",
-  "int32",
   "float32",
   "float64",
+  "int32",
+  "uint32",
+  "bool",
   "uint8",
   "int8",
   "uint16",

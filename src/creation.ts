@@ -1,5 +1,5 @@
 /** Creating tensors from data and by shape. */
-import { ARRAY_CTOR, castScalar, F16_UNAVAILABLE, promote, type DType, type TypedArray } from "../ir/dtype.js";
+import { ARRAY_CTOR, castScalar, DTYPES, promote, type DType, type TypedArray } from "../ir/dtype.js";
 import { BackendError, DTypeError, ShapeError } from "../ir/errors.js";
 import { checkElementCount } from "../ir/shapes.js";
 import { fmtShape, prod } from "../ir/types.js";
@@ -40,10 +40,8 @@ function checkShape(op: string, name: string, shape: unknown): readonly number[]
 function fromData(dtype: DType, batch: readonly number[], base: readonly number[], data: TypedArray): Tensor {
   const backend = getBackend();
   if (!backend.dtypes.includes(dtype)) {
-    if (dtype === "float16")
-      throw new DTypeError(`tensor ${fmtShape(batch, base)}: ${F16_UNAVAILABLE(backend.displayName)}`);
     throw new DTypeError(
-      `tensor ${fmtShape(batch, base)} is ${dtype}, which ${backend.displayName} cannot hold${dtype === "float64" && backend.shippedKernel === "wgsl" ? " (WGSL has no f64)" : ""}: cast to float32 or use the js backend`,
+      `tensor ${fmtShape(batch, base)} is ${dtype}, which ${backend.displayName} cannot hold${dtype === "float64" && backend.shippedKernel === "wgsl" ? " (WGSL has no f64)" : dtype === "float16" ? ' (float16 needs a WebGPU device with "shader-f16")' : ""}: cast to float32${dtype === "float16" ? "" : " or use the js backend"}`,
     );
   }
   const buf = backend.alloc(dtype, data.length);
@@ -177,18 +175,13 @@ export function tensor(data: NestedArray | TypedArray, opts: TensorOptions = {})
   return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), arr);
 }
 
-/** The dtype each accepted typed array type holds. */
-const DTYPE_OF_ARRAY: Readonly<Record<string, DType>> = {
-  Float32Array: "float32",
-  Float64Array: "float64",
-  Int32Array: "int32",
-  Uint32Array: "uint32",
-  // --- narrow dtypes: each typed array holds its own dtype, as NumPy's frombuffer ---
-  Uint8Array: "uint8",
-  Int8Array: "int8",
-  Uint16Array: "uint16",
-  Int16Array: "int16",
-};
+/**
+ * The dtype each accepted typed array type holds, by the array's name: each holds its own
+ * dtype, as NumPy's frombuffer (Float32Array float32, …, Uint8Array uint8, Int16Array int16).
+ */
+const DTYPE_OF_ARRAY: Readonly<Record<string, DType>> = Object.fromEntries(
+  DTYPES.filter((d) => d !== "bool" && d !== "float16").map((d) => [ARRAY_CTOR[d].name, d]),
+);
 
 /**
  * The dtype of an accepted typed array, or a DTypeError naming the array type:
@@ -200,8 +193,9 @@ function dtypeOfArray(op: string, a: unknown): DType {
   const d = name === undefined ? undefined : DTYPE_OF_ARRAY[name];
   if (d !== undefined) return d;
   throw new DTypeError(
-    `${op}: data is ${describe(a)}; accepted are Float32Array (float32), Float64Array (float64), Int32Array (int32), Uint32Array (uint32), Uint8Array (uint8), Int8Array (int8), Uint16Array (uint16) and Int16Array (int16)` +
-      (name === undefined ? "" : `: convert first, e.g. Float32Array.from(data)`),
+    `${op}: data is ${describe(a)}; accepted are ${Object.entries(DTYPE_OF_ARRAY)
+      .map(([n, t]) => `${n} (${t})`)
+      .join(", ")}` + (name === undefined ? "" : `: convert first, e.g. Float32Array.from(data)`),
   );
 }
 

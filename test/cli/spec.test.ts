@@ -68,7 +68,7 @@ describe("parseSpec", () => {
     }
     expect(() => parseSpec("i64[B; 3]")).toThrow(DTypeError);
     expect(() => parseSpec("i64[B; 3]")).toThrow(
-      `spec "i64[B; 3]": unknown dtype "i64" (bool, uint32, int32, float32, float64, uint8, int8, uint16, int16, float16, or bool, u32, i32, f32, f64, u8, i8, u16, i16, f16)`,
+      `spec "i64[B; 3]": unknown dtype "i64" (float32, float64, int32, uint32, bool, uint8, int8, uint16, int16, float16, or f32, f64, i32, u32, bool, u8, i8, u16, i16, f16)`,
     );
     expect(() => parseSpec(3 as unknown as string)).toThrow(
       `parseSpec: a spec must be a string such as "f32[B; 3,3]", got number`,
