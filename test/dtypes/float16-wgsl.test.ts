@@ -44,3 +44,24 @@ describe("WGSL for the narrow dtypes", () => {
     expect(s).toContain("<< 24u) >> 24u)");
   });
 });
+
+describe("the narrow pass", () => {
+  it("computes every op on a narrow integer in 32 bits and casts back after each; moves stay narrow", () => {
+    const x = Node.make("input", [], { index: 0 }, { dtype: "uint8", batch: ["b0"], base: [4] });
+    const t = Node.make("permute", [Node.make("reshape", [x], { shape: [2, 2] })], { perm: [1, 0] });
+    const y = Node.make("sum", [Node.make("mul", [t, t])], { batchAxes: [], baseAxes: [1], keep: false });
+    const r = runPipeline(makeGraph("f", [x], [y]));
+    expect(printGraph(r.stages.get("narrow")!)).toMatchInlineSnapshot(`
+      "func @f(%arg0: u8[b0; 4]) -> (u32[b0; 2]) {
+        %0 = reshape %arg0 {shape=[2,2]} : u8[b0; 2,2]
+        %1 = permute %0 {perm=[1,0]} : u8[b0; 2,2]
+        %2 = cast %1 {dtype=uint32} : u32[b0; 2,2]
+        %3 = mul %2, %2 : u32[b0; 2,2]
+        %4 = cast %3 {dtype=uint8} : u8[b0; 2,2]
+        %5 = cast %4 {dtype=uint32} : u32[b0; 2,2]
+        %6 = sum %5 {baseAxes=[1], batchAxes=[], keep=false} : u32[b0; 2]
+        return %6
+      }"
+    `);
+  });
+});
