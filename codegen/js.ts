@@ -11,13 +11,15 @@
  * sizes and strides are constants in the code; nothing depends on a batch size or
  * on a constant's value.
  */
-import { isFloat, type DType } from "../ir/dtype.js";
+import { F16_UNAVAILABLE, isFloat, isNarrowInt, type DType, type NarrowInt } from "../ir/dtype.js";
 import { EXACT_ON_F32 } from "../ir/elementwise.js";
-import { UnsupportedOpError } from "../ir/errors.js";
+import { DTypeError, UnsupportedOpError } from "../ir/errors.js";
 import type { KBinaryOp, KUnaryOp, Kernel } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
 import { operands, walkStmts, type LExpr, type LStmt, type LType, type LoopProgram } from "./loop.js";
 import { lowerKernel } from "./lower-loops.js";
+
+const isNarrowIntL = (t: LType): boolean => t !== "index" && isNarrowInt(t);
 
 /** Integer results wrap like the typed array they are stored in. */
 function wrap(code: string, d: DType): string {
@@ -102,9 +104,24 @@ function roundResult(code: string, d: DType): string {
   return d === "float32" ? `Math.fround(${code})` : code;
 }
 
+/**
+ * `x` converted to a narrow integer: ToInt32 (truncate, wrap, NaN/±Inf to 0, as `| 0`),
+ * then the low 8 or 16 bits, sign-extended for the signed ones (what a store into an
+ * Int8Array, Uint8Array, … does).
+ */
+const NARROW_JS: { readonly [D in NarrowInt]: (x: string) => string } = {
+  uint8: (x) => `(${x} & 255)`,
+  int8: (x) => `((${x} << 24) >> 24)`,
+  uint16: (x) => `(${x} & 65535)`,
+  int16: (x) => `((${x} << 16) >> 16)`,
+};
+
 /** `x` of type `from` as type `to` (the kernel IR's cast rules; bool and index are plain integers in JS). */
 function castJS(x: string, from: LType, to: LType): string {
-  const integer = (t: LType): boolean => t === "bool" || t === "index" || t === "int32";
+  if (to === "float16") throw new DTypeError(F16_UNAVAILABLE("the js backend"));
+  if (to !== "index" && isNarrowInt(to)) return NARROW_JS[to](x);
+  // The narrow integers are held as exact integer numbers, as int32.
+  const integer = (t: LType): boolean => t === "bool" || t === "index" || t === "int32" || isNarrowIntL(t);
   if (to === "index") return integer(from) || from === "uint32" ? x : `(${x} | 0)`;
   if ((to === "int32" || to === "float64") && integer(from)) return x;
   if (to === "float64" && (from === "uint32" || from === "float32")) return x;
@@ -150,7 +167,7 @@ function literalJS(v: number): string {
 /** How each constant slot is read once per call: integer constants are coerced so the engine keeps them as int32. */
 function readConst(slot: number, d: DType): string {
   const read = `consts[${slot}]`;
-  return d === "uint32" ? `${read} >>> 0` : d === "int32" || d === "bool" ? `${read} | 0` : read;
+  return d === "uint32" ? `${read} >>> 0` : d === "int32" || d === "bool" || isNarrowInt(d) ? `${read} | 0` : read;
 }
 
 type Let = Extract<LStmt, { k: "let" }>;
@@ -194,7 +211,9 @@ function roundingFree(p: LoopProgram, defs: readonly (Let | undefined)[]): Set<n
   });
   const free = new Set<number>();
   defs.forEach((d, id) => {
-    if (d !== undefined && (d.type === "float32" || d.type === "int32" || d.type === "uint32")) free.add(id);
+    // A narrow integer array's store wraps as the narrow cast does (NARROW_JS).
+    if (d !== undefined && (d.type === "float32" || d.type === "int32" || d.type === "uint32" || isNarrowIntL(d.type)))
+      free.add(id);
   });
   const localFree = (l: number): boolean => gets[l]!.every((g) => free.has(g));
   for (let changed = true; changed;) {

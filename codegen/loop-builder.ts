@@ -5,7 +5,7 @@
  * are computed once); reads of mutable state (locals, shared memory) stay where
  * they are. Index arithmetic folds literals; a cast of a literal is a literal.
  */
-import type { DType } from "../ir/dtype.js";
+import { castScalar, type DType } from "../ir/dtype.js";
 import type { Kernel } from "../ir/kernel.js";
 import {
   operands,
@@ -229,5 +229,8 @@ function convert(v: number, to: LType): number {
       return v >>> 0;
     case "bool":
       return v !== 0 ? 1 : 0;
+    default:
+      // The narrow integers wrap, float16 rounds (castScalar is the cast rule on one number).
+      return castScalar(v, to);
   }
 }

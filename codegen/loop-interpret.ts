@@ -7,7 +7,7 @@
  * `ir/interpret.ts`, which proves the lowering apart from the JS, WGSL and WASM
  * printers. Slow; never used by a backend.
  */
-import type { TypedArray } from "../ir/dtype.js";
+import { castScalar, type TypedArray } from "../ir/dtype.js";
 import { IRError } from "../ir/errors.js";
 import { binaryRef, unaryRef } from "../ir/interpret.js";
 import type { LExpr, LStmt, LType, LoopProgram } from "./loop.js";
@@ -28,6 +28,9 @@ export function toType(v: number, t: LType): number {
     case "index":
       if (!Number.isInteger(v)) throw new IRError(`loop form: index value ${v} is not an integer`);
       return v;
+    default:
+      // The narrow integers wrap, float16 rounds.
+      return castScalar(v, t);
   }
 }
 

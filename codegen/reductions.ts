@@ -13,7 +13,7 @@
  * propagate NaN). A mean divides once, by the whole count.
  */
 import type { DType } from "../ir/dtype.js";
-import { isFloat } from "../ir/dtype.js";
+import { intRange, isFloat } from "../ir/dtype.js";
 import { UnsupportedOpError } from "../ir/errors.js";
 import type { Accumulation } from "../ir/interpret.js";
 import type { KReduceOp } from "../ir/kernel.js";
@@ -43,7 +43,8 @@ export function accType(op: KReduceOp, valueType: DType, outType: DType, t: Loop
     case "prod":
       // float64 accumulation: every sum and mean, and float products (integer products wrap in int32).
       if (t.accumulation === "float64" && (op !== "prod" || isFloat(outType))) return "float64";
-      return outType;
+      // float16 accumulates in float32 (as NumPy's float16 reductions), rounded once at the end.
+      return outType === "float16" ? "float32" : outType;
   }
 }
 
@@ -120,6 +121,10 @@ function extreme(d: DType, high: boolean): number {
       return high ? 4294967295 : 0;
     case "bool":
       return high ? 1 : 0;
+    case "float16":
+      return high ? Infinity : -Infinity;
+    default:
+      return intRange(d)[high ? 1 : 0];
   }
 }
 

@@ -2,20 +2,39 @@
  * The WGSL code generator's tables: dtype spellings, helper functions emitted on
  * demand, and per-op templates (docs/ARCHITECTURE.md, Kernels). kernelToWGSL in ./wgsl.ts uses them.
  */
-import type { DType } from "../ir/dtype.js";
+import { castScalar, isNarrowInt, type DType, type NarrowInt } from "../ir/dtype.js";
 import { DTypeError, UnsupportedOpError } from "../ir/errors.js";
 import type { ArithBinaryOp, CompareOp, LogicalBinaryOp } from "../ir/elementwise.js";
 import type { KUnaryOp } from "../ir/kernel.js";
 
-/** WGSL spelling of each dtype as held in registers and in storage. */
+/**
+ * WGSL spelling of each dtype as held in registers and in storage. WGSL has no 8- or
+ * 16-bit storage types: the narrow integers are held widened, one i32 per element,
+ * in registers and in device buffers (the backend widens at upload and narrows at
+ * download), and float16 is an `f16` register value stored as one f32 per element
+ * (every float16 value is exactly a float32).
+ */
 export const REG: { readonly [D in DType]: string } = {
   float32: "f32",
   float64: "f64",
   int32: "i32",
   uint32: "u32",
   bool: "bool",
+  uint8: "i32",
+  int8: "i32",
+  uint16: "i32",
+  int16: "i32",
+  float16: "f16",
 };
-export const STORE: { readonly [D in DType]: string } = { ...REG, bool: "u32" };
+export const STORE: { readonly [D in DType]: string } = { ...REG, bool: "u32", float16: "f32" };
+
+/** The low 8 or 16 bits of an i32, sign-extended for the signed narrow integers (the wrap into the dtype). */
+const NARROW_WGSL: { readonly [D in NarrowInt]: (x: string) => string } = {
+  uint8: (x) => `(${x} & 255i)`,
+  int8: (x) => `((${x} << 24u) >> 24u)`,
+  uint16: (x) => `(${x} & 65535i)`,
+  int16: (x) => `((${x} << 16u) >> 16u)`,
+};
 
 /**
  * Helper functions, emitted only when a kernel uses them. Each names the helpers
@@ -317,6 +336,19 @@ export const HELPERS = {
       `}`,
     ].join("\n"),
   },
+  // --- narrow dtypes: f32 -> f16. WGSL leaves the conversion of NaN and of values past
+  // float16's range undefined; NumPy gives NaN and ±Infinity (from 65520 up, which rounds
+  // to even past 65504). The bits come from a u32 pair (low half first). ---
+  f2h: {
+    deps: ["isnan"],
+    code: [
+      `fn bw_f2h(x: f32) -> f16 {`,
+      `  if (bw_isnan(x)) { return bitcast<vec2<f16>>(0x7e00u).x; }`,
+      `  if (abs(x) < 65520.0f) { return f16(x); }`,
+      `  return bitcast<vec2<f16>>(select(0x7c00u, 0xfc00u, x < 0.0f)).x;`,
+      `}`,
+    ].join("\n"),
+  },
   // --- numerics/random: NumPy's shifts. WGSL takes the count modulo 32 (a runtime count of 32
   // shifts by 0); NumPy shifts every bit out for a count outside [0, 32): 0, or -1 for a
   // negative int32 shifted right. A negative i32 count is >= 32 as a u32 bit pattern.
@@ -369,6 +401,11 @@ export function literal(v: number, d: DType, use: (h: Helper) => void): string {
       return v !== 0 ? "true" : "false";
     case "float64":
       throw new DTypeError("wgsl: float64 is not available on WebGPU (WGSL has no f64)");
+    case "float16":
+      return `f16(${literal(castScalar(v, "float16"), "float32", use)})`;
+    default:
+      // A narrow integer: its wrapped value as an i32 literal.
+      return literal(castScalar(v, d), "int32", use);
   }
 }
 
@@ -383,6 +420,12 @@ function f32Bits(f: number): number {
 /** `x` of dtype `from` as dtype `to`, with the JS backend's cast semantics. */
 export function castTo(x: string, from: DType, to: DType, use: (h: Helper) => void): string {
   if (from === to) return x;
+  // float16 converts through float32 (which holds every float16 value exactly); a narrow
+  // integer is an i32 register holding its value, and a cast to one wraps the int32 cast.
+  if (from === "float16") return castTo(`f32(${x})`, "float32", to, use);
+  if (to === "float16") return (use("f2h"), `bw_f2h(${castTo(x, from, "float32", use)})`);
+  if (isNarrowInt(from)) return castTo(x, "int32", to, use);
+  if (isNarrowInt(to)) return NARROW_WGSL[to](castTo(x, from, "int32", use));
   if (to === "bool") {
     // By the bits (x is not ±0): a driver that assumes no NaN/Inf rewrites a + b != 0 as a != -b,
     // which is false for -Inf + Inf = NaN (Mesa does).

@@ -13,7 +13,7 @@
  * params, 1..n = inputs (read-only storage), n+1.. = outputs (read-write storage).
  * bool is stored as one u32 per element; index values are u32.
  */
-import type { DType } from "../ir/dtype.js";
+import { isNarrowInt, type DType } from "../ir/dtype.js";
 import { FLOAT_UNARY, isCompareOp, isLogicalBinaryOp, PREDICATE_UNARY } from "../ir/elementwise.js";
 import type { KBinaryOp, Kernel } from "../ir/kernel.js";
 import { Lines } from "./lines.js";
@@ -103,6 +103,12 @@ export function loopToWGSL(p: LoopProgram): string {
   const slot = (i: number): string => `P.v[${i >> 2}].${"xyzw"[i & 3]}`;
 
   const L = new Lines();
+  // float16 values (registers of type f16) need WGSL's f16 extension (the device's "shader-f16" feature).
+  const f16 =
+    [...p.inputs, ...p.outputs, ...p.consts, ...(p.shared ?? []).map((s) => s.dtype)].includes("float16") ||
+    types.includes("float16") ||
+    p.locals.includes("float16");
+  if (f16) L.line("enable f16;");
   L.line(`struct Params { v: array<vec4<u32>, ${Math.max(1, Math.ceil((p.params ?? 1) / 4))}> }`);
   L.line(`@group(0) @binding(0) var<uniform> P: Params;`);
   p.inputs.forEach((d, i) => L.line(`@group(0) @binding(${1 + i}) var<storage, read> in${i}: array<${STORE[d]}>;`));
@@ -160,7 +166,8 @@ export function loopToWGSL(p: LoopProgram): string {
         // A launch argument in the uniform (its bits; see `WGSLParamLayout.consts`), not a literal.
         const bits = slot(1 + p.sizes + p.strides + e.slot);
         if (t === "float32") return `bitcast<f32>(${bits})`;
-        if (t === "int32") return `bitcast<i32>(${bits})`;
+        if (t === "float16") return `f16(bitcast<f32>(${bits}))`;
+        if (t === "int32" || (t !== "index" && isNarrowInt(t))) return `bitcast<i32>(${bits})`;
         if (t === "bool") return `(${bits} != 0u)`;
         return bits;
       }
@@ -173,7 +180,8 @@ export function loopToWGSL(p: LoopProgram): string {
         return literal(e.v, t, use);
       case "load": {
         const v = `in${e.buf}[${n(e.at)}]`;
-        return p.inputs[e.buf] === "bool" ? `(${v} != 0u)` : v;
+        const d = p.inputs[e.buf];
+        return d === "bool" ? `(${v} != 0u)` : d === "float16" ? `f16(${v})` : v;
       }
       case "oload": {
         const v = `out${e.buf}[${n(e.at)}]`;
@@ -206,7 +214,8 @@ export function loopToWGSL(p: LoopProgram): string {
     }
   };
 
-  const toStore = (v: number, d: DType): string => (d === "bool" ? castTo(name[v]!, "bool", "uint32", use) : name[v]!);
+  const toStore = (v: number, d: DType): string =>
+    d === "bool" ? castTo(name[v]!, "bool", "uint32", use) : d === "float16" ? `f32(${name[v]!})` : name[v]!;
 
   const B = new Lines();
   B.line(`@compute @workgroup_size(${p.workgroupSize})`);

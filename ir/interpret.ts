@@ -4,7 +4,16 @@
  * node is computed in full (in float64 arithmetic) and stored in its dtype's
  * typed array, so float32 results round once per op.
  */
-import { ARRAY_CTOR, castScalar, isFloat, type DType, type TypedArray } from "./dtype.js";
+import {
+  ARRAY_CTOR,
+  castScalar,
+  isFloat,
+  isSignedInt,
+  isUnsigned,
+  roundFloat16,
+  type DType,
+  type TypedArray,
+} from "./dtype.js";
 import { UnsupportedOpError } from "./errors.js";
 import { hasOp, isReduceNode, topoOrder, type Graph, type Node } from "./graph.js";
 import { isBinaryOp, isUnaryOp, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
@@ -139,7 +148,7 @@ export function intPow(a: number, b: number, dtype: DType): number {
     if ((e & 1) !== 0) r = Math.imul(r, x);
     x = Math.imul(x, x);
   }
-  return dtype === "uint32" ? r >>> 0 : r | 0;
+  return dtype === "uint32" ? r >>> 0 : dtype === "int32" ? r | 0 : castScalar(r, dtype);
 }
 
 /**
@@ -154,9 +163,9 @@ export function floorMod(a: number, b: number, int: boolean): number {
   return r < 0 !== b < 0 ? r + b : r;
 }
 
-/** A 32-bit pattern as a value of dtype `d` (uint32: 0 … 2^32-1; int32: signed). */
+/** A 32-bit pattern as a value of dtype `d` (uint32: 0 … 2^32-1; int32: signed; a narrow dtype: wrapped into it). */
 function asInt(v: number, d: DType): number {
-  return d === "uint32" ? v >>> 0 : v | 0;
+  return d === "uint32" ? v >>> 0 : d === "int32" ? v | 0 : castScalar(v, d);
 }
 
 /**
@@ -172,8 +181,8 @@ export function shiftLeft(a: number, b: number, d: DType): number {
  * int32; a count outside [0, 32) gives 0, or -1 for a negative int32 (the sign fills every bit).
  */
 export function shiftRight(a: number, b: number, d: DType): number {
-  if (b >= 0 && b < 32) return d === "uint32" ? a >>> b : a >> b;
-  return d === "int32" && a < 0 ? -1 : 0;
+  if (b >= 0 && b < 32) return isUnsigned(d) ? a >>> b : a >> b;
+  return isSignedInt(d) && a < 0 ? -1 : 0;
 }
 
 /**
@@ -486,7 +495,7 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
         const y = b!.data[matmulOffset(b!.type, batchIdx, lead, bv ? [k] : [k, j])]!;
         // Products round to the dtype, sums accumulate in float64 (as a mul feeding a sum does), or in
         // float32 with the "float32" accumulation.
-        s += castScalar(t.dtype === "int32" || t.dtype === "uint32" ? Math.imul(x, y) : x * y, t.dtype);
+        s += castScalar(isFloat(t.dtype) ? x * y : Math.imul(x, y), t.dtype);
         if (acc === "float32" && t.dtype === "float32") s = Math.fround(s);
       }
       out[flat] = s;
@@ -494,6 +503,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
   } else {
     throw new UnsupportedOpError(`interpret: no rule for op ${op}`);
   }
+  // float16 values are held in a Float32Array: each op's result rounds to float16 once.
+  if (t.dtype === "float16") for (let i = 0; i < out.length; i++) out[i] = roundFloat16(out[i]!);
   return out;
 }
 

@@ -17,7 +17,7 @@
  * axis variables. Nothing in a kernel depends on a batch size, so one compiled
  * kernel serves every batch size (docs/ARCHITECTURE.md, Kernels).
  */
-import type { DType } from "./dtype.js";
+import { intRange, isFloat, isUnsigned, type DType } from "./dtype.js";
 import { canonicalKey } from "./key.js";
 
 /** An integer index expression over the base axis variables of the iteration space. */
@@ -177,11 +177,14 @@ export interface Launch {
 
 /**
  * The value `take` gives for an index outside [-n, n): JAX's default fill
- * (`mode="fill"`): NaN for floats, the most negative int32, the largest uint32,
- * true for bool.
+ * (`mode="fill"`): NaN for floats, the most negative value of a signed integer
+ * dtype, the largest of an unsigned one, true for bool.
  */
 export function takeFill(dtype: DType): number {
-  return dtype === "int32" ? -2147483648 : dtype === "uint32" ? 4294967295 : dtype === "bool" ? 1 : NaN;
+  if (dtype === "bool") return 1;
+  if (isFloat(dtype)) return NaN;
+  const [lo, hi] = intRange(dtype);
+  return isUnsigned(dtype) ? hi : lo;
 }
 
 // ---- index expression constructors (fold constants as they build) ----

@@ -2,7 +2,7 @@
  * The closed op set of the graph IR and its one typed table (docs/ARCHITECTURE.md, The graph IR).
  * Adding an op to the union without its table entry fails `tsc`.
  */
-import { isDType, isFloat, type DType } from "./dtype.js";
+import { computeDType, isDType, isFloat, isInt, isNarrowInt, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
 import type { KReduceOp } from "./kernel.js";
@@ -277,8 +277,7 @@ function unaryType(op: Op, [x]: readonly TensorType[]): TensorType {
   if (rule === "float" && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
   if (rule === "logical" && x!.dtype !== "bool") throw new DTypeError(`${argType(op, "x", x!)}: needs bool`);
   if (rule === "arith" && x!.dtype === "bool") throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
-  if (rule === "int" && x!.dtype !== "int32" && x!.dtype !== "uint32")
-    throw new DTypeError(`${argType(op, "x", x!)}: needs an integer dtype (int32 or uint32)`);
+  if (rule === "int" && !isInt(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs an integer dtype`);
   return { dtype: rule === "predicate" ? "bool" : x!.dtype, batch: x!.batch, base: x!.base };
 }
 
@@ -291,8 +290,7 @@ function binaryType(op: Op, [x, y]: readonly TensorType[]): TensorType {
   if ((rule === "arith" || rule === "float") && x!.dtype === "bool")
     throw new DTypeError(`${argType(op, "x", x!)}: not defined on bool`);
   if (rule === "float" && !isFloat(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs a float dtype`);
-  if (rule === "int" && x!.dtype !== "int32" && x!.dtype !== "uint32")
-    throw new DTypeError(`${argType(op, "x", x!)}: needs an integer dtype (int32 or uint32)`);
+  if (rule === "int" && !isInt(x!.dtype)) throw new DTypeError(`${argType(op, "x", x!)}: needs an integer dtype`);
   const { batch, base } = broadcastTypes(op, [
     { name: "x", type: x! },
     { name: "y", type: y! },
@@ -341,7 +339,10 @@ function reduceType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof 
   const shrink = <D>(dims: readonly D[], axes: readonly number[], one: D): D[] =>
     keep ? dims.map((d, i) => (axes.includes(i) ? one : d)) : dims.filter((_, i) => !axes.includes(i));
   let dtype: DType = x!.dtype;
-  if (o === "sum" || o === "prod") dtype = x!.dtype === "bool" ? "int32" : x!.dtype;
+  // Sums and products of bool are int32; of the narrow integers (as NumPy's, which give its default
+  // 64-bit integers) the 32-bit integer of the same signedness.
+  if (o === "sum" || o === "prod")
+    dtype = x!.dtype === "bool" ? "int32" : isNarrowInt(x!.dtype) ? computeDType(x!.dtype) : x!.dtype;
   else if (o === "mean") dtype = isFloat(x!.dtype) ? x!.dtype : "float32";
   else if (o === "argmin" || o === "argmax") dtype = "int32";
   else if (o === "all" || o === "any") dtype = "bool";
@@ -622,7 +623,13 @@ function segmentReduceType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<
   if (v!.dtype === "bool" && r !== "count")
     throw new DTypeError(`${op}: values ${fmtTypeShape(v!)} of dtype bool cannot be reduced with ${r}`);
   const dtype: DType =
-    r === "argmax" || r === "count" ? "int32" : r === "mean" && !isFloat(v!.dtype) ? "float32" : v!.dtype;
+    r === "argmax" || r === "count"
+      ? "int32"
+      : r === "mean" && !isFloat(v!.dtype)
+        ? "float32"
+        : r === "sum" && isNarrowInt(v!.dtype)
+          ? computeDType(v!.dtype)
+          : v!.dtype;
   return { dtype, batch: [rows], base: v!.base };
 }
 

@@ -3,9 +3,11 @@
  * ends, and the graph after every pass available for dumps
  * (`f.dump({ after })`, `BATCHWISE_DEBUG=passes`).
  *
- *   lower -> canonicalize -> fold -> simplify -> cse -> dce -> fuse (kernels, schedule, buffers)
+ *   narrow -> lower -> canonicalize -> fold -> simplify -> cse -> dce -> fuse (kernels, schedule, buffers)
  *
- * Lowering runs first so that the ops it introduces meet the same rules.
+ * `narrow` rebuilds computations on the narrow dtypes (uint8, int8, uint16, int16, float16)
+ * in 32 bits, with a cast back (the wrap) after each. Lowering runs next so that the ops it
+ * introduces meet the same rules.
  */
 import { makeGraph, topoOrder, type Graph } from "../ir/graph.js";
 import { printGraph } from "../ir/print.js";
@@ -16,6 +18,7 @@ import { runRules } from "./driver.js";
 import { FOLD_RULES } from "./fold.js";
 import { DEFAULT_FUSE_OPTIONS, fuse, type FuseOptions } from "./fuse.js";
 import { lowerOps } from "./lower.js";
+import { widenNarrow } from "./narrow.js";
 import { rewriteGraph } from "./rewrite.js";
 import { SIMPLIFY_RULES } from "./simplify.js";
 
@@ -25,6 +28,7 @@ export interface Pass {
 }
 
 export const GRAPH_PASSES: readonly Pass[] = [
+  { name: "narrow", run: widenNarrow },
   { name: "lower", run: lowerOps },
   { name: "canonicalize", run: (g) => runRules(g, CANONICALIZE_RULES, "canonicalize") },
   { name: "fold", run: (g) => runRules(g, FOLD_RULES, "fold") },

@@ -5,7 +5,7 @@
  * which the full library installs; without one (`batchwise/runtime`) only
  * shipped kernels run, and this file holds no code generator and no `eval`.
  */
-import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
+import { ARRAY_CTOR, DTYPES, type DType, type TypedArray } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import { kernelConsts, type Kernel, type Launch } from "../ir/kernel.js";
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "./backend.js";
@@ -60,7 +60,8 @@ export class JsHostBackend implements Backend {
   readonly name = "js" as const;
   readonly displayName = "JS";
   readonly hostMemory = true;
-  readonly dtypes: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
+  /** Every dtype but float16 (which needs WebGPU's "shader-f16"). */
+  readonly dtypes: readonly DType[] = DTYPES.filter((d) => d !== "float16");
   readonly maxKernelBuffers = Infinity;
   readonly mixedBaseOutputs = true;
   readonly syncCompile = true;

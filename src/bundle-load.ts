@@ -7,7 +7,7 @@
  * loaded bundle becomes. Nothing here imports the tracer, the passes or the
  * code generators. See src/bundle.ts for what the checks promise.
  */
-import { ARRAY_CTOR, type DType, type TypedArray } from "../ir/dtype.js";
+import { ARRAY_CTOR, DTYPES, type DType, type TypedArray } from "../ir/dtype.js";
 import { BatchwiseError, BundleError, ShapeError } from "../ir/errors.js";
 import { topoOrder, type Graph, type Node } from "../ir/graph.js";
 import { parseGraph } from "../ir/parse.js";
@@ -165,13 +165,10 @@ export function moduleContent(mod: BundleModule): Content {
   };
 }
 
-export const ARRAY_NAME: { readonly [D in DType]: string } = {
-  float32: "Float32Array",
-  float64: "Float64Array",
-  int32: "Int32Array",
-  uint32: "Uint32Array",
-  bool: "Uint8Array",
-};
+/** The typed array type holding each dtype's values, by name (Float32Array for float32, Uint8Array for bool, …). */
+export const ARRAY_NAME: { readonly [D in DType]: string } = Object.fromEntries(
+  DTYPES.map((d) => [d, ARRAY_CTOR[d].name]),
+) as { readonly [D in DType]: string };
 
 /** A loaded bundle: call it like the jit function it came from (typed `(...args: A) => R` from its declarations). */
 export interface BundleFunction<A extends readonly unknown[] = JitArg[], R = JitArg | JitArg[]> {

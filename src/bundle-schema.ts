@@ -32,7 +32,18 @@ import {
  */
 function buildSchemas() {
   const size = z.int().check(z.minimum(0), z.maximum(2 ** 31 - 1));
-  const dtype = z.enum(["float32", "float64", "int32", "uint32", "bool"]);
+  const dtype = z.enum([
+    "float32",
+    "float64",
+    "int32",
+    "uint32",
+    "bool",
+    "uint8",
+    "int8",
+    "uint16",
+    "int16",
+    "float16",
+  ]);
   const node = size;
   const shape = z.array(size).check(z.maxLength(64));
   /*

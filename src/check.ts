@@ -5,7 +5,7 @@
  * kind (a string where a number belongs, an unknown dtype, an unsupported
  * typed array) are DTypeErrors.
  */
-import { isDType, type DType } from "../ir/dtype.js";
+import { DTYPES, intRange, isDType, isInt, type DType } from "../ir/dtype.js";
 import { DTypeError, ShapeError } from "../ir/errors.js";
 
 const TYPED_ARRAY_TAG = Object.getOwnPropertyDescriptor(
@@ -115,7 +115,7 @@ function forX(of: { toString(): string } | undefined): string {
 export function checkDType(op: string, dtype: unknown): DType {
   if (!isDType(dtype))
     throw new DTypeError(
-      `${op}: unknown dtype ${typeof dtype === "string" ? dtype : describe(dtype)} (dtypes are float32, float64, int32, uint32, bool)`,
+      `${op}: unknown dtype ${typeof dtype === "string" ? dtype : describe(dtype)} (dtypes are ${DTYPES.join(", ")})`,
     );
   return dtype;
 }
@@ -130,11 +130,12 @@ export function checkOptions<T extends object>(op: string, opts: T | undefined):
 
 /**
  * Whether a JS number stored in `dtype` keeps its value (up to the truncation
- * of a fraction for integers): finite and in range for int32/uint32. Floats and
- * bool take any number (bool is `v != 0`).
+ * of a fraction for integers): finite and in range for the integer dtypes
+ * (uint8 0 … 255, int8 -128 … 127, …, int32, uint32). Floats and bool take any
+ * number (bool is `v != 0`).
  */
 export function fitsDType(v: number, dtype: DType): boolean {
-  if (dtype === "int32") return v > -2147483649 && v < 2147483648;
-  if (dtype === "uint32") return v > -1 && v < 4294967296;
-  return true;
+  if (!isInt(dtype)) return true;
+  const [lo, hi] = intRange(dtype);
+  return v > lo - 1 && v < hi + 1;
 }

@@ -1,5 +1,5 @@
 /** Creating tensors from data and by shape. */
-import { ARRAY_CTOR, castScalar, promote, type DType, type TypedArray } from "../ir/dtype.js";
+import { ARRAY_CTOR, castScalar, DTYPES, promote, type DType, type TypedArray } from "../ir/dtype.js";
 import { BackendError, DTypeError, ShapeError } from "../ir/errors.js";
 import { checkElementCount } from "../ir/shapes.js";
 import { fmtShape, prod } from "../ir/types.js";
@@ -41,7 +41,7 @@ function fromData(dtype: DType, batch: readonly number[], base: readonly number[
   const backend = getBackend();
   if (!backend.dtypes.includes(dtype)) {
     throw new DTypeError(
-      `tensor ${fmtShape(batch, base)} is ${dtype}, which ${backend.displayName} cannot hold${dtype === "float64" && backend.shippedKernel === "wgsl" ? " (WGSL has no f64)" : ""}: cast to float32 or use the js backend`,
+      `tensor ${fmtShape(batch, base)} is ${dtype}, which ${backend.displayName} cannot hold${dtype === "float64" && backend.shippedKernel === "wgsl" ? " (WGSL has no f64)" : dtype === "float16" ? ' (float16 needs a WebGPU device with "shader-f16")' : ""}: cast to float32${dtype === "float16" ? "" : " or use the js backend"}`,
     );
   }
   const buf = backend.alloc(dtype, data.length);
@@ -86,6 +86,8 @@ function pathOf(path: readonly number[], depth = path.length): string {
  * string, null, a hole, a cycle) is an error naming where it is. All-boolean
  * data gives a bool tensor; the default dtype is otherwise float32. Integer dtypes
  * refuse values they cannot hold (NaN, ±Infinity, out of range), as NumPy 2 does.
+ * A typed array gives a 1-D tensor of its own dtype, as `fromTypedArray` (a
+ * Uint8Array is uint8, an Int16Array int16, …).
  *
  * @example
  * ```ts
@@ -94,8 +96,13 @@ function pathOf(path: readonly number[], depth = path.length): string {
  * tensor([1, 2], { dtype: "int32" }).mul(2).toArraySync(); // [2, 4]
  * ```
  */
-export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
+export function tensor(data: NestedArray | TypedArray, opts: TensorOptions = {}): Tensor {
   const o = checkOptions("tensor", opts);
+  // A typed array is a 1-D tensor of its own dtype (as fromTypedArray).
+  if (ArrayBuffer.isView(data) && typedArrayName(data) !== undefined) {
+    const d = data as TypedArray;
+    return fromTypedArray(d, [d.length], o);
+  }
   // The shape is read off the first element at each depth; a cycle there would never end.
   const shape: number[] = [];
   const firstPath: number[] = [];
@@ -168,18 +175,17 @@ export function tensor(data: NestedArray, opts: TensorOptions = {}): Tensor {
   return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), arr);
 }
 
-/** The dtype each accepted typed array type holds. */
-const DTYPE_OF_ARRAY: Readonly<Record<string, DType>> = {
-  Float32Array: "float32",
-  Float64Array: "float64",
-  Int32Array: "int32",
-  Uint32Array: "uint32",
-  Uint8Array: "bool",
-};
+/**
+ * The dtype each accepted typed array type holds, by the array's name: each holds its own
+ * dtype, as NumPy's frombuffer (Float32Array float32, …, Uint8Array uint8, Int16Array int16).
+ */
+const DTYPE_OF_ARRAY: Readonly<Record<string, DType>> = Object.fromEntries(
+  DTYPES.filter((d) => d !== "bool" && d !== "float16").map((d) => [ARRAY_CTOR[d].name, d]),
+);
 
 /**
  * The dtype of an accepted typed array, or a DTypeError naming the array type:
- * batchwise never guesses what an Int8Array or a Float16Array should become.
+ * batchwise never guesses what a Uint8ClampedArray, a BigInt64Array or a Float16Array should become.
  */
 function dtypeOfArray(op: string, a: unknown): DType {
   if (a instanceof Float32Array) return "float32";
@@ -187,19 +193,22 @@ function dtypeOfArray(op: string, a: unknown): DType {
   const d = name === undefined ? undefined : DTYPE_OF_ARRAY[name];
   if (d !== undefined) return d;
   throw new DTypeError(
-    `${op}: data is ${describe(a)}; accepted are Float32Array (float32), Float64Array (float64), Int32Array (int32), Uint32Array (uint32) and Uint8Array (bool, 0/1)` +
-      (name === undefined ? "" : `: convert first, e.g. Float32Array.from(data)`),
+    `${op}: data is ${describe(a)}; accepted are ${Object.entries(DTYPE_OF_ARRAY)
+      .map(([n, t]) => `${n} (${t})`)
+      .join(", ")}` + (name === undefined ? "" : `: convert first, e.g. Float32Array.from(data)`),
   );
 }
 
 /**
  * A tensor over a typed array, row-major with batch dims first:
  * `fromTypedArray(xyz, [B, N, 3], { batchDim: 1 })` is `(B; N,3)`.
- * The dtype follows the array type: Float32Array, Float64Array, Int32Array and
- * Uint32Array hold their own dtype, and a Uint8Array is bool, so it must hold
- * only 0 and 1 (a bool tensor's `dataSync()` is such an array). Other typed
- * arrays are refused (DTypeError). `dtype` converts as `cast` does (to bool is
- * `x != 0`). The data is copied, unless `copy: false` on the JS backend with no
+ * The dtype follows the array type: Float32Array, Float64Array, Int32Array,
+ * Uint32Array, Uint8Array, Int8Array, Uint16Array and Int16Array hold float32,
+ * float64, int32, uint32, uint8, int8, uint16 and int16 (as NumPy's `frombuffer`).
+ * A bool tensor's `dataSync()` is a Uint8Array of 0/1: read it back with
+ * `{ dtype: "bool" }`. Other typed arrays are refused (DTypeError). `dtype`
+ * converts as `cast` does (to bool is `x != 0`; to an integer dtype truncates and
+ * wraps). The data is copied, unless `copy: false` on the JS backend with no
  * conversion, where the tensor then reads the caller's array directly (the caller
  * must not change it while the tensor lives).
  */
@@ -216,17 +225,12 @@ export function fromTypedArray(
     throw new ShapeError(`fromTypedArray: ${data.length} values do not fill shape (${shape.join(",")})`);
   }
   const batchDim = checkBatchDim("fromTypedArray", shape, o.batchDim ?? 0);
-  let same = from === dtype;
+  // A Uint8Array of 0/1 (a bool tensor's storage) is read as bool without a copy; other values become x != 0.
+  let same = from === dtype || (dtype === "bool" && from === "uint8");
   if (same && dtype === "bool") {
     for (let i = 0; i < data.length; i++) {
       if (data[i]! > 1) {
-        // Without a dtype, a Uint8Array is a bool tensor's storage: anything but 0/1 is a mistake, not a guess to make.
-        if (o.dtype === undefined) {
-          throw new DTypeError(
-            `fromTypedArray: a Uint8Array is read as bool and must hold only 0 and 1, but data[${i}] is ${data[i]}: pass { dtype: "int32" } to read numbers, or { dtype: "bool" } for x != 0`,
-          );
-        }
-        same = false; // { dtype: "bool" } asked for x != 0: normalised below
+        same = false;
         break;
       }
     }
@@ -242,6 +246,10 @@ export function fromTypedArray(
   else if (dtype === "bool") {
     values = new Uint8Array(data.length);
     for (let i = 0; i < data.length; i++) values[i] = data[i]! !== 0 ? 1 : 0;
+  } else if (dtype === "float16") {
+    // Held in a Float32Array, each value rounded to float16 (as `cast`).
+    values = new ARRAY_CTOR[dtype](data.length);
+    for (let i = 0; i < data.length; i++) values[i] = castScalar(data[i]!, dtype);
   } else values = new ARRAY_CTOR[dtype](data);
   return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), values);
 }

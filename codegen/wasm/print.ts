@@ -30,8 +30,8 @@
  * A load's element offset is clamped into its buffer (a `where` branch that is not
  * taken may compute an out-of-range offset; WebAssembly would trap on it).
  */
-import type { DType } from "../../ir/dtype.js";
-import { UnsupportedOpError } from "../../ir/errors.js";
+import { F16_UNAVAILABLE, isNarrowInt, type DType } from "../../ir/dtype.js";
+import { DTypeError, UnsupportedOpError } from "../../ir/errors.js";
 import type { KBinaryOp, KUnaryOp } from "../../ir/kernel.js";
 import { operands as operandsOf, walkStmts, type LExpr, type LStmt, type LType, type LoopProgram } from "../loop.js";
 import { Code, F32, F64, I32, ModuleBuilder, Op, Simd, V128, type ValType } from "./encoder.js";
@@ -197,8 +197,27 @@ export function findShard(p: LoopProgram, defs: readonly (Let | undefined)[]): S
 
 const wasmType = (t: LType): ValType => (t === "float32" ? F32 : t === "float64" ? F64 : I32);
 const isInt = (t: LType): boolean => t !== "float32" && t !== "float64";
-const BYTES: Record<DType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, bool: 1 };
-const ALIGN: Record<DType, number> = { float32: 2, float64: 3, int32: 2, uint32: 2, bool: 0 };
+// --- narrow dtypes: stored narrow in the memory (load8/16_s/u, store8/16), i32 in locals ---
+const NARROW_BYTES = { uint8: 1, int8: 1, uint16: 2, int16: 2, float16: 4 } as const;
+const NARROW_ALIGN = { uint8: 0, int8: 0, uint16: 1, int16: 1, float16: 2 } as const;
+const BYTES: Record<DType, number> = { float32: 4, float64: 8, int32: 4, uint32: 4, bool: 1, ...NARROW_BYTES };
+const ALIGN: Record<DType, number> = { float32: 2, float64: 3, int32: 2, uint32: 2, bool: 0, ...NARROW_ALIGN };
+const isNarrowL = (t: LType): boolean => t !== "index" && (isNarrowInt(t) || t === "float16");
+/** The integer load and store opcodes of each non-float dtype (the narrow ones sign- or zero-extend). */
+function intLoad(d: DType): number {
+  return d === "bool" || d === "uint8"
+    ? 0x2d
+    : d === "int8"
+      ? 0x2c
+      : d === "uint16"
+        ? 0x2f
+        : d === "int16"
+          ? 0x2e
+          : Op.i32_load;
+}
+function intStore(d: DType): number {
+  return BYTES[d] === 1 ? 0x3a : BYTES[d] === 2 ? 0x3b : Op.i32_store;
+}
 
 const F32_MATH: Partial<Record<KUnaryOp, MathFn>> = {
   exp: "exp",
@@ -338,6 +357,8 @@ function work(body: readonly LStmt[], defs: readonly (Let | undefined)[]): numbe
 /** Whether the shard loop's body can run in four SIMD lanes (see the file comment). */
 function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let | undefined)[]): boolean {
   void defs;
+  // Kernels that touch a narrow dtype run scalar (their loads and stores are 8 or 16 bits wide).
+  if ([...p.inputs, ...p.outputs].some(isNarrowL)) return false;
   for (const s of shard.loop.body) {
     if (s.k === "loop" || s.k === "if") return false;
     if (s.k === "set") {
@@ -349,7 +370,7 @@ function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let | undefi
       continue;
     }
     if (s.k !== "let") return false; // workgroup-only kinds (never in a sequential program)
-    if (s.type === "float64") return false;
+    if (s.type === "float64" || isNarrowL(s.type)) return false;
     const e = s.e;
     // float64 lanes are not vectorised: no operand may be float64 either.
     if (operandsOf(e).some((o) => defs[o]?.type === "float64")) return false;
@@ -815,7 +836,7 @@ class Printer {
       .op(Op.i32_shl)
       .op(Op.i32_add);
     value();
-    c.op(d === "float32" ? Op.f32_store : d === "float64" ? Op.f64_store : d === "bool" ? X.i32_store8 : Op.i32_store);
+    c.op(d === "float32" ? Op.f32_store : d === "float64" ? Op.f64_store : intStore(d));
     c.memarg(ALIGN[d], 0);
   }
 
@@ -856,9 +877,7 @@ class Printer {
         c.get(this.inMax[e.buf]!).op(Op.i32_lt_u).op(Op.select);
         if (BYTES[d] > 1) c.i32(Math.log2(BYTES[d])).op(Op.i32_shl);
         c.op(Op.i32_add);
-        c.op(
-          d === "float32" ? Op.f32_load : d === "float64" ? Op.f64_load : d === "bool" ? X.i32_load8_u : Op.i32_load,
-        );
+        c.op(d === "float32" ? Op.f32_load : d === "float64" ? Op.f64_load : intLoad(d));
         c.memarg(ALIGN[d], 0);
         return;
       }
@@ -963,6 +982,15 @@ class Printer {
   /** `x` of type `from` as `to` (the loop form's cast rules, as the JS printer's). */
   private cast(from: LType, to: LType, x: () => void): void {
     const c = this.c;
+    if (from === "float16" || to === "float16") throw new DTypeError(F16_UNAVAILABLE("the wasm backend"));
+    if (to !== "index" && isNarrowInt(to)) {
+      // The int32 cast, then the low 8 or 16 bits (sign-extended for int8/int16).
+      this.cast(from, "int32", x);
+      if (to === "int8") c.op(0xc0 /* i32.extend8_s */);
+      else if (to === "int16") c.op(0xc1 /* i32.extend16_s */);
+      else c.i32(to === "uint8" ? 0xff : 0xffff).op(Op.i32_and);
+      return;
+    }
     x();
     if (from === to) return;
     const fromInt = isInt(from);

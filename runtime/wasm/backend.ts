@@ -57,7 +57,17 @@ export class WasmBackend implements Backend {
   readonly displayName = "WebAssembly";
   /** Buffers are blocks of the backend's memory: tensors count them and free them. */
   readonly hostMemory = false;
-  readonly dtypes: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
+  readonly dtypes: readonly DType[] = [
+    "float32",
+    "float64",
+    "int32",
+    "uint32",
+    "bool",
+    "uint8",
+    "int8",
+    "uint16",
+    "int16",
+  ];
   readonly maxKernelBuffers = Infinity;
   readonly mixedBaseOutputs = true;
   readonly syncCompile = true;

@@ -8,7 +8,7 @@
  * in flight with a `BackendError`; the backend then opens a new device, and calls
  * made after that work (buffers of the lost device are gone and say so).
  */
-import { ARRAY_CTOR, type DType, type TypedArray } from "../../ir/dtype.js";
+import { ARRAY_CTOR, F16_UNAVAILABLE, isNarrowInt, type DType, type TypedArray } from "../../ir/dtype.js";
 import { kernelConsts, launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, treeReduction, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
 import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount, segmentRowBound } from "../../codegen/wgsl-launch.js";
@@ -52,12 +52,21 @@ const ELEMENT_BYTES = 4;
 /** Idle bytes each pool may keep before it destroys released buffers. */
 const MAX_POOLED_BYTES = 256 * 2 ** 20;
 
-/** Host array type of each device dtype as stored on the GPU. */
+/**
+ * Host array type of each device dtype as stored on the GPU. WGSL has no 8- or 16-bit
+ * storage: the narrow integers are stored widened, one i32 per element (written from
+ * and read back into their own typed arrays), float16 as one f32 per element.
+ */
 const DEVICE_CTOR = {
   float32: Float32Array,
   int32: Int32Array,
   uint32: Uint32Array,
   bool: Uint32Array,
+  uint8: Int32Array,
+  int8: Int32Array,
+  uint16: Int32Array,
+  int16: Int32Array,
+  float16: Float32Array,
 } as const;
 
 /** Counters of one WebGPU backend (`backend.stats`). */
@@ -138,8 +147,8 @@ function writeConsts(kernel: Kernel, given: Float64Array | undefined, params: Ui
     if (v === undefined)
       throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts.length} passed`);
     const i = at + slot++;
-    if (e.dtype === "float32") f32[i] = v;
-    else if (e.dtype === "int32") i32[i] = v;
+    if (e.dtype === "float32" || e.dtype === "float16") f32[i] = v;
+    else if (e.dtype === "int32" || isNarrowInt(e.dtype)) i32[i] = v;
     else if (e.dtype === "bool") params[i] = v !== 0 ? 1 : 0;
     else params[i] = v;
   }
@@ -190,8 +199,15 @@ export class WebGPUBackend implements Backend {
   readonly name = "webgpu" as const;
   readonly displayName = "WebGPU";
   readonly hostMemory = false;
-  /** No float64: WGSL has no f64. */
-  readonly dtypes: readonly DType[] = ["float32", "int32", "uint32", "bool"];
+  /** No float64: WGSL has no f64. float16 only on a device with the "shader-f16" feature. */
+  get dtypes(): readonly DType[] {
+    const narrow: DType[] = ["uint8", "int8", "uint16", "int16"];
+    return ["float32", "int32", "uint32", "bool", ...narrow, ...(this.shaderF16 ? (["float16"] as const) : [])];
+  }
+  /** The device has the "shader-f16" feature (requested whenever the adapter offers it). */
+  get shaderF16(): boolean {
+    return this.state.acquired.shaderF16 === true;
+  }
   /** The outputs of one kernel share one base shape. */
   readonly mixedBaseOutputs = false;
   /** Pipelines are created asynchronously. */
@@ -339,6 +355,8 @@ export class WebGPUBackend implements Backend {
   /** A storage buffer of `length` elements of `dtype`, from the pool when one fits. */
   alloc(dtype: DType, length: number): DeviceBuffer {
     checkDType(dtype, "a tensor");
+    if (dtype === "float16" && !this.shaderF16)
+      throw new DTypeError(`webgpu: alloc: ${F16_UNAVAILABLE('this WebGPU device (no "shader-f16" feature)')}`);
     const s = this.live();
     if (!Number.isInteger(length) || length < 0) throw new BackendError(`webgpu: alloc: bad length ${length}`);
     const bytes = length * ELEMENT_BYTES;
@@ -395,7 +413,9 @@ export class WebGPUBackend implements Backend {
       throw await this.failure("read", s.gen, e);
     }
     s.staging.release(staging);
-    return d === "bool" ? Uint8Array.from(host, (v) => (v !== 0 ? 1 : 0)) : host;
+    if (d === "bool") return Uint8Array.from(host, (v) => (v !== 0 ? 1 : 0));
+    // The narrow integers come back as their own typed arrays (each i32 holds a value in range).
+    return isNarrowInt(d) ? new ARRAY_CTOR[d](host) : host;
   }
 
   /** The error for a call that failed in flight; waits for a replacement device if the device was lost. */
@@ -420,7 +440,18 @@ export class WebGPUBackend implements Backend {
     return kernelToWGSL(kernel);
   }
 
+  /** A DTypeError when the kernel holds float16 and the device has no "shader-f16". */
+  private checkF16(kernel: Kernel): void {
+    if (this.shaderF16) return;
+    const at = [...kernel.inputs, ...kernel.outputs, ...kernel.exprs].findIndex((x) => x.dtype === "float16");
+    if (at >= 0)
+      throw new DTypeError(
+        `webgpu: a kernel computes in float16: ${F16_UNAVAILABLE('this WebGPU device (no "shader-f16" feature)')}`,
+      );
+  }
+
   async compile(kernel: Kernel): Promise<CompiledKernel> {
+    this.checkF16(kernel);
     await this.ready();
     return this.pipelineFor(kernel, kernelToWGSL(kernel));
   }

@@ -68,6 +68,8 @@ export interface AcquiredDevice {
   readonly device: GPUDevice;
   readonly adapter: AdapterDescription;
   readonly limits: DeviceLimits;
+  /** The device has the "shader-f16" feature (requested whenever the adapter offers it): float16 is available. */
+  readonly shaderF16?: boolean;
 }
 
 const REQUIRED_LIMITS = [
@@ -196,9 +198,14 @@ export async function acquireDevice(opts: WebGPUOptions = {}): Promise<AcquiredD
       }
       const requiredLimits: Record<string, number> = {};
       for (const name of REQUIRED_LIMITS) requiredLimits[name] = adapter.limits[name];
+      // float16 kernels need WGSL's f16 extension: asked for whenever the adapter has it.
+      const shaderF16 = adapter.features.has("shader-f16");
       let device: GPUDevice;
       try {
-        device = await adapter.requestDevice({ requiredLimits });
+        device = await adapter.requestDevice({
+          requiredLimits,
+          ...(shaderF16 ? { requiredFeatures: ["shader-f16" as GPUFeatureName] } : {}),
+        });
       } catch (e) {
         tried.push(`${where} (${featureLevel}): requestDevice failed: ${(e as Error).message}`);
         continue;
@@ -207,6 +214,7 @@ export async function acquireDevice(opts: WebGPUOptions = {}): Promise<AcquiredD
       const l = device.limits;
       return {
         device,
+        shaderF16,
         adapter: {
           vendor: info.vendor,
           architecture: info.architecture,

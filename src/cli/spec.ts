@@ -5,10 +5,11 @@
  * - `f32[B,N; 3]`: two batch dims; `int32[; 4]`: none; `f32[B; ]`: a scalar per batch element;
  * - `f32[B, ~N; 3]`: a jagged tensor (`jaggedSpec("float32", [3])`): values `(T; 3)`, int32 offsets.
  *
- * dtypes: float32, float64, int32, uint32, bool, or as the IR prints them: f32, f64, i32, u32.
+ * dtypes: float32, float64, int32, uint32, bool, uint8, int8, uint16, int16, float16, or as the IR prints
+ * them: f32, f64, i32, u32, u8, i8, u16, i16, f16.
  * Batch labels are names (letters, digits, `_`); only their number matters, sizes stay run-time.
  */
-import { DTYPE_FROM_SHORT, isDType, type DType } from "../../ir/dtype.js";
+import { DTYPE_FROM_SHORT, DTYPE_SHORT, DTYPES, isDType, type DType } from "../../ir/dtype.js";
 import { DTypeError, TraceError } from "../../ir/errors.js";
 import { jaggedSpec, spec, type ArgSpec } from "../jit.js";
 
@@ -38,7 +39,7 @@ export function parseSpec(text: string): ArgSpec {
   const dtype: DType | undefined = isDType(name) ? name : DTYPE_FROM_SHORT[name];
   if (dtype === undefined)
     throw new DTypeError(
-      `spec ${shown}: unknown dtype "${name}" (float32, float64, int32, uint32, bool, or f32, f64, i32, u32)`,
+      `spec ${shown}: unknown dtype "${name}" (${DTYPES.join(", ")}, or ${DTYPES.map((d) => DTYPE_SHORT[d]).join(", ")})`,
     );
   const parts = m[2]!.split(";");
   if (parts.length !== 2) {

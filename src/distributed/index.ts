@@ -514,7 +514,8 @@ export async function runSharded(
         all.set(p as never, at);
         at += p.length;
       }
-      if (r0.offsets === undefined) return fromTypedArray(all, [n, ...rest], { batchDim: r0.batchDim, copy: false });
+      if (r0.offsets === undefined)
+        return fromTypedArray(all, [n, ...rest], { batchDim: r0.batchDim, dtype: r0.dtype, copy: false });
       // Jagged: the values one shard after the other, the offsets rebased by the values before each shard.
       const offsets = new Int32Array(n + 1);
       let row = 0;
@@ -526,7 +527,7 @@ export async function runSharded(
         base += o[o.length - 1]!;
       }
       return new JaggedTensor(
-        fromTypedArray(all, [base, ...rest], { batchDim: 1, copy: false }),
+        fromTypedArray(all, [base, ...rest], { batchDim: 1, dtype: r0.dtype, copy: false }),
         fromTypedArray(offsets, [n + 1], { batchDim: 1, copy: false }),
       );
     });
@@ -653,7 +654,7 @@ export async function startWorker(
         if (blob === null || blob === undefined)
           throw new Error(`input ${i} (${ref.key}) is missing from Redis (expired, or the run was cancelled)`);
         const a = readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), "worker");
-        const t = fromTypedArray(a.data, a.shape, { batchDim: ref.batchDim, copy: false });
+        const t = fromTypedArray(a.data, a.shape, { batchDim: ref.batchDim, dtype: a.dtype, copy: false });
         return ref.offsets === undefined ? t : { values: t, offsets: ref.offsets, i };
       });
       const offsetBlobs = await redis.mgetBuffer(

@@ -54,7 +54,34 @@ const DESCR: { readonly [D in DType]: { readonly kind: string; readonly size: nu
   int32: { kind: "i", size: 4 },
   uint32: { kind: "u", size: 4 },
   bool: { kind: "b", size: 1 },
+  uint8: { kind: "u", size: 1 },
+  int8: { kind: "i", size: 1 },
+  uint16: { kind: "u", size: 2 },
+  int16: { kind: "i", size: 2 },
+  float16: { kind: "f", size: 2 },
 };
+
+/** The float value of IEEE half-precision bits. */
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const m = h & 0x3ff;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 31) return m === 0 ? sign * Infinity : NaN;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+/** The IEEE half-precision bits of `v`, a float16 value (NaN as NumPy's quiet NaN 0x7e00). */
+function floatToHalf(v: number): number {
+  if (Number.isNaN(v)) return 0x7e00;
+  const sign = v < 0 || Object.is(v, -0) ? 0x8000 : 0;
+  const a = Math.abs(v);
+  if (a === Infinity) return sign | 0x7c00;
+  if (a < 2 ** -14) return sign | Math.round(a * 2 ** 24);
+  const e = Math.floor(Math.log2(a));
+  const m = Math.round((a / 2 ** e - 1) * 1024);
+  return m === 1024 ? sign | ((e + 16) << 10) : sign | ((e + 15) << 10) | m;
+}
 
 /** NumPy's names for the type codes batchwise has no dtype for, to name them in errors. */
 const NUMPY_NAME: Readonly<Record<string, string>> = {
@@ -193,6 +220,11 @@ function parseDescr(op: string, descr: PyValue): { dtype: DType; little: boolean
   else if (code === "i4") dtype = "int32";
   else if (code === "u4") dtype = "uint32";
   else if (code === "b1" || code === "?") dtype = "bool";
+  else if (code === "u1" || code === "B") dtype = "uint8";
+  else if (code === "i1" || code === "b") dtype = "int8";
+  else if (code === "u2" || code === "H") dtype = "uint16";
+  else if (code === "i2" || code === "h") dtype = "int16";
+  else if (code === "f2" || code === "e") dtype = "float16";
   if (dtype === undefined) {
     const what =
       name !== undefined
@@ -201,7 +233,7 @@ function parseDescr(op: string, descr: PyValue): { dtype: DType; little: boolean
           ? `'${descr}' (${KIND_NAME[m[2]!]})`
           : `'${descr}'`;
     throw new DTypeError(
-      `${op}: NumPy dtype ${what} is not supported: batchwise holds float32, float64, int32, uint32 and bool; convert the array first, e.g. a.astype(np.float32) or a.astype(np.int32)`,
+      `${op}: NumPy dtype ${what} is not supported: batchwise holds float32, float64, int32, uint32, bool, uint8, int8, uint16, int16 and float16; convert the array first, e.g. a.astype(np.float32) or a.astype(np.int32)`,
     );
   }
   if (DESCR[dtype].size > 1 && order === "|")
@@ -276,7 +308,10 @@ export function readNpy(bytes: Uint8Array | ArrayBuffer, op = "readNpy"): NpyArr
   // A copy, aligned for the typed array, swapped when the file's byte order is not the host's.
   const copy = b.slice(dataStart, dataStart + n * size);
   if (size > 1 && little !== LITTLE_ENDIAN_HOST) swapBytes(copy, size);
-  let data: TypedArray = new ARRAY_CTOR[dtype](copy.buffer, 0, n);
+  let data: TypedArray =
+    dtype === "float16"
+      ? Float32Array.from(new Uint16Array(copy.buffer, 0, n), halfToFloat)
+      : new ARRAY_CTOR[dtype](copy.buffer, 0, n);
   if (dtype === "bool") for (let k = 0; k < n; k++) if (data[k]! > 1) data[k] = 1;
   if (fortran && shape.length > 1) data = transposeOrder(data, shape, "fromFortran");
   return { dtype, shape, data };
@@ -340,8 +375,9 @@ function batchDimOf(op: string, opts: LoadNpyOptions, shape: readonly number[]):
 /**
  * A tensor from the bytes of a `.npy` file (as `numpy.save` writes them), on the
  * current backend. Every dtype batchwise has loads (`<f4`, `<f8`, `<i4`, `<u4`,
- * `|b1`), little- or big-endian, C or Fortran order; other NumPy dtypes (int64,
- * float16, strings, …) are a DTypeError naming the dtype. `batchDim` splits the
+ * `|b1`, `|u1`, `|i1`, `<u2`, `<i2`, and `<f2` where the backend holds float16),
+ * little- or big-endian, C or Fortran order; other NumPy dtypes (int64, strings, …)
+ * are a DTypeError naming the dtype. `batchDim` splits the
  * shape: a `(4, 3)` array with `{ batchDim: 1 }` is `(4; 3)`.
  *
  * ```ts
@@ -357,7 +393,7 @@ export function loadNpy(bytes: Uint8Array | ArrayBuffer, opts: LoadNpyOptions = 
 
 /** @internal The tensor of a read array. */
 export function tensorOf(a: NpyArray, batchDim: number): Tensor {
-  return fromTypedArray(a.data, a.shape, { batchDim, copy: false });
+  return fromTypedArray(a.data, a.shape, { batchDim, dtype: a.dtype, copy: false });
 }
 
 // ---- writing ----
@@ -406,7 +442,9 @@ export function writeNpy(
   for (let k = 0; k < header.length; k++) out[h + k] = header.charCodeAt(k);
   out.fill(0x20, h + header.length, dataStart - 1);
   out[dataStart - 1] = 0x0a;
-  const ordered = fortran && shape.length > 1 ? transposeOrder(data, shape, "toFortran") : data;
+  let ordered = fortran && shape.length > 1 ? transposeOrder(data, shape, "toFortran") : data;
+  // float16 values are held in a Float32Array: written as their half-precision bits.
+  if (dtype === "float16") ordered = Uint16Array.from(ordered, floatToHalf);
   const bytes = new Uint8Array(ordered.buffer, ordered.byteOffset, ordered.length * size);
   out.set(bytes, dataStart);
   if (size > 1 && !LITTLE_ENDIAN_HOST) swapBytes(out.subarray(dataStart), size);

@@ -107,7 +107,7 @@ export function moveFromLast(y: Tensor, a: number): Tensor {
 export function lowerMask(n: number, strict: boolean): Tensor {
   const m = new Uint8Array(n * n);
   for (let k = 0; k < n; k++) for (let j = 0; j < (strict ? k : k + 1); j++) m[k * n + j] = 1;
-  return fromTypedArray(m, [n, n]);
+  return fromTypedArray(m, [n, n], { dtype: "bool" });
 }
 
 /** `0, 1, …, n-1` as an int32 base vector `(;n)`. */

@@ -5,7 +5,7 @@
  * `installNumericMethods()`), so that `batchwise/runtime`, which only runs bundles,
  * carries neither them nor the compositions they call.
  */
-import { isFloat, promote, type DType } from "../../ir/dtype.js";
+import { isFloat, isInt, promote, type DType } from "../../ir/dtype.js";
 import { DTypeError } from "../../ir/errors.js";
 import type { KBinaryOp } from "../../ir/kernel.js";
 import { checkOperand, Tensor, weakConst, type ReduceOptions } from "../tensor.js";
@@ -147,10 +147,10 @@ function bitwiseBinary(op: KBinaryOp | "bitwise_not", x: Tensor, other: Tensor |
         ? x.dtype
         : "float32"
       : promote(x.dtype, other.dtype);
-  if (dtype !== "int32" && dtype !== "uint32") {
+  if (!isInt(dtype)) {
     const y = typeof other === "number" ? `y = ${other}` : `y ${other.toString()} of dtype ${other.dtype}`;
     throw new DTypeError(
-      `${name}: needs integer operands (int32 or uint32), got x ${x.toString()} of dtype ${x.dtype}${op === "bitwise_not" ? "" : ` and ${y}`}`,
+      `${name}: needs integer operands (int32, uint32, int16, uint16, int8 or uint8), got x ${x.toString()} of dtype ${x.dtype}${op === "bitwise_not" ? "" : ` and ${y}`}`,
     );
   }
   if (op === "bitwise_not") return x;

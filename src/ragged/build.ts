@@ -52,7 +52,7 @@ export function jagged(list: readonly Tensor[]): JaggedTensor {
   const values = new ARRAY_CTOR[first.dtype](T * per);
   list.forEach((t, i) => values.set(t.dataSync({ copy: false }), offsets[i]! * per));
   return new JaggedTensor(
-    fromTypedArray(values, [T, ...base], { batchDim: 1 }),
+    fromTypedArray(values, [T, ...base], { batchDim: 1, dtype: first.dtype }),
     fromTypedArray(offsets, [list.length + 1], { batchDim: 1 }),
   );
 }
@@ -96,7 +96,7 @@ export function fromPadded(padded: Tensor, lengths: readonly number[] | Tensor):
   const values = new ARRAY_CTOR[padded.dtype](T * per);
   lens.forEach((l, b) => values.set(src.subarray(b * maxN * per, (b * maxN + l) * per), offsets[b]! * per));
   return new JaggedTensor(
-    fromTypedArray(values, [T, ...padded.baseShape], { batchDim: 1 }),
+    fromTypedArray(values, [T, ...padded.baseShape], { batchDim: 1, dtype: padded.dtype }),
     fromTypedArray(offsets, [B + 1], { batchDim: 1 }),
   );
 }

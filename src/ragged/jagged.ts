@@ -321,7 +321,10 @@ export class JaggedTensor {
     const out: Tensor[] = [];
     for (let b = 0; b + 1 < o.length; b++) {
       out.push(
-        fromTypedArray(v.slice(o[b]! * per, o[b + 1]! * per), [o[b + 1]! - o[b]!, ...this.baseShape], { batchDim: 1 }),
+        fromTypedArray(v.slice(o[b]! * per, o[b + 1]! * per), [o[b + 1]! - o[b]!, ...this.baseShape], {
+          batchDim: 1,
+          dtype: this.values.dtype,
+        }),
       );
     }
     return out;

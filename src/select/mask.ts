@@ -77,7 +77,11 @@ function select(x: Tensor, xs: TypedArray, mask: Tensor, ms: TypedArray, kb: num
     out.set(xs.subarray(i * unit, (i + 1) * unit), at);
     at += unit;
   }
-  return fromTypedArray(out, [n, ...restBatch, ...restBase], { batchDim: 1 + restBatch.length, copy: false });
+  return fromTypedArray(out, [n, ...restBatch, ...restBase], {
+    batchDim: 1 + restBatch.length,
+    dtype: x.dtype,
+    copy: false,
+  });
 }
 
 /**

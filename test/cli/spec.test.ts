@@ -66,9 +66,9 @@ describe("parseSpec", () => {
       expect(() => parseSpec(text), text).toThrow(TraceError);
       expect(() => parseSpec(text), text).toThrow(message);
     }
-    expect(() => parseSpec("f16[B; 3]")).toThrow(DTypeError);
-    expect(() => parseSpec("f16[B; 3]")).toThrow(
-      `spec "f16[B; 3]": unknown dtype "f16" (float32, float64, int32, uint32, bool, or f32, f64, i32, u32)`,
+    expect(() => parseSpec("i64[B; 3]")).toThrow(DTypeError);
+    expect(() => parseSpec("i64[B; 3]")).toThrow(
+      `spec "i64[B; 3]": unknown dtype "i64" (float32, float64, int32, uint32, bool, uint8, int8, uint16, int16, float16, or f32, f64, i32, u32, bool, u8, i8, u16, i16, f16)`,
     );
     expect(() => parseSpec(3 as unknown as string)).toThrow(
       `parseSpec: a spec must be a string such as "f32[B; 3,3]", got number`,
@@ -152,7 +152,7 @@ describe("CLI usage and input errors (in-process)", () => {
       ],
       [
         ["dump", m, "-e", "exp", "-s", "f32[B; 3]", "--after", "nope"],
-        `batchwise dump: TraceError: dump: unknown pass "nope"; passes are input, lower,`,
+        `batchwise dump: TraceError: dump: unknown pass "nope"; passes are input, narrow, lower,`,
       ],
       [
         ["inspect", join(dir, "not-a-bundle.mjs")],

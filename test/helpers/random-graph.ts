@@ -346,7 +346,61 @@ export function randomCase(
   }
   const outs = [pool[pool.length - 1]!];
   if (pool.length > 2 && r() < 0.5) outs.push(pool[pool.length - 2]!);
+  narrowTail(seed, pool, outs, specials);
   return { graph: makeGraph("random", inputs, outs), inputTypes, seed, specials };
+}
+
+// --- narrow dtypes: a tail of ops on uint8, int8, uint16 or int16 (from their own PRNG stream, so
+// the graph before it is the one the seed gave before) ---
+const NARROW: readonly DType[] = ["uint8", "int8", "uint16", "int16"];
+/** Values at and past the narrow dtypes' edges (wrapped by the const's dtype when they do not fit). */
+const NARROW_SPECIALS = [0, 1, -1, 2, 7, 127, -128, 128, 255, 256, 32767, -32768, 65535, 8, 16, 31];
+
+/**
+ * Two times in five, casts one of the last values (in a float graph one of its inputs, with NaN,
+ * ±Inf and out-of-range values: they become 0 or wrap) to a narrow dtype, applies one
+ * to three integer ops there (arithmetic, bitwise and shifts, `pow` with `specials`,
+ * comparisons with `where`, reductions, constants at the dtype's edges); the result
+ * is a last, narrow output, or, cast back to the graph's dtype, the first output.
+ */
+function narrowTail(seed: number, pool: readonly Node[], outs: Node[], specials: boolean): void {
+  const r = rng(seed ^ 0x2545f491);
+  if (r() >= 0.4) return;
+  const d = pick(r, NARROW);
+  const back = outs[0]!.type.dtype;
+  const narrow = (n: Node): Node | undefined => tryMake("cast", [n], { dtype: d });
+  // In a float graph only the inputs are cast: a computed float may differ by a rounding
+  // error between backends (and from the float64 twin), which a cast to an integer turns
+  // into a jump.
+  const from = isFloat(back) ? pool.filter((n) => n.op === "input") : pool;
+  let x = narrow(pick(r, from.slice(-3)));
+  if (x === undefined) return;
+  const bin = specials ? INT_BINARY_SPECIAL : INT_BINARY;
+  for (let k = 0, steps = 1 + Math.floor(r() * 3); k < steps; k++) {
+    const other =
+      r() < 0.5
+        ? narrow(pick(r, from))
+        : tryMake("const", [], { dtype: d, value: castScalar(pick(r, NARROW_SPECIALS), d) });
+    const kind = Math.floor(r() * 5);
+    let n: Node | undefined;
+    if (kind === 0) n = tryMake(pick(r, INT_UNARY), [x]);
+    else if (kind <= 2 && other !== undefined) n = tryMake(pick(r, bin), r() < 0.5 ? [x, other] : [other, x]);
+    else if (kind === 3 && other !== undefined) {
+      const cmp = tryMake(pick(r, COMPARE), [x, other]);
+      n = cmp && tryMake("where", [cmp, x, other]);
+    } else if (x.type.base.length > 0) {
+      const op = pick(r, ["sum", "prod", "min", "max", "argmax"] as const);
+      const red = tryMake(op, [x], { batchAxes: [], baseAxes: [x.type.base.length - 1], keep: r() < 0.5 });
+      n = red && (red.type.dtype === d ? red : tryMake("cast", [red], { dtype: d }));
+    }
+    if (n !== undefined) x = n;
+  }
+  // Cast back, it replaces the first output (which keeps the graph's dtype); narrow, it is one more output.
+  if (r() < 0.5) outs.push(x);
+  else {
+    const out = tryMake("cast", [x], { dtype: back });
+    if (out !== undefined) outs[0] = out;
+  }
 }
 
 /**

@@ -66,7 +66,7 @@ export const F64_GRID: readonly number[] = [
   -1.7e308,
 ];
 
-export const GRIDS: { readonly [D in Exclude<DType, "float64">]: readonly number[] } = {
+export const GRIDS: { readonly [D in "float32" | "int32" | "uint32" | "bool"]: readonly number[] } = {
   float32: F32_GRID,
   int32: I32_GRID,
   uint32: U32_GRID,

@@ -122,8 +122,9 @@ describe("loadNpy reads NumPy's files", () => {
   it("NumPy dtypes batchwise cannot hold are DTypeErrors naming the dtype", () => {
     expect(() => loadNpy(file("i8.npy"))).toThrow(DTypeError);
     expect(() => loadNpy(file("i8.npy"))).toThrow(/NumPy dtype int64 \('<i8'\) is not supported/);
-    expect(() => loadNpy(file("f2.npy"))).toThrow(/NumPy dtype float16 \('<f2'\)/);
-    expect(() => loadNpy(file("u1.npy"))).toThrow(/NumPy dtype uint8 \('\|u1'\)/);
+    // float16 reads, but the JS backend holds no float16 (it needs WebGPU's shader-f16).
+    expect(() => loadNpy(file("f2.npy"))).toThrow(/is float16, which JS cannot hold/);
+    expect(loadNpy(file("u1.npy")).dtype).toBe("uint8");
     expect(() => loadNpy(file("c8.npy"))).toThrow(/NumPy dtype complex64 \('<c8'\)/);
     expect(() => loadNpy(file("unicode.npy"))).toThrow(/NumPy dtype '<U2' \(unicode strings\)/);
     expect(() => loadNpy(file("record.npy"))).toThrow(/structured \(record\) NumPy dtype/);

@@ -29,6 +29,11 @@ const VALUES: Readonly<Record<DType, readonly number[]>> = {
   int32: [0, 1, -1, 2, -7, 2147483647, -2147483648],
   uint32: [0, 1, 2, 7, 4294967295, 2147483648],
   bool: [0, 1],
+  uint8: [0, 1, 2, 7, 255, 128],
+  int8: [0, 1, -1, 2, -7, 127, -128],
+  uint16: [0, 1, 7, 65535, 32768],
+  int16: [0, 1, -1, -7, 32767, -32768],
+  float16: [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, -2.5, 3, 65504, -0.0009765625],
 };
 
 /** The dtypes an op accepts, by its dtype rule. */

@@ -99,7 +99,7 @@ describe("bitwise ops (JS)", () => {
       expect(bad).toThrow(DTypeError);
     }
     expect(() => f.bitwiseXor(1)).toThrow(
-      /bitwiseXor: needs integer operands \(int32 or uint32\), got x \(;1\) of dtype float32/,
+      /bitwiseXor: needs integer operands \(int32, uint32, int16, uint16, int8 or uint8\), got x \(;1\) of dtype float32/,
     );
     // A constant must fit the dtype (as every op with a plain number).
     expect(() => u.bitwiseAnd(-1)).toThrow(DTypeError);

@@ -154,6 +154,15 @@ describe("the rule driver", () => {
   it("runs the whole pipeline with the verifier at both ends", () => {
     const x = Node.make("input", [], { index: 0 }, { dtype: "float32", batch: ["b0"], base: [3] });
     const r = runPipeline(makeGraph("p", [x], [Node.make("exp", [x])]));
-    expect([...r.stages.keys()]).toEqual(["input", "lower", "canonicalize", "fold", "simplify", "cse", "dce"]);
+    expect([...r.stages.keys()]).toEqual([
+      "input",
+      "narrow",
+      "lower",
+      "canonicalize",
+      "fold",
+      "simplify",
+      "cse",
+      "dce",
+    ]);
   });
 });

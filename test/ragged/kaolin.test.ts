@@ -22,7 +22,7 @@ import {
 import { _poisonUninitialized } from "../../src/ragged/device.js";
 
 const DTYPES: readonly DType[] = ["float32", "float64", "int32", "uint32", "bool"];
-const CTOR = {
+const CTOR: { readonly [D in DType]?: new (n: number) => TypedArray } = {
   float32: Float32Array,
   float64: Float64Array,
   int32: Int32Array,
@@ -42,7 +42,7 @@ function rng(seed: number): () => number {
 }
 
 function randomValues(dtype: DType, n: number, r: () => number): TypedArray {
-  const out = new CTOR[dtype](n);
+  const out = new CTOR[dtype]!(n);
   for (let i = 0; i < n; i++) {
     const u = r();
     out[i] =
@@ -89,7 +89,7 @@ const caseArb: fc.Arbitrary<Case> = fc
     const data = shapes.map((s) => randomValues(dtype, prod(s) * last, r));
     // Any batchDim: Kaolin reads the full shape.
     const list = shapes.map((s, i) =>
-      fromTypedArray(data[i]!, [...s, last], { batchDim: Math.floor(r() * (ndim + 2)) }),
+      fromTypedArray(data[i]!, [...s, last], { batchDim: Math.floor(r() * (ndim + 2)), dtype }),
     );
     const pad = dtype === "bool" ? [false, true, false][padPick]! : [-1, 0, 2.5][padPick]!;
     return { dtype, shapes, last, list, data, pad };
@@ -231,7 +231,7 @@ describe("round trips (fast-check)", () => {
         fc.integer(),
         (dtype, numel, seed) => {
           const values = randomValues(dtype, numel.length, rng(seed));
-          const out = tileToPacked(fromTypedArray(values, [numel.length]), numel);
+          const out = tileToPacked(fromTypedArray(values, [numel.length], { dtype }), numel);
           const naive: number[] = [];
           numel.forEach((n, i) => naive.push(...new Array<number>(n).fill(values[i]!)));
           expect(out.shape).toEqual([naive.length, 1]);
@@ -244,7 +244,7 @@ describe("round trips (fast-check)", () => {
 });
 
 function concat(dtype: DType, parts: readonly TypedArray[]): TypedArray {
-  const out = new CTOR[dtype](parts.reduce((n, p) => n + p.length, 0));
+  const out = new CTOR[dtype]!(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;
   for (const p of parts) {
     out.set(p, off);

@@ -377,5 +377,5 @@ function rowMask(lengths: readonly number[], maxLen: number, side: "left" | "rig
     const s = side === "left" ? maxLen - len : 0;
     m.fill(1, i * maxLen + s, i * maxLen + s + len);
   });
-  return fromTypedArray(m, [lengths.length, maxLen], { batchDim: 2 });
+  return fromTypedArray(m, [lengths.length, maxLen], { batchDim: 2, dtype: "bool" });
 }

@@ -38,7 +38,7 @@ describe("backend capabilities", () => {
       shippedKernel: js.shippedKernel,
     }).toEqual({
       hostMemory: true,
-      dtypes: ["float32", "float64", "int32", "uint32", "bool"],
+      dtypes: ["float32", "float64", "int32", "uint32", "bool", "uint8", "int8", "uint16", "int16"],
       maxKernelBuffers: Infinity,
       mixedBaseOutputs: true,
       syncCompile: true,

@@ -132,23 +132,27 @@ describe("what input data becomes (case 7)", () => {
     expect(() => tensor([1, "a" as never])).toThrow('tensor: data[1] is a string ("a")');
   });
 
-  it("maps the five typed array types to their dtypes and refuses the others", () => {
+  it("maps the nine typed array types to their dtypes and refuses the others", () => {
     expect(fromTypedArray(new Float64Array([1.5]), [1]).dtype).toBe("float64");
     expect(fromTypedArray(new Int32Array([-1]), [1]).dtype).toBe("int32");
     expect(fromTypedArray(new Uint32Array([4294967295]), [1]).toArraySync()).toEqual([4294967295]);
-    expect(fromTypedArray(new Uint8Array([0, 1, 1]), [3]).toArraySync()).toEqual([false, true, true]);
-    expect(() => fromTypedArray(new Int8Array([1, -2, 3]) as never, [3])).toThrow(DTypeError);
-    expect(() => fromTypedArray(new Int8Array([1, -2, 3]) as never, [3], { dtype: "int32" })).toThrow(
-      "fromTypedArray: data is an Int8Array",
+    expect(fromTypedArray(new Uint8Array([0, 1, 1]), [3]).dtype).toBe("uint8");
+    expect(fromTypedArray(new Uint8Array([0, 1, 1]), [3], { dtype: "bool" }).toArraySync()).toEqual([
+      false,
+      true,
+      true,
+    ]);
+    expect(fromTypedArray(new Int8Array([1, -2, 3]), [3]).dtype).toBe("int8");
+    expect(() => fromTypedArray(new Uint8ClampedArray([1, 2, 3]) as never, [3])).toThrow(DTypeError);
+    expect(() => fromTypedArray(new Uint8ClampedArray([1, 2, 3]) as never, [3], { dtype: "int32" })).toThrow(
+      "fromTypedArray: data is a Uint8ClampedArray",
     );
   });
 
-  it("reads a Uint8Array as bool only when it holds 0 and 1; a dtype converts as cast does", () => {
+  it("reads a Uint8Array as uint8, or as bool (x != 0) when asked; a dtype converts as cast does", () => {
     const u8 = new Uint8Array([0, 2, 255]);
-    expect(() => fromTypedArray(u8, [3])).toThrow(
-      "a Uint8Array is read as bool and must hold only 0 and 1, but data[1] is 2",
-    );
-    expect(() => fromTypedArray(u8, [3], { copy: false })).toThrow(DTypeError);
+    expect(fromTypedArray(u8, [3]).toArraySync()).toEqual([0, 2, 255]);
+    expect(fromTypedArray(u8, [3], { copy: false }).dataSync({ copy: false })).toBe(u8);
     expect(fromTypedArray(u8, [3], { dtype: "int32" }).toArraySync()).toEqual([0, 2, 255]);
     const b = fromTypedArray(u8, [3], { dtype: "bool" });
     expect(b.toArraySync()).toEqual([false, true, true]);
@@ -230,7 +234,8 @@ describeWebGPU(probe, "input data on WebGPU", (gpu) => {
     try {
       const b = fromTypedArray(new Uint8Array([0, 2, 255, 1]), [4], { dtype: "bool" });
       expect(Array.from(await b.cast("int32").data())).toEqual([0, 1, 1, 1]);
-      expect(() => fromTypedArray(new Uint8Array([0, 2]), [2])).toThrow(DTypeError);
+      // Without a dtype a Uint8Array is uint8 (widened to one i32 per element on the device).
+      expect(Array.from(await fromTypedArray(new Uint8Array([0, 2, 255]), [3]).data())).toEqual([0, 2, 255]);
       expect(
         Array.from(
           await tensor([
