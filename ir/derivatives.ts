@@ -591,6 +591,14 @@ function unsupported(op: string, why: string): never {
   throw new UnsupportedOpError(`${op}: no derivative ${why}`);
 }
 
+/** scatter's modes without a derivative rule: a typed error naming the mode. */
+function unsupportedScatter(mode: string, sweep: "forward" | "reverse"): never {
+  unsupported(
+    "scatter",
+    `in ${sweep} mode for mode ${mode}: only add and set have derivative rules (mul, min and max need the positions' update order, not implemented)`,
+  );
+}
+
 /** Reinserts the reduced axes of a reduction result (keep=false) as size-1 dims, batch made full first. */
 function unreduce<V>(d: Diff<V>, v: V, out: TensorType, outV: V | undefined, a: AttrsOf<"sum">): V {
   if (a.keep) return v;
@@ -884,8 +892,55 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
       const mask = tail === 0 ? ok : d.op("reshape", [ok], { shape: [...it.base, ...Array<number>(tail).fill(1)] });
       return d.where(mask, g, null, out);
     },
-    // The transpose of a gather is a scatter-add, which is not an op yet.
-    vjp: () => unsupported("take", "in reverse mode yet: its transpose is a scatter-add, which has no op yet"),
+    // The transpose of a gather is a scatter-add of the cotangent into zeros shaped like x;
+    // out-of-range indices are dropped by the scatter (their result was a constant fill).
+    vjp: (d, n, ct) => {
+      const [x, idx] = n.inputs;
+      const xt = d.type(x!);
+      if (!floatLike(xt)) return [null, null];
+      const g = d.op("scatter", [d.zeros(xt), idx!, ct], { axis: n.attrs.axis, mode: "add" });
+      return [d.unbroadcast(g, xt), null];
+    },
+  },
+  // --- scatter ---
+  scatter: {
+    // add: linear in x and upd. set: the tangent is scattered the same way (x's tangent with
+    // upd's written over it). mul/min/max: not implemented (a typed error names the mode).
+    jvp: (d, n, [tx, , tu]) => {
+      const out = d.type(n.out);
+      if (!floatLike(out)) return null;
+      const [x, idx, upd] = n.inputs;
+      const xt = d.type(x!);
+      const ut = d.type(upd!);
+      const mode = n.attrs.mode;
+      if (mode !== "add" && mode !== "set") unsupportedScatter(mode, "forward");
+      const a = d.fit(d.nz(tx!), { ...d.type(tx ?? x!), base: xt.base, dtype: xt.dtype });
+      const b = d.fit(d.nz(tu!), { ...d.type(tu ?? upd!), base: ut.base, dtype: ut.dtype });
+      if (a === null && b === null) return null;
+      if (mode === "add" && b === null) return a;
+      return d.op("scatter", [a ?? d.zeros(xt), idx!, b ?? d.scalar(0, ut.dtype)], n.attrs);
+    },
+    // add: x's cotangent is the cotangent, upd's the cotangent taken at the indices (0 where
+    // an index is dropped). set: x's is the cotangent with the written positions zeroed; upd's
+    // as for add, which is exact for unique indices; with duplicate indices every duplicate
+    // gets the cotangent of the position it wrote (not only the last one, which won).
+    vjp: (d, n, ct) => {
+      const [x, idx, upd] = n.inputs;
+      const xt = d.type(x!);
+      const ut = d.type(upd!);
+      if (!floatLike(xt)) return [null, null, null];
+      const mode = n.attrs.mode;
+      if (mode !== "add" && mode !== "set") unsupportedScatter(mode, "reverse");
+      const cx = mode === "add" ? ct : d.op("scatter", [ct, idx!, d.scalar(0, xt.dtype)], n.attrs);
+      const it = d.type(idx!);
+      const len = xt.base[n.attrs.axis]!;
+      const g = d.op("take", [ct, idx!], { axis: n.attrs.axis });
+      const ok = d.op("and", [d.op("ge", [idx!, d.scalar(-len, "int32")]), d.op("lt", [idx!, d.scalar(len, "int32")])]);
+      const tail = xt.base.length - n.attrs.axis - 1;
+      const mask = tail === 0 ? ok : d.op("reshape", [ok], { shape: [...it.base, ...Array<number>(tail).fill(1)] });
+      const cu = d.where(mask, g, null, d.type(g));
+      return [d.unbroadcast(cx, xt), null, d.unbroadcast(cu, ut)];
+    },
   },
   reshape: {
     jvp: (d, n, [t]) => d.move("reshape", t!, n.attrs),

@@ -95,6 +95,7 @@ export type Op =
   | "matmul"
   | "concat"
   | "take"
+  | "scatter"
   | SegmentOp
   | KUnaryOp
   | KBinaryOp
@@ -688,6 +689,63 @@ function takeType(op: Op, [x, idx]: readonly TensorType[], attrs: SpecAttrs<type
   return { dtype: x!.dtype, batch: rb.shape, base };
 }
 
+// --- scatter (functional updates, JAX's x.at[idx].set/add/mul/min/max) ---
+
+/** How `scatter` combines an update with the value at its position. */
+export type ScatterMode = "set" | "add" | "mul" | "min" | "max";
+const scatterSpec = { axis: "nat", mode: ["set", "add", "mul", "min", "max"] } as const;
+
+/**
+ * The update shape of `scatter(x, idx, upd, axis)`: x's base with base axis `axis`
+ * replaced by idx's base dims (the shape `take(x, idx, axis)` would have).
+ */
+export function scatterUpdateShape(xBase: readonly number[], idxBase: readonly number[], axis: number): number[] {
+  return [...xBase.slice(0, axis), ...idxBase, ...xBase.slice(axis + 1)];
+}
+
+/**
+ * `scatter` (JAX's `x.at[..., idx, ...].<mode>(upd)` on base axis `axis`, a
+ * functional update): `x (B; s…, n, t…)`, int32 `idx (B'; k…)`, `upd (B''; u…)`
+ * where `u…` broadcasts to the update shape `(s…, k…, t…)` (the shape
+ * `take(x, idx, axis)` has) → `(B∘B'∘B''; s…, n, t…)`, x's dtype. Each element of
+ * the update shape, in row-major order, combines `upd` into position
+ * (s…, p, t…) of a copy of x: p = i, or i + n when i < 0 (negative indices wrap
+ * once); an index outside [-n, n) is dropped (JAX's default `mode="drop"` for
+ * updates). Duplicate positions combine in that order: `add`, `mul`, `min`,
+ * `max` accumulate (min/max propagate NaN), and for `set` the last write wins.
+ * upd has x's dtype; `add`, `mul`, `min`, `max` are not defined on bool.
+ */
+function scatterType(op: Op, [x, idx, upd]: readonly TensorType[], attrs: SpecAttrs<typeof scatterSpec>): TensorType {
+  const axis = attrs.axis;
+  if (idx!.dtype !== "int32") throw new DTypeError(`${argType(op, "idx", idx!)}: needs int32 indices`);
+  if (axis >= x!.base.length)
+    throw new ShapeError(`${op}: base axis ${axis} is out of range for x ${fmtTypeShape(x!)}`);
+  if (upd!.dtype !== x!.dtype)
+    throw new DTypeError(`${op}: upd ${fmtTypeShape(upd!)} is ${upd!.dtype} but x ${fmtTypeShape(x!)} is ${x!.dtype}`);
+  if (attrs.mode !== "set" && x!.dtype === "bool")
+    throw new DTypeError(`${argType(op, "x", x!)}: mode ${attrs.mode} is not defined on bool (only set is)`);
+  const u = scatterUpdateShape(x!.base, idx!.base, axis);
+  const ub = broadcastShapes<number>(upd!.base, u);
+  if (upd!.base.length > u.length || !ub.ok || ub.shape.some((d, i) => d !== u[i])) {
+    throw new ShapeError(
+      `${op}: upd ${fmtTypeShape(upd!)} does not broadcast to the update shape (${u.join(",")}) of x ${fmtTypeShape(x!)} at idx ${fmtTypeShape(idx!)} on base axis ${axis}`,
+    );
+  }
+  let batch: readonly Dim[] = x!.batch;
+  for (const [name, t] of [
+    ["idx", idx!],
+    ["upd", upd!],
+  ] as const) {
+    const rb = broadcastShapes<Dim>(batch, t.batch);
+    if (!rb.ok)
+      throw new ShapeError(
+        `${op}: cannot broadcast x ${fmtTypeShape(x!)} with ${name} ${fmtTypeShape(t)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`,
+      );
+    batch = rb.shape;
+  }
+  return { dtype: x!.dtype, batch, base: x!.base };
+}
+
 const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });
 const binary = def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) });
 const reduce = def({ arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType });
@@ -748,6 +806,7 @@ const OP_TABLE = {
   }),
   concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(concatType) }),
   take: def({ arity: 2, args: ["x", "idx"], attrs: axisSpec, type: sized(takeType) }),
+  scatter: def({ arity: 3, args: ["x", "idx", "upd"], attrs: scatterSpec, type: sized(scatterType) }),
   // Every elementwise op of the op-facts table (ir/elementwise.ts), in its order.
   ...ELEMENTWISE_ENTRIES,
   sum: reduce,
