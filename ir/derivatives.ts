@@ -591,6 +591,20 @@ function unsupported(op: string, why: string): never {
   throw new UnsupportedOpError(`${op}: no derivative ${why}`);
 }
 
+/**
+ * `0, 1, …, n-1` as an int32 `(; n)` value from ops alone: doubled by concatenating
+ * with itself plus its length (about 2·log2(n) nodes), then sliced to n.
+ */
+function iota<V>(d: Diff<V>, n: number): V {
+  let v = d.op("expand", [d.scalar(0, "int32")], { shape: [1] });
+  let size = 1;
+  while (size < n) {
+    v = d.op("concat", [v, d.op("add", [v, d.scalar(size, "int32")])], { axis: 0 });
+    size *= 2;
+  }
+  return size === n ? v : d.op("slice", [v], { axis: 0, start: 0, stop: n, step: 1 });
+}
+
 /** scatter's modes without a derivative rule: a typed error naming the mode. */
 function unsupportedScatter(mode: string, sweep: "forward" | "reverse"): never {
   unsupported(
@@ -922,9 +936,8 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
     },
     // add: x's cotangent is the cotangent, upd's the cotangent taken at the indices (0 where
     // an index is dropped). set: x's is the cotangent with the written positions zeroed; upd's
-    // as for add, which is exact for unique indices; with duplicate indices every duplicate
-    // gets the cotangent of the position it wrote (not only the last one, which won).
-    vjp: (d, n, ct) => {
+    // the cotangent taken at the indices where the update won its position, else 0.
+    vjp: <V>(d: Diff<V>, n: Prim<V, "scatter">, ct: V) => {
       const [x, idx, upd] = n.inputs;
       const xt = d.type(x!);
       const ut = d.type(upd!);
@@ -934,10 +947,26 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
       const cx = mode === "add" ? ct : d.op("scatter", [ct, idx!, d.scalar(0, xt.dtype)], n.attrs);
       const it = d.type(idx!);
       const len = xt.base[n.attrs.axis]!;
-      const g = d.op("take", [ct, idx!], { axis: n.attrs.axis });
-      const ok = d.op("and", [d.op("ge", [idx!, d.scalar(-len, "int32")]), d.op("lt", [idx!, d.scalar(len, "int32")])]);
       const tail = xt.base.length - n.attrs.axis - 1;
-      const mask = tail === 0 ? ok : d.op("reshape", [ok], { shape: [...it.base, ...Array<number>(tail).fill(1)] });
+      /** An (idx base) value reshaped to broadcast over the update shape (the axes after `axis`). */
+      const overU = (v: V): V =>
+        tail === 0 ? v : d.op("reshape", [v], { shape: [...it.base, ...Array<number>(tail).fill(1)] });
+      const g = d.op("take", [ct, idx!], { axis: n.attrs.axis });
+      let mask: V;
+      if (mode === "add") {
+        // Every in-range update added into its position.
+        mask = overU(
+          d.op("and", [d.op("ge", [idx!, d.scalar(-len, "int32")]), d.op("lt", [idx!, d.scalar(len, "int32")])]),
+        );
+      } else {
+        // Only the update that won its position (the last one written there, in index order): as
+        // JAX, scatter each index's id, read the ids back at the indices, and compare (a dropped
+        // index reads take's int32 fill, which is no id).
+        const ids = overU(d.op("reshape", [iota(d, prod(it.base))], { shape: it.base }));
+        const none = d.op("expand", [d.scalar(-1, "int32")], { shape: xt.base });
+        const won = d.op("scatter", [none, idx!, ids], { axis: n.attrs.axis, mode: "set" });
+        mask = d.op("eq", [d.op("take", [won, idx!], { axis: n.attrs.axis }), ids]);
+      }
       const cu = d.where(mask, g, null, d.type(g));
       return [d.unbroadcast(cx, xt), null, d.unbroadcast(cu, ut)];
     },
