@@ -198,3 +198,5 @@ installNumericMethods();
 export type { UniformOptions, NormalOptions } from "./random/index.js";
 // --- WebAssembly backend ---
 export { initWasm, setThreads, type WasmBackend, type WasmOptions } from "./wasm.js";
+// --- updates (scatter): x.at(idx).set/add/mul/min/max/get ---
+export type { AtIndex, TensorAt } from "./api/tensor-api.js";
