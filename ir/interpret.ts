@@ -10,7 +10,6 @@ import { hasOp, isReduceNode, topoOrder, type Graph, type Node } from "./graph.j
 import { isBinaryOp, isUnaryOp, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
 import { takeFill, type KReduceOp } from "./kernel.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "./shapes.js";
-import { scatterUpdateShape } from "./ops.js";
 import { prod } from "./types.js";
 
 export interface Value {
@@ -449,7 +448,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
     forEachIndex(fullShape(t), (idx, flat) => {
       out[flat] = x!.data[broadcastOffset(x!.type, t, idx)]!;
     });
-    const ut: ConcreteType = { ...t, base: scatterUpdateShape(x!.type.base, ind!.type.base, a) };
+    const xb = x!.type.base;
+    const ut: ConcreteType = { ...t, base: [...xb.slice(0, a), ...ind!.type.base, ...xb.slice(a + 1)] };
     const ost = stridesOf(fullShape(t));
     forEachIndex(fullShape(ut), (idx) => {
       const batch = idx.slice(0, nb);

@@ -696,14 +696,6 @@ export type ScatterMode = "set" | "add" | "mul" | "min" | "max";
 const scatterSpec = { axis: "nat", mode: ["set", "add", "mul", "min", "max"] } as const;
 
 /**
- * The update shape of `scatter(x, idx, upd, axis)`: x's base with base axis `axis`
- * replaced by idx's base dims (the shape `take(x, idx, axis)` would have).
- */
-export function scatterUpdateShape(xBase: readonly number[], idxBase: readonly number[], axis: number): number[] {
-  return [...xBase.slice(0, axis), ...idxBase, ...xBase.slice(axis + 1)];
-}
-
-/**
  * `scatter` (JAX's `x.at[..., idx, ...].<mode>(upd)` on base axis `axis`, a
  * functional update): `x (B; s…, n, t…)`, int32 `idx (B'; k…)`, `upd (B''; u…)`
  * where `u…` broadcasts to the update shape `(s…, k…, t…)` (the shape
@@ -716,34 +708,23 @@ export function scatterUpdateShape(xBase: readonly number[], idxBase: readonly n
  * upd has x's dtype; `add`, `mul`, `min`, `max` are not defined on bool.
  */
 function scatterType(op: Op, [x, idx, upd]: readonly TensorType[], attrs: SpecAttrs<typeof scatterSpec>): TensorType {
-  const axis = attrs.axis;
-  if (idx!.dtype !== "int32") throw new DTypeError(`${argType(op, "idx", idx!)}: needs int32 indices`);
-  if (axis >= x!.base.length)
-    throw new ShapeError(`${op}: base axis ${axis} is out of range for x ${fmtTypeShape(x!)}`);
+  // take's rule checks idx and the axis and gives the update shape (and x's and idx's batch).
+  const u = takeType(op, [x!, idx!], { axis: attrs.axis });
   if (upd!.dtype !== x!.dtype)
     throw new DTypeError(`${op}: upd ${fmtTypeShape(upd!)} is ${upd!.dtype} but x ${fmtTypeShape(x!)} is ${x!.dtype}`);
   if (attrs.mode !== "set" && x!.dtype === "bool")
     throw new DTypeError(`${argType(op, "x", x!)}: mode ${attrs.mode} is not defined on bool (only set is)`);
-  const u = scatterUpdateShape(x!.base, idx!.base, axis);
-  const ub = broadcastShapes<number>(upd!.base, u);
-  if (upd!.base.length > u.length || !ub.ok || ub.shape.some((d, i) => d !== u[i])) {
+  const ub = broadcastShapes<number>(upd!.base, u.base);
+  if (!ub.ok || ub.shape.length > u.base.length || ub.shape.some((d, i) => d !== u.base[i]))
     throw new ShapeError(
-      `${op}: upd ${fmtTypeShape(upd!)} does not broadcast to the update shape (${u.join(",")}) of x ${fmtTypeShape(x!)} at idx ${fmtTypeShape(idx!)} on base axis ${axis}`,
+      `${op}: upd ${fmtTypeShape(upd!)} does not broadcast to the update shape (${u.base.join(",")}) of x ${fmtTypeShape(x!)} at idx ${fmtTypeShape(idx!)} on base axis ${attrs.axis}`,
     );
-  }
-  let batch: readonly Dim[] = x!.batch;
-  for (const [name, t] of [
-    ["idx", idx!],
-    ["upd", upd!],
-  ] as const) {
-    const rb = broadcastShapes<Dim>(batch, t.batch);
-    if (!rb.ok)
-      throw new ShapeError(
-        `${op}: cannot broadcast x ${fmtTypeShape(x!)} with ${name} ${fmtTypeShape(t)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`,
-      );
-    batch = rb.shape;
-  }
-  return { dtype: x!.dtype, batch, base: x!.base };
+  const rb = broadcastShapes<Dim>(u.batch, upd!.batch);
+  if (!rb.ok)
+    throw new ShapeError(
+      `${op}: cannot broadcast x ${fmtTypeShape(x!)} and idx ${fmtTypeShape(idx!)} with upd ${fmtTypeShape(upd!)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`,
+    );
+  return { dtype: x!.dtype, batch: rb.shape, base: x!.base };
 }
 
 const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });

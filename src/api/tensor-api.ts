@@ -131,7 +131,14 @@ declare module "../tensor.js" {
  * integers, one integer), flat row-major positions over the whole base
  * (`{ flat }`), or a bool mask that broadcasts to x.
  */
-export type AtIndex = Tensor | NestedArray | number | { readonly flat: Tensor | NestedArray | number };
+export type AtIndex =
+  | Tensor
+  | NestedArray
+  | number
+  | {
+      /** Positions in x's base read as one flat row-major vector (int32, as a base-axis index). */
+      readonly flat: Tensor | NestedArray | number;
+    };
 
 /** The updates of `x.at(idx, axis)` (JAX's `x.at[idx]`); each returns a new tensor of x's shape and dtype. */
 export interface TensorAt {
