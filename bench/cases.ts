@@ -3,7 +3,19 @@
 // contract every library (batchwise, peers, the baseline itself) implements.
 // Imported by the harness and, for types only, by every adapter.
 
-export type BenchId = "B1-1e6" | "B1-1e4" | "B2" | "B3" | "B4" | "B5" | "B6" | "B8-solve" | "B8-eigh" | "B9";
+export type BenchId =
+  | "B1-1e6"
+  | "B1-1e4"
+  | "B2"
+  | "B3"
+  | "B4"
+  | "B5"
+  | "B6"
+  | "B8-solve"
+  | "B8-eigh"
+  | "B9"
+  // --- B7: gather + scatter-add ---
+  | "B7";
 export const BENCH_IDS: readonly BenchId[] = [
   "B1-1e6",
   "B1-1e4",
@@ -15,10 +27,21 @@ export const BENCH_IDS: readonly BenchId[] = [
   "B8-solve",
   "B8-eigh",
   "B9",
+  // --- B7: gather + scatter-add ---
+  "B7",
 ];
 
 /** The kernels a library implements; B1 also serves B5, B3 also serves B6. */
-export type KernelId = "B1" | "B2" | "B3" | "B4" | "B8solve" | "B8eigh" | "B9";
+export type KernelId =
+  | "B1"
+  | "B2"
+  | "B3"
+  | "B4"
+  | "B8solve"
+  | "B8eigh"
+  | "B9"
+  // --- B7: gather + scatter-add ---
+  | "B7";
 export const KERNEL_OF: Record<BenchId, KernelId> = {
   "B1-1e6": "B1",
   "B1-1e4": "B1",
@@ -30,6 +53,8 @@ export const KERNEL_OF: Record<BenchId, KernelId> = {
   "B8-solve": "B8solve",
   "B8-eigh": "B8eigh",
   B9: "B9",
+  // --- B7: gather + scatter-add ---
+  B7: "B7",
 };
 
 export interface Counters {
@@ -77,6 +102,8 @@ export interface KernelTypes {
   B8solve: [B8SolveIn, Float32Array];
   B8eigh: [B8EighIn, B8EighOut];
   B9: [B9In, B9Out];
+  // --- B7: gather + scatter-add ---
+  B7: [B7In, B7Out];
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -135,6 +162,8 @@ export const TOLERANCE: Record<KernelId, number> = {
   B8solve: 1e-3, // well-conditioned systems (diagonally dominant), solutions O(1)
   B8eigh: 1e-4, // eigenvalues of matrices with entries in [-1, 1]; see compareB8eigh for the vectors
   B9: 1e-6, // float64; stresses O(1e2), tangent entries O(1e5)
+  // --- B7: gather + scatter-add ---
+  B7: 1e-4, // bin sums O(10) of ~100 values in [-1, 1], float32, summed in point order
 };
 
 // ---------------------------------------------------------------- inputs
@@ -310,6 +339,8 @@ export const BASELINES: { [K in KernelId]: (input: KernelTypes[K][0]) => KernelT
   B8solve: b8SolveBaseline,
   B8eigh: b8EighBaseline,
   B9: b9Baseline,
+  // --- B7: gather + scatter-add ---
+  B7: b7Baseline,
 };
 
 // ---------------------------------------------------------------- comparison
@@ -358,6 +389,12 @@ export function compare(kernel: KernelId, got: unknown, want: unknown): number {
       const g = got as B9Out,
         w = want as B9Out;
       return Math.max(maxAbsDiff(g.stress, w.stress), maxAbsDiff(g.tangent, w.tangent));
+    }
+    // --- B7: gather + scatter-add ---
+    case "B7": {
+      const g = got as B7Out,
+        w = want as B7Out;
+      return Math.max(maxAbsDiff(g.sums, w.sums), maxAbsDiff(g.gathered, w.gathered));
     }
   }
 }
@@ -606,4 +643,43 @@ export function b9Baseline({ strain, count }: B9In): B9Out {
       }
   }
   return { stress, tangent };
+}
+
+// ---------------------------------------------------------------- B7: gather + scatter-add
+
+/**
+ * B7: `points` float32 values scattered into `nBins` bins by an int32 index per
+ * point (a scatter-add: each bin sums its points, in point order), then each
+ * point reads its bin's sum back (a gather). batchwise: `zeros.at(bins).add(points)`
+ * and `take`; the baseline: the two loops.
+ */
+export interface B7In {
+  points: Float32Array;
+  bins: Int32Array;
+  nBins: number;
+}
+export interface B7Out {
+  sums: Float32Array;
+  gathered: Float32Array;
+}
+export const B7_SIZES = { points: 1_000_000, bins: 10_000 } as const;
+
+export function makeB7(points: number, nBins: number, seed = 7): B7In {
+  const r = rng(seed);
+  const p = new Float32Array(points);
+  const bins = new Int32Array(points);
+  for (let i = 0; i < points; i++) {
+    p[i] = r() * 2 - 1;
+    bins[i] = Math.floor(r() * nBins);
+  }
+  return { points: p, bins, nBins };
+}
+
+export function b7Baseline({ points, bins, nBins }: B7In): B7Out {
+  const sums = new Float32Array(nBins);
+  const n = points.length;
+  for (let i = 0; i < n; i++) sums[bins[i]!] += points[i]!;
+  const gathered = new Float32Array(n);
+  for (let i = 0; i < n; i++) gathered[i] = sums[bins[i]!]!;
+  return { sums, gathered };
 }

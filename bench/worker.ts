@@ -20,6 +20,8 @@ import {
   B8_SIZES,
   makeB9,
   B9_POINTS,
+  makeB7,
+  B7_SIZES,
   type BenchId,
   type Counters,
   type KernelId,
@@ -125,6 +127,9 @@ function inputFor(bench: BenchId): { input: unknown; n: number } {
       return { input: makeB8eigh(B8_SIZES.eighCount), n: B8_SIZES.eighCount };
     case "B9":
       return { input: makeB9(B9_POINTS), n: B9_POINTS };
+    // --- B7: gather + scatter-add ---
+    case "B7":
+      return { input: makeB7(B7_SIZES.points, B7_SIZES.bins), n: B7_SIZES.points };
   }
 }
 

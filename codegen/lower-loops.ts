@@ -293,6 +293,7 @@ export function checkKernel(k: Kernel): void {
                 : [];
     for (const m of refs) if (!(m >= 0 && m < n)) fail(`value %${n} refers to %${m}, which is not before it`);
   });
+  if (k.scatter !== undefined) checkScatterKernel(k, fail);
   for (const out of k.outputs) {
     if (out.value < 0 || out.value >= k.exprs.length) fail(`an output stores %${out.value}, which does not exist`);
     if ((k.reduce === null) !== (out.reduce === null))
@@ -313,7 +314,8 @@ export function lowerKernel(k: Kernel, t: LoopTarget = SEQUENTIAL_TARGET): LoopP
   const b = new LoopBuilder();
   const strides = strideBase(k);
   const nStrides = k.inputs.reduce((n, inp) => n + inp.batchRank, 0);
-  if (k.segment !== undefined) lowerSegmented(b, k, t, strides);
+  if (k.scatter !== undefined) lowerScatter(b, k, strides);
+  else if (k.segment !== undefined) lowerSegmented(b, k, t, strides);
   else lowerPlain(b, k, t, strides);
   return b.finish(k, k.batchRank + (k.segment?.maxN === -1 ? 1 : 0), nStrides);
 }
@@ -546,4 +548,129 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
     b.end();
   }
   b.end();
+}
+
+// --- scatter kernels (see `ScatterSpec` in ir/kernel.ts) ---
+
+/** The update shape of a scatter kernel: x's base with the axis replaced by idx's base. */
+export function scatterShape(k: Kernel): number[] {
+  const { axis } = k.scatter!;
+  return [...k.baseShape.slice(0, axis), ...k.inputs[1]!.baseShape, ...k.baseShape.slice(axis + 1)];
+}
+
+function checkScatterKernel(k: Kernel, fail: (m: string) => never): void {
+  const { axis, mode } = k.scatter!;
+  const [x, idx, upd] = k.inputs;
+  if (k.inputs.length !== 3 || k.outputs.length !== 1 || k.reduce !== null || k.segment !== undefined)
+    fail("a scatter kernel has inputs [x, idx, upd], one output, and neither reduces nor segments");
+  if (axis < 0 || axis >= k.baseShape.length) fail(`scatter axis ${axis} out of range`);
+  if (idx!.dtype !== "int32") fail(`scatter indices must be int32, not ${idx!.dtype}`);
+  const d = k.outputs[0]!.dtype;
+  if (x!.dtype !== d || upd!.dtype !== d) fail("scatter's x, upd and output must share one dtype");
+  if (mode !== "set" && d === "bool") fail(`scatter mode ${mode} on bool`);
+  if (x!.baseShape.length !== k.baseShape.length || x!.baseShape.some((n, i) => n !== k.baseShape[i]))
+    fail("scatter's x must have the kernel's base shape");
+  const u = scatterShape(k);
+  const lead = u.length - upd!.baseShape.length;
+  if (lead < 0 || upd!.baseShape.some((n, i) => n !== 1 && n !== u[lead + i]))
+    fail(`scatter's upd base (${upd!.baseShape.join(",")}) does not broadcast to (${u.join(",")})`);
+}
+
+/** A scatter kernel's per-batch-element copy: output[ob + j] = x[px + j] over x's base block. */
+export function scatterCopy(b: LoopBuilder, k: Kernel, ob: number, px: number): void {
+  const S = numel(k.baseShape);
+  const j = b.loop(b.index(0), b.index(S));
+  b.store(
+    0,
+    b.idx("add", ob, j),
+    b.cast(b.let(k.inputs[0]!.dtype, { k: "load", buf: 0, at: b.idx("add", px, j) }), k.outputs[0]!.dtype),
+  );
+  b.end();
+}
+
+/**
+ * One update of a scatter kernel at `coords` (index values, one per dim of the update
+ * shape) for the batch element whose output block starts at `ob`: the index is wrapped
+ * once and dropped outside [0, n); otherwise the output position is read back (`oload`),
+ * combined with the update and stored.
+ */
+export function scatterUpdate(
+  b: LoopBuilder,
+  k: Kernel,
+  ob: number,
+  pointer: (input: number) => number,
+  coords: readonly number[],
+): void {
+  const { axis, mode } = k.scatter!;
+  const [, I, U] = k.inputs;
+  const n = k.baseShape[axis]!;
+  // Every index is out of range of an empty axis: nothing is written.
+  if (n === 0) return;
+  const m = I!.baseShape.length;
+  const dt = k.outputs[0]!.dtype;
+  const is = contiguousStrides(I!.baseShape);
+  let ioff = pointer(1);
+  for (let d = 0; d < m; d++) ioff = b.idx("add", ioff, b.idx("mul", coords[axis + d]!, b.index(is[d]!)));
+  const pos = b.let("int32", { k: "load", buf: 1, at: ioff });
+  const zero = b.lit(0, "int32");
+  const len = b.lit(n, "int32");
+  // p = pos < 0 ? pos + n : pos (the add may wrap only on the branch not taken).
+  const p = b.let("int32", {
+    k: "where",
+    c: b.let("bool", { k: "binary", op: "lt", a: pos, b: zero }),
+    a: b.let("int32", { k: "binary", op: "add", a: pos, b: len }),
+    b: pos,
+  });
+  const ok = b.let("bool", {
+    k: "binary",
+    op: "and",
+    a: b.let("bool", { k: "binary", op: "ge", a: p, b: zero }),
+    b: b.let("bool", { k: "binary", op: "lt", a: p, b: len }),
+  });
+  b.when(ok);
+  const xs = contiguousStrides(k.baseShape);
+  let off = ob;
+  for (let d = 0; d < k.baseShape.length; d++) {
+    const c = d < axis ? coords[d]! : d === axis ? b.cast(p, "index") : coords[d - 1 + m]!;
+    off = b.idx("add", off, b.idx("mul", c, b.index(xs[d]!)));
+  }
+  const us = contiguousStrides(U!.baseShape);
+  const lead = coords.length - U!.baseShape.length;
+  let uoff = pointer(2);
+  U!.baseShape.forEach((size, i) => {
+    if (size !== 1) uoff = b.idx("add", uoff, b.idx("mul", coords[lead + i]!, b.index(us[i]!)));
+  });
+  const v = b.cast(b.let(U!.dtype, { k: "load", buf: 2, at: uoff }), dt);
+  const op = mode === "add" ? "add" : mode === "mul" ? "mul" : mode === "min" ? "minimum" : "maximum";
+  const next = mode === "set" ? v : b.let(dt, { k: "binary", op, a: b.let(dt, { k: "oload", buf: 0, at: off }), b: v });
+  b.store(0, off, next);
+  b.end();
+}
+
+/** A scatter kernel on a sequential target: per batch element, the copy, then the updates in row-major order. */
+function lowerScatter(b: LoopBuilder, k: Kernel, strideAt: readonly number[]): void {
+  const R = k.batchRank;
+  const S = numel(k.baseShape);
+  const batchVar = new Map<number, number>();
+  const pointer = (i: number): number => {
+    const inp = k.inputs[i]!;
+    let p = b.index(0);
+    for (let d = 0; d < inp.batchRank; d++) {
+      const s = b.let("index", { k: "stride", i: strideAt[i]! + d });
+      p = b.idx("add", p, b.idx("mul", batchVar.get(R - inp.batchRank + d)!, s));
+    }
+    return p;
+  };
+  // The output offset of the current batch element: a running counter over the batch loops.
+  const counter = b.local("index");
+  b.set(counter, b.index(0));
+  for (let a = 0; a < R; a++) batchVar.set(a, b.loop(b.index(0), b.let("index", { k: "size", i: a })));
+  const ob = b.get(counter);
+  b.set(counter, b.idx("add", ob, b.index(S)));
+  scatterCopy(b, k, ob, pointer(0));
+  const u = scatterShape(k);
+  const coords = u.map((d) => (d === 1 ? b.index(0) : b.loop(b.index(0), b.index(d))));
+  scatterUpdate(b, k, ob, pointer, coords);
+  for (const d of u) if (d !== 1) b.end();
+  for (let a = 0; a < R; a++) b.end();
 }

@@ -197,6 +197,7 @@ export function wgslLoopTrips(kernel: Kernel, batchSizes: readonly number[], pac
   const cost = elementLoopCost(kernel);
   const { chunks } = wgslLaunchPlan(kernel, batchSizes, packedRows);
   const seg = kernel.segment;
+  if (kernel.scatter !== undefined) return WGSL_SCATTER_CHUNK;
   if (seg !== undefined) {
     // A chunk of positions, plus at most 32 steps of a binary search for a row.
     if (seg.mode === "map") return Math.min(packedRows, wgslChunk(kernel)) * (cost + 40) + 32;
@@ -225,4 +226,20 @@ export function outputCount(kernel: Kernel, batchSizes: readonly number[]): numb
     if (!reducedBatch.has(a)) n *= s;
   });
   return n;
+}
+
+// --- scatter kernels ---
+
+/** Update positions one invocation of a scatter kernel's update pass walks (see `ScatterSpec`). */
+export const WGSL_SCATTER_CHUNK = MAIN_TRIPS;
+
+/**
+ * The update passes of a scatter kernel: ceil(update positions / WGSL_SCATTER_CHUNK)
+ * (none when the axis is empty: every index is dropped). Pass 0, the copy, comes first.
+ */
+export function scatterPasses(kernel: Kernel): number {
+  const { axis } = kernel.scatter!;
+  if (kernel.baseShape[axis] === 0) return 0;
+  const u = (numel(kernel.baseShape) / kernel.baseShape[axis]!) * numel(kernel.inputs[1]!.baseShape);
+  return Math.ceil(u / WGSL_SCATTER_CHUNK);
 }

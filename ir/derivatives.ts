@@ -591,6 +591,28 @@ function unsupported(op: string, why: string): never {
   throw new UnsupportedOpError(`${op}: no derivative ${why}`);
 }
 
+/**
+ * `0, 1, …, n-1` as an int32 `(; n)` value from ops alone: doubled by concatenating
+ * with itself plus its length (about 2·log2(n) nodes), then sliced to n.
+ */
+function iota<V>(d: Diff<V>, n: number): V {
+  let v = d.op("expand", [d.scalar(0, "int32")], { shape: [1] });
+  let size = 1;
+  while (size < n) {
+    v = d.op("concat", [v, d.op("add", [v, d.scalar(size, "int32")])], { axis: 0 });
+    size *= 2;
+  }
+  return size === n ? v : d.op("slice", [v], { axis: 0, start: 0, stop: n, step: 1 });
+}
+
+/** scatter's modes without a derivative rule: a typed error naming the mode. */
+function unsupportedScatter(mode: string, sweep: "forward" | "reverse"): never {
+  unsupported(
+    "scatter",
+    `in ${sweep} mode for mode ${mode}: only add and set have derivative rules (mul, min and max need the positions' update order, not implemented)`,
+  );
+}
+
 /** Reinserts the reduced axes of a reduction result (keep=false) as size-1 dims, batch made full first. */
 function unreduce<V>(d: Diff<V>, v: V, out: TensorType, outV: V | undefined, a: AttrsOf<"sum">): V {
   if (a.keep) return v;
@@ -884,8 +906,70 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
       const mask = tail === 0 ? ok : d.op("reshape", [ok], { shape: [...it.base, ...Array<number>(tail).fill(1)] });
       return d.where(mask, g, null, out);
     },
-    // The transpose of a gather is a scatter-add, which is not an op yet.
-    vjp: () => unsupported("take", "in reverse mode yet: its transpose is a scatter-add, which has no op yet"),
+    // The transpose of a gather is a scatter-add of the cotangent into zeros shaped like x;
+    // out-of-range indices are dropped by the scatter (their result was a constant fill).
+    vjp: (d, n, ct) => {
+      const [x, idx] = n.inputs;
+      const xt = d.type(x!);
+      if (!floatLike(xt)) return [null, null];
+      const g = d.op("scatter", [d.zeros(xt), idx!, ct], { axis: n.attrs.axis, mode: "add" });
+      return [d.unbroadcast(g, xt), null];
+    },
+  },
+  // --- scatter ---
+  scatter: {
+    // add: linear in x and upd. set: the tangent is scattered the same way (x's tangent with
+    // upd's written over it). mul/min/max: not implemented (a typed error names the mode).
+    jvp: (d, n, [tx, , tu]) => {
+      const out = d.type(n.out);
+      if (!floatLike(out)) return null;
+      const [x, idx, upd] = n.inputs;
+      const xt = d.type(x!);
+      const ut = d.type(upd!);
+      const mode = n.attrs.mode;
+      if (mode !== "add" && mode !== "set") unsupportedScatter(mode, "forward");
+      const a = d.fit(d.nz(tx!), { ...d.type(tx ?? x!), base: xt.base, dtype: xt.dtype });
+      const b = d.fit(d.nz(tu!), { ...d.type(tu ?? upd!), base: ut.base, dtype: ut.dtype });
+      if (a === null && b === null) return null;
+      if (mode === "add" && b === null) return a;
+      return d.op("scatter", [a ?? d.zeros(xt), idx!, b ?? d.scalar(0, ut.dtype)], n.attrs);
+    },
+    // add: x's cotangent is the cotangent, upd's the cotangent taken at the indices (0 where
+    // an index is dropped). set: x's is the cotangent with the written positions zeroed; upd's
+    // the cotangent taken at the indices where the update won its position, else 0.
+    vjp: <V>(d: Diff<V>, n: Prim<V, "scatter">, ct: V) => {
+      const [x, idx, upd] = n.inputs;
+      const xt = d.type(x!);
+      const ut = d.type(upd!);
+      if (!floatLike(xt)) return [null, null, null];
+      const mode = n.attrs.mode;
+      if (mode !== "add" && mode !== "set") unsupportedScatter(mode, "reverse");
+      const cx = mode === "add" ? ct : d.op("scatter", [ct, idx!, d.scalar(0, xt.dtype)], n.attrs);
+      const it = d.type(idx!);
+      const len = xt.base[n.attrs.axis]!;
+      const tail = xt.base.length - n.attrs.axis - 1;
+      /** An (idx base) value reshaped to broadcast over the update shape (the axes after `axis`). */
+      const overU = (v: V): V =>
+        tail === 0 ? v : d.op("reshape", [v], { shape: [...it.base, ...Array<number>(tail).fill(1)] });
+      const g = d.op("take", [ct, idx!], { axis: n.attrs.axis });
+      let mask: V;
+      if (mode === "add") {
+        // Every in-range update added into its position.
+        mask = overU(
+          d.op("and", [d.op("ge", [idx!, d.scalar(-len, "int32")]), d.op("lt", [idx!, d.scalar(len, "int32")])]),
+        );
+      } else {
+        // Only the update that won its position (the last one written there, in index order): as
+        // JAX, scatter each index's id, read the ids back at the indices, and compare (a dropped
+        // index reads take's int32 fill, which is no id).
+        const ids = overU(d.op("reshape", [iota(d, prod(it.base))], { shape: it.base }));
+        const none = d.op("expand", [d.scalar(-1, "int32")], { shape: xt.base });
+        const won = d.op("scatter", [none, idx!, ids], { axis: n.attrs.axis, mode: "set" });
+        mask = d.op("eq", [d.op("take", [won, idx!], { axis: n.attrs.axis }), ids]);
+      }
+      const cu = d.where(mask, g, null, d.type(g));
+      return [d.unbroadcast(cx, xt), null, d.unbroadcast(cu, ut)];
+    },
   },
   reshape: {
     jvp: (d, n, [t]) => d.move("reshape", t!, n.attrs),

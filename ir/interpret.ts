@@ -444,6 +444,47 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       const xi = [...batch, ...base.slice(0, a), p, ...base.slice(a + m)];
       out[flat] = x!.data[broadcastOffset(x!.type, { ...t, base: x!.type.base }, xi)]!;
     });
+  } else if (hasOp(n, "scatter")) {
+    // --- scatter --- A copy of x, then every element of the update shape in row-major
+    // order (batch first): its index i names position p = i (i + n when i < 0) on the
+    // axis; indices outside [-n, n) are dropped; the mode combines in that order (set:
+    // the last write wins).
+    const [x, ind, upd] = ins;
+    const a = n.attrs.axis;
+    const mode = n.attrs.mode;
+    const len = x!.type.base[a]!;
+    const m = ind!.type.base.length;
+    const nb = t.batch.length;
+    const int = t.dtype === "int32" || t.dtype === "uint32";
+    forEachIndex(fullShape(t), (idx, flat) => {
+      out[flat] = x!.data[broadcastOffset(x!.type, t, idx)]!;
+    });
+    const xb = x!.type.base;
+    const ut: ConcreteType = { ...t, base: [...xb.slice(0, a), ...ind!.type.base, ...xb.slice(a + 1)] };
+    const ost = stridesOf(fullShape(t));
+    forEachIndex(fullShape(ut), (idx) => {
+      const batch = idx.slice(0, nb);
+      const base = idx.slice(nb);
+      let p =
+        ind!.data[broadcastOffset(ind!.type, { ...t, base: ind!.type.base }, [...batch, ...base.slice(a, a + m)])]!;
+      if (p < 0) p += len;
+      if (p < 0 || p >= len) return;
+      const oi = [...batch, ...base.slice(0, a), p, ...base.slice(a + m)];
+      let off = 0;
+      oi.forEach((v, d) => (off += v * ost[d]!));
+      const v = upd!.data[broadcastOffset(upd!.type, ut, idx)]!;
+      const old = out[off]!;
+      out[off] =
+        mode === "set"
+          ? v
+          : mode === "add"
+            ? BINARY_REF.add(old, v, t.dtype, int)
+            : mode === "mul"
+              ? BINARY_REF.mul(old, v, t.dtype, int)
+              : mode === "min"
+                ? BINARY_REF.minimum(old, v, t.dtype, int)
+                : BINARY_REF.maximum(old, v, t.dtype, int);
+    });
   } else if (hasOp(n, "concat")) {
     const axis = t.batch.length + n.attrs.axis;
     const starts: number[] = [];

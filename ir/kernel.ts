@@ -133,7 +133,32 @@ export interface Segment {
   readonly left?: boolean;
 }
 
+// --- scatter kernels ---
+
+/**
+ * A scatter kernel (the `scatter` op, a functional update). Its inputs are exactly
+ * [x, idx, upd], three buffers; its space is the output's `batch × x's base` and
+ * its one output has x's dtype. Its one expr loads x at the space's base index
+ * (the copy), which output 0 stores. Per batch element, the kernel copies x's base
+ * block to the output, then walks the update shape (x's base with base axis `axis`
+ * replaced by idx's base) in row-major order: each element's int32 index i gives
+ * the position p = i < 0 ? i + n : i on the axis (n its size); an index outside
+ * [0, n) after that wrap is dropped; otherwise output (…, p, …) := old `mode` upd
+ * (set: upd; add, mul; min and max propagate NaN), reading the output back as this
+ * launch last stored it. upd's base dims broadcast to the update shape (size-1 dims
+ * read index 0). Sequential targets run batch elements one after another; the
+ * workgroup target copies in one pass (an invocation per element) and updates in
+ * passes of a chunk of update positions (an invocation per batch element, in
+ * order), so duplicate positions combine in update order on every target.
+ */
+export interface ScatterSpec {
+  readonly axis: number;
+  readonly mode: "set" | "add" | "mul" | "min" | "max";
+}
+
 export interface Kernel {
+  /** Present on scatter kernels (the `scatter` op); see `ScatterSpec`. */
+  readonly scatter?: ScatterSpec;
   /** Present on segmented kernels (ragged ops), which have batchRank 1. */
   readonly segment?: Segment;
   readonly batchRank: number;

@@ -95,6 +95,7 @@ export type Op =
   | "matmul"
   | "concat"
   | "take"
+  | "scatter"
   | SegmentOp
   | KUnaryOp
   | KBinaryOp
@@ -707,6 +708,44 @@ function takeType(op: Op, [x, idx]: readonly TensorType[], attrs: SpecAttrs<type
   return { dtype: x!.dtype, batch: rb.shape, base };
 }
 
+// --- scatter (functional updates, JAX's x.at[idx].set/add/mul/min/max) ---
+
+/** How `scatter` combines an update with the value at its position. */
+export type ScatterMode = "set" | "add" | "mul" | "min" | "max";
+const scatterSpec = { axis: "nat", mode: ["set", "add", "mul", "min", "max"] } as const;
+
+/**
+ * `scatter` (JAX's `x.at[..., idx, ...].<mode>(upd)` on base axis `axis`, a
+ * functional update): `x (B; s…, n, t…)`, int32 `idx (B'; k…)`, `upd (B''; u…)`
+ * where `u…` broadcasts to the update shape `(s…, k…, t…)` (the shape
+ * `take(x, idx, axis)` has) → `(B∘B'∘B''; s…, n, t…)`, x's dtype. Each element of
+ * the update shape, in row-major order, combines `upd` into position
+ * (s…, p, t…) of a copy of x: p = i, or i + n when i < 0 (negative indices wrap
+ * once); an index outside [-n, n) is dropped (JAX's default `mode="drop"` for
+ * updates). Duplicate positions combine in that order: `add`, `mul`, `min`,
+ * `max` accumulate (min/max propagate NaN), and for `set` the last write wins.
+ * upd has x's dtype; `add`, `mul`, `min`, `max` are not defined on bool.
+ */
+function scatterType(op: Op, [x, idx, upd]: readonly TensorType[], attrs: SpecAttrs<typeof scatterSpec>): TensorType {
+  // take's rule checks idx and the axis and gives the update shape (and x's and idx's batch).
+  const u = takeType(op, [x!, idx!], { axis: attrs.axis });
+  if (upd!.dtype !== x!.dtype)
+    throw new DTypeError(`${op}: upd ${fmtTypeShape(upd!)} is ${upd!.dtype} but x ${fmtTypeShape(x!)} is ${x!.dtype}`);
+  if (attrs.mode !== "set" && x!.dtype === "bool")
+    throw new DTypeError(`${argType(op, "x", x!)}: mode ${attrs.mode} is not defined on bool (only set is)`);
+  const ub = broadcastShapes<number>(upd!.base, u.base);
+  if (!ub.ok || ub.shape.length > u.base.length || ub.shape.some((d, i) => d !== u.base[i]))
+    throw new ShapeError(
+      `${op}: upd ${fmtTypeShape(upd!)} does not broadcast to the update shape (${u.base.join(",")}) of x ${fmtTypeShape(x!)} at idx ${fmtTypeShape(idx!)} on base axis ${attrs.axis}`,
+    );
+  const rb = broadcastShapes<Dim>(u.batch, upd!.batch);
+  if (!rb.ok)
+    throw new ShapeError(
+      `${op}: cannot broadcast x ${fmtTypeShape(x!)} and idx ${fmtTypeShape(idx!)} with upd ${fmtTypeShape(upd!)}: batch dim ${rb.dim} is ${rb.a} vs ${rb.b}`,
+    );
+  return { dtype: x!.dtype, batch: rb.shape, base: x!.base };
+}
+
 const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });
 const binary = def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) });
 const reduce = def({ arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType });
@@ -767,6 +806,7 @@ const OP_TABLE = {
   }),
   concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(concatType) }),
   take: def({ arity: 2, args: ["x", "idx"], attrs: axisSpec, type: sized(takeType) }),
+  scatter: def({ arity: 3, args: ["x", "idx", "upd"], attrs: scatterSpec, type: sized(scatterType) }),
   // Every elementwise op of the op-facts table (ir/elementwise.ts), in its order.
   ...ELEMENTWISE_ENTRIES,
   sum: reduce,

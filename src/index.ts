@@ -208,3 +208,5 @@ export {
   type IndexList,
   type ResolvedBaseIndex,
 } from "./select/index-list.js";
+// --- updates (scatter): x.at(idx).set/add/mul/min/max/get ---
+export type { AtIndex, TensorAt } from "./api/tensor-api.js";

@@ -7,7 +7,7 @@
 // (clouds; points, 3) with base axes 0 = points, 1 = xyz; B2 is (count; 3, 3).
 // One jit instance per benchmark, so the counters describe that benchmark.
 
-import type { B2Out, B4Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
+import type { B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
 
 /** The slice of the tensor API these benchmarks use (see the brief in bench/README.md). */
 interface Tensor {
@@ -302,6 +302,36 @@ export default async function load(backend: string): Promise<LibAdapter> {
           };
         },
         stats: counters(f as unknown as { stats: Counters }),
+      };
+    };
+  }
+  // --- B7: gather + scatter-add: (;N) points into (;bins) bins by (;N) int32 indices, then read back ---
+  if (typeof (bw as { zeros?: unknown }).zeros !== "function") {
+    adapter.skipped.B7 = "needs zeros() and Tensor.at(): src/index.ts does not export them";
+  } else {
+    adapter.kernels.B7 = () => {
+      const lib = bw as unknown as typeof import("../../src/index.js");
+      type T = import("../../src/index.js").Tensor;
+      // One jit per bin count (a base size is part of the trace key); the bench uses one.
+      let f: (((p: T, i: T) => T[]) & { stats: Counters }) | undefined;
+      let bins0 = -1;
+      return {
+        run: async ({ points, bins, nBins }): Promise<B7Out> => {
+          if (f === undefined || nBins !== bins0) {
+            bins0 = nBins;
+            f = lib.jit((p: T, i: T) => {
+              const sums = lib.zeros([], [nBins]).at(i).add(p);
+              return [sums, sums.take(i)];
+            }, jitOpts) as unknown as ((p: T, i: T) => T[]) & { stats: Counters };
+          }
+          const n = points.length;
+          const [s, g] = f(
+            lib.fromTypedArray(points, [n], { batchDim: 0, copy: false }),
+            lib.fromTypedArray(bins, [n], { batchDim: 0, copy: false }),
+          ) as unknown as [Tensor, Tensor];
+          return sync ? { sums: f32(s), gathered: f32(g) } : { sums: await f32Async(s), gathered: await f32Async(g) };
+        },
+        stats: () => (f ? counters(f)() : { traces: 0, compiles: 0, cacheHits: 0 }),
       };
     };
   }

@@ -17,6 +17,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       B8eigh: () => ({ run: BASELINES.B8eigh }),
       // --- B9: J2 consistent tangent ---
       B9: () => ({ run: BASELINES.B9 }),
+      // --- B7: gather + scatter-add ---
+      B7: () => ({ run: BASELINES.B7 }),
     },
     skipped: {},
     notes: ["timed against a second copy of itself: its ratio is the run's noise floor"],

@@ -13,7 +13,7 @@
 import { castScalar } from "../../ir/dtype.js";
 import { UnsupportedOpError } from "../../ir/errors.js";
 import { BINARY_OPS, UNARY_OPS, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
-import { Node, type NodeOf } from "../../ir/graph.js";
+import { hasOp, Node, type NodeOf } from "../../ir/graph.js";
 import {
   contiguousStrides,
   ix,
@@ -371,6 +371,7 @@ export function buildKernel(
 ): Step & { kind: "kernel" } {
   const b = new KernelBuilder(materialized);
   const root = group[0]!;
+  if (hasOp(root, "scatter")) return buildScatterKernel(root, b, opts);
   if (isReduce(root)) {
     const x = root.inputs[0]!;
     const value = b.gen(x, axesOf(x.type.base), !materialized.has(x) && x.op !== "input", BY_ROW);
@@ -408,4 +409,33 @@ export function buildKernel(
     ...(opts.relaxedFloat32 ? { relaxedFloat32: true } : {}),
   };
   return { kind: "kernel", kernel, inputs: b.inputs, outputs: group, space: root };
+}
+
+// --- scatter ---
+
+/**
+ * A scatter kernel (see `ScatterSpec` in ir/kernel.ts): inputs [x, idx, upd], all
+ * buffers (placeBuffers gives them one); its one expr loads x at the space's index.
+ */
+function buildScatterKernel(root: NodeOf<"scatter">, b: KernelBuilder, opts: FuseOptions): Step & { kind: "kernel" } {
+  const [x, idx, upd] = root.inputs as [Node, Node, Node];
+  for (const n of [x, idx, upd]) {
+    b.inputs.push(n);
+    b.packed.push(false);
+    b.padded.push(false);
+  }
+  const base = root.type.base;
+  const value = b.push({ k: "load", input: 0, index: axesOf(x.type.base), dtype: x.type.dtype });
+  const kernel: Kernel = {
+    scatter: { axis: root.attrs.axis, mode: root.attrs.mode },
+    batchRank: root.type.batch.length,
+    baseShape: base,
+    reduce: null,
+    inputs: inputDescs(b),
+    outputs: [{ dtype: root.type.dtype, value, reduce: null }],
+    exprs: b.exprs,
+    unroll: false,
+    ...(opts.relaxedFloat32 ? { relaxedFloat32: true } : {}),
+  };
+  return { kind: "kernel", kernel, inputs: b.inputs, outputs: [root], space: root };
 }

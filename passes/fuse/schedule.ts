@@ -24,6 +24,8 @@ function groupKey(
   opts: FuseOptions,
 ): string {
   if (isReduce(n)) return `reduce ${n.inputs[0]!.id} ${String(n.attrs.batchAxes)} ${String(n.attrs.baseAxes)}`;
+  // A scatter kernel writes its one output in place: never shared with other roots.
+  if (n.op === "scatter") return `scatter ${n.id}`;
   const reads = [...regionReads(n, materialized, memo)].map((r) => r.id).sort((a, b) => a - b);
   // Small bases unroll completely; with mixed-base outputs they may share a kernel whatever their shapes.
   const base = opts.mixedBaseOutputs && numel(n.type.base) <= opts.unrollLimit ? "small" : n.type.base.join(",");

@@ -11,7 +11,13 @@
 import { ARRAY_CTOR, F16_UNAVAILABLE, isNarrowInt, type DType, type TypedArray } from "../../ir/dtype.js";
 import { kernelConsts, launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
 import { kernelToWGSL, outputCount, treeReduction, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
-import { WGSL_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, reducedCount, segmentRowBound } from "../../codegen/wgsl-launch.js";
+import {
+  WGSL_COMBINE_CHUNK,
+  WGSL_WORKGROUP_SIZE,
+  reducedCount,
+  scatterPasses,
+  segmentRowBound,
+} from "../../codegen/wgsl-launch.js";
 import {
   combineReadsOffsets,
   combineToWGSL,
@@ -659,8 +665,30 @@ export class WebGPUBackend implements Backend {
       }
     };
 
+    if (kernel.scatter !== undefined) {
+      // --- scatter --- the copy pass (an invocation per output element), then the update
+      // passes in order (an invocation per batch element, WGSL_SCATTER_CHUNK positions each).
+      const elements = count / numel(kernel.baseShape);
+      const bound = [...ins.map(asBinding), ...outs.map(asBinding)];
+      const passParams = (n: number, p: number): Uint32Array<ArrayBuffer> => {
+        const v = params.slice();
+        v[layout.count] = n;
+        v[layout.chunks] = p;
+        return v;
+      };
+      run(k.entry, passParams(count, 0), bound, Math.ceil(count / WGSL_WORKGROUP_SIZE));
+      const passes = scatterPasses(kernel);
+      for (let p = 1; p <= passes; p++)
+        run(k.entry, passParams(elements, p), bound, Math.ceil(elements / WGSL_WORKGROUP_SIZE));
+    }
     const partials = plan.partial ? scratchFor(count, plan.chunks) : [];
-    run(k.entry, params, [...ins.map(asBinding), ...(plan.partial ? partials : outs.map(asBinding))], plan.workgroups);
+    if (kernel.scatter === undefined)
+      run(
+        k.entry,
+        params,
+        [...ins.map(asBinding), ...(plan.partial ? partials : outs.map(asBinding))],
+        plan.workgroups,
+      );
     if (plan.partial) combine(partials, plan.chunks);
     if (plan.windows > 0) {
       // Long rows of a segmented reduce: the windows pass (the same kernel), then the row-combine pass.

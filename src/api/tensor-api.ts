@@ -14,8 +14,9 @@ import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
 import { describe } from "../check.js";
 import { tensor } from "../creation.js";
-import { baseStack, Tensor, where, type NestedArray } from "../tensor.js";
-import { baseIndex, batchIndexList, indexList, type IndexList } from "../select/index-list.js";
+import { baseIndex, batchIndexList, indexList, resolveBaseIndex, type IndexList } from "../select/index-list.js";
+import { booleanMask } from "../select/mask.js";
+import { baseStack, Tensor, weakConst, where, type NestedArray } from "../tensor.js";
 
 /** Options of `isClose` and `allClose` (NumPy's and PyTorch's defaults). */
 export interface CloseOptions {
@@ -149,7 +150,75 @@ declare module "../tensor.js" {
      * ```
      */
     index(list: IndexList): Tensor;
+    // --- updates (scatter) ---
+    /**
+     * Functional updates, as JAX's `x.at[idx]`: `x.at(idx, axis).set(v)`, `.add(v)`,
+     * `.mul(v)`, `.min(v)`, `.max(v)` return a new tensor (x is unchanged), `.get()`
+     * reads (`take`). `idx` selects positions on base axis `axis` (default 0,
+     * negative counts from the end): an int32 tensor, nested integers or one
+     * integer, as `take`; or `{ flat: idx }`, positions in x's base taken as one
+     * flat row-major vector; or a bool mask (a tensor or nested booleans) that
+     * broadcasts to x, for masked assignment (`where`; its `get` is `booleanMask`).
+     * `v` (a tensor or a number, cast to x's dtype) broadcasts to what
+     * `x.at(idx, axis).get()` gives. Rules: a negative index counts from the end
+     * once; an index outside [-n, n) is dropped (JAX's `mode="drop"`); duplicate
+     * indices combine in row-major order of the index tensor, deterministically on
+     * every backend (add, mul, min and max accumulate; for set the last write wins;
+     * min and max propagate NaN); batch dims of x, idx and v broadcast. Works
+     * inside `jit` (the `scatter` IR op).
+     *
+     * @example
+     * ```ts
+     * zeros([], [4]).at([0, 2, 0]).add(1).toArraySync(); // [2, 0, 1, 0]
+     * ```
+     */
+    at(idx: AtIndex, axis?: number): TensorAt;
+    /**
+     * Functional updates at the positions a base index list selects (the update
+     * form of `x.baseIndex(list)`, as JAX's `x.at[1, 0:2, [1, 2]]` on the base):
+     * `.set(v)`, `.add(v)`, `.mul(v)`, `.min(v)`, `.max(v)`, `.get()` with the rules
+     * of `x.at` (v broadcasts to what `x.baseIndex(list)` gives; duplicates combine
+     * in order; int Tensor entries out of range are dropped). The list is resolved to
+     * flat base positions once (`resolveBaseIndex`), so it works inside `jit` wherever
+     * `baseIndex` does.
+     *
+     * @example
+     * ```ts
+     * zeros([], [2, 3]).atIndex([1, sl(0, 2)]).set(7).toArraySync(); // [[0, 0, 0], [7, 7, 0]]
+     * ```
+     */
+    atIndex(list: IndexList): TensorAt;
   }
+}
+
+/**
+ * What `x.at(idx)` takes: positions on one base axis (an int32 tensor, nested
+ * integers, one integer), flat row-major positions over the whole base
+ * (`{ flat }`), or a bool mask that broadcasts to x.
+ */
+export type AtIndex =
+  | Tensor
+  | NestedArray
+  | number
+  | {
+      /** Positions in x's base read as one flat row-major vector (int32, as a base-axis index). */
+      readonly flat: Tensor | NestedArray | number;
+    };
+
+/** The updates of `x.at(idx, axis)` (JAX's `x.at[idx]`); each returns a new tensor of x's shape and dtype. */
+export interface TensorAt {
+  /** The selected values (`take`; with a mask, `booleanMask`, eager only). */
+  get(): Tensor;
+  /** x with the selected positions replaced by `v` (duplicates: the last write wins). */
+  set(v: Tensor | number): Tensor;
+  /** x with `v` added at the selected positions (duplicates accumulate). */
+  add(v: Tensor | number): Tensor;
+  /** x with the selected positions multiplied by `v` (duplicates accumulate). */
+  mul(v: Tensor | number): Tensor;
+  /** x with the selected positions replaced by their minimum with `v` (NaN propagates). */
+  min(v: Tensor | number): Tensor;
+  /** x with the selected positions replaced by their maximum with `v` (NaN propagates). */
+  max(v: Tensor | number): Tensor;
 }
 
 function normAxis(op: string, axis: unknown, rank: number, what: "batch" | "base", t: Tensor): number {
@@ -312,6 +381,128 @@ function take(this: Tensor, idx: Tensor | NestedArray | number, axis: number = 0
   return Tensor._op("take", [this, ind], { axis: a });
 }
 
+// --- updates (scatter) ---
+
+type UpdateMode = "set" | "add" | "mul" | "min" | "max";
+
+/** An index argument as an int32 tensor, or a bool mask; anything else is a typed error. */
+function indexTensor(op: string, idx: unknown, x: Tensor): Tensor {
+  if (idx instanceof Tensor) {
+    if (idx.dtype === "int32" || idx.dtype === "bool") return idx;
+    // Other integer dtypes are exact in int32; uint32 above 2^31 - 1 would wrap, floats are not indices.
+    if (isFloat(idx.dtype) || idx.dtype === "uint32")
+      throw new DTypeError(
+        `${op}: idx ${idx.toString()} of dtype ${idx.dtype} must be int32 (or a bool mask) for x ${x.toString()}`,
+      );
+    return idx.cast("int32");
+  }
+  if (typeof idx === "number" || typeof idx === "boolean" || Array.isArray(idx)) {
+    const flat = [idx].flat(Infinity) as unknown[];
+    if (flat.length > 0 && flat.every((v) => typeof v === "boolean")) return tensor(idx as NestedArray);
+    for (const v of flat)
+      if (typeof v !== "number" || !Number.isInteger(v))
+        throw new DTypeError(
+          `${op}: idx must hold integers (or booleans, a mask), got ${describe(v)} for x ${x.toString()}`,
+        );
+    return tensor(idx as NestedArray, { dtype: "int32" });
+  }
+  throw new DTypeError(
+    `${op}: idx must be a Tensor, nested numbers, a number or { flat }, got ${describe(idx)} (x ${x.toString()})`,
+  );
+}
+
+/** The updates of `x.at(...)`: `idx` int32 on base `axis`, or a bool `mask`. */
+class At implements TensorAt {
+  constructor(
+    private readonly x: Tensor,
+    private readonly idx: Tensor,
+    private readonly axis: number,
+    private readonly flat: boolean,
+  ) {}
+
+  private get what(): string {
+    return this.flat ? "at({ flat })" : "at(idx)";
+  }
+
+  get(): Tensor {
+    const { x, idx } = this;
+    if (idx.dtype === "bool") return booleanMask(x, idx);
+    if (this.flat) return x.reshape([x.baseStorage]).take(idx, 0);
+    return x.take(idx, this.axis);
+  }
+  set(v: Tensor | number): Tensor {
+    return this.update("set", v);
+  }
+  add(v: Tensor | number): Tensor {
+    return this.update("add", v);
+  }
+  mul(v: Tensor | number): Tensor {
+    return this.update("mul", v);
+  }
+  min(v: Tensor | number): Tensor {
+    return this.update("min", v);
+  }
+  max(v: Tensor | number): Tensor {
+    return this.update("max", v);
+  }
+
+  private update(mode: UpdateMode, v: Tensor | number): Tensor {
+    const { x, idx } = this;
+    const op = `${this.what}.${mode}`;
+    if (typeof v !== "number" && !(v instanceof Tensor))
+      throw new DTypeError(`${op}: v must be a Tensor or a number, got ${describe(v)} (x ${x.toString()})`);
+    if (mode !== "set" && x.dtype === "bool")
+      throw new DTypeError(`${op}: x ${x.toString()} is bool; only set is defined on bool`);
+    const u = typeof v === "number" ? weakConst(op, "v", v, x.dtype, x) : v.cast(x.dtype);
+    if (idx.dtype === "bool") {
+      // Masked assignment: where(mask, x <mode> v, x), of x's shape.
+      const next =
+        mode === "set"
+          ? u
+          : mode === "add"
+            ? x.add(u)
+            : mode === "mul"
+              ? x.mul(u)
+              : mode === "min"
+                ? x.minimum(u)
+                : x.maximum(u);
+      const r = where(idx, next, x);
+      if (r.toString() !== x.toString())
+        throw new ShapeError(
+          `${op}: the mask ${idx.toString()} and v ${u.toString()} must broadcast to x ${x.toString()}, got ${r.toString()}`,
+        );
+      return r;
+    }
+    if (this.flat) {
+      const flatX = x.reshape([x.baseStorage]);
+      return Tensor._op("scatter", [flatX, idx, u], { axis: 0, mode }).reshape([...x.baseShape]);
+    }
+    return Tensor._op("scatter", [x, idx, u], { axis: this.axis, mode });
+  }
+}
+
+/** `x.at(idx, axis)`: see its declaration above. */
+function at(this: Tensor, idx: AtIndex, axis?: number): TensorAt {
+  if (idx !== null && typeof idx === "object" && !(idx instanceof Tensor) && !Array.isArray(idx)) {
+    if (!("flat" in idx))
+      throw new DTypeError(
+        `at: idx must be a Tensor, nested numbers, a number or { flat }, got ${describe(idx)} (x ${this.toString()})`,
+      );
+    if (axis !== undefined)
+      throw new ShapeError(`at({ flat }): positions are over the whole base of x ${this.toString()}; no axis`);
+    const f = indexTensor("at({ flat })", idx.flat, this);
+    if (f.dtype === "bool")
+      throw new DTypeError(`at({ flat }): flat positions must be int32, not a bool mask (x ${this.toString()})`);
+    return new At(this, f, 0, true);
+  }
+  const ind = indexTensor("at", idx, this);
+  if (ind.dtype === "bool") {
+    if (axis !== undefined) throw new ShapeError(`at(mask): a mask covers the whole of x ${this.toString()}; no axis`);
+    return new At(this, ind, 0, false);
+  }
+  return new At(this, ind, normAxis("at", axis ?? 0, this.baseDim, "base", this), false);
+}
+
 /** Installs the methods above on `Tensor.prototype` (the full entry calls it once; repeated calls do nothing more). */
 export function installTensorApi(): void {
   const P = Tensor.prototype;
@@ -330,6 +521,7 @@ export function installTensorApi(): void {
     batchPermute,
     batchTranspose,
     take,
+    at,
   };
   for (const [name, fn] of Object.entries(methods))
     Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });
@@ -344,6 +536,9 @@ export function installTensorApi(): void {
     },
     index(this: Tensor, list: IndexList): Tensor {
       return indexList(this, list);
+    },
+    atIndex(this: Tensor, list: IndexList): TensorAt {
+      return this.at({ flat: resolveBaseIndex(this, list).flat });
     },
   };
   for (const [name, fn] of Object.entries(lists))

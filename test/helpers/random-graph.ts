@@ -499,3 +499,58 @@ export function randomTakeCase(
     specials: c.specials,
   };
 }
+
+// --- updates (scatter) ---
+
+/**
+ * A random case whose output goes through `scatter`: a `randomCase` graph, then
+ * `scatter` into its last value (a size-1 base axis is added when it has none) at
+ * an extra int32 input of indices (as `randomTakeCase`: drawn in [-5, 5], so with
+ * small axes they repeat, wrap and fall out of range; with `specials`, int32
+ * extremes and empty index lists too) with an extra input of updates (batch: a
+ * suffix of the output's batch dims, some broadcast; base: a suffix of the update
+ * shape, some dims 1), in a random mode, and half the time an elementwise consumer
+ * (which runs in a later kernel).
+ */
+export function randomScatterCase(
+  seed: number,
+  family: Family,
+  opts: { steps?: number; smooth?: boolean; specials?: boolean; mode?: "set" | "add" | "mul" | "min" | "max" } = {},
+): RandomCase {
+  const c = randomCase(seed, family, opts);
+  const r = rng(seed ^ 0x2545f491);
+  const inputs = c.graph.inputs;
+  const sizeOf = new Map<string | number, number>();
+  inputs.forEach((n, i) =>
+    n.type.batch.forEach((d, j) => sizeOf.set(d, Math.max(sizeOf.get(d) ?? 1, c.inputTypes[i]!.batch[j]!))),
+  );
+  let x = c.graph.outputs[c.graph.outputs.length - 1]!;
+  if (x.type.base.length === 0) x = Node.make("reshape", [x], { shape: [1] });
+  const axis = Math.floor(r() * x.type.base.length);
+  const concrete = (syms: readonly (string | number)[], bcast: readonly boolean[]): number[] =>
+    syms.map((d, j) => (bcast[j] ? 1 : typeof d === "number" ? d : (sizeOf.get(d) ?? 1)));
+  const suffixInput = (index: number, dtype: DType, base: number[]): { node: Node; type: ConcreteType } => {
+    const rank = Math.floor(r() * (x.type.batch.length + 1));
+    const syms = x.type.batch.slice(x.type.batch.length - rank);
+    const bcast = syms.map(() => r() < 0.25);
+    const node = Node.make("input", [], { index }, { dtype, batch: syms.map((d, j) => (bcast[j] ? 1 : d)), base });
+    return { node, type: { dtype, batch: concrete(syms, bcast), base } };
+  };
+  const idxBase = Array.from({ length: Math.floor(r() * 3) }, () =>
+    c.specials && r() < 0.05 ? 0 : 1 + Math.floor(r() * 4),
+  );
+  const idx = suffixInput(inputs.length, "int32", idxBase);
+  const u = [...x.type.base.slice(0, axis), ...idxBase, ...x.type.base.slice(axis + 1)];
+  const updBase = u.slice(Math.floor(r() * (u.length + 1))).map((d) => (r() < 0.25 ? 1 : d));
+  const upd = suffixInput(inputs.length + 1, x.type.dtype, updBase);
+  const modes = ["set", "add", "mul", "min", "max"] as const;
+  const mode = x.type.dtype === "bool" ? "set" : (opts.mode ?? modes[Math.floor(r() * modes.length)]!);
+  const scattered = Node.make("scatter", [x, idx.node, upd.node], { axis, mode });
+  const out: Node = r() < 0.5 && x.type.dtype !== "bool" ? Node.make("add", [scattered, scattered]) : scattered;
+  return {
+    graph: makeGraph("random_scatter", [...inputs, idx.node, upd.node], [out]),
+    inputTypes: [...c.inputTypes, idx.type, upd.type],
+    seed,
+    specials: c.specials,
+  };
+}

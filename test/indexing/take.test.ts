@@ -17,7 +17,6 @@ import {
   setBackend,
   ShapeError,
   tensor,
-  UnsupportedOpError,
   vjp,
   zeros,
   type Tensor,
@@ -292,16 +291,14 @@ describe("take: derivatives", () => {
     expect(Array.from(dq.dataSync())).toEqual([180, 20, NaN, 180]);
   });
 
-  it("reverse mode is a typed UnsupportedOpError naming take (its transpose, scatter-add, is not an op yet)", () => {
-    const idx = I([1]);
-    expect(() => {
-      const [, back] = vjp((a: Tensor) => a.take(idx), tensor([1, 2]));
-      back(tensor([1]));
-    }).toThrow(UnsupportedOpError);
-    expect(() => {
-      const [, back] = vjp((a: Tensor) => a.take(idx), tensor([1, 2]));
-      back(tensor([1]));
-    }).toThrow(/take/);
+  it("reverse mode is a scatter-add of the cotangent (duplicates add up, out-of-range indices give nothing)", () => {
+    const idx = I([2, 0, 5, -1]);
+    const x = tensor([1, 2, 3], { dtype: "float64" });
+    const [y, back] = vjp((a: Tensor) => a.take(idx).mul(3), x);
+    expect(Array.from(y.dataSync())).toEqual([9, 3, NaN, 9]);
+    // By hand: position 0 gets 3·10; position 2 gets 3·1 (index 2) + 3·1000 (index -1); index 5 is dropped.
+    const [g] = back(tensor([1, 10, 100, 1000], { dtype: "float64" }));
+    expect(Array.from((g as Tensor).dataSync())).toEqual([30, 0, 3003]);
   });
 });
 
