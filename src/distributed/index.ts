@@ -541,6 +541,8 @@ export async function runSharded(
   const queue: BullQueue = new bullmq.Queue(queueName, { connection: redisOptions(connection) });
   queue.on("error", () => undefined);
   let events: BullQueueEvents | undefined;
+  // Shards whose outputs are being read (awaited before the run's data is deleted).
+  const inflight = new Set<Promise<void>>();
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
   const prefix = `${RUN_KEY}${run}:`;
   const keys: string[] = [];
@@ -635,7 +637,7 @@ export async function runSharded(
     const results: (readonly Got[] | undefined)[] = new Array(total).fill(undefined);
     let multi = false;
     const pending = new Set(ranges.map((_, s) => s));
-    const inflight = new Set<Promise<void>>();
+
     let failure: { error: unknown } | undefined;
     let wake: (() => void) | undefined;
     const poke = () => {
@@ -787,6 +789,7 @@ export async function runSharded(
   } finally {
     // Remove the run's jobs and data, whatever happened (an active job of a cancelled run finishes; its outputs expire).
     await events?.close().catch(() => undefined);
+    await Promise.allSettled([...inflight]);
     await Promise.allSettled(ranges.map((_, s) => queue.remove(jobId(s))));
     const outKeys: string[] = [];
     try {

@@ -449,6 +449,21 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer, want.byteOffset, want.byteLength))).toBe(true);
   }, 40_000);
 
+  it("no job events at all (XREAD denied by an ACL): the reconciling poll still gathers every shard, exactly", async () => {
+    // The coordinator listens to the queue's event stream (XREAD); denying that one command to
+    // every client loses every event, as a reader stuck across a reconnect would. Workers do not
+    // read the stream (they only append to it from their scripts), so they keep running.
+    await redis.call("ACL", "SETUSER", "default", "-xread");
+    try {
+      const t0 = performance.now();
+      const y = (await runSharded(url, hash, [x], { shards: 6, queue: "plain", pollMs: 100 })) as Tensor;
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      expectSameBits(y, f(x));
+    } finally {
+      await redis.call("ACL", "SETUSER", "default", "+xread");
+    }
+  }, 30_000);
+
   it("a flushed Redis (jobs gone) rejects the run, naming the vanished shard, instead of hanging", async () => {
     const err = await runSharded(url, hash, [x], {
       shards: 12,
