@@ -574,10 +574,20 @@ export async function runSharded(
       shared.set(li, { key, batchDim: 0 });
     }
     const jobs: { name: string; data: ShardJob; opts: Record<string, unknown> }[] = [];
+    // The shards' blobs go out in few round trips: one pipeline per ~4 MB (not one per shard), so
+    // that many small shards do not pay a round trip each before their jobs are even added.
+    let pipe = redis.pipeline();
+    let piped = 0;
+    const flush = async () => {
+      if (piped === 0) return;
+      const p = pipe;
+      pipe = redis.pipeline();
+      piped = 0;
+      for (const [err] of (await p.exec()) ?? []) if (err) throw err;
+    };
     for (let s = 0; s < ranges.length; s++) {
       const [a, b] = ranges[s]!;
       const refs: BlobRef[] = [];
-      const pipe = redis.pipeline();
       for (let li = 0; li < leaves.length; li++) {
         const sh = shared.get(li);
         if (sh !== undefined) {
@@ -596,6 +606,7 @@ export async function runSharded(
         pipe.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", ttl);
         keys.push(key);
         bytesUp += bytes.byteLength;
+        piped += bytes.byteLength;
         if (o === undefined) {
           refs.push({ key, batchDim: v.batchDim });
           continue;
@@ -609,9 +620,10 @@ export async function runSharded(
         pipe.set(okey, Buffer.from(offs.buffer, offs.byteOffset, offs.byteLength), "EX", ttl);
         keys.push(okey);
         bytesUp += offs.byteLength;
+        piped += offs.byteLength;
         refs.push({ key, batchDim: 1, offsets: okey });
       }
-      await pipe.exec();
+      if (piped >= 4 << 20) await flush();
       // A batched dict's shard has the shard's rows in the first dim of its batch size.
       const refOf = (t: InputTmpl): Ref =>
         "leaf" in t
@@ -626,6 +638,7 @@ export async function runSharded(
         opts: { jobId: jobId(s), attempts, removeOnComplete: false, removeOnFail: false },
       });
     }
+    await flush();
     if (signal?.aborted) throw abortReason(signal);
 
     // Gather, driven by the queue's job events: one QueueEvents reader for the run, reading the
