@@ -677,16 +677,19 @@ export async function runSharded(
     // Reads shard s's outputs once (the first of its completed event and the reconciliation wins).
     const take = (s: number, r: ShardResult) => {
       if (!pending.delete(s)) return;
+      const [a, b] = ranges[s]!;
       const p = (async () => {
         multi = r.multi;
         const outKeys = r.outputs.flatMap((o) => blobKeys(o));
         const blobs = outKeys.length > 0 ? await redis.mgetBuffer(...outKeys) : [];
         keys.push(...outKeys);
-        const [a, b] = ranges[s]!;
         const read = (key: string, what: string) => {
           const blob = blobs[outKeys.indexOf(key)];
+          // Outputs expire only after ttlSeconds: gone earlier, they went with a flush or a restart without persistence.
           if (blob === null || blob === undefined)
-            throw new DistributedError(`${op}: shard ${s}: its ${what} is missing from Redis (${key})`);
+            throw new DistributedError(
+              `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) vanished from Redis: its ${what} (${key}) is gone (flushed, or restarted without persistence: run Redis with an append-only file or snapshots to survive restarts)`,
+            );
           bytesDown += blob.byteLength;
           return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), op);
         };

@@ -172,8 +172,11 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const cli = ["--import", "tsx", "src/cli.ts", "worker", "--redis", url, "--queue", "plain"];
     const script = ["--import", "tsx", "test/distributed/worker-script.ts"];
     for (let i = 0; i < 3; i++) procs.push(launch(process.execPath, cli, {}));
+    // The first of them (procs[3], the SIGKILL test's victim) is slow, so that a kill lands inside its shard.
     for (let i = 0; i < 3; i++)
-      procs.push(launch(process.execPath, script, { REDIS_URL: url, QUEUE: "faults", SLEEP_MS: "150" }));
+      procs.push(
+        launch(process.execPath, script, { REDIS_URL: url, QUEUE: "faults", SLEEP_MS: i === 0 ? "800" : "150" }),
+      );
     await Promise.all(procs.map((p) => p.waitFor(/ready/, 40_000)));
   }, 60_000);
 
@@ -335,12 +338,18 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
       onProgress: (p) => {
         if (p.done >= 3 && kill === undefined) {
           const before = victim.lines.length;
-          // Kill right after the victim starts its next shard: it is then inside that shard's 150 ms.
-          kill = victim.waitFor(/^start \d+$/).then(async () => {
-            const line = victim.lines.slice(before).find((l) => /^start \d+$/.test(l)) ?? victim.lines.at(-1)!;
+          // Kill right after the victim starts its next shard (a line it prints from now on, not an
+          // earlier one): it is then inside that shard's 800 ms.
+          kill = (async () => {
+            const deadline = Date.now() + 20_000;
+            let line: string | undefined;
+            while ((line = victim.lines.slice(before).find((l) => /^start \d+$/.test(l))) === undefined) {
+              if (Date.now() > deadline) throw new Error("the victim started no further shard");
+              await new Promise((r) => setTimeout(r, 5));
+            }
             killed = Number(line.split(" ")[1]);
             victim.child.kill("SIGKILL");
-          });
+          })();
         }
       },
     })) as Tensor;
