@@ -6,11 +6,14 @@
  *   W workers    runSharded over W local worker processes (`batchwise worker`),
  *                for W = 1, 2 and 4 and several shard sizes.
  * It starts its own redis-server (Debian's) on a free loopback port, prints
- * medians of REPS runs, throughput (elements/s), and the per-shard overhead:
- * the slope of time against shard count at a fixed batch (1 worker), which is
- * what each extra shard costs beyond its compute (job round trip, .npy
- * encode/decode, Redis transfer).
- *   npx tsx bench/distributed.ts [--n 10000000] [--reps 3]
+ * medians of REPS runs, throughput (elements/s), and the per-shard overhead: on a
+ * small batch (1e4 elements, ~1 ms of compute) cut into 1 and 32 shards,
+ * (t32 - t1) / 31 is what each extra shard costs beyond its compute (job round
+ * trip, .npy encode/decode, Redis transfer, the coordinator noticing the
+ * finished job), measured with 1, 2 and 4 workers. The break-even shard size is
+ * the overhead over the in-process compute per element (a shard smaller than
+ * that spends more on overhead than on compute); 10x it keeps the overhead under 10%.
+ *   npx tsx bench/distributed.ts [--n 10000000] [--reps 3] [--poll-ms ms]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -22,9 +25,14 @@ import { parseArgs } from "node:util";
 import { fromTypedArray, jit, type Tensor } from "../src/index.js";
 import { publishBundle, runSharded } from "../src/distributed/index.js";
 
-const { values } = parseArgs({ options: { n: { type: "string" }, reps: { type: "string" } } });
+const { values } = parseArgs({
+  options: { n: { type: "string" }, reps: { type: "string" }, "poll-ms": { type: "string" } },
+});
 const N = Number(values.n ?? "10000000");
 const REPS = Number(values.reps ?? "3");
+// runSharded's pollMs, when given (the event-driven coordinator only reconciles every pollMs; the
+// polling coordinator before it polled every pollMs: `--poll-ms 5` measured that one).
+const poll = values["poll-ms"] === undefined ? {} : { pollMs: Number(values["poll-ms"]) };
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
 
@@ -100,8 +108,14 @@ try {
     workers.push(...batch);
     await Promise.all(batch.map((w) => waitLine(w, /ready/)));
   };
-  const sharded = (shards: number) => () => runSharded(url, hash, [x], { shards, queue: "bench", pollMs: 5 });
-  const overhead: [number, number][] = [];
+  const sharded = (shards: number) => () => runSharded(url, hash, [x], { shards, queue: "bench", ...poll });
+  const small = fromTypedArray(
+    Float32Array.from({ length: 10_000 }, (_, i) => Math.sin(i * 1e-2) * 3),
+    [10_000],
+    { batchDim: 1 },
+  );
+  const smallRun = (shards: number) => () => runSharded(url, hash, [small], { shards, queue: "bench", ...poll });
+  const overhead: string[] = [];
   let running = 0;
   for (const w of [1, 2, 4]) {
     await start(w - running);
@@ -109,34 +123,27 @@ try {
     for (const shards of w === 1 ? [1, 4, 16, 64] : [...new Set([w, 4 * w, 16])]) {
       const ms = await time(sharded(shards));
       row(`${w} worker(s)`, ms, shards);
-      if (w === 1) overhead.push([shards, ms]);
     }
+    // Per-shard overhead with w workers: a small batch (1e4 elements, compute ~1 ms) in 1 and 32 shards.
+    const t1 = await time(smallRun(1));
+    const t32 = await time(smallRun(32));
+    const slope = (t32 - t1) / 31;
+    rows.push(
+      `| ${w} worker(s), 1e4 elements | 1 | ${t1.toFixed(1)} | | |`,
+      `| ${w} worker(s), 1e4 elements | 32 | ${t32.toFixed(1)} | | |`,
+    );
+    const nsPerElem = (inProcess / N) * 1e6;
+    const breakEven = (slope * 1e6) / nsPerElem;
+    overhead.push(
+      `${w} worker(s): per-shard overhead (t32 - t1) / 31 = ${slope.toFixed(2)} ms; break-even shard ${(breakEven / 1e3).toFixed(0)}k elements, overhead < 10% from ${((10 * breakEven) / 1e3).toFixed(0)}k`,
+    );
   }
-  // Per-shard overhead: a small batch (1e4 elements, compute ~0.5 ms) cut into 1 and 32 shards on the
-  // 4 workers; (t32 - t1) / 31 is what one more shard costs beyond its compute.
-  const small = fromTypedArray(
-    Float32Array.from({ length: 10_000 }, (_, i) => Math.sin(i * 1e-2) * 3),
-    [10_000],
-    {
-      batchDim: 1,
-    },
-  );
-  const smallRun = (shards: number) => () => runSharded(url, hash, [small], { shards, queue: "bench", pollMs: 5 });
-  const t1 = await time(smallRun(1));
-  const t32 = await time(smallRun(32));
-  const slope = (t32 - t1) / 31;
-  rows.push(
-    `| 4 workers, 1e4 elements | 1 | ${t1.toFixed(1)} | | |`,
-    `| 4 workers, 1e4 elements | 32 | ${t32.toFixed(1)} | | |`,
-  );
-  void overhead;
   console.log(`B1 chain, ${N.toExponential(0)} float32 elements, median of ${REPS}; ${os.cpus().length} CPU(s)`);
   console.log("| run | shards | ms | Melem/s | vs in-process |");
   console.log("|---|---|---|---|---|");
   for (const r of rows) console.log(r);
-  console.log(
-    `per-shard overhead ((t32 - t1) / 31 on 1e4 elements): ${slope.toFixed(2)} ms; in-process compute: ${((inProcess / N) * 1e6).toFixed(1)} ns/element`,
-  );
+  console.log(`in-process compute: ${((inProcess / N) * 1e6).toFixed(1)} ns/element`);
+  for (const o of overhead) console.log(o);
 } finally {
   for (const w of workers) w.kill("SIGTERM");
   await Promise.all(workers.map((w) => (w.exitCode !== null ? undefined : new Promise((r) => w.once("exit", r)))));

@@ -22,15 +22,28 @@
  *   `batchwise bundle` write) under `batchwise:bundle:<sha256>`; workers import
  *   that text as an ES module (it contains the kernels as JS functions, so only
  *   publish bundles you trust, and run workers only against a Redis you trust).
- * - Inputs are plain tensors and jagged tensors. Every tensor input with batch
- *   dims is cut along its leading batch dim, a jagged tensor by its rows (its
- *   values and its offsets, rebased to start at 0); all must have the same
- *   number of rows N. A tensor input with no batch dims (parameters) goes whole
- *   to every shard (stored once). TensorDicts are not supported yet (a
- *   `DistributedError`).
+ * - Inputs are plain tensors, jagged tensors and TensorDicts, as the bundle's
+ *   arguments are (a TensorDict is one argument, as it was when the bundle was
+ *   traced). Every tensor input with batch dims is cut along its leading batch
+ *   dim, a jagged tensor by its rows (its values and its offsets, rebased to
+ *   start at 0), a TensorDict along the first dim of its batch size (every
+ *   entry, nested dicts included, keys and order kept); all must have the same
+ *   number of rows N. A tensor input with no batch dims (parameters), or a
+ *   TensorDict of batch size `[]` whose entries have none, goes whole to every
+ *   shard (stored once).
+ * - Not sharded, with a `DistributedError` naming the fix: lazy stacks
+ *   (`LazyStackedTensorDict`: `.densify()` it, or stack densely with `stack`)
+ *   and non-tensor entries (`NonTensorData`, `NonTensorStack`), which compiled
+ *   functions do not take either (`td.exclude(key)` before the call and
+ *   `set` the entry on the result after it).
  * - The function must be row-wise along the leading batch dim: each result's
- *   leading batch dim (a jagged result's rows) must equal the shard's row count
- *   (checked when gathering).
+ *   leading batch dim (a jagged result's rows, a TensorDict result's first batch
+ *   size) must equal the shard's row count (checked when gathering). TensorDict
+ *   results are gathered into a TensorDict of the full batch, entry by entry.
+ * - The coordinator learns of finished shards from BullMQ's job events (one
+ *   `QueueEvents` reader per run), and reconciles with the jobs' states every
+ *   `pollMs` (default 1000) so that an event missed across a reconnect cannot
+ *   stall a run.
  * - A `BatchwiseError` in a shard (a shape that does not match, a bundle that
  *   fails its checks) is deterministic: the job fails at once, with no retry.
  *   Other errors (a missing blob, an error in a `beforeShard` hook, a lost
@@ -51,7 +64,7 @@
  *
  * @module batchwise/distributed
  */
-import type { Queue as BullQueue, Worker as BullWorker } from "bullmq";
+import type { Queue as BullQueue, QueueEvents as BullQueueEvents, Worker as BullWorker } from "bullmq";
 import type { Redis as IORedis } from "ioredis";
 import { BackendError, BatchwiseError, BundleError, ShapeError } from "../../ir/errors.js";
 import type { DType, TypedArray } from "../../ir/dtype.js";
@@ -61,6 +74,9 @@ import { fromTypedArray } from "../creation.js";
 import { readNpy, writeNpy } from "../io/npy.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
+import { LazyStackedTensorDict } from "../tensordict/lazy.js";
+import { isNonTensor } from "../tensordict/nontensor.js";
+import { TensorDict } from "../tensordict/tensordict.js";
 // The full entry registers JaggedTensor and TensorDict (the bundle loader needs them registered).
 import "../index.js";
 
@@ -221,13 +237,17 @@ export interface RunShardedOptions {
   readonly onProgress?: (p: ShardProgress) => void;
   /** Aborting it removes the waiting shards, deletes the run's data and rejects with the signal's reason. */
   readonly signal?: AbortSignal;
-  /** How often the shards' states are polled, in ms (default 20). */
+  /**
+   * How often, in ms, the pending shards' states are read from their jobs besides
+   * the job events the run listens to (default 1000): the fallback that finds a
+   * shard whose event was missed across a reconnect, or whose job vanished.
+   */
   readonly pollMs?: number;
   /** Seconds before a run's data expires if the caller dies (default 86400). */
   readonly ttlSeconds?: number;
 }
 
-/** One input or result of a shard in Redis: a tensor's `.npy` blob, or a jagged tensor's values and offsets blobs. */
+/** One tensor of a shard in Redis: a tensor's `.npy` blob, or a jagged tensor's values and offsets blobs. */
 interface BlobRef {
   readonly key: string;
   readonly batchDim: number;
@@ -235,8 +255,29 @@ interface BlobRef {
   readonly offsets?: string;
 }
 
+/** A shard's TensorDict in Redis: its batch size and its entries, in order (nested dicts inline). */
+interface DictRef {
+  readonly dict: readonly number[];
+  readonly entries: readonly (readonly [string, Ref])[];
+}
+
+/** One argument or result of a shard in Redis. */
+type Ref = BlobRef | DictRef;
+
+const isDictRef = (r: Ref): r is DictRef => "dict" in r;
+
+/** The blob keys under `r`, depth first (a jagged tensor's values, then its offsets). */
+function blobKeys(r: Ref, out: string[] = []): string[] {
+  if (isDictRef(r)) for (const [, e] of r.entries) blobKeys(e, out);
+  else {
+    out.push(r.key);
+    if (r.offsets !== undefined) out.push(r.offsets);
+  }
+  return out;
+}
+
 /** What `runSharded` takes per argument and gives back per result. */
-export type ShardedValue = Tensor | JaggedTensor;
+export type ShardedValue = Tensor | JaggedTensor | TensorDict;
 
 /** A shard job's data. */
 interface ShardJob {
@@ -244,13 +285,13 @@ interface ShardJob {
   readonly shard: number;
   readonly rows: readonly [number, number];
   readonly hash: string;
-  readonly inputs: readonly BlobRef[];
+  readonly inputs: readonly Ref[];
   readonly ttl: number;
 }
 
 /** A shard job's return value. */
 interface ShardResult {
-  readonly outputs: readonly BlobRef[];
+  readonly outputs: readonly Ref[];
   readonly multi: boolean;
 }
 
@@ -288,17 +329,170 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("runSharded was aborted", "AbortError");
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** A tensor or jagged tensor of the inputs, and whether it is cut into rows (else stored once, for every shard). */
+interface InputLeaf {
+  readonly value: Tensor | JaggedTensor;
+  readonly batched: boolean;
+}
+
+/** An input's structure: a leaf (an index into the leaves), or a TensorDict's batch size and entries. */
+type InputTmpl =
+  | { readonly leaf: number }
+  | {
+      readonly size: readonly number[];
+      readonly batched: boolean;
+      readonly entries: readonly (readonly [string, InputTmpl])[];
+    };
+
+/** `"a"`, or a nested key as `("a", "b")` (as TensorDict's messages name keys). */
+function fmtPath(path: readonly string[]): string {
+  return path.length === 1 ? JSON.stringify(path[0]) : `(${path.map((k) => JSON.stringify(k)).join(", ")})`;
+}
+
+/** `what` for messages: a tensor's `(batch; base)`, a jagged tensor's text, a TensorDict's batch size. */
+function fmtValue(v: unknown): string {
+  if (v instanceof Tensor) return fmtShapeOf(v);
+  if (v instanceof JaggedTensor) return v.toString();
+  if (v instanceof TensorDict) return `TensorDict(batchSize=[${v.batchSize.join(", ")}])`;
+  return v !== null && typeof v === "object" ? ((v as object).constructor?.name ?? "object") : typeof v;
+}
+
+/**
+ * Flattens input `i` into `leaves` and returns its structure. A TensorDict's
+ * entries are batched when the dict is (every entry's batch shape starts with
+ * the dict's batch size); lazy stacks and non-tensor entries are typed errors.
+ */
+function flattenInput(op: string, i: number, v: unknown, leaves: InputLeaf[], path: readonly string[] = []): InputTmpl {
+  const where = path.length === 0 ? `input ${i}` : `input ${i} entry ${fmtPath(path)}`;
+  if (v instanceof Tensor || v instanceof JaggedTensor) {
+    leaves.push({ value: v, batched: v instanceof JaggedTensor || v.batchDim > 0 });
+    return { leaf: leaves.length - 1 };
+  }
+  if (v instanceof TensorDict) {
+    const batched = v.batchDim > 0;
+    const start = leaves.length;
+    const entries = v.entries().map(([k, e]) => {
+      const p = [...path, k];
+      if (isNonTensor(e))
+        throw new DistributedError(
+          `${op}: input ${i} holds the non-tensor entry ${fmtPath(p)} (${e.toString()}); compiled functions take tensor entries only: td.exclude(${JSON.stringify(p.length === 1 ? p[0] : p)}) before the call and set it on the result after it`,
+        );
+      return [k, flattenInput(op, i, e, leaves, p)] as const;
+    });
+    if (!batched) {
+      const stray = leaves.slice(start).find((l) => l.batched);
+      if (stray !== undefined)
+        throw new ShapeError(
+          `${op}: ${where} is ${fmtValue(v)} with the batched entry ${fmtValue(stray.value)}: give the dict a batch size of at least the leading batch dim its entries share to shard it (runSharded cuts a TensorDict along the first dim of its batch size)`,
+        );
+    }
+    return { size: v.batchSize, batched, entries };
+  }
+  if (v instanceof LazyStackedTensorDict)
+    throw new DistributedError(
+      `${op}: ${where} is a lazy stack (${v.toString()}); runSharded takes dense TensorDicts: call .densify() (members of different lengths become jagged entries) or stack the members with stack()`,
+    );
+  throw new DistributedError(
+    `${op}: ${where} is a ${fmtValue(v)}; plain tensors, jagged tensors and TensorDicts are sharded`,
+  );
+}
+
+/** The rows input `v` is cut into (undefined for one stored whole). */
+function rowsOf(v: ShardedValue): number | undefined {
+  if (v instanceof JaggedTensor) return v.rows;
+  if (v instanceof TensorDict) return v.batchDim > 0 ? v.batchSize[0]! : undefined;
+  return v.batchDim > 0 ? v.shape[0]! : undefined;
+}
+
+/** A gathered shard result: a tensor's data, or a TensorDict's batch size and entries. */
+type Got =
+  | {
+      readonly dtype: DType;
+      readonly shape: readonly number[];
+      readonly data: TypedArray;
+      readonly batchDim: number;
+      readonly offsets: Int32Array | undefined;
+    }
+  | { readonly size: readonly number[]; readonly entries: readonly (readonly [string, Got])[] };
+
+const isGotDict = (g: Got): g is Extract<Got, { size: readonly number[] }> => "size" in g;
+
+/** The concatenation of shard results `parts` (one per shard, in order) into a value of the full batch of `n` rows. */
+function concatGot(op: string, what: string, parts: readonly Got[], n: number): ShardedValue {
+  const g0 = parts[0]!;
+  if (isGotDict(g0)) {
+    const keys0 = g0.entries.map(([k]) => k).join("\u0000");
+    parts.forEach((p, s) => {
+      if (
+        !isGotDict(p) ||
+        p.size.slice(1).join() !== g0.size.slice(1).join() ||
+        p.entries.map(([k]) => k).join("\u0000") !== keys0
+      )
+        throw new ShapeError(
+          `${op}: ${what} of shard ${s} is ${isGotDict(p) ? `a TensorDict of batch size [${p.size.join(", ")}] with keys ${JSON.stringify(p.entries.map(([k]) => k))}` : "a tensor"}, of shard 0 a TensorDict of batch size [${g0.size.join(", ")}] with keys ${JSON.stringify(g0.entries.map(([k]) => k))}`,
+        );
+    });
+    const td = new TensorDict({}, [n, ...g0.size.slice(1)]);
+    g0.entries.forEach(([k], e) => {
+      const sub = parts.map((p) => (p as typeof g0).entries[e]![1]);
+      td.set(k, concatGot(op, `${what} entry ${JSON.stringify(k)}`, sub, n));
+    });
+    return td;
+  }
+  const rest = g0.shape.slice(1);
+  const datas = parts.map((p, s) => {
+    if (
+      isGotDict(p) ||
+      p.dtype !== g0.dtype ||
+      p.batchDim !== g0.batchDim ||
+      p.shape.slice(1).join() !== rest.join() ||
+      (p.offsets === undefined) !== (g0.offsets === undefined)
+    )
+      throw new ShapeError(
+        `${op}: ${what} of shard ${s} is ${isGotDict(p) ? "a TensorDict" : `${p.offsets !== undefined ? "jagged " : ""}${p.dtype} (${p.shape.join(",")})`}, of shard 0 ${g0.offsets !== undefined ? "jagged " : ""}${g0.dtype} (${g0.shape.join(",")})`,
+      );
+    return p.data;
+  });
+  const len = datas.reduce((m, p) => m + p.length, 0);
+  const Ctor = g0.data.constructor as new (n: number) => TypedArray;
+  const all = new Ctor(len);
+  let at = 0;
+  for (const p of datas) {
+    all.set(p as never, at);
+    at += p.length;
+  }
+  if (g0.offsets === undefined)
+    return fromTypedArray(all, [n, ...rest], { batchDim: g0.batchDim, dtype: g0.dtype, copy: false });
+  // Jagged: the values one shard after the other, the offsets rebased by the values before each shard.
+  const offsets = new Int32Array(n + 1);
+  let row = 0;
+  let base = 0;
+  for (const p of parts) {
+    const o = (p as typeof g0).offsets!;
+    for (let i = 1; i < o.length; i++) offsets[row + i] = o[i]! + base;
+    row += o.length - 1;
+    base += o[o.length - 1]!;
+  }
+  return new JaggedTensor(
+    fromTypedArray(all, [base, ...rest], { batchDim: 1, dtype: g0.dtype, copy: false }),
+    fromTypedArray(offsets, [n + 1], { batchDim: 1, copy: false }),
+  );
+}
 
 /**
  * Runs the bundle `bundleHash` (published with `publishBundle`) on `inputs`,
  * sharded along their leading batch dim across the workers listening on the
  * queue, and resolves to the results of the full batch, in order, as the bundle
- * returns them (one tensor or jagged tensor, or an array for a bundle of several
- * results). The gathered values are bit for bit those of one call on the whole
- * batch when the function is row-wise (each row's results depend on that row
- * only). It waits until workers take the shards: bound the wait with `signal`
- * (`AbortSignal.timeout(ms)`).
+ * returns them (one tensor, jagged tensor or TensorDict, or an array for a
+ * bundle of several results). The gathered values are bit for bit those of one
+ * call on the whole batch when the function is row-wise (each row's results
+ * depend on that row only). It waits until workers take the shards: bound the
+ * wait with `signal` (`AbortSignal.timeout(ms)`).
+ *
+ * A TensorDict input is one argument of the bundle (as it was when traced) and
+ * is cut along the first dim of its batch size, every entry (nested dicts
+ * included) with it; a TensorDict result comes back as a TensorDict of the full
+ * batch with the same keys.
  *
  * Rejects with a `DistributedError` naming the shard index when a shard fails
  * (after its retries), and with the signal's reason when `signal` aborts.
@@ -319,38 +513,37 @@ export async function runSharded(
     throw new DistributedError(
       `${op}: bundleHash must be 64 lowercase hex digits (publishBundle's result), got ${String(bundleHash)}`,
     );
-  if (!Array.isArray(inputs)) throw new DistributedError(`${op}: inputs must be an array of tensors`);
-  inputs.forEach((t, i) => {
-    if (!(t instanceof Tensor) && !(t instanceof JaggedTensor)) {
-      const kind = t !== null && typeof t === "object" ? ((t as object).constructor?.name ?? "object") : typeof t;
-      throw new DistributedError(
-        `${op}: input ${i} is a ${kind}; plain tensors and jagged tensors are sharded (TensorDicts are not supported yet)`,
-      );
-    }
-  });
-  const fmt = (t: ShardedValue) => (t instanceof JaggedTensor ? t.toString() : fmtShapeOf(t));
-  const rowsOf = (t: ShardedValue) => (t instanceof JaggedTensor ? t.rows : t.batchDim > 0 ? t.shape[0]! : undefined);
+  if (!Array.isArray(inputs))
+    throw new DistributedError(`${op}: inputs must be an array of tensors, jagged tensors or TensorDicts`);
+  const leaves: InputLeaf[] = [];
+  const tmpls = inputs.map((v, i) => flattenInput(op, i, v, leaves));
   const first = inputs.findIndex((t) => rowsOf(t) !== undefined);
   if (first < 0)
-    throw new ShapeError(`${op}: no input has a batch dim to shard along (inputs ${inputs.map(fmt).join(", ")})`);
+    throw new ShapeError(`${op}: no input has a batch dim to shard along (inputs ${inputs.map(fmtValue).join(", ")})`);
   const n = rowsOf(inputs[first]!)!;
   inputs.forEach((t, i) => {
     const r = rowsOf(t);
     if (r !== undefined && r !== n)
       throw new ShapeError(
-        `${op}: input ${i} ${fmt(t)} has ${r} rows in its leading batch dim, input ${first} ${fmt(inputs[first]!)} has ${n}`,
+        `${op}: input ${i} ${fmtValue(t)} has ${r} rows in its leading batch dim, input ${first} ${fmtValue(inputs[first]!)} has ${n}`,
       );
   });
   const ranges = shardRanges(n, opts);
   const attempts = opts.attempts === undefined ? 3 : positiveInt(op, "attempts", opts.attempts);
   const ttl = opts.ttlSeconds === undefined ? 86400 : positiveInt(op, "ttlSeconds", opts.ttlSeconds);
-  const pollMs = opts.pollMs ?? 20;
+  const pollMs = opts.pollMs === undefined ? 1000 : positiveInt(op, "pollMs", opts.pollMs);
   const signal = opts.signal;
   if (signal?.aborted) throw abortReason(signal);
 
   const { bullmq } = await deps();
   const redis = await client(connection);
-  const queue: BullQueue = new bullmq.Queue(opts.queue ?? DEFAULT_QUEUE, { connection: redisOptions(connection) });
+  redis.on("error", () => undefined); // ioredis reconnects; its errors surface as failed commands
+  const queueName = opts.queue ?? DEFAULT_QUEUE;
+  const queue: BullQueue = new bullmq.Queue(queueName, { connection: redisOptions(connection) });
+  queue.on("error", () => undefined);
+  let events: BullQueueEvents | undefined;
+  // Shards whose outputs are being read (awaited before the run's data is deleted).
+  const inflight = new Set<Promise<void>>();
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
   const prefix = `${RUN_KEY}${run}:`;
   const keys: string[] = [];
@@ -361,45 +554,60 @@ export async function runSharded(
   const progress = () => opts.onProgress?.({ done, total, bytesUp, bytesDown });
   const jobId = (s: number) => `${run}-${s}`;
   try {
-    // Inputs: each batched input cut into rows; unbatched inputs stored once.
-    const values = await Promise.all(inputs.map((t) => (t instanceof JaggedTensor ? t.values.data() : t.data())));
+    // Inputs: each batched leaf cut into rows; unbatched leaves stored once.
+    const values = await Promise.all(
+      leaves.map(({ value: t }) => (t instanceof JaggedTensor ? t.values.data() : t.data())),
+    );
     const offsetsOf = await Promise.all(
-      inputs.map(async (t) => (t instanceof JaggedTensor ? ((await t.offsets.data()) as Int32Array) : undefined)),
+      leaves.map(async ({ value: t }) =>
+        t instanceof JaggedTensor ? ((await t.offsets.data()) as Int32Array) : undefined,
+      ),
     );
     const shared = new Map<number, BlobRef>();
-    for (let i = 0; i < inputs.length; i++) {
-      const t = inputs[i]!;
-      if (t instanceof JaggedTensor || t.batchDim > 0) continue;
-      const key = `${prefix}param:${i}`;
-      const bytes = writeNpy(t.dtype, t.shape, values[i]!);
+    for (let li = 0; li < leaves.length; li++) {
+      const { value: t, batched } = leaves[li]!;
+      if (batched || t instanceof JaggedTensor) continue;
+      const key = `${prefix}param:${li}`;
+      const bytes = writeNpy(t.dtype, t.shape, values[li]!);
       await redis.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", ttl);
       keys.push(key);
       bytesUp += bytes.byteLength;
-      shared.set(i, { key, batchDim: 0 });
+      shared.set(li, { key, batchDim: 0 });
     }
     const jobs: { name: string; data: ShardJob; opts: Record<string, unknown> }[] = [];
+    // The shards' blobs go out in few round trips: one pipeline per ~4 MB (not one per shard), so
+    // that many small shards do not pay a round trip each before their jobs are even added.
+    let pipe = redis.pipeline();
+    let piped = 0;
+    const flush = async () => {
+      if (piped === 0) return;
+      const p = pipe;
+      pipe = redis.pipeline();
+      piped = 0;
+      for (const [err] of (await p.exec()) ?? []) if (err) throw err;
+    };
     for (let s = 0; s < ranges.length; s++) {
       const [a, b] = ranges[s]!;
       const refs: BlobRef[] = [];
-      const pipe = redis.pipeline();
-      for (let i = 0; i < inputs.length; i++) {
-        const t = inputs[i]!;
-        const sh = shared.get(i);
+      for (let li = 0; li < leaves.length; li++) {
+        const sh = shared.get(li);
         if (sh !== undefined) {
           refs.push(sh);
           continue;
         }
+        const t = leaves[li]!.value;
         const v = t instanceof JaggedTensor ? t.values : t;
-        const o = offsetsOf[i];
+        const o = offsetsOf[li];
         // A jagged tensor's rows a..b are its values o[a]..o[b].
         const [va, vb] = o === undefined ? [a, b] : [o[a]!, o[b]!];
         const row = v.shape.slice(1).reduce((p: number, d: number) => p * d, 1);
-        const sub = (values[i] as TypedArray).subarray(va * row, vb * row);
+        const sub = (values[li] as TypedArray).subarray(va * row, vb * row);
         const bytes = writeNpy(v.dtype, [vb - va, ...v.shape.slice(1)], sub);
-        const key = `${prefix}in:${s}:${i}`;
+        const key = `${prefix}in:${s}:${li}`;
         pipe.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", ttl);
         keys.push(key);
         bytesUp += bytes.byteLength;
+        piped += bytes.byteLength;
         if (o === undefined) {
           refs.push({ key, batchDim: v.batchDim });
           continue;
@@ -409,131 +617,196 @@ export async function runSharded(
           [b - a + 1],
           Int32Array.from(o.subarray(a, b + 1), (x) => x - va),
         );
-        const okey = `${prefix}in:${s}:${i}:offsets`;
+        const okey = `${prefix}in:${s}:${li}:offsets`;
         pipe.set(okey, Buffer.from(offs.buffer, offs.byteOffset, offs.byteLength), "EX", ttl);
         keys.push(okey);
         bytesUp += offs.byteLength;
+        piped += offs.byteLength;
         refs.push({ key, batchDim: 1, offsets: okey });
       }
-      await pipe.exec();
+      if (piped >= 4 << 20) await flush();
+      // A batched dict's shard has the shard's rows in the first dim of its batch size.
+      const refOf = (t: InputTmpl): Ref =>
+        "leaf" in t
+          ? refs[t.leaf]!
+          : {
+              dict: t.batched ? [b - a, ...t.size.slice(1)] : t.size,
+              entries: t.entries.map(([k, e]) => [k, refOf(e)] as const),
+            };
       jobs.push({
         name: "shard",
-        data: { run, shard: s, rows: [a, b], hash: bundleHash, inputs: refs, ttl },
+        data: { run, shard: s, rows: [a, b], hash: bundleHash, inputs: tmpls.map(refOf), ttl },
         opts: { jobId: jobId(s), attempts, removeOnComplete: false, removeOnFail: false },
       });
     }
+    await flush();
     if (signal?.aborted) throw abortReason(signal);
-    await queue.addBulk(jobs);
-    progress();
 
-    // Gather: poll the shards' states; read each completed shard's outputs once.
-    const results: (
-      | readonly {
-          dtype: DType;
-          shape: readonly number[];
-          data: TypedArray;
-          batchDim: number;
-          offsets: Int32Array | undefined;
-        }[]
-      | undefined
-    )[] = new Array(total).fill(undefined);
+    // Gather, driven by the queue's job events: one QueueEvents reader for the run, reading the
+    // event stream from its last entry before the jobs are added (so no event of the run is missed
+    // between adding and listening). Every pollMs the pending shards' states are also read from
+    // the jobs themselves, so that an event lost across a reconnect (or a job that vanished with a
+    // flushed Redis) cannot leave the run waiting forever.
+    const last = (await redis.xrevrange(queue.keys.events!, "+", "-", "COUNT", 1))[0]?.[0] ?? "0-0";
+    const results: (readonly Got[] | undefined)[] = new Array(total).fill(undefined);
     let multi = false;
     const pending = new Set(ranges.map((_, s) => s));
-    while (pending.size > 0) {
-      if (signal?.aborted) throw abortReason(signal);
-      for (const s of [...pending]) {
-        const state = await queue.getJobState(jobId(s));
-        if (state === "failed") {
-          const job = await queue.getJob(jobId(s));
-          const [a, b] = ranges[s]!;
-          throw new DistributedError(
-            `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) failed after ${job?.attemptsMade ?? "?"} attempt(s): ${job?.failedReason ?? "unknown reason"}`,
+
+    let failure: { error: unknown } | undefined;
+    let wake: (() => void) | undefined;
+    const poke = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const fail = (error: unknown) => {
+      failure ??= { error };
+      poke();
+    };
+    const shardOf = (id: unknown): number | undefined => {
+      if (typeof id !== "string" || !id.startsWith(`${run}-`)) return undefined;
+      const s = Number(id.slice(run.length + 1));
+      return pending.has(s) ? s : undefined;
+    };
+    const failedError = async (s: number, reason: string | undefined) => {
+      const job = await queue.getJob(jobId(s)).catch(() => undefined);
+      const [a, b] = ranges[s]!;
+      return new DistributedError(
+        `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) failed after ${job?.attemptsMade ?? "?"} attempt(s): ${job?.failedReason ?? reason ?? "unknown reason"}`,
+      );
+    };
+    // Reads shard s's outputs once (the first of its completed event and the reconciliation wins).
+    const take = (s: number, r: ShardResult) => {
+      if (!pending.delete(s)) return;
+      const [a, b] = ranges[s]!;
+      const p = (async () => {
+        multi = r.multi;
+        const outKeys = r.outputs.flatMap((o) => blobKeys(o));
+        const blobs = outKeys.length > 0 ? await redis.mgetBuffer(...outKeys) : [];
+        keys.push(...outKeys);
+        const read = (key: string, what: string) => {
+          const blob = blobs[outKeys.indexOf(key)];
+          // Outputs expire only after ttlSeconds: gone earlier, they went with a flush or a restart without persistence.
+          if (blob === null || blob === undefined)
+            throw new DistributedError(
+              `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) vanished from Redis: its ${what} (${key}) is gone (flushed, or restarted without persistence: run Redis with an append-only file or snapshots to survive restarts)`,
+            );
+          bytesDown += blob.byteLength;
+          return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), op);
+        };
+        const rowsError = (what: string, got: string) =>
+          new ShapeError(
+            `${op}: shard ${s} (rows ${a}..${b - 1}): ${what} ${got}; a sharded function must return results whose leading batch dim has the shard's ${b - a} rows`,
           );
-        }
+        const got = (o: Ref, what: string): Got => {
+          if (isDictRef(o)) {
+            if (o.dict.length < 1 || o.dict[0] !== b - a)
+              throw rowsError(what, `is a TensorDict of batch size [${o.dict.join(", ")}]`);
+            return {
+              size: o.dict,
+              entries: o.entries.map(([k, e]) => [k, got(e, `${what} entry ${JSON.stringify(k)}`)] as const),
+            };
+          }
+          const arr = read(o.key, what);
+          const offsets = o.offsets === undefined ? undefined : (read(o.offsets, `${what} offsets`).data as Int32Array);
+          const rows = offsets === undefined ? arr.shape[0] : offsets.length - 1;
+          if (o.batchDim < 1 || rows !== b - a)
+            throw rowsError(
+              what,
+              `has ${offsets === undefined ? `shape (${arr.shape.join(",")}) with ${o.batchDim} batch dim(s)` : `${rows} jagged rows`}`,
+            );
+          return { dtype: arr.dtype, shape: arr.shape, data: arr.data, batchDim: o.batchDim, offsets };
+        };
+        results[s] = r.outputs.map((o, k) => got(o, `result ${k}`));
+        done++;
+        progress();
+      })();
+      inflight.add(p);
+      p.catch(fail).finally(() => {
+        inflight.delete(p);
+        poke();
+      });
+    };
+    const reconcile = async () => {
+      for (const s of [...pending]) {
+        if (failure !== undefined) return;
+        const state = await queue.getJobState(jobId(s));
+        if (!pending.has(s)) continue; // its event came meanwhile
+        if (state === "failed") return fail(await failedError(s, undefined));
         if (state === "unknown") {
           // The job is gone: Redis was flushed, or restarted without persistence (its blobs went with it).
           const [a, b] = ranges[s]!;
-          throw new DistributedError(
-            `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) vanished from Redis (flushed, or restarted without persistence: run Redis with an append-only file or snapshots to survive restarts)`,
+          return fail(
+            new DistributedError(
+              `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) vanished from Redis (flushed, or restarted without persistence: run Redis with an append-only file or snapshots to survive restarts)`,
+            ),
           );
         }
         if (state !== "completed") continue;
         const job = await queue.getJob(jobId(s));
-        const r = job?.returnvalue as ShardResult | undefined;
-        if (r === undefined || r === null) continue; // completed but not yet readable: next round
-        multi = r.multi;
-        const outKeys = r.outputs.flatMap((o) => (o.offsets === undefined ? [o.key] : [o.key, o.offsets]));
-        const blobs = await redis.mgetBuffer(...outKeys);
-        const read = (key: string, k: number) => {
-          const blob = blobs[outKeys.indexOf(key)];
-          if (blob === null || blob === undefined)
-            throw new DistributedError(`${op}: shard ${s}: its output ${k} is missing from Redis (${key})`);
-          bytesDown += blob.byteLength;
-          return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), op);
-        };
-        const [a, b] = ranges[s]!;
-        results[s] = r.outputs.map((o, k) => {
-          const arr = read(o.key, k);
-          const offsets = o.offsets === undefined ? undefined : (read(o.offsets, k).data as Int32Array);
-          const rows = offsets === undefined ? arr.shape[0] : offsets.length - 1;
-          if (o.batchDim < 1 || rows !== b - a)
-            throw new ShapeError(
-              `${op}: shard ${s} (rows ${a}..${b - 1}): result ${k} has ${offsets === undefined ? `shape (${arr.shape.join(",")}) with ${o.batchDim} batch dim(s)` : `${rows} jagged rows`}; a sharded function must return results whose leading batch dim has the shard's ${b - a} rows`,
-            );
-          return { dtype: arr.dtype, shape: arr.shape, data: arr.data, batchDim: o.batchDim, offsets };
-        });
-        keys.push(...outKeys);
-        pending.delete(s);
-        done++;
-        progress();
+        const r = job?.returnvalue as ShardResult | undefined | null;
+        if (r !== undefined && r !== null && pending.has(s)) take(s, r);
       }
-      if (pending.size > 0) await sleep(pollMs);
+    };
+    events = new bullmq.QueueEvents(queueName, {
+      connection: redisOptions(connection),
+      lastEventId: last,
+      blockingTimeout: Math.max(pollMs, 1000),
+    });
+    events.on("error", () => undefined); // it reconnects; the reconciliation covers what it misses meanwhile
+    events.on("completed", ({ jobId: id, returnvalue }: { jobId: string; returnvalue: unknown }) => {
+      const s = shardOf(id);
+      if (s !== undefined && returnvalue !== null && typeof returnvalue === "object")
+        take(s, returnvalue as ShardResult);
+    });
+    events.on("failed", ({ jobId: id, failedReason }: { jobId: string; failedReason?: string }) => {
+      const s = shardOf(id);
+      if (s !== undefined) failedError(s, failedReason).then(fail, fail);
+    });
+    const onAbort = () => poke();
+    signal?.addEventListener("abort", onAbort);
+    try {
+      await queue.addBulk(jobs);
+      progress();
+      let nextReconcile = Date.now() + pollMs;
+      while ((pending.size > 0 || inflight.size > 0) && failure === undefined) {
+        if (signal?.aborted) throw abortReason(signal);
+        const wait = nextReconcile - Date.now();
+        if (wait <= 0) {
+          await reconcile();
+          nextReconcile = Date.now() + pollMs;
+          continue;
+        }
+        await new Promise<void>((res) => {
+          const t = setTimeout(() => {
+            wake = undefined;
+            res();
+          }, wait);
+          wake = () => {
+            clearTimeout(t);
+            res();
+          };
+        });
+      }
+      if (signal?.aborted) throw abortReason(signal);
+      if (failure !== undefined) throw failure.error;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
 
-    // Concatenate along the leading batch dim.
-    const out = results[0]!.map((r0, k): ShardedValue => {
-      const rest = r0.shape.slice(1);
-      const parts = results.map((r, s) => {
-        const p = r![k]!;
-        if (
-          p.dtype !== r0.dtype ||
-          p.batchDim !== r0.batchDim ||
-          p.shape.slice(1).join() !== rest.join() ||
-          (p.offsets === undefined) !== (r0.offsets === undefined)
-        )
-          throw new ShapeError(
-            `${op}: result ${k} of shard ${s} is ${p.offsets !== undefined ? "jagged " : ""}${p.dtype} (${p.shape.join(",")}), of shard 0 ${r0.offsets !== undefined ? "jagged " : ""}${r0.dtype} (${r0.shape.join(",")})`,
-          );
-        return p.data;
-      });
-      const len = parts.reduce((m, p) => m + p.length, 0);
-      const Ctor = r0.data.constructor as new (n: number) => TypedArray;
-      const all = new Ctor(len);
-      let at = 0;
-      for (const p of parts) {
-        all.set(p as never, at);
-        at += p.length;
-      }
-      if (r0.offsets === undefined)
-        return fromTypedArray(all, [n, ...rest], { batchDim: r0.batchDim, dtype: r0.dtype, copy: false });
-      // Jagged: the values one shard after the other, the offsets rebased by the values before each shard.
-      const offsets = new Int32Array(n + 1);
-      let row = 0;
-      let base = 0;
-      for (const r of results) {
-        const o = r![k]!.offsets!;
-        for (let i = 1; i < o.length; i++) offsets[row + i] = o[i]! + base;
-        row += o.length - 1;
-        base += o[o.length - 1]!;
-      }
-      return new JaggedTensor(
-        fromTypedArray(all, [base, ...rest], { batchDim: 1, dtype: r0.dtype, copy: false }),
-        fromTypedArray(offsets, [n + 1], { batchDim: 1, copy: false }),
-      );
-    });
+    const out = results[0]!.map((_, k) =>
+      concatGot(
+        op,
+        `result ${k}`,
+        results.map((r) => r![k]!),
+        n,
+      ),
+    );
     return multi ? out : out[0]!;
   } finally {
     // Remove the run's jobs and data, whatever happened (an active job of a cancelled run finishes; its outputs expire).
+    await events?.close().catch(() => undefined);
+    await Promise.allSettled([...inflight]);
     await Promise.allSettled(ranges.map((_, s) => queue.remove(jobId(s))));
     const outKeys: string[] = [];
     try {
@@ -648,54 +921,56 @@ export async function startWorker(
     try {
       await opts.beforeShard?.({ shard: d.shard, rows: d.rows, hash: d.hash, attempt: job.attemptsMade + 1 });
       const f = await bundleFor(d.hash);
-      const blobs = await redis.mgetBuffer(...d.inputs.map((i) => i.key));
-      const args = d.inputs.map((ref, i) => {
-        const blob = blobs[i];
+      const inKeys = d.inputs.flatMap((r) => blobKeys(r));
+      const blobs = inKeys.length > 0 ? await redis.mgetBuffer(...inKeys) : [];
+      let at = 0;
+      const next = (key: string) => {
+        const blob = blobs[at++];
         if (blob === null || blob === undefined)
-          throw new Error(`input ${i} (${ref.key}) is missing from Redis (expired, or the run was cancelled)`);
-        const a = readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), "worker");
-        const t = fromTypedArray(a.data, a.shape, { batchDim: ref.batchDim, dtype: a.dtype, copy: false });
-        return ref.offsets === undefined ? t : { values: t, offsets: ref.offsets, i };
-      });
-      const offsetBlobs = await redis.mgetBuffer(
-        ...args.flatMap((x) => (x instanceof Tensor ? [] : [x.offsets])),
-        "batchwise:none", // mget needs at least one key
-      );
-      let ob = 0;
-      const callArgs = args.map((x) => {
-        if (x instanceof Tensor) return x;
-        const blob = offsetBlobs[ob++];
-        if (blob === null || blob === undefined)
-          throw new Error(
-            `input ${x.i} offsets (${x.offsets}) are missing from Redis (expired, or the run was cancelled)`,
-          );
-        const o = readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), "worker");
-        return new JaggedTensor(x.values, fromTypedArray(o.data, o.shape, { batchDim: 1, copy: false }));
-      });
-      const out = await f.callAsync(...callArgs);
+          throw new Error(`input ${key} is missing from Redis (expired, or the run was cancelled)`);
+        return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), "worker");
+      };
+      // The arguments in the bundle's order: tensors, jagged tensors, TensorDicts (in blobKeys' order).
+      const build = (r: Ref): ShardedValue => {
+        if (isDictRef(r)) {
+          const td = new TensorDict({}, r.dict);
+          for (const [k, e] of r.entries) td.set(k, build(e));
+          return td;
+        }
+        const a = next(r.key);
+        const t = fromTypedArray(a.data, a.shape, { batchDim: r.batchDim, dtype: a.dtype, copy: false });
+        if (r.offsets === undefined) return t;
+        const o = next(r.offsets);
+        return new JaggedTensor(t, fromTypedArray(o.data, o.shape, { batchDim: 1, copy: false }));
+      };
+      const out = await f.callAsync(...d.inputs.map(build));
       const list = Array.isArray(out) ? out : [out];
       const pipe = redis.pipeline();
-      const outputs: BlobRef[] = [];
-      for (let k = 0; k < list.length; k++) {
-        const item = list[k];
+      let k = 0;
+      const store = async (item: unknown, what: string): Promise<Ref> => {
+        if (item instanceof TensorDict) {
+          const entries: (readonly [string, Ref])[] = [];
+          for (const [key, e] of item.entries())
+            entries.push([key, await store(e, `${what} entry ${JSON.stringify(key)}`)]);
+          return { dict: item.batchSize, entries };
+        }
         if (!(item instanceof Tensor) && !(item instanceof JaggedTensor))
           throw new DistributedError(
-            `result ${k} is not a tensor or a jagged tensor; only those are gathered (TensorDicts are not supported yet)`,
+            `${what} is ${fmtValue(item)}; only tensors, jagged tensors and TensorDicts of them are gathered`,
           );
         const t = item instanceof JaggedTensor ? item.values : item;
         const bytes = writeNpy(t.dtype, t.shape, await t.data());
-        const key = `${RUN_KEY}${d.run}:out:${d.shard}:${k}`;
+        const key = `${RUN_KEY}${d.run}:out:${d.shard}:${k++}`;
         pipe.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", d.ttl);
-        if (item instanceof Tensor) {
-          outputs.push({ key, batchDim: t.batchDim });
-          continue;
-        }
+        if (item instanceof Tensor) return { key, batchDim: t.batchDim };
         const o = item.offsets;
         const obytes = writeNpy("int32", o.shape, await o.data());
         const okey = `${key}:offsets`;
         pipe.set(okey, Buffer.from(obytes.buffer, obytes.byteOffset, obytes.byteLength), "EX", d.ttl);
-        outputs.push({ key, batchDim: 1, offsets: okey });
-      }
+        return { key, batchDim: 1, offsets: okey };
+      };
+      const outputs: Ref[] = [];
+      for (let r = 0; r < list.length; r++) outputs.push(await store(list[r], `result ${r}`));
       await pipe.exec();
       return { outputs, multi: Array.isArray(out) };
     } catch (e) {

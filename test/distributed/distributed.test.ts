@@ -19,7 +19,16 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JaggedTensor, TensorDict, fromTypedArray, jit, tensor, type Tensor } from "../../src/index.js";
+import {
+  JaggedTensor,
+  NonTensorData,
+  TensorDict,
+  fromTypedArray,
+  jit,
+  lazyStack,
+  tensor,
+  type Tensor,
+} from "../../src/index.js";
 import { DistributedError, publishBundle, runSharded, type ShardProgress } from "../../src/distributed/index.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -101,6 +110,33 @@ function exited(p: ChildProcess): Promise<void> {
     : new Promise((r) => p.once("exit", () => r()));
 }
 
+/** `got` and `want` hold the same structure, shapes, dtypes and bytes (TensorDicts entry by entry, jagged tensors' values and offsets). */
+function expectSameBits(got: unknown, want: unknown, where = "value"): void {
+  if (want instanceof TensorDict) {
+    expect(got, where).toBeInstanceOf(TensorDict);
+    const g = got as TensorDict;
+    expect(g.batchSize, `${where} batch size`).toEqual(want.batchSize);
+    expect(g.keys(), `${where} keys`).toEqual(want.keys());
+    for (const [k, v] of want.entries()) expectSameBits(g.get(k), v, `${where}.${k}`);
+    return;
+  }
+  if (want instanceof JaggedTensor) {
+    expect(got, where).toBeInstanceOf(JaggedTensor);
+    expectSameBits((got as JaggedTensor).values, want.values, `${where} values`);
+    expectSameBits((got as JaggedTensor).offsets, want.offsets, `${where} offsets`);
+    return;
+  }
+  const g = got as Tensor;
+  const w = want as Tensor;
+  expect([g.dtype, g.shape, g.batchDim], where).toEqual([w.dtype, w.shape, w.batchDim]);
+  const a = g.dataSync();
+  const b = w.dataSync();
+  expect(
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
+    `${where} bytes`,
+  ).toBe(true);
+}
+
 const procs: Proc[] = [];
 const extraServers: Proc[] = [];
 const extraDirs: string[] = [];
@@ -136,8 +172,11 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const cli = ["--import", "tsx", "src/cli.ts", "worker", "--redis", url, "--queue", "plain"];
     const script = ["--import", "tsx", "test/distributed/worker-script.ts"];
     for (let i = 0; i < 3; i++) procs.push(launch(process.execPath, cli, {}));
+    // The first of them (procs[3], the SIGKILL test's victim) is slow, so that a kill lands inside its shard.
     for (let i = 0; i < 3; i++)
-      procs.push(launch(process.execPath, script, { REDIS_URL: url, QUEUE: "faults", SLEEP_MS: "150" }));
+      procs.push(
+        launch(process.execPath, script, { REDIS_URL: url, QUEUE: "faults", SLEEP_MS: i === 0 ? "800" : "150" }),
+      );
     await Promise.all(procs.map((p) => p.waitFor(/ready/, 40_000)));
   }, 60_000);
 
@@ -209,6 +248,85 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     expect(bytes(gotSum).equals(bytes(wantSum))).toBe(true);
   }, 30_000);
 
+  it("shards a TensorDict (nested dicts, a jagged entry, an int entry) with a plain parameter and a parameter dict; TensorDict results are gathered; equal to the single-process call bit for bit", async () => {
+    const n = 20_000;
+    const f32 = (len: number, k: number) => Float32Array.from({ length: len }, (_, i) => Math.sin(i * k) * 2);
+    const offsets = new Int32Array(n + 1);
+    for (let r = 0; r < n; r++) offsets[r + 1] = offsets[r]! + (r % 4);
+    const T = offsets[n]!;
+    const td = new TensorDict(
+      {
+        obs: fromTypedArray(f32(n * 3, 0.1), [n, 3], { batchDim: 1 }),
+        reward: fromTypedArray(f32(n, 0.2), [n], { batchDim: 1 }),
+        agent: new TensorDict({ pos: fromTypedArray(f32(n * 2 * 3, 0.3), [n, 2, 3], { batchDim: 2 }) }, [n, 2]),
+        traj: new JaggedTensor(
+          fromTypedArray(f32(T * 2, 0.4), [T, 2], { batchDim: 1 }),
+          fromTypedArray(offsets, [n + 1], { batchDim: 1 }),
+        ),
+        count: fromTypedArray(
+          Int32Array.from({ length: n }, (_, i) => i * 7 - 30_000),
+          [n],
+          { batchDim: 1 },
+        ),
+      },
+      [n],
+    );
+    const w = fromTypedArray(Float32Array.of(0.5, -1, 2), [3], { batchDim: 0 });
+    const p = new TensorDict({ scale: fromTypedArray(Float32Array.of(1.5), [1], { batchDim: 0 }) }, []);
+    const g = jit((d: TensorDict, w: Tensor, p: TensorDict) => {
+      const agent = d.getDict("agent");
+      const traj = d.get("traj") as JaggedTensor;
+      return [
+        new TensorDict(
+          {
+            y: d.getTensor("obs").mul(w).add(d.getTensor("reward").unsqueeze(0)).exp(),
+            agent: new TensorDict({ d: agent.getTensor("pos").mul(p.getTensor("scale")).sin() }, agent.batchSize),
+            traj: traj.map((v) => v.mul(v).neg().exp()),
+            n2: d.getTensor("count").mul(2),
+          },
+          d.batchSize,
+        ),
+        traj.sum(),
+      ];
+    });
+    const want = g(td, w, p) as [TensorDict, Tensor];
+    const h = await publishBundle(url, g.bundle());
+    const got = (await runSharded(url, h, [td, w, p], { shards: 7, queue: "plain" })) as [TensorDict, Tensor];
+    expect(got).toHaveLength(2);
+    expect(got[0]).toBeInstanceOf(TensorDict);
+    expect(got[0].toString()).toBe(
+      `TensorDict(batchSize=[${n}]) { y: (${n}; 3) float32, agent: TensorDict(batchSize=[${n}, 2]) { d: (${n},2; 3) float32 }, traj: (${n},~N; 2) float32 jagged, n2: (${n};) int32 }`,
+    );
+    expectSameBits(got[0], want[0]);
+    expectSameBits(got[1], want[1]);
+    // The TensorDict input itself: its shards carry every key, nesting and batch size (the identity bundle).
+    const id = jit((d: TensorDict) => d);
+    id(td);
+    const back = await runSharded(url, await publishBundle(url, id.bundle()), [td], { shards: 3, queue: "plain" });
+    expectSameBits(back, td);
+  }, 30_000);
+
+  it("TensorDict inputs it cannot shard: typed errors naming the fix", async () => {
+    const a = fromTypedArray(new Float32Array(4), [4], { batchDim: 1 });
+    const d = new TensorDict({ a }, [4]);
+    await expect(runSharded(url, hash, [lazyStack([d, d], 0) as unknown as TensorDict])).rejects.toThrow(
+      /^runSharded: input 0 is a lazy stack \(.*\); runSharded takes dense TensorDicts: call \.densify\(\) .* or stack the members with stack\(\)$/,
+    );
+    const meta = new TensorDict({ a, inner: { m: new NonTensorData("walk", [4]) } }, [4]);
+    const err = await runSharded(url, hash, [meta]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DistributedError);
+    expect((err as Error).message).toMatch(
+      /^runSharded: input 0 holds the non-tensor entry \("inner", "m"\) \(NonTensorData\("walk", batchSize=\[4\]\)\); compiled functions take tensor entries only: td\.exclude\(\["inner","m"\]\) before the call/,
+    );
+    // A dict of batch size [] is stored whole, so its entries must have no batch dims.
+    await expect(runSharded(url, hash, [a, new TensorDict({ a }, [])])).rejects.toThrow(
+      /^runSharded: input 1 is TensorDict\(batchSize=\[\]\) with the batched entry \(4; \): give the dict a batch size/,
+    );
+    await expect(runSharded(url, hash, [a, new TensorDict({ b: a }, [4]).batchSlice(0, 0, 3)])).rejects.toThrow(
+      "runSharded: input 1 TensorDict(batchSize=[3]) has 3 rows in its leading batch dim, input 0 (4; ) has 4",
+    );
+  });
+
   it("a worker SIGKILLed mid-shard: its shard is taken over and the result is still complete and exact", async () => {
     const victim = procs[3]!;
     const shards = 12;
@@ -220,12 +338,18 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
       onProgress: (p) => {
         if (p.done >= 3 && kill === undefined) {
           const before = victim.lines.length;
-          // Kill right after the victim starts its next shard: it is then inside that shard's 150 ms.
-          kill = victim.waitFor(/^start \d+$/).then(async () => {
-            const line = victim.lines.slice(before).find((l) => /^start \d+$/.test(l)) ?? victim.lines.at(-1)!;
+          // Kill right after the victim starts its next shard (a line it prints from now on, not an
+          // earlier one): it is then inside that shard's 800 ms.
+          kill = (async () => {
+            const deadline = Date.now() + 20_000;
+            let line: string | undefined;
+            while ((line = victim.lines.slice(before).find((l) => /^start \d+$/.test(l))) === undefined) {
+              if (Date.now() > deadline) throw new Error("the victim started no further shard");
+              await new Promise((r) => setTimeout(r, 5));
+            }
             killed = Number(line.split(" ")[1]);
             victim.child.kill("SIGKILL");
-          });
+          })();
         }
       },
     })) as Tensor;
@@ -334,6 +458,21 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer, want.byteOffset, want.byteLength))).toBe(true);
   }, 40_000);
 
+  it("no job events at all (XREAD denied by an ACL): the reconciling poll still gathers every shard, exactly", async () => {
+    // The coordinator listens to the queue's event stream (XREAD); denying that one command to
+    // every client loses every event, as a reader stuck across a reconnect would. Workers do not
+    // read the stream (they only append to it from their scripts), so they keep running.
+    await redis.call("ACL", "SETUSER", "default", "-xread");
+    try {
+      const t0 = performance.now();
+      const y = (await runSharded(url, hash, [x], { shards: 6, queue: "plain", pollMs: 100 })) as Tensor;
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      expectSameBits(y, f(x));
+    } finally {
+      await redis.call("ACL", "SETUSER", "default", "+xread");
+    }
+  }, 30_000);
+
   it("a flushed Redis (jobs gone) rejects the run, naming the vanished shard, instead of hanging", async () => {
     const err = await runSharded(url, hash, [x], {
       shards: 12,
@@ -356,9 +495,8 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
   }, 30_000);
 
   it("typed errors for inputs it cannot shard", async () => {
-    const d = new TensorDict({ a: tensor([1, 2], { batchDim: 1 }) }, [2]);
-    await expect(runSharded(url, hash, [d as unknown as Tensor])).rejects.toThrow(
-      /^runSharded: input 0 is a TensorDict; plain tensors and jagged tensors are sharded \(TensorDicts are not supported yet\)$/,
+    await expect(runSharded(url, hash, [tensor([1, 2], { batchDim: 1 }), [1, 2] as unknown as Tensor])).rejects.toThrow(
+      /^runSharded: input 1 is a Array; plain tensors, jagged tensors and TensorDicts are sharded$/,
     );
     const a = fromTypedArray(new Float32Array(4), [4], { batchDim: 1 });
     const b = fromTypedArray(new Float32Array(3), [3], { batchDim: 1 });
