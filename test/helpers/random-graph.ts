@@ -468,7 +468,8 @@ export function randomTakeCase(
   inputs.forEach((n, i) =>
     n.type.batch.forEach((d, j) => sizeOf.set(d, Math.max(sizeOf.get(d) ?? 1, c.inputTypes[i]!.batch[j]!))),
   );
-  let x = c.graph.outputs[c.graph.outputs.length - 1]!;
+  // The first output has the family's dtype (a narrow tail's output, if any, comes last).
+  let x = c.graph.outputs[0]!;
   if (x.type.base.length === 0) x = Node.make("reshape", [x], { shape: [1] });
   const axis = Math.floor(r() * x.type.base.length);
   const bRank = Math.floor(r() * (x.type.batch.length + 1));
@@ -524,7 +525,8 @@ export function randomScatterCase(
   inputs.forEach((n, i) =>
     n.type.batch.forEach((d, j) => sizeOf.set(d, Math.max(sizeOf.get(d) ?? 1, c.inputTypes[i]!.batch[j]!))),
   );
-  let x = c.graph.outputs[c.graph.outputs.length - 1]!;
+  // The first output has the family's dtype (a narrow tail's output, if any, comes last).
+  let x = c.graph.outputs[0]!;
   if (x.type.base.length === 0) x = Node.make("reshape", [x], { shape: [1] });
   const axis = Math.floor(r() * x.type.base.length);
   const concrete = (syms: readonly (string | number)[], bcast: readonly boolean[]): number[] =>
