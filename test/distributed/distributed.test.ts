@@ -331,28 +331,21 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const victim = procs[3]!;
     const shards = 12;
     let killed: number | undefined;
-    let kill: Promise<void> | undefined;
-    const y = (await runSharded(url, hash, [x], {
-      shards,
-      queue: "faults",
-      onProgress: (p) => {
-        if (p.done >= 3 && kill === undefined) {
-          const before = victim.lines.length;
-          // Kill right after the victim starts its next shard (a line it prints from now on, not an
-          // earlier one): it is then inside that shard's 800 ms.
-          kill = (async () => {
-            const deadline = Date.now() + 20_000;
-            let line: string | undefined;
-            while ((line = victim.lines.slice(before).find((l) => /^start \d+$/.test(l))) === undefined) {
-              if (Date.now() > deadline) throw new Error("the victim started no further shard");
-              await new Promise((r) => setTimeout(r, 5));
-            }
-            killed = Number(line.split(" ")[1]);
-            victim.child.kill("SIGKILL");
-          })();
-        }
-      },
-    })) as Tensor;
+    // Kill the victim right after it starts a shard of this run (a line it prints from now on):
+    // it is then inside that shard's 800 ms. Waiting for some progress first could let the
+    // other workers take every remaining shard on a loaded machine, so the watch starts now.
+    const before = victim.lines.length;
+    const kill = (async () => {
+      const deadline = Date.now() + 20_000;
+      let line: string | undefined;
+      while ((line = victim.lines.slice(before).find((l) => /^start \d+$/.test(l))) === undefined) {
+        if (Date.now() > deadline) throw new Error("the victim started no shard");
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      killed = Number(line.split(" ")[1]);
+      victim.child.kill("SIGKILL");
+    })();
+    const y = (await runSharded(url, hash, [x], { shards, queue: "faults" })) as Tensor;
     await kill;
     expect(killed).toBeTypeOf("number");
     const got = y.dataSync() as Float32Array;
