@@ -5,6 +5,7 @@
 import { isDType, isFloat, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
+import { ROUTINE_NAMES, routineBase } from "./routines.js";
 import type { KReduceOp } from "./kernel.js";
 import {
   broadcastShapes,
@@ -95,6 +96,7 @@ export type Op =
   | "matmul"
   | "concat"
   | "take"
+  | "routine"
   | SegmentOp
   | KUnaryOp
   | KBinaryOp
@@ -688,6 +690,34 @@ function takeType(op: Op, [x, idx]: readonly TensorType[], attrs: SpecAttrs<type
   return { dtype: x!.dtype, batch: rb.shape, base };
 }
 
+// --- looped matrix routines ---
+const routineSpec = { name: ROUTINE_NAMES, cols: "nat", sweeps: "nat" } as const;
+
+/**
+ * `routine` (ir/routines.ts): a looped matrix routine on the 2-D base matrices of
+ * its inputs (one, or the factors and the right-hand sides for `lu_solve`), all of
+ * one float dtype; batch dims broadcast. The result's base is the routine's
+ * output layout (see ir/routines.ts).
+ */
+function routineType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof routineSpec>): TensorType {
+  const x = ins[0]!;
+  for (const [i, t] of ins.entries()) {
+    const name = ins.length > 1 ? (i === 0 ? "factors" : "b") : "a";
+    if (!isFloat(t.dtype)) throw new DTypeError(`${argType(op, name, t)}: needs a float dtype`);
+    if (t.dtype !== x.dtype) throw new DTypeError(`${argType(op, name, t)}: all inputs need dtype ${x.dtype}`);
+  }
+  const base = routineBase(op, attrs.name, ins.map((t) => t.base), attrs);
+  let batch: readonly Dim[] = x.batch;
+  for (const t of ins.slice(1)) {
+    const rb = broadcastShapes<Dim>(batch, t.batch);
+    if (!rb.ok)
+      throw new ShapeError(`${op}: cannot broadcast the batch dims of ${ins.map((u) => fmtTypeShape(u)).join(" and ")}`);
+    batch = rb.shape;
+  }
+  return { dtype: x.dtype, batch, base };
+}
+// --- end looped matrix routines ---
+
 const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });
 const binary = def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) });
 const reduce = def({ arity: 1, args: ["x"], attrs: reduceAttrs, type: reduceType });
@@ -748,6 +778,7 @@ const OP_TABLE = {
   }),
   concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(concatType) }),
   take: def({ arity: 2, args: ["x", "idx"], attrs: axisSpec, type: sized(takeType) }),
+  routine: def({ arity: -1, args: [], attrs: routineSpec, type: sized(routineType) }),
   // Every elementwise op of the op-facts table (ir/elementwise.ts), in its order.
   ...ELEMENTWISE_ENTRIES,
   sum: reduce,
