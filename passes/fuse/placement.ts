@@ -101,6 +101,12 @@ export function placeBuffers(g: Graph, opts: FuseOptions): Placement {
     // ragged op gets one too (it is then never read as a right-padded tensor).
     if (n.op === "take" && n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
     if (SEGMENT_OPS.has(n.op)) for (const i of n.inputs) if (i.op === "take") materialized.add(i);
+    // A routine kernel reads whole base matrices of its inputs from buffers (see fuse/routine.ts).
+    if (n.op === "routine") {
+      materialized.add(n);
+      for (const i of n.inputs) if (i.op !== "input") materialized.add(i);
+      continue;
+    }
     if (isReduce(n) || n.op === "segment_reduce") materialized.add(n);
     else if (VIEW_OPS.has(n.op) || COPY_OPS.has(n.op)) {
       // Views and copies work on whole contiguous buffers: their sources get buffers too.
