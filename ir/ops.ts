@@ -706,12 +706,19 @@ function routineType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof
     if (!isFloat(t.dtype)) throw new DTypeError(`${argType(op, name, t)}: needs a float dtype`);
     if (t.dtype !== x.dtype) throw new DTypeError(`${argType(op, name, t)}: all inputs need dtype ${x.dtype}`);
   }
-  const base = routineBase(op, attrs.name, ins.map((t) => t.base), attrs);
+  const base = routineBase(
+    op,
+    attrs.name,
+    ins.map((t) => t.base),
+    attrs,
+  );
   let batch: readonly Dim[] = x.batch;
   for (const t of ins.slice(1)) {
     const rb = broadcastShapes<Dim>(batch, t.batch);
     if (!rb.ok)
-      throw new ShapeError(`${op}: cannot broadcast the batch dims of ${ins.map((u) => fmtTypeShape(u)).join(" and ")}`);
+      throw new ShapeError(
+        `${op}: cannot broadcast the batch dims of ${ins.map((u) => fmtTypeShape(u)).join(" and ")}`,
+      );
     batch = rb.shape;
   }
   return { dtype: x.dtype, batch, base };

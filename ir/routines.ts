@@ -95,10 +95,10 @@ export interface Machine<F, I, B> {
   oload(at: I): F;
   store(at: I, v: F): void;
   /**
-   * `for v in [from, to)`. `inner`: an innermost loop of at most `to` iterations (a
-   * literal); a target may unroll it (with a guard for a run-time start).
+   * `for v in [from, to)`. `inner`: an innermost loop whose `to` is at most this
+   * number (and `from` at least 0); a target may unroll it into that many guarded copies.
    */
-  loop(from: I, to: I, body: (v: I) => void, inner?: boolean): void;
+  loop(from: I, to: I, body: (v: I) => void, inner?: number): void;
   when(c: B, then: () => void, otherwise?: () => void): void;
   fvar(init: F): Var<F>;
   ivar(init: I): Var<I>;
@@ -194,7 +194,7 @@ function copyIn<F, I, B>(M: Machine<F, I, B>, input: number, m: number, n: numbe
       M.i(0),
       M.i(n),
       (j) => M.store(at(M, M.iadd(i, M.i(r0)), M.iadd(j, M.i(c0)), w), M.load(input, at(M, i, j, n))),
-      true,
+      n,
     ),
   );
 }
@@ -206,7 +206,7 @@ function identity<F, I, B>(M: Machine<F, I, B>, rows: number, cols: number, r0: 
       M.i(0),
       M.i(cols),
       (j) => M.store(at(M, M.iadd(i, M.i(r0)), M.iadd(j, M.i(c0)), w), M.sel(M.ieq(i, j), M.f(1), M.f(0))),
-      true,
+      cols,
     ),
   );
 }
@@ -236,7 +236,7 @@ function lu<F, I, B>(M: Machine<F, I, B>, n: number): void {
         best.set(M.sel(g, v, best.get()));
         p.set(M.isel(g, i, p.get()));
       },
-      true,
+      n,
     );
     const pk = p.get();
     M.store(o(k, M.i(n + 1)), M.toF(pk));
@@ -250,7 +250,7 @@ function lu<F, I, B>(M: Machine<F, I, B>, n: number): void {
           M.store(o(k, c), below);
           M.store(o(pk, c), top);
         },
-        true,
+        n + 1,
       ),
     );
     const piv = M.oload(o(k, k));
@@ -258,7 +258,7 @@ function lu<F, I, B>(M: Machine<F, I, B>, n: number): void {
     M.loop(k1, N, (i) => {
       const f = M.mul(M.oload(o(i, k)), r);
       M.store(o(i, k), f);
-      M.loop(k1, N, (c) => M.store(o(i, c), M.sub(M.oload(o(i, c)), M.mul(f, M.oload(o(k, c))))), true);
+      M.loop(k1, N, (c) => M.store(o(i, c), M.sub(M.oload(o(i, c)), M.mul(f, M.oload(o(k, c))))), n);
     });
   });
 }
@@ -288,14 +288,14 @@ function luSolve<F, I, B>(M: Machine<F, I, B>, n: number, k: number): void {
           M.store(o(i, c), below);
           M.store(o(p, c), top);
         },
-        true,
+        k,
       ),
     );
   });
   M.loop(M.i(1), N, (i) =>
     M.loop(M.i(0), K, (c) => {
       const s = M.fvar(M.oload(o(i, c)));
-      M.loop(M.i(0), i, (j) => s.set(M.sub(s.get(), M.mul(f(i, j), M.oload(o(j, c))))), true);
+      M.loop(M.i(0), i, (j) => s.set(M.sub(s.get(), M.mul(f(i, j), M.oload(o(j, c))))), n);
       M.store(o(i, c), s.get());
     }),
   );
@@ -304,7 +304,7 @@ function luSolve<F, I, B>(M: Machine<F, I, B>, n: number, k: number): void {
     const r = M.div(M.f(1), f(i, i));
     M.loop(M.i(0), K, (c) => {
       const s = M.fvar(M.oload(o(i, c)));
-      M.loop(M.iadd(i, M.i(1)), N, (j) => s.set(M.sub(s.get(), M.mul(f(i, j), M.oload(o(j, c))))), true);
+      M.loop(M.iadd(i, M.i(1)), N, (j) => s.set(M.sub(s.get(), M.mul(f(i, j), M.oload(o(j, c))))), n);
       M.store(o(i, c), M.mul(s.get(), r));
     });
   });
@@ -318,7 +318,7 @@ function cholesky<F, I, B>(M: Machine<F, I, B>, n: number): void {
   const a = (r: I, c: I): F => M.load(0, at(M, r, c, n));
   const o = (r: I, c: I): I => at(M, r, c, n);
   const N = M.i(n);
-  M.loop(M.i(0), N, (i) => M.loop(M.i(0), N, (j) => M.store(o(i, j), M.f(0)), true));
+  M.loop(M.i(0), N, (i) => M.loop(M.i(0), N, (j) => M.store(o(i, j), M.f(0)), n));
   M.loop(M.i(0), N, (j) => {
     const d = M.fvar(a(j, j));
     M.loop(
@@ -328,14 +328,14 @@ function cholesky<F, I, B>(M: Machine<F, I, B>, n: number): void {
         const l = M.oload(o(j, k));
         d.set(M.sub(d.get(), M.mul(l, l)));
       },
-      true,
+      n,
     );
     const ljj = M.sqrt(d.get());
     M.store(o(j, j), ljj);
     const r = M.div(M.f(1), ljj);
     M.loop(M.iadd(j, M.i(1)), N, (i) => {
       const s = M.fvar(a(i, j));
-      M.loop(M.i(0), j, (k) => s.set(M.sub(s.get(), M.mul(M.oload(o(i, k)), M.oload(o(j, k))))), true);
+      M.loop(M.i(0), j, (k) => s.set(M.sub(s.get(), M.mul(M.oload(o(i, k)), M.oload(o(j, k))))), n);
       M.store(o(i, j), M.mul(s.get(), r));
     });
   });
@@ -360,10 +360,10 @@ function qr<F, I, B>(M: Machine<F, I, B>, m: number, n: number, qc: number): voi
   const apply = (X: (r: I, c: I) => I, j: I, c: I, tau: F): void => {
     const j1 = M.iadd(j, M.i(1));
     const wv = M.fvar(M.oload(X(j, c)));
-    M.loop(j1, Mi, (i) => wv.set(M.add(wv.get(), M.mul(M.oload(R(i, j)), M.oload(X(i, c))))), true);
+    M.loop(j1, Mi, (i) => wv.set(M.add(wv.get(), M.mul(M.oload(R(i, j)), M.oload(X(i, c))))), m);
     const tw = M.mul(tau, wv.get());
     M.store(X(j, c), M.sub(M.oload(X(j, c)), tw));
-    M.loop(j1, Mi, (i) => M.store(X(i, c), M.sub(M.oload(X(i, c)), M.mul(tw, M.oload(R(i, j))))), true);
+    M.loop(j1, Mi, (i) => M.store(X(i, c), M.sub(M.oload(X(i, c)), M.mul(tw, M.oload(R(i, j))))), m);
   };
   M.loop(M.i(0), M.i(nr), (j) => {
     const j1 = M.iadd(j, M.i(1));
@@ -376,7 +376,7 @@ function qr<F, I, B>(M: Machine<F, I, B>, m: number, n: number, qc: number): voi
         const v = M.oload(R(i, j));
         x2.set(M.add(x2.get(), M.mul(v, v)));
       },
-      true,
+      m,
     );
     const xx = x2.get();
     const norm = M.sqrt(M.add(M.mul(alpha, alpha), xx));
@@ -384,7 +384,7 @@ function qr<F, I, B>(M: Machine<F, I, B>, m: number, n: number, qc: number): voi
     const zero = M.eq(xx, M.f(0));
     const tau = M.sel(zero, M.f(0), M.div(M.sub(beta, alpha), beta));
     const scale = M.sel(zero, M.f(0), M.div(M.f(1), M.sub(alpha, beta)));
-    M.loop(j1, Mi, (i) => M.store(R(i, j), M.mul(M.oload(R(i, j)), scale)), true);
+    M.loop(j1, Mi, (i) => M.store(R(i, j), M.mul(M.oload(R(i, j)), scale)), m);
     M.store(R(j, j), M.sel(zero, alpha, beta));
     M.store(T(j), tau);
     M.loop(j1, M.i(n), (c) => apply(R, j, c, tau));
@@ -395,7 +395,7 @@ function qr<F, I, B>(M: Machine<F, I, B>, m: number, n: number, qc: number): voi
     const tau = M.oload(T(j));
     M.loop(M.i(0), M.i(qc), (c) => apply(Q, j, c, tau));
   });
-  M.loop(M.i(1), Mi, (i) => M.loop(M.i(0), M.imin(i, M.i(n)), (c) => M.store(R(i, c), M.f(0)), true));
+  M.loop(M.i(1), Mi, (i) => M.loop(M.i(0), M.imin(i, M.i(n)), (c) => M.store(R(i, c), M.f(0)), n));
 }
 
 /**
@@ -422,7 +422,7 @@ function rotateCols<F, I, B>(M: Machine<F, I, B>, X: (r: I, c: I) => I, rows: nu
       M.store(X(k, p), M.sub(M.mul(c, x), M.mul(s, y)));
       M.store(X(k, q), M.add(M.mul(s, x), M.mul(c, y)));
     },
-    true,
+    rows,
   );
 }
 
@@ -437,7 +437,7 @@ function swapCols<F, I, B>(M: Machine<F, I, B>, X: (r: I, c: I) => I, rows: numb
       M.store(X(k, a), y);
       M.store(X(k, b), x);
     },
-    true,
+    rows,
   );
 }
 
@@ -464,7 +464,7 @@ function sortKeys<F, I, B>(
         bv.set(M.sel(g, v, bv.get()));
         bi.set(M.isel(g, j, bi.get()));
       },
-      true,
+      n,
     );
     const b = bi.get();
     M.when(M.ine(b, i), () => {
@@ -512,7 +512,7 @@ function eigh<F, I, B>(M: Machine<F, I, B>, n: number, sweeps: number, e: number
                   M.store(s(r, p), M.sub(M.mul(c, arp), M.mul(sn, arq)));
                   M.store(s(r, q), M.add(M.mul(sn, arp), M.mul(c, arq)));
                 }),
-              true,
+              n,
             );
             M.store(s(p, p), M.sub(app, M.mul(t, apq)));
             M.store(s(q, q), M.add(aqq, M.mul(t, apq)));
@@ -558,7 +558,7 @@ function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number,
               be.set(M.add(be.get(), M.mul(y, y)));
               ga.set(M.add(ga.get(), M.mul(x, y)));
             },
-            true,
+            m,
           );
           const x = al.get();
           const y = be.get();
@@ -583,14 +583,20 @@ function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number,
         const x = M.oload(G(i, j));
         acc.set(M.add(acc.get(), M.mul(x, x)));
       },
-      true,
+      m,
     );
     M.store(S(j), M.sqrt(acc.get()));
   });
-  sortKeys(M, n, S, [
-    { X: G, rows: m },
-    { X: V, rows: n },
-  ], true);
+  sortKeys(
+    M,
+    n,
+    S,
+    [
+      { X: G, rows: m },
+      { X: V, rows: n },
+    ],
+    true,
+  );
 }
 
 /**
@@ -661,7 +667,7 @@ export function countTrips(r: RoutineSpec, unroll: number): number {
     ...base,
     toI: () => 0,
     loop: (from, to, body, inner) => {
-      if (!(inner === true && to <= unroll)) trips += Math.max(0, to - from);
+      if (!(inner !== undefined && inner <= unroll)) trips += Math.max(0, to - from);
       for (let v = from; v < to; v++) body(v);
     },
     when: (_c, then, otherwise) => {

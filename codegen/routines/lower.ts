@@ -104,7 +104,9 @@ function builderMachine(
           if (guards.length === 0) body(cv);
           else {
             const g =
-              guards.length === 1 ? guards[0]! : b.let("bool", { k: "binary", op: "and", a: guards[0]!, b: guards[1]! });
+              guards.length === 1
+                ? guards[0]!
+                : b.let("bool", { k: "binary", op: "and", a: guards[0]!, b: guards[1]! });
             b.when(g);
             body(cv);
             b.end();
@@ -157,7 +159,11 @@ export function lowerRoutine(k: Kernel): LoopProgram {
   const M = builderMachine(b, spec.dtype, k, pointer, b.idx("mul", ob, b.index(S)), 0);
   runRoutine(M, spec);
   for (let a = 0; a < R; a++) b.end();
-  return b.finish(k, R, k.inputs.reduce((n, inp) => n + inp.batchRank, 0));
+  return b.finish(
+    k,
+    R,
+    k.inputs.reduce((n, inp) => n + inp.batchRank, 0),
+  );
 }
 
 /** Per input, its batch offset (made once, on demand) from the batch variables. */
@@ -215,8 +221,13 @@ export function lowerRoutineWorkgroup(k: Kernel): LoopProgram {
   const pointer = inputPointers(b, k, strideBase(k), batchVar);
   const out = b.idx("mul", gi, b.index(numel(k.baseShape)));
   runRoutine(builderMachine(b, spec.dtype, k, pointer, out, GPU_UNROLL), spec);
-  return b.finish(k, launchRank(k), k.inputs.reduce((n, inp) => n + inp.batchRank, 0), {
-    workgroupSize: WGSL_WORKGROUP_SIZE,
-    params: layout.length,
-  });
+  return b.finish(
+    k,
+    launchRank(k),
+    k.inputs.reduce((n, inp) => n + inp.batchRank, 0),
+    {
+      workgroupSize: WGSL_WORKGROUP_SIZE,
+      params: layout.length,
+    },
+  );
 }
