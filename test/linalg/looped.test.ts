@@ -61,18 +61,7 @@ describe("looped linalg on JS", () => {
       const q = linalg.qr(a, { mode: "complete" });
       const e = linalg.eigh(s);
       const v = linalg.svd(a.slice(1, 0, 7));
-      return [
-        linalg.solve(a, b),
-        lu.LU,
-        linalg.cholesky(s),
-        q.Q,
-        q.R,
-        e.eigenvalues,
-        e.eigenvectors,
-        v.U,
-        v.S,
-        v.Vh,
-      ];
+      return [linalg.solve(a, b), lu.LU, linalg.cholesky(s), q.Q, q.R, e.eigenvalues, e.eigenvectors, v.U, v.S, v.Vh];
     });
     for (const count of [2, 3]) {
       const a = matsOf(randomMats(count, n, n, count, 2), count, n, n, "float64");
