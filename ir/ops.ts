@@ -691,19 +691,20 @@ function takeType(op: Op, [x, idx]: readonly TensorType[], attrs: SpecAttrs<type
 }
 
 // --- looped matrix routines ---
-const routineSpec = { name: ROUTINE_NAMES, cols: "nat", sweeps: "nat" } as const;
+const routineSpec = { name: ROUTINE_NAMES, cols: "nat", sweeps: "nat", descending: "bool" } as const;
 
 /**
  * `routine` (ir/routines.ts): a looped matrix routine on the 2-D base matrices of
  * its inputs (one, or the factors and the right-hand sides for `lu_solve`), all of
- * one float dtype; batch dims broadcast. The result's base is the routine's
+ * one float dtype (`sort`: any numeric dtype); batch dims broadcast. The result's base is the routine's
  * output layout (see ir/routines.ts).
  */
 function routineType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof routineSpec>): TensorType {
   const x = ins[0]!;
   for (const [i, t] of ins.entries()) {
     const name = ins.length > 1 ? (i === 0 ? "factors" : "b") : "a";
-    if (!isFloat(t.dtype)) throw new DTypeError(`${argType(op, name, t)}: needs a float dtype`);
+    if (attrs.name === "sort" ? t.dtype === "bool" : !isFloat(t.dtype))
+      throw new DTypeError(`${argType(op, name, t)}: needs a ${attrs.name === "sort" ? "numeric" : "float"} dtype`);
     if (t.dtype !== x.dtype) throw new DTypeError(`${argType(op, name, t)}: all inputs need dtype ${x.dtype}`);
   }
   const base = routineBase(

@@ -26,11 +26,16 @@
  *   eigenvalues; the rest is scratch), then V (column k: eigenvector k).
  * - `svd` (m,n), m ≥ n → (m+n+1, n): the rotated columns G = U·diag(σ), then V,
  *   then σ (descending); columns sorted by σ.
+ * - `sort` (R, L) → (R, 4L): per row, the values sorted (stable bottom-up merge
+ *   sort: ascending with NaN last, or with `descending` largest first with NaN
+ *   first), then their positions in the dtype, then two rows of scratch. The one
+ *   routine that also takes integer dtypes (positions are exact below 2^24).
  */
+import type { DType } from "./dtype.js";
 import { ShapeError } from "./errors.js";
 
 /** The routines of the `routine` op. */
-export const ROUTINE_NAMES = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd"] as const;
+export const ROUTINE_NAMES = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd", "sort"] as const;
 export type RoutineName = (typeof ROUTINE_NAMES)[number];
 
 /** What a routine needs besides its inputs: the sizes and its attributes. */
@@ -44,7 +49,9 @@ export interface RoutineSpec {
   readonly cols: number;
   /** Jacobi sweeps (`eigh`, `svd`). */
   readonly sweeps: number;
-  readonly dtype: "float32" | "float64";
+  /** `sort`: largest first (NaN first). */
+  readonly descending: boolean;
+  readonly dtype: DType;
 }
 
 /** A mutable local of a machine. */
@@ -73,8 +80,10 @@ export interface Machine<F, I, B> {
   gt(a: F, b: F): B;
   ge(a: F, b: F): B;
   eq(a: F, b: F): B;
+  isnan(a: F): B;
   not(a: B): B;
   and(a: B, b: B): B;
+  or(a: B, b: B): B;
   sel(c: B, a: F, b: F): F;
   isel(c: B, a: I, b: I): I;
   iadd(a: I, b: I): I;
@@ -85,6 +94,7 @@ export interface Machine<F, I, B> {
   ieq(a: I, b: I): B;
   ine(a: I, b: I): B;
   ige(a: I, b: I): B;
+  ilt(a: I, b: I): B;
   /** An index as a float (exact). */
   toF(i: I): F;
   /** A float holding an exact integer in index range, as an index. */
@@ -109,7 +119,7 @@ export function routineBase(
   op: string,
   name: RoutineName,
   bases: readonly (readonly number[])[],
-  attrs: { readonly cols: number; readonly sweeps: number },
+  attrs: { readonly cols: number; readonly sweeps: number; readonly descending: boolean },
 ): number[] {
   const a = bases[0]!;
   const want = name === "lu_solve" ? 2 : 1;
@@ -143,6 +153,9 @@ export function routineBase(
     case "svd":
       if (m < n) throw new ShapeError(`${op} svd: needs m >= n (transpose a wide matrix), got ${m}×${n}`);
       return [m + n + 1, n];
+    case "sort":
+      if (n > 2 ** 24) throw new ShapeError(`${op} sort: rows of ${n} elements, more than 2^24`);
+      return [m, 4 * n];
   }
 }
 
@@ -150,13 +163,14 @@ export function routineBase(
 export function routineSpec(
   name: RoutineName,
   base: readonly number[],
-  attrs: { readonly cols: number; readonly sweeps: number },
-  dtype: "float32" | "float64",
+  attrs: { readonly cols: number; readonly sweeps: number; readonly descending: boolean },
+  dtype: DType,
   rhsCols = 0,
 ): RoutineSpec {
   const m = base[0]!;
   const n = name === "lu_solve" ? m : base[1]!;
-  return { name, m, n, cols: name === "lu_solve" ? rhsCols : attrs.cols, sweeps: attrs.sweeps, dtype };
+  const cols = name === "lu_solve" ? rhsCols : attrs.cols;
+  return { name, m, n, cols, sweeps: attrs.sweeps, descending: attrs.descending, dtype };
 }
 
 /** Runs routine `r` on machine `M` (one base matrix). */
@@ -174,11 +188,13 @@ export function runRoutine<F, I, B>(M: Machine<F, I, B>, r: RoutineSpec): void {
       return eigh(M, r.n, r.sweeps, eps(r.dtype));
     case "svd":
       return svd(M, r.m, r.n, r.sweeps, eps(r.dtype));
+    case "sort":
+      return mergeSort(M, r.m, r.n, r.descending, r.dtype === "float32" || r.dtype === "float64");
   }
 }
 
 /** Machine epsilon of a dtype: the Jacobi convergence check's relative tolerance. */
-function eps(dtype: "float32" | "float64"): number {
+function eps(dtype: DType): number {
   return dtype === "float64" ? 2 ** -52 : 2 ** -23;
 }
 
@@ -600,11 +616,64 @@ function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number,
 }
 
 /**
+ * Stable bottom-up merge sort of each of the R rows of length L: passes of width
+ * 1, 2, 4, … merge runs from one half of the row's scratch to the other, the
+ * positions moving along; a right element goes first only when it comes strictly
+ * before the left one (so equal values keep their input order). NaN sorts last
+ * (first when `descending`); -0 and +0 are equal.
+ */
+function mergeSort<F, I, B>(M: Machine<F, I, B>, R: number, L: number, descending: boolean, float: boolean): void {
+  const w4 = 4 * L;
+  /** Whether x (a right element) comes strictly before y (a left one). */
+  const before = (x: F, y: F): B => {
+    const strict = descending ? M.gt(x, y) : M.lt(x, y);
+    if (!float) return strict;
+    const nanFirst = descending ? M.and(M.isnan(x), M.not(M.isnan(y))) : M.and(M.isnan(y), M.not(M.isnan(x)));
+    return M.or(strict, nanFirst);
+  };
+  M.loop(M.i(0), M.i(R), (row) => {
+    const base = M.imul(row, M.i(w4));
+    const cell = (half: number, k: I): I => M.iadd(base, M.iadd(M.i(half), k));
+    M.loop(M.i(0), M.i(L), (i) => {
+      M.store(cell(0, i), M.load(0, M.iadd(M.imul(row, M.i(L)), i)));
+      M.store(cell(L, i), M.toF(i));
+    });
+    let src = 0;
+    for (let w = 1; w < L; w *= 2) {
+      const dst = src === 0 ? 2 * L : 0;
+      const s0 = src;
+      M.loop(M.i(0), M.i(Math.ceil(L / (2 * w))), (bi) => {
+        const lo = M.imul(bi, M.i(2 * w));
+        const mid = M.imin(M.iadd(lo, M.i(w)), M.i(L));
+        const hi = M.imin(M.iadd(lo, M.i(2 * w)), M.i(L));
+        const i = M.ivar(lo);
+        const j = M.ivar(mid);
+        M.loop(lo, hi, (t) => {
+          const ii = i.get();
+          const jj = j.get();
+          const li = M.imin(ii, M.i(L - 1));
+          const rj = M.imin(jj, M.i(L - 1));
+          const a = M.oload(cell(s0, li));
+          const b = M.oload(cell(s0, rj));
+          const right = M.and(M.ilt(jj, hi), M.or(M.not(M.ilt(ii, mid)), before(b, a)));
+          M.store(cell(dst, t), M.sel(right, b, a));
+          M.store(cell(dst + L, t), M.sel(right, M.oload(cell(s0 + L, rj)), M.oload(cell(s0 + L, li))));
+          i.set(M.isel(right, ii, M.iadd(ii, M.i(1))));
+          j.set(M.isel(right, M.iadd(jj, M.i(1)), jj));
+        });
+      });
+      src = dst;
+    }
+    if (src !== 0) M.loop(M.i(0), M.i(2 * L), (k) => M.store(cell(0, k), M.oload(cell(src, k))));
+  });
+}
+
+/**
  * A machine on plain JS numbers, for one base matrix: the reference interpreter's,
  * and a trip counter's (`countTrips`). Float ops round to float32 when `dtype` is.
  */
 export function numberMachine(
-  dtype: "float32" | "float64",
+  dtype: DType,
   load: (input: number, at: number) => number,
   out: { get(at: number): number; set(at: number, v: number): void },
 ): Machine<number, number, boolean> {
@@ -628,8 +697,10 @@ export function numberMachine(
     gt: (a, b) => a > b,
     ge: (a, b) => a >= b,
     eq: (a, b) => a === b,
+    isnan: (a) => Number.isNaN(a),
     not: (a) => !a,
     and: (a, b) => a && b,
+    or: (a, b) => a || b,
     sel: (c, a, b) => (c ? a : b),
     isel: (c, a, b) => (c ? a : b),
     iadd: (a, b) => a + b,
@@ -640,6 +711,7 @@ export function numberMachine(
     ieq: (a, b) => a === b,
     ine: (a, b) => a !== b,
     ige: (a, b) => a >= b,
+    ilt: (a, b) => a < b,
     toF: (i) => i,
     toI: (f) => Math.trunc(f),
     load: (input, i) => load(input, i),

@@ -28,8 +28,8 @@ export const GPU_UNROLL = 64;
 export function kernelRoutineSpec(k: Kernel): RoutineSpec {
   const r = k.routine!;
   const dtype = k.outputs[0]!.dtype;
-  if (dtype !== "float32" && dtype !== "float64")
-    throw new UnsupportedOpError(`loop form: routine ${r.name} on ${dtype} (needs a float dtype)`);
+  if (dtype === "bool" || (r.name !== "sort" && dtype !== "float32" && dtype !== "float64"))
+    throw new UnsupportedOpError(`loop form: routine ${r.name} on ${dtype}`);
   return routineSpec(r.name, k.inputs[0]!.baseShape, r, dtype, k.inputs[1]?.baseShape[1] ?? 0);
 }
 
@@ -70,6 +70,8 @@ function builderMachine(
     gt: cmp("gt"),
     ge: cmp("ge"),
     eq: cmp("eq"),
+    isnan: (x) => b.let("bool", { k: "unary", op: "isnan", x }),
+    or: (x, y) => b.let("bool", { k: "binary", op: "or", a: x, b: y }),
     not: (x) => b.let("bool", { k: "unary", op: "not", x }),
     and: (x, y) => b.let("bool", { k: "binary", op: "and", a: x, b: y }),
     sel: (c, x, y) => b.let(dt, { k: "where", c, a: x, b: y }),
@@ -82,6 +84,7 @@ function builderMachine(
     ieq: (x, y) => b.icmp("eq", x, y),
     ine: (x, y) => b.icmp("ne", x, y),
     ige: (x, y) => b.icmp("ge", x, y),
+    ilt: (x, y) => b.icmp("lt", x, y),
     toF: (x) => b.cast(x, dt),
     toI: (x) => b.cast(x, "index"),
     load: (input, at) => {

@@ -17,7 +17,8 @@ export const isRoutine = (n: Node): n is NodeOf<"routine"> => n.op === "routine"
 /** The kernel step of a routine node. */
 export function buildRoutineKernel(n: NodeOf<"routine">, opts: FuseOptions): Step & { kind: "kernel" } {
   const dtype = n.type.dtype;
-  if (!isFloat(dtype)) throw new UnsupportedOpError(`fuse: routine ${n.attrs.name} on ${dtype}`);
+  if (dtype === "bool" || (n.attrs.name !== "sort" && !isFloat(dtype)))
+    throw new UnsupportedOpError(`fuse: routine ${n.attrs.name} on ${dtype}`);
   const x = n.inputs[0]!;
   const kernel: Kernel = {
     batchRank: n.type.batch.length,
@@ -27,7 +28,7 @@ export function buildRoutineKernel(n: NodeOf<"routine">, opts: FuseOptions): Ste
     outputs: [{ dtype, value: 0, reduce: null }],
     exprs: [{ k: "load", input: 0, index: x.type.base.map(() => ({ k: "const", v: 0 })), dtype: x.type.dtype }],
     unroll: false,
-    routine: { name: n.attrs.name, sweeps: n.attrs.sweeps, cols: n.attrs.cols },
+    routine: { name: n.attrs.name, sweeps: n.attrs.sweeps, cols: n.attrs.cols, descending: n.attrs.descending },
     ...(opts.relaxedFloat32 ? { relaxedFloat32: true } : {}),
   };
   return { kind: "kernel", kernel, inputs: n.inputs, outputs: [n], space: n };

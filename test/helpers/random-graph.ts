@@ -457,17 +457,17 @@ export function randomRoutineCase(
 ): RandomCase {
   const r = rng(seed ^ 0x2545f491);
   const specials = opts.specials === true;
-  const names = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd"] as const;
+  const names = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd", "sort"] as const;
   const name = pick(r, names);
   const dim = (): number => (specials && r() < 0.05 ? 0 : 1 + Math.floor(r() * 3));
   const batch = Array.from({ length: Math.floor(r() * 3) }, dim);
   const n = 1 + Math.floor(r() * 5);
-  const m = name === "qr" ? 1 + Math.floor(r() * 5) : name === "svd" ? n + Math.floor(r() * 3) : n;
+  const m = name === "qr" || name === "sort" ? 1 + Math.floor(r() * 5) : name === "svd" ? n + Math.floor(r() * 3) : n;
   const syms = batch.map((_, j) => `b${j}`);
   const a = Node.make("input", [], { index: 0 }, { dtype: family, batch: syms, base: [m, n] });
   const types: ConcreteType[] = [{ dtype: family, batch, base: [m, n] }];
   const inputs = [a];
-  const attrs = { name: name as (typeof names)[number], cols: 0, sweeps: 0 };
+  const attrs = { name: name as (typeof names)[number], cols: 0, sweeps: 0, descending: false };
   let out: Node;
   if (name === "lu_solve") {
     const k = 1 + Math.floor(r() * 3);
@@ -482,11 +482,12 @@ export function randomRoutineCase(
     );
     inputs.push(b);
     types.push({ dtype: family, batch: bb, base: [n, k] });
-    const f = Node.make("routine", [a], { name: "lu", cols: 0, sweeps: 0 });
+    const f = Node.make("routine", [a], { name: "lu", cols: 0, sweeps: 0, descending: false });
     out = Node.make("routine", [f, b], attrs);
   } else {
     if (name === "qr") attrs.cols = r() < 0.5 ? Math.min(m, n) : m;
     if (name === "eigh" || name === "svd") attrs.sweeps = 1 + Math.floor(r() * 8);
+    if (name === "sort") attrs.descending = r() < 0.5;
     out = Node.make("routine", [a], attrs);
   }
   if (r() < 0.5) out = Node.make("add", [out, out]);
