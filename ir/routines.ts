@@ -730,16 +730,18 @@ export function numberMachine(
  * The most loop iterations one run of a routine takes (every branch taken, every
  * Jacobi sweep run), counting loops marked `inner` only when longer than `unroll`
  * (a target that unrolls them up to that length). The WebGPU target checks it
- * against its loop budget.
+ * against its loop budget; counting stops once past `stop`.
  */
-export function countTrips(r: RoutineSpec, unroll: number): number {
+export function countTrips(r: RoutineSpec, unroll: number, stop = Infinity): number {
   let trips = 0;
+  const over = new Error("over");
   const base = numberMachine(r.dtype, () => 1, { get: () => 1, set: () => undefined });
   const M: Machine<number, number, boolean> = {
     ...base,
     toI: () => 0,
     loop: (from, to, body, inner) => {
       if (!(inner !== undefined && inner <= unroll)) trips += Math.max(0, to - from);
+      if (trips > stop) throw over;
       for (let v = from; v < to; v++) body(v);
     },
     when: (_c, then, otherwise) => {
@@ -747,6 +749,10 @@ export function countTrips(r: RoutineSpec, unroll: number): number {
       otherwise?.();
     },
   };
-  runRoutine(M, r);
+  try {
+    runRoutine(M, r);
+  } catch (e) {
+    if (e !== over) throw e;
+  }
   return trips;
 }

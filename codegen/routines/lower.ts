@@ -198,10 +198,10 @@ function inputPointers(
  */
 export function lowerRoutineWorkgroup(k: Kernel): LoopProgram {
   const spec = kernelRoutineSpec(k);
-  const trips = countTrips(spec, GPU_UNROLL);
+  const trips = countTrips(spec, GPU_UNROLL, WGSL_LOOP_BUDGET);
   if (trips > WGSL_LOOP_BUDGET)
     throw new UnsupportedOpError(
-      `webgpu: routine ${spec.name} on ${k.inputs[0]!.baseShape.join("×")} base matrices runs ${trips} loop iterations per matrix, over the ${WGSL_LOOP_BUDGET} one WebGPU invocation may run (Mesa's software rasterizer stops loops silently past 65,535); use a smaller size there, or the JS or WebAssembly backend`,
+      `webgpu: routine ${spec.name} on ${k.inputs[0]!.baseShape.join("×")} base matrices runs more than the ${WGSL_LOOP_BUDGET} loop iterations one WebGPU invocation may run (Mesa's software rasterizer stops loops silently past 65,535); use a smaller size there, or the JS or WebAssembly backend`,
     );
   const b = new LoopBuilder();
   const layout = wgslParamLayout(k);

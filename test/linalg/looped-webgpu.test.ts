@@ -7,7 +7,7 @@
  */
 import { beforeAll, expect, it } from "vitest";
 import { registerBackend } from "../../src/backend.js";
-import { linalg, setBackend, UnsupportedOpError } from "../../src/index.js";
+import { fromTypedArray, linalg, setBackend, sort, UnsupportedOpError } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { randomMats } from "./helpers.js";
 import { checkLoopedJit, matsOf } from "./looped-suite.js";
@@ -54,5 +54,9 @@ describeWebGPU(probe, "looped linalg on WebGPU", (gpu) => {
   it("a routine past the loop budget is a typed error", async () => {
     const a = matsOf(randomMats(1, 64, 64, 1), 1, 64, 64, "float32");
     await expect(linalg.eigvalsh(a).data()).rejects.toThrow(UnsupportedOpError);
+    // A looped sort (axes above 1024) passes the budget too: n log n iterations per row.
+    await expect(sort(fromTypedArray(new Float32Array(1500), [1, 1500], { batchDim: 1 })).data()).rejects.toThrow(
+      "webgpu: routine sort",
+    );
   });
 });

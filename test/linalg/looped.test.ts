@@ -5,9 +5,10 @@
  * reference interpreter, the derivative rule's typed error, bad routine attributes.
  */
 import { describe, expect, it } from "vitest";
-import { grad, jit, linalg, parseGraph, Tensor, UnsupportedOpError, ShapeError } from "../../src/index.js";
+import { grad, jit, linalg, loadBundle, parseGraph, Tensor, UnsupportedOpError, ShapeError } from "../../src/index.js";
 import { interpret } from "../../ir/interpret.js";
 import { countTrips } from "../../ir/routines.js";
+import { importBundle } from "../helpers/bundle.js";
 import { randomMats, spdMats, symMats } from "./helpers.js";
 import { checkDirect, checkJacobi, checkLoopedJit, checkLoopedSpecial, checkQR, matsOf } from "./looped-suite.js";
 
@@ -88,6 +89,16 @@ describe("looped linalg on JS", () => {
     }
     expect(f.stats.traces).toBe(1);
     void symMats;
+  });
+
+  it("a bundle of looped routines loads (kernels re-derived and compared) and gives the same values", async () => {
+    const f = jit((a: Tensor, b: Tensor) => [linalg.solve(a, b), linalg.eigh(a.add(a.transpose())).eigenvalues]);
+    const a = matsOf(randomMats(3, 9, 9, 4, 3), 3, 9, 9, "float64");
+    const b = matsOf(randomMats(3, 9, 2, 5), 3, 9, 2, "float64");
+    const want = f(a, b) as Tensor[];
+    const g = await loadBundle(await importBundle(f.bundle()));
+    const got = g(a, b) as Tensor[];
+    want.forEach((w, k) => expect(Array.from(got[k]!.dataSync())).toEqual(Array.from(w.dataSync())));
   });
 
   it("derivatives of looped routines are a typed error naming the routine", () => {
