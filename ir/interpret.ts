@@ -416,7 +416,13 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
   } else if (hasOp(n, "routine")) {
     // --- looped matrix routines: the algorithm of ir/routines.ts on plain numbers, per batch element ---
     const dtype = t.dtype;
-    const spec = routineSpec(n.attrs.name, ins[0]!.type.base, n.attrs, dtype, ins[1]?.type.base[1] ?? 0);
+    const spec = routineSpec(
+      n.attrs.name,
+      ins[0]!.type.base,
+      { cols: n.attrs.arg, sweeps: n.attrs.arg },
+      dtype,
+      ins[1]?.type.base[1] ?? 0,
+    );
     const S = prod(t.base);
     const sizes = ins.map((x) => prod(x.type.base));
     forEachIndex(t.batch, (bi, flat) => {

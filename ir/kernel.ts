@@ -146,10 +146,8 @@ export interface KernelRoutine {
   readonly name: RoutineName;
   /** Jacobi sweeps (eigh, svd); 0 for the others. */
   readonly sweeps: number;
-  /** qr: Q's columns; 0 for the others (lu_solve reads its right-hand-side columns from input 1). */
+  /** qr: Q's columns; sort: 1 for descending order; 0 for the others (lu_solve reads its right-hand-side columns from input 1). */
   readonly cols: number;
-  /** sort: largest first; false for the others. */
-  readonly descending: boolean;
 }
 // --- end looped matrix routines ---
 

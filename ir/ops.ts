@@ -5,7 +5,7 @@
 import { isDType, isFloat, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
-import { ROUTINE_NAMES, routineBase } from "./routines.js";
+import { ROUTINE_NAMES } from "./routines.js";
 import type { KReduceOp } from "./kernel.js";
 import {
   broadcastShapes,
@@ -691,38 +691,52 @@ function takeType(op: Op, [x, idx]: readonly TensorType[], attrs: SpecAttrs<type
 }
 
 // --- looped matrix routines ---
-const routineSpec = { name: ROUTINE_NAMES, cols: "nat", sweeps: "nat", descending: "bool" } as const;
+// arg: the routine's integer argument: qr's Q columns, eigh's and svd's sweeps, sort's order (1: descending).
+const routineSpec = { name: ROUTINE_NAMES, arg: "nat" } as const;
 
 /**
- * `routine` (ir/routines.ts): a looped matrix routine on the 2-D base matrices of
- * its inputs (one, or the factors and the right-hand sides for `lu_solve`), all of
- * one float dtype (`sort`: any numeric dtype); batch dims broadcast. The result's base is the routine's
- * output layout (see ir/routines.ts).
+ * `routine` (ir/routines.ts): a looped routine on the 2-D base matrices of its
+ * inputs, of a float dtype (`sort`: any numeric dtype; `lu_solve`'s b is cast to
+ * the factors' dtype when loaded); batch dims broadcast.
+ * `lu`, `cholesky`, `eigh` need square matrices; `lu_solve` lu's (n, n+2) factors
+ * and b (n, k); `qr` Q columns (arg) of m or n (the frontend asks for min(m, n) or m); `svd` m ≥ n. The result's base is the
+ * routine's output layout (see ir/routines.ts). Kept small: the runtime page ships it.
  */
-function routineType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<typeof routineSpec>): TensorType {
-  const x = ins[0]!;
-  for (const [i, t] of ins.entries()) {
-    const name = ins.length > 1 ? (i === 0 ? "factors" : "b") : "a";
-    if (attrs.name === "sort" ? t.dtype === "bool" : !isFloat(t.dtype))
-      throw new DTypeError(`${argType(op, name, t)}: needs a ${attrs.name === "sort" ? "numeric" : "float"} dtype`);
-    if (t.dtype !== x.dtype) throw new DTypeError(`${argType(op, name, t)}: all inputs need dtype ${x.dtype}`);
-  }
-  const base = routineBase(
-    op,
-    attrs.name,
-    ins.map((t) => t.base),
-    attrs,
-  );
-  let batch: readonly Dim[] = x.batch;
-  for (const t of ins.slice(1)) {
-    const rb = broadcastShapes<Dim>(batch, t.batch);
-    if (!rb.ok)
-      throw new ShapeError(
-        `${op}: cannot broadcast the batch dims of ${ins.map((u) => fmtTypeShape(u)).join(" and ")}`,
-      );
-    batch = rb.shape;
-  }
-  return { dtype: x.dtype, batch, base };
+function routineType(op: Op, ins: readonly TensorType[], a: SpecAttrs<typeof routineSpec>): TensorType {
+  const [x, y] = ins as [TensorType, TensorType?];
+  const name = a.name;
+  const [m = -1, n = -1] = x.base;
+  const b = y?.base ?? [];
+  const s = name === "lu_solve";
+  const rb = broadcastShapes<Dim>(x.batch, y?.batch ?? []);
+  if (
+    !rb.ok ||
+    !ins.every((t) => t.base.length === 2) ||
+    (name === "sort" ? x.dtype === "bool" : !isFloat(x.dtype)) ||
+    !(s
+      ? n === m + 2 && b[0] === m
+      : name === "qr"
+        ? a.arg === m || a.arg === n
+        : name === "svd"
+          ? m >= n
+          : name === "sort" || m === n)
+  )
+    throw new ShapeError(`${op} ${name}: bad ${JSON.stringify(ins)}`);
+  const base =
+    name === "lu"
+      ? [n, n + 2]
+      : s
+        ? [m, b[1]!]
+        : name === "qr"
+          ? [m, a.arg + n + 1]
+          : name === "eigh"
+            ? [2 * n, n]
+            : name === "svd"
+              ? [m + n + 1, n]
+              : name === "sort"
+                ? [m, 4 * n]
+                : [n, n];
+  return { dtype: x.dtype, batch: rb.shape, base };
 }
 // --- end looped matrix routines ---
 

@@ -28,11 +28,10 @@
  *   then σ (descending); columns sorted by σ.
  * - `sort` (R, L) → (R, 4L): per row, the values sorted (stable bottom-up merge
  *   sort: ascending with NaN last, or with `descending` largest first with NaN
- *   first), then their positions in the dtype, then two rows of scratch. The one
+ *   first; `cols` 1 means descending), then their positions in the dtype, then two rows of scratch. The one
  *   routine that also takes integer dtypes (positions are exact below 2^24).
  */
 import type { DType } from "./dtype.js";
-import { ShapeError } from "./errors.js";
 
 /** The routines of the `routine` op. */
 export const ROUTINE_NAMES = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd", "sort"] as const;
@@ -49,8 +48,6 @@ export interface RoutineSpec {
   readonly cols: number;
   /** Jacobi sweeps (`eigh`, `svd`). */
   readonly sweeps: number;
-  /** `sort`: largest first (NaN first). */
-  readonly descending: boolean;
   readonly dtype: DType;
 }
 
@@ -114,63 +111,18 @@ export interface Machine<F, I, B> {
   ivar(init: I): Var<I>;
 }
 
-/** The base shape of a routine's result for its inputs' base shapes, or a ShapeError. */
-export function routineBase(
-  op: string,
-  name: RoutineName,
-  bases: readonly (readonly number[])[],
-  attrs: { readonly cols: number; readonly sweeps: number; readonly descending: boolean },
-): number[] {
-  const a = bases[0]!;
-  const want = name === "lu_solve" ? 2 : 1;
-  if (bases.length !== want) throw new ShapeError(`${op} ${name}: takes ${want} inputs, got ${bases.length}`);
-  for (const b of bases)
-    if (b.length !== 2) throw new ShapeError(`${op} ${name}: needs matrix bases (2 base dims), got (${b.join(",")})`);
-  const [m, n] = [a[0]!, a[1]!];
-  const square = (): void => {
-    if (m !== n) throw new ShapeError(`${op} ${name}: needs square matrices, got ${m}×${n}`);
-  };
-  switch (name) {
-    case "lu":
-      square();
-      return [n, n + 2];
-    case "lu_solve": {
-      if (n !== m + 2) throw new ShapeError(`${op} lu_solve: factors must be (n, n+2), got (${m},${n})`);
-      const b = bases[1]!;
-      if (b[0] !== m) throw new ShapeError(`${op} lu_solve: b has ${b[0]} rows but the factors are ${m}×${m}`);
-      return [m, b[1]!];
-    }
-    case "cholesky":
-      square();
-      return [n, n];
-    case "qr":
-      if (attrs.cols !== Math.min(m, n) && attrs.cols !== m)
-        throw new ShapeError(`${op} qr: cols must be min(m, n) or m for ${m}×${n}, got ${attrs.cols}`);
-      return [m, attrs.cols + n + 1];
-    case "eigh":
-      square();
-      return [2 * n, n];
-    case "svd":
-      if (m < n) throw new ShapeError(`${op} svd: needs m >= n (transpose a wide matrix), got ${m}×${n}`);
-      return [m + n + 1, n];
-    case "sort":
-      if (n > 2 ** 24) throw new ShapeError(`${op} sort: rows of ${n} elements, more than 2^24`);
-      return [m, 4 * n];
-  }
-}
-
 /** The spec of a routine from its first input's base and its attributes. */
 export function routineSpec(
   name: RoutineName,
   base: readonly number[],
-  attrs: { readonly cols: number; readonly sweeps: number; readonly descending: boolean },
+  attrs: { readonly cols: number; readonly sweeps: number },
   dtype: DType,
   rhsCols = 0,
 ): RoutineSpec {
   const m = base[0]!;
   const n = name === "lu_solve" ? m : base[1]!;
   const cols = name === "lu_solve" ? rhsCols : attrs.cols;
-  return { name, m, n, cols, sweeps: attrs.sweeps, descending: attrs.descending, dtype };
+  return { name, m, n, cols, sweeps: attrs.sweeps, dtype };
 }
 
 /** Runs routine `r` on machine `M` (one base matrix). */
@@ -189,7 +141,7 @@ export function runRoutine<F, I, B>(M: Machine<F, I, B>, r: RoutineSpec): void {
     case "svd":
       return svd(M, r.m, r.n, r.sweeps, eps(r.dtype));
     case "sort":
-      return mergeSort(M, r.m, r.n, r.descending, r.dtype === "float32" || r.dtype === "float64");
+      return mergeSort(M, r.m, r.n, r.cols === 1, r.dtype === "float32" || r.dtype === "float64");
   }
 }
 

@@ -28,7 +28,7 @@ export function buildRoutineKernel(n: NodeOf<"routine">, opts: FuseOptions): Ste
     outputs: [{ dtype, value: 0, reduce: null }],
     exprs: [{ k: "load", input: 0, index: x.type.base.map(() => ({ k: "const", v: 0 })), dtype: x.type.dtype }],
     unroll: false,
-    routine: { name: n.attrs.name, sweeps: n.attrs.sweeps, cols: n.attrs.cols, descending: n.attrs.descending },
+    routine: { name: n.attrs.name, sweeps: n.attrs.arg, cols: n.attrs.arg },
     ...(opts.relaxedFloat32 ? { relaxedFloat32: true } : {}),
   };
   return { kind: "kernel", kernel, inputs: n.inputs, outputs: [n], space: n };

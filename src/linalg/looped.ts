@@ -22,7 +22,7 @@ function fromBatch(y: Tensor, lead: number): Tensor {
 }
 
 function routine(name: RoutineName, ins: readonly Tensor[], cols = 0, sweeps = 0): Tensor {
-  return Tensor._op("routine", ins, { name, cols, sweeps, descending: false });
+  return Tensor._op("routine", ins, { name, arg: cols + sweeps });
 }
 
 /** The n×n identity of a dtype, as a computed `(; n,n)` tensor. */

@@ -44,7 +44,7 @@ function sortedLooped(xl: Tensor, k: number, descending: boolean): { values: Ten
   const lead = xl.baseDim - 1;
   const x = xl.dtype === "bool" ? xl.cast("int32") : xl;
   const rows = (lead === 0 ? x : x.rebatch(x.batchDim + lead)).reshape([1, n]);
-  const out = Tensor._op("routine", [rows], { name: "sort", cols: 0, sweeps: 0, descending });
+  const out = Tensor._op("routine", [rows], { name: "sort", arg: descending ? 1 : 0 });
   const back = (t: Tensor): Tensor => {
     const v = t.reshape([k]);
     return lead === 0 ? v : v.rebatch(v.batchDim - lead);

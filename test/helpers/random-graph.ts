@@ -467,7 +467,7 @@ export function randomRoutineCase(
   const a = Node.make("input", [], { index: 0 }, { dtype: family, batch: syms, base: [m, n] });
   const types: ConcreteType[] = [{ dtype: family, batch, base: [m, n] }];
   const inputs = [a];
-  const attrs = { name: name as (typeof names)[number], cols: 0, sweeps: 0, descending: false };
+  const attrs = { name: name as (typeof names)[number], arg: 0 };
   let out: Node;
   if (name === "lu_solve") {
     const k = 1 + Math.floor(r() * 3);
@@ -482,12 +482,12 @@ export function randomRoutineCase(
     );
     inputs.push(b);
     types.push({ dtype: family, batch: bb, base: [n, k] });
-    const f = Node.make("routine", [a], { name: "lu", cols: 0, sweeps: 0, descending: false });
+    const f = Node.make("routine", [a], { name: "lu", arg: 0 });
     out = Node.make("routine", [f, b], attrs);
   } else {
-    if (name === "qr") attrs.cols = r() < 0.5 ? Math.min(m, n) : m;
-    if (name === "eigh" || name === "svd") attrs.sweeps = 1 + Math.floor(r() * 8);
-    if (name === "sort") attrs.descending = r() < 0.5;
+    if (name === "qr") attrs.arg = r() < 0.5 ? Math.min(m, n) : m;
+    if (name === "eigh" || name === "svd") attrs.arg = 1 + Math.floor(r() * 8);
+    if (name === "sort") attrs.arg = r() < 0.5 ? 1 : 0; // 1: descending
     out = Node.make("routine", [a], attrs);
   }
   if (r() < 0.5) out = Node.make("add", [out, out]);
