@@ -30,6 +30,7 @@ import {
 } from "../ir/kernel.js";
 import type { LoopProgram } from "./loop.js";
 import { LoopBuilder } from "./loop-builder.js";
+import { lowerRoutine } from "./routines/lower.js";
 import { accumulate, combine, finishAccumulator, startAccumulator, type LoopTarget } from "./reductions.js";
 
 export { LoopBuilder } from "./loop-builder.js";
@@ -310,6 +311,8 @@ export function checkKernel(k: Kernel): void {
  * whole launch). The result is verified (`verifyLoop`).
  */
 export function lowerKernel(k: Kernel, t: LoopTarget = SEQUENTIAL_TARGET): LoopProgram {
+  // Looped matrix routines have a lowering of their own (codegen/routines/).
+  if (k.routine !== undefined) return lowerRoutine(k);
   checkKernel(k);
   const b = new LoopBuilder();
   const strides = strideBase(k);

@@ -32,6 +32,7 @@ import {
   type Scope,
 } from "./lower-loops.js";
 import type { LoopProgram } from "./loop.js";
+import { lowerRoutineWorkgroup } from "./routines/lower.js";
 import {
   WGSL_COMBINE_CHUNK,
   WGSL_ROW_COMBINE_CHUNK,
@@ -148,6 +149,8 @@ function foldPartial(b: LoopBuilder, o: PartialOut, a: Accumulator, buf: number,
 /** Lowers a kernel for the workgroup target (the main pass of its launch). */
 export function lowerKernelWorkgroup(k: Kernel): LoopProgram {
   if (k.scatter !== undefined) return lowerScatterWorkgroup(k);
+  // Looped matrix routines: one invocation per batch element (codegen/routines/).
+  if (k.routine !== undefined) return lowerRoutineWorkgroup(k);
   checkKernel(k);
   const b = new LoopBuilder();
   const t = WORKGROUP_TARGET;

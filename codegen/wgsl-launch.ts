@@ -217,6 +217,8 @@ export function wgslWorkgroups(kernel: Kernel, batchSizes: readonly number[], pa
 
 /** Number of output elements of a launch: kept batch sizes × kept base sizes. */
 export function outputCount(kernel: Kernel, batchSizes: readonly number[]): number {
+  // Routine kernels (looped matrix routines): one invocation per batch element.
+  if (kernel.routine !== undefined) return batchSizes.reduce((n, s) => n * s, 1);
   // Segmented kernels: one invocation per row and base point (batchSizes[0] is the offsets' length).
   if (kernel.segment !== undefined) return Math.max(0, batchSizes[0]! - 1) * numel(kernel.baseShape);
   const reducedBatch = new Set(kernel.reduce?.batchAxes ?? []);

@@ -971,6 +971,22 @@ export const RULES: { readonly [K in Op]: Rule<K> } = {
       return [d.unbroadcast(cx, xt), null, d.unbroadcast(cu, ut)];
     },
   },
+  // --- looped matrix routines ---
+  // The looped kernels (linalg on matrices above the unrolled sizes) have no derivative
+  // rule; the unrolled compositions of small matrices differentiate op by op.
+  routine: {
+    jvp: (_d, n) =>
+      unsupported(
+        `routine ${n.attrs.name}`,
+        "(linalg's looped kernel for large matrices); differentiate matrices up to the unrolled sizes (linalg.LOOP_ABOVE)",
+      ),
+    vjp: (_d, n) =>
+      unsupported(
+        `routine ${n.attrs.name}`,
+        "(linalg's looped kernel for large matrices); differentiate matrices up to the unrolled sizes (linalg.LOOP_ABOVE)",
+      ),
+  },
+  // --- end looped matrix routines ---
   reshape: {
     jvp: (d, n, [t]) => d.move("reshape", t!, n.attrs),
     vjp: (d, n, ct) => [d.move("reshape", ct, { shape: d.type(n.inputs[0]!).base })],

@@ -18,6 +18,7 @@ import { UnsupportedOpError } from "./errors.js";
 import { hasOp, isReduceNode, topoOrder, type Graph, type Node } from "./graph.js";
 import { isBinaryOp, isUnaryOp, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
 import { takeFill, type KReduceOp } from "./kernel.js";
+import { numberMachine, routineSpec, runRoutine } from "./routines.js";
 import { inferConcrete, longestRow, runtimeLengthNodes, runtimeLengthOffsets, type ConcreteType } from "./shapes.js";
 import { prod } from "./types.js";
 
@@ -423,6 +424,37 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
         }
       }
     }
+  } else if (hasOp(n, "routine")) {
+    // --- looped matrix routines: the algorithm of ir/routines.ts on plain numbers, per batch element ---
+    const dtype = t.dtype;
+    const spec = routineSpec(
+      n.attrs.name,
+      ins[0]!.type.base,
+      { cols: n.attrs.arg, sweeps: n.attrs.arg },
+      dtype,
+      ins[1]?.type.base[1] ?? 0,
+    );
+    const S = prod(t.base);
+    const sizes = ins.map((x) => prod(x.type.base));
+    forEachIndex(t.batch, (bi, flat) => {
+      // Each input's batch dims align with the result's from the right; size 1 broadcasts.
+      const starts = ins.map((x, k) => {
+        let off = 0;
+        let stride = sizes[k]!;
+        for (let d = x.type.batch.length - 1; d >= 0; d--) {
+          if (x.type.batch[d] !== 1) off += bi[t.batch.length - x.type.batch.length + d]! * stride;
+          stride *= x.type.batch[d]!;
+        }
+        return off;
+      });
+      const o = flat * S;
+      const M = numberMachine(dtype, (k, i) => ins[k]!.data[starts[k]! + i]!, {
+        get: (i) => out[o + i]!,
+        set: (i, v) => (out[o + i] = v),
+      });
+      runRoutine(M, spec);
+    });
+    // --- end looped matrix routines ---
   } else if (hasOp(n, "take")) {
     // np.take on a base axis; negative indices wrap once; out of range gives the fill value.
     const [x, ind] = ins;

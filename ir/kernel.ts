@@ -19,6 +19,7 @@
  */
 import { intRange, isFloat, isUnsigned, type DType } from "./dtype.js";
 import { canonicalKey } from "./key.js";
+import type { RoutineName } from "./routines.js";
 
 /** An integer index expression over the base axis variables of the iteration space. */
 export type IndexExpr =
@@ -155,12 +156,30 @@ export interface ScatterSpec {
   readonly axis: number;
   readonly mode: "set" | "add" | "mul" | "min" | "max";
 }
+// --- looped matrix routines ---
+/**
+ * A routine kernel (the `routine` op, ir/routines.ts): one run of the routine per
+ * batch element of the space, reading its inputs' base matrices and writing its
+ * output's base block, which it also reads back as scratch (`oload`). Its `exprs`
+ * hold one load of input 0 (the output's nominal value; the routine, not the
+ * expressions, says what is stored), `reduce` is null and `unroll` false.
+ */
+export interface KernelRoutine {
+  readonly name: RoutineName;
+  /** Jacobi sweeps (eigh, svd); 0 for the others. */
+  readonly sweeps: number;
+  /** qr: Q's columns; sort: 1 for descending order; 0 for the others (lu_solve reads its right-hand-side columns from input 1). */
+  readonly cols: number;
+}
+// --- end looped matrix routines ---
 
 export interface Kernel {
   /** Present on scatter kernels (the `scatter` op); see `ScatterSpec`. */
   readonly scatter?: ScatterSpec;
   /** Present on segmented kernels (ragged ops), which have batchRank 1. */
   readonly segment?: Segment;
+  /** Present on routine kernels (looped matrix routines; see `KernelRoutine`). */
+  readonly routine?: KernelRoutine;
   readonly batchRank: number;
   readonly baseShape: readonly number[];
   /** Space axes reduced by every output of this kernel; null for an elementwise kernel. */

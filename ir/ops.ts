@@ -5,6 +5,7 @@
 import { computeDType, isDType, isFloat, isInt, isNarrowInt, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
+import { ROUTINE_NAMES } from "./routines.js";
 import type { KReduceOp } from "./kernel.js";
 import {
   broadcastShapes,
@@ -96,6 +97,7 @@ export type Op =
   | "concat"
   | "take"
   | "scatter"
+  | "routine"
   | SegmentOp
   | KUnaryOp
   | KBinaryOp
@@ -745,6 +747,55 @@ function scatterType(op: Op, [x, idx, upd]: readonly TensorType[], attrs: SpecAt
     );
   return { dtype: x!.dtype, batch: rb.shape, base: x!.base };
 }
+// --- looped matrix routines ---
+// arg: the routine's integer argument: qr's Q columns, eigh's and svd's sweeps, sort's order (1: descending).
+const routineSpec = { name: ROUTINE_NAMES, arg: "nat" } as const;
+
+/**
+ * `routine` (ir/routines.ts): a looped routine on the 2-D base matrices of its
+ * inputs, of a float dtype (`sort`: any numeric dtype; `lu_solve`'s b is cast to
+ * the factors' dtype when loaded); batch dims broadcast.
+ * `lu`, `cholesky`, `eigh` need square matrices; `lu_solve` lu's (n, n+2) factors
+ * and b (n, k); `qr` Q columns (arg) of m or n (the frontend asks for min(m, n) or m); `svd` m ≥ n. The result's base is the
+ * routine's output layout (see ir/routines.ts). Kept small: the runtime page ships it.
+ */
+function routineType(op: Op, ins: readonly TensorType[], a: SpecAttrs<typeof routineSpec>): TensorType {
+  const [x, y] = ins as [TensorType, TensorType?];
+  const name = a.name;
+  const [m = -1, n = -1] = x.base;
+  const b = y?.base ?? [];
+  const s = name === "lu_solve";
+  const rb = broadcastShapes<Dim>(x.batch, y?.batch ?? []);
+  if (
+    !rb.ok ||
+    !ins.every((t) => t.base.length === 2) ||
+    (name === "sort" ? x.dtype === "bool" : !isFloat(x.dtype)) ||
+    !(s
+      ? n === m + 2 && b[0] === m
+      : name === "qr"
+        ? a.arg === m || a.arg === n
+        : name === "svd"
+          ? m >= n
+          : name === "sort" || m === n)
+  )
+    throw new ShapeError(`${op} ${name}: bad ${JSON.stringify(ins)}`);
+  const base =
+    name === "lu"
+      ? [n, n + 2]
+      : s
+        ? [m, b[1]!]
+        : name === "qr"
+          ? [m, a.arg + n + 1]
+          : name === "eigh"
+            ? [2 * n, n]
+            : name === "svd"
+              ? [m + n + 1, n]
+              : name === "sort"
+                ? [m, 4 * n]
+                : [n, n];
+  return { dtype: x.dtype, batch: rb.shape, base };
+}
+// --- end looped matrix routines ---
 
 const unary = def({ arity: 1, args: ["x"], attrs: noAttrs, type: unaryType });
 const binary = def({ arity: 2, args: ["x", "y"], attrs: noAttrs, type: sized(binaryType) });
@@ -807,6 +858,7 @@ const OP_TABLE = {
   concat: def({ arity: -1, args: [], attrs: axisSpec, type: sized(concatType) }),
   take: def({ arity: 2, args: ["x", "idx"], attrs: axisSpec, type: sized(takeType) }),
   scatter: def({ arity: 3, args: ["x", "idx", "upd"], attrs: scatterSpec, type: sized(scatterType) }),
+  routine: def({ arity: -1, args: [], attrs: routineSpec, type: sized(routineType) }),
   // Every elementwise op of the op-facts table (ir/elementwise.ts), in its order.
   ...ELEMENTWISE_ENTRIES,
   sum: reduce,

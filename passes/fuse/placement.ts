@@ -102,7 +102,8 @@ export function placeBuffers(g: Graph, opts: FuseOptions): Placement {
     if (n.op === "take" && n.inputs[0]!.op !== "input") materialized.add(n.inputs[0]!);
     if (SEGMENT_OPS.has(n.op)) for (const i of n.inputs) if (i.op === "take") materialized.add(i);
     // --- scatter --- a kernel of its own (see `ScatterSpec`), reading x, idx and upd from buffers.
-    if (n.op === "scatter") {
+    // A routine kernel reads whole base matrices of its inputs from buffers (see fuse/routine.ts).
+    if (n.op === "scatter" || n.op === "routine") {
       materialized.add(n);
       for (const i of n.inputs) if (i.op !== "input") materialized.add(i);
       continue;

@@ -14,6 +14,7 @@ import { fmtType } from "../../ir/types.js";
 import { buildKernel, buildSegmentKernel } from "./lower.js";
 import type { FuseOptions } from "./options.js";
 import { isReduce, placeBuffers, region, regionReads } from "./placement.js";
+import { buildRoutineKernel, isRoutine } from "./routine.js";
 import { planRoot, type Plan } from "./segments.js";
 
 /** Kernels that may share a launch: reductions of one value over the same axes, or elementwise results of the same buffers and shape. */
@@ -62,6 +63,10 @@ export function schedule(g: Graph, opts: FuseOptions): Schedule {
       }
       if (COPY_OPS.has(n.op)) {
         steps.push({ kind: "copy", node: n, sources: n.inputs });
+        continue;
+      }
+      if (isRoutine(n)) {
+        steps.push(buildRoutineKernel(n, opts));
         continue;
       }
       const plan = plans.get(n)!;

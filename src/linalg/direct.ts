@@ -12,10 +12,20 @@ import { arange } from "../creation.js";
 import { Tensor, where } from "../tensor.js";
 import { Alg, type Sc } from "./scalar.js";
 import {
+  choleskyLooped,
+  detLooped,
+  invLooped,
+  luFactorLooped,
+  luLooped,
+  luSolveLooped,
+  solveLooped,
+} from "./looped.js";
+import {
   assembleMat,
   assembleVec,
   comps,
   leadTensor,
+  LOOP_ABOVE,
   matrixArg,
   MAX_DIRECT_SIZE,
   vecComps,
@@ -145,6 +155,7 @@ export function det(a: Tensor): Tensor {
   const A = square("linalg.det", a);
   const { alg, n, lead } = A;
   if (n === 0) return leadTensor(alg, 1, lead, A.x);
+  if (n > LOOP_ABOVE) return detLooped(A);
   const m = comps(A);
   const e = (i: number, j: number): Tensor => m[i]![j]!;
   let d: Sc;
@@ -177,6 +188,7 @@ export function inv(a: Tensor): Tensor {
   const A = square("linalg.inv", a);
   const { alg, n, lead } = A;
   if (n === 0) return A.x;
+  if (n > LOOP_ABOVE) return invLooped(A);
   const rows: Sc[][] = comps(A).map((row, i) => [...row, ...Array.from({ length: n }, (_, j) => (i === j ? 1 : 0))]);
   const el = eliminate(alg, rows, n, false);
   return assembleMat(alg, backSubstitute(alg, el.rows, n), lead, A.x);
@@ -219,6 +231,10 @@ export function solve(a: Tensor, b: Tensor): Tensor {
   // The leading base dims broadcast like batch dims; the result has the broadcast lead.
   const lead = broadcastLead(op, A, b, bLead);
   if (n === 0) return bx;
+  if (n > LOOP_ABOVE) {
+    const x = solveLooped(A, vector ? bx.unsqueeze(-1) : bx, lead);
+    return vector ? x.squeeze(-1) : x;
+  }
   let rhs: Sc[][];
   if (vector) rhs = vecComps(bx, r, n).map((v) => [v]);
   else {
@@ -280,6 +296,7 @@ export function lu(a: Tensor): LU {
   const A = square("linalg.lu", a);
   const { alg, n, lead } = A;
   if (n === 0) return { P: A.x, L: A.x, U: A.x };
+  if (n > LOOP_ABOVE) return luLooped(A);
   const el = eliminate(alg, comps(A), n, true);
   const L = el.l.map((row, i) => row.map((v, j) => (i === j ? 1 : j < i ? v : 0)));
   // Row r of L·U is row perm[r] of a, so P[i][r] = (perm[r] == i).
@@ -313,6 +330,7 @@ export function luFactor(a: Tensor): LUFactor {
   const A = square("linalg.luFactor", a);
   const { alg, n, lead } = A;
   if (n === 0) return { LU: A.x, pivots: A.x.cast("int32").sum([A.x.baseDim - 1]) };
+  if (n > LOOP_ABOVE) return luFactorLooped(A);
   const el = eliminate(alg, comps(A), n, true);
   const packed = el.rows.map((row, i) => row.map((v, j) => (j < i ? el.l[i]![j]! : v)));
   return {
@@ -352,9 +370,13 @@ export function luSolve(factors: LUFactor, b: Tensor): Tensor {
     throw new ShapeError(
       `${op}: pivots ${piv.toString()} of dtype ${piv.dtype} must be int32 with ${n} entries per matrix (LU ${A.x.toString()})`,
     );
-  const { rhs, vector, r, bx } = rightHandSides(op, A, b, dtype);
+  const { rhs, vector, r, bx } = rightHandSides(op, A, b, dtype, n <= LOOP_ABOVE);
   if (n === 0) return bx;
   const lead = broadcastLead(op, A, b, bx.baseShape.slice(0, r));
+  if (n > LOOP_ABOVE) {
+    const x = luSolveLooped(A, piv, vector ? bx.unsqueeze(-1) : bx, lead);
+    return vector ? x.squeeze(-1) : x;
+  }
   const m = comps(A);
   const rows: Sc[][] = rhs.map((row) => [...row]);
   const k = rows[0]!.length;
@@ -396,6 +418,7 @@ function rightHandSides(
   A: Mat,
   b: Tensor,
   dtype: DType,
+  components = true,
 ): { rhs: Sc[][]; vector: boolean; r: number; bx: Tensor } {
   const n = A.n;
   const aBase = A.x.baseShape;
@@ -408,7 +431,7 @@ function rightHandSides(
   if (rowsOfB !== n)
     throw new ShapeError(`${op}: b ${b.toString()} has ${rowsOfB} rows but a ${A.x.toString()} is ${n}×${n}`);
   const r = bx.baseDim - (vector ? 1 : 2);
-  if (n === 0) return { rhs: [], vector, r, bx };
+  if (n === 0 || !components) return { rhs: [], vector, r, bx };
   const k = vector ? 1 : bx.baseShape[bx.baseDim - 1]!;
   const rhs = vector
     ? vecComps(bx, r, n).map((v) => [v as Sc])
@@ -427,6 +450,7 @@ export function cholesky(a: Tensor, opts: { upper?: boolean } = {}): Tensor {
   const A = square("linalg.cholesky", a);
   const { alg, n, lead } = A;
   if (n === 0) return A.x;
+  if (n > LOOP_ABOVE) return choleskyLooped(A, opts?.upper === true);
   const m = comps(A);
   const L: Sc[][] = Array.from({ length: n }, () => Array<Sc>(n).fill(0));
   for (let j = 0; j < n; j++) {

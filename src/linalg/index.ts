@@ -1,10 +1,11 @@
 /**
  * Linear algebra on the base matrices of a tensor, batched over its batch dims
  * (and any leading base dims): `linalg.solve(a, b)` with `a (B; n,n)` solves B
- * systems. Names follow NumPy's and PyTorch's `linalg`, in camelCase. Every
- * routine is a composition of the graph IR's ops, unrolled over the matrix
- * components for the static base size, so it runs eagerly or inside `jit`
- * (one trace for every batch size), on JS and WebGPU, and in bundles.
+ * systems. Names follow NumPy's and PyTorch's `linalg`, in camelCase. Small
+ * matrices (up to `LOOP_ABOVE`, `LOOP_ABOVE_JACOBI`) unroll into compositions of
+ * the graph IR's ops over the matrix components; larger ones run as looped
+ * kernels (the `routine` op). Either way a routine runs eagerly or inside `jit`
+ * (one trace for every batch size), on JS, WebGPU and WebAssembly, and in bundles.
  *
  * @module linalg
  */
@@ -22,7 +23,7 @@ export {
   type LU,
   type LUFactor,
 } from "./direct.js";
-export { MAX_DIRECT_SIZE, MAX_JACOBI_SIZE } from "./matrix.js";
+export { MAX_DIRECT_SIZE, MAX_JACOBI_SIZE, LOOP_ABOVE, LOOP_ABOVE_JACOBI } from "./matrix.js";
 export { qr, type QR, type QROptions } from "./qr.js";
 export {
   eigh,

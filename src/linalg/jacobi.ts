@@ -20,20 +20,27 @@
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
 import { Alg, type Sc } from "./scalar.js";
-import { assembleMat, assembleVec, comps, matrixArg, MAX_JACOBI_SIZE, type Mat } from "./matrix.js";
+import { assembleMat, assembleVec, comps, LOOP_ABOVE_JACOBI, matrixArg, MAX_JACOBI_SIZE, type Mat } from "./matrix.js";
+import { eighLooped, svdLooped } from "./looped.js";
 import { checkCount } from "./options.js";
 import { formQ, householder } from "./qr.js";
 
 /**
  * The default number of Jacobi sweeps for an n×n problem: 1 for n ≤ 2 (one
- * rotation is exact), 4 for n = 3, 6 for n = 4, 7 for n = 5..6, 8 beyond.
+ * rotation is exact), 4 for n = 3, 6 for n = 4, 7 for n = 5..6, 8 for n = 7..8,
+ * 10 for n ≤ 16, 12 for n ≤ 32, 15 beyond. Above `LOOP_ABOVE_JACOBI` the looped
+ * kernels also stop early, after the first sweep that rotates no pair (every
+ * off-diagonal pair negligible: |a_pq| ≤ eps·√|a_pp·a_qq|).
  */
 export function defaultSweeps(n: number): number {
   if (n <= 2) return 1;
   if (n === 3) return 4;
   if (n === 4) return 6;
   if (n <= 6) return 7;
-  return 8;
+  if (n <= 8) return 8;
+  if (n <= 16) return 10;
+  if (n <= 32) return 12;
+  return 15;
 }
 
 /** Options of the Jacobi routines. */
@@ -216,6 +223,10 @@ export function eigh(a: Tensor, opts: JacobiOptions = {}): Eigh {
   const A = symmetric(op, a);
   const { alg, n, lead } = A;
   if (n === 0) return { eigenvalues: A.x.sum([A.x.baseDim - 1]), eigenvectors: A.x };
+  if (n > LOOP_ABOVE_JACOBI) {
+    const { values, vectors } = eighLooped(A, sweepsOf(op, opts, n));
+    return { eigenvalues: values, eigenvectors: vectors };
+  }
   const store = storeFor(alg, n, lead, A.x);
   const { values, cols } = jacobiEigen(alg, comps(A), n, sweepsOf(op, opts, n), true, store);
   const V = Array.from({ length: n }, (_, i) => cols.map((col) => col[i]!));
@@ -228,6 +239,7 @@ export function eigvalsh(a: Tensor, opts: JacobiOptions = {}): Tensor {
   const A = symmetric(op, a);
   const { alg, n, lead } = A;
   if (n === 0) return A.x.sum([A.x.baseDim - 1]);
+  if (n > LOOP_ABOVE_JACOBI) return eighLooped(A, sweepsOf(op, opts, n)).values;
   const store = storeFor(alg, n, lead, A.x);
   const { values } = jacobiEigen(alg, comps(A), n, sweepsOf(op, opts, n), false, store);
   return assembleVec(alg, values, lead, A.x);
@@ -312,6 +324,10 @@ export function svd(a: Tensor, opts: SVDOptions = {}): SVD {
   const k = Math.min(m, n);
   const sweeps = sweepsOf(op, opts, k);
   if (k === 0) throw new ShapeError(`${op}: a ${A.x.toString()} has empty base matrices (not supported)`);
+  if (Math.max(m, n) > LOOP_ABOVE_JACOBI) {
+    const r = svdLooped(A, sweeps, true, full);
+    return { U: r.U!, S: r.S, Vh: r.Vh! };
+  }
   const c = comps(A);
   const tall = m >= n;
   // A wide matrix: the SVD of its transpose, U and V exchanged.
@@ -334,6 +350,8 @@ export function svd(a: Tensor, opts: SVDOptions = {}): SVD {
 export function svdvals(a: Tensor, opts: JacobiOptions = {}): Tensor {
   const op = "linalg.svdvals";
   const A = matrixArg(op, "a", a, { limit: MAX_JACOBI_SIZE });
+  if (Math.max(A.m, A.n) > LOOP_ABOVE_JACOBI && Math.min(A.m, A.n) > 0)
+    return svdLooped(A, sweepsOf(op, opts, Math.min(A.m, A.n)), false, false).S;
   return assembleVec(A.alg, singularValues(op, A, opts), A.lead, A.x);
 }
 
@@ -342,6 +360,10 @@ export function singularValues(op: string, A: Mat, opts: JacobiOptions | undefin
   const { alg, m, n } = A;
   const k = Math.min(m, n);
   if (k === 0) throw new ShapeError(`${op}: a ${A.x.toString()} has empty base matrices (not supported)`);
+  if (Math.max(m, n) > LOOP_ABOVE_JACOBI) {
+    const S = svdLooped(A, sweepsOf(op, opts, k), false, false).S;
+    return Array.from({ length: k }, (_, i) => S.select(A.lead.length, i));
+  }
   const c = comps(A);
   const tall = m >= n;
   const g0 = tall ? c : Array.from({ length: n }, (_, i) => Array.from({ length: m }, (_, j) => c[j]![i]!));

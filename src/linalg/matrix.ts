@@ -11,24 +11,29 @@ import { baseStack, Tensor, where } from "../tensor.js";
 import { Alg, type Sc } from "./scalar.js";
 
 /**
- * The largest matrix size (rows or columns) the direct routines (`det`, `inv`,
- * `solve`, `lu`, `luFactor`, `cholesky`, `qr`) unroll into straight-line code.
- * Their code grows as n³ (an n×n solve is about n³/3 multiply-adds per matrix
- * plus the pivot selection); at 16 the first call compiles for 1-3 s. On the
- * JS backend a kernel above roughly 150 KB of source (an `inv` beyond 10×10,
- * a `solve` with one right-hand side beyond 12×12) exceeds what V8 optimizes
- * and runs about 50× slower per matrix: correct, but slow.
+ * The largest matrix size (rows or columns) of the direct routines (`det`, `inv`,
+ * `solve`, `lu`, `luFactor`, `luSolve`, `cholesky`, `qr`). Up to `LOOP_ABOVE` they
+ * unroll into straight-line code per matrix; above, each runs as a looped kernel
+ * (one run of the routine's loops per batch element, working in place in its
+ * output), whose cost per matrix grows as n³ and whose code does not grow.
  */
-export const MAX_DIRECT_SIZE = 16;
+export const MAX_DIRECT_SIZE = 256;
 /**
- * The largest size the Jacobi routines (`eigh`, `eigvalsh`, `svd`, `svdvals`,
- * `lstsq`, `matrixNorm` with 2, -2 or "nuc") unroll: a sweep is n(n-1)/2
- * rotations of O(n) each and several sweeps run, so their code grows as
- * sweeps·n³; from n = 5 each sweep is its own kernel (the state between sweeps
- * goes through a buffer). 6 covers the 6×6 Mandel forms; the first call
- * compiles for 1-4 s.
+ * The largest size of the Jacobi routines (`eigh`, `eigvalsh`, `svd`, `svdvals`,
+ * `matrixNorm` with 2, -2 or "nuc"). Up to `LOOP_ABOVE_JACOBI` they unroll; above,
+ * a looped kernel runs the sweeps (at most `defaultSweeps(n)`, fewer once a sweep
+ * rotates nothing), O(n³) per sweep. `lstsq` unrolls only: its limit is `LOOP_ABOVE_JACOBI`.
  */
-export const MAX_JACOBI_SIZE = 6;
+export const MAX_JACOBI_SIZE = 64;
+/**
+ * The direct routines unroll matrices up to this size and use looped kernels
+ * above it. Unrolled code grows as n³: at 8 an `inv` is about 60 KB of JS, while
+ * beyond about 150 KB (an `inv` above 10×10) V8 stops optimizing the kernel and it
+ * runs about 50× slower per matrix.
+ */
+export const LOOP_ABOVE = 8;
+/** The Jacobi routines unroll up to this size (covering the 6×6 Mandel forms) and loop above it. */
+export const LOOP_ABOVE_JACOBI = 6;
 
 /** A checked matrix operand: the tensor in its compute dtype, and its sizes. */
 export interface Mat {
@@ -68,7 +73,7 @@ export function matrixArg(
   }
   if (opts.limit !== undefined && Math.max(m, n) > opts.limit) {
     throw new UnsupportedOpError(
-      `${op}: ${name} ${x.toString()} has ${m}×${n} base matrices, larger than ${opts.limit}×${opts.limit}, the largest ${op} unrolls into straight-line code (looped kernels for larger matrices are not implemented)`,
+      `${op}: ${name} ${x.toString()} has ${m}×${n} base matrices, larger than ${opts.limit}×${opts.limit}, the largest ${op} supports`,
     );
   }
   const dtype = opts.dtype ?? computeDType(op, name, x);

@@ -4,7 +4,7 @@ import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import { Tensor } from "../tensor.js";
 import { type Sc } from "./scalar.js";
-import { assembleMat, assembleVec, comps, matrixArg, MAX_JACOBI_SIZE, vecComps } from "./matrix.js";
+import { assembleMat, assembleVec, comps, LOOP_ABOVE_JACOBI, matrixArg, MAX_JACOBI_SIZE, vecComps } from "./matrix.js";
 import { singularValues, storeFor, thinSvd, type JacobiOptions } from "./jacobi.js";
 
 /** Options of `vectorNorm` and `matrixNorm`. */
@@ -120,7 +120,7 @@ export interface LstsqOptions extends JacobiOptions {
  * The least-squares solution of `a x = b` for each batch element, minimum
  * norm when `a` is rank-deficient (NumPy's `lstsq`, LAPACK's gelsd): `x =
  * V·diag(1/σ)·Uᵀ·b` over the singular values above `rcond·σ_max`, with the
- * SVD by one-sided Jacobi (sizes up to `MAX_JACOBI_SIZE`). `b` is a vector
+ * SVD by one-sided Jacobi (unrolled: sizes up to `LOOP_ABOVE_JACOBI`). `b` is a vector
  * `(…; m)` (one base dim) or a matrix `(…; m,k)`.
  *
  * @example
@@ -134,9 +134,9 @@ export function lstsq(a: Tensor, b: Tensor, opts: LstsqOptions = {}): Lstsq {
   const op = "linalg.lstsq";
   if (!(b instanceof Tensor)) throw new DTypeError(`${op}: b must be a Tensor, got ${describe(b)}`);
   if (b.dtype === "bool") throw new DTypeError(`${op}: b ${b.toString()} is bool; linear algebra needs numbers`);
-  const probe = matrixArg(op, "a", a, { limit: MAX_JACOBI_SIZE });
+  const probe = matrixArg(op, "a", a, { limit: LOOP_ABOVE_JACOBI });
   const dtype = promote(probe.x.dtype, b.dtype === "float64" ? "float64" : probe.x.dtype);
-  const A = matrixArg(op, "a", a, { limit: MAX_JACOBI_SIZE, dtype });
+  const A = matrixArg(op, "a", a, { limit: LOOP_ABOVE_JACOBI, dtype });
   const { alg, m, n, lead } = A;
   const k0 = Math.min(m, n);
   if (k0 === 0) throw new ShapeError(`${op}: a ${A.x.toString()} has empty base matrices (not supported)`);

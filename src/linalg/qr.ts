@@ -7,7 +7,8 @@
  */
 import { where, type Tensor } from "../tensor.js";
 import { Alg, type Sc } from "./scalar.js";
-import { assembleMat, comps, matrixArg, MAX_DIRECT_SIZE } from "./matrix.js";
+import { assembleMat, comps, LOOP_ABOVE, matrixArg, MAX_DIRECT_SIZE } from "./matrix.js";
+import { qrLooped } from "./looped.js";
 import { checkChoice } from "./options.js";
 
 interface Reflector {
@@ -106,6 +107,7 @@ export function qr(a: Tensor, opts: QROptions = {}): QR {
     const R = Array.from({ length: rRows }, () => Array<Sc>(n).fill(0));
     return { Q: emptyOr(alg, Q, m, qCols, lead, A.x), R: emptyOr(alg, R, rRows, n, lead, A.x) };
   }
+  if (Math.max(m, n) > LOOP_ABOVE) return qrLooped(A, mode === "complete");
   const { refl, r } = householder(alg, comps(A), m, n);
   const qCols = mode === "complete" ? m : k;
   return {

@@ -9,9 +9,13 @@
  * Order (NumPy's `sort`/`argsort`): ascending, NaN last, -0 equal to +0 (kept in input
  * order); with `descending` (PyTorch's option) the reverse order with NaN first (NaN as
  * the largest value), equal values still in input order.
+ *
+ * Axes longer than `SORT_LOOP_ABOVE` (1024) sort in a looped kernel instead (the
+ * `routine` op's `sort`: a stable bottom-up merge sort per row, O(n log n), same
+ * order), up to `MAX_SORT_LENGTH` (2^24) elements.
  */
 import { isFloat } from "../../ir/dtype.js";
-import { ShapeError } from "../../ir/errors.js";
+import { ShapeError, UnsupportedOpError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import { Tensor, where } from "../tensor.js";
 import {
@@ -23,7 +27,33 @@ import {
   lowerMask,
   moveFromLast,
   moveToLast,
+  MAX_AXIS_LENGTH,
 } from "./common.js";
+
+/** Sort axes longer than this (the limit of the composition) sort in a looped merge-sort kernel. */
+export const SORT_LOOP_ABOVE = MAX_AXIS_LENGTH;
+/** The longest axis `sort`, `argsort` and `topk` take (positions are exact in float32 below 2^24). */
+export const MAX_SORT_LENGTH = 2 ** 24;
+
+/**
+ * The first k of the sorted last axis of `xl` (…, n) by the looped merge sort:
+ * leading base dims move into the batch, each row is one `(1, n)` matrix of the routine.
+ */
+function sortedLooped(xl: Tensor, k: number, descending: boolean): { values: Tensor; indices: Tensor } {
+  const n = xl.baseShape[xl.baseDim - 1]!;
+  const lead = xl.baseDim - 1;
+  const x = xl.dtype === "bool" ? xl.cast("int32") : xl;
+  const rows = (lead === 0 ? x : x.rebatch(x.batchDim + lead)).reshape([1, n]);
+  const out = Tensor._op("routine", [rows], { name: "sort", arg: descending ? 1 : 0 });
+  const back = (t: Tensor): Tensor => {
+    const v = t.reshape([k]);
+    return lead === 0 ? v : v.rebatch(v.batchDim - lead);
+  };
+  return {
+    values: back(out.slice(1, 0, k)).cast(xl.dtype),
+    indices: back(out.slice(1, n, n + k)).cast("int32"),
+  };
+}
 
 /** Options of `sort` and `argsort`. */
 export interface SortOptions {
@@ -81,6 +111,15 @@ function sortImpl(
   descending: boolean,
 ): { values: Tensor; indices: Tensor } {
   const a = baseAxis(op, x, axis);
+  const len = x.baseShape[a]!;
+  if (len > SORT_LOOP_ABOVE) {
+    if (len > MAX_SORT_LENGTH)
+      throw new UnsupportedOpError(
+        `${op}: base axis ${axis} of x ${x.toString()} has ${len} elements, more than the limit ${MAX_SORT_LENGTH} (2^24)`,
+      );
+    const r = sortedLooped(moveToLast(x, a), k ?? len, descending);
+    return { values: moveFromLast(r.values, a), indices: moveFromLast(r.indices, a) };
+  }
   const n = checkAxisLength(op, x, a);
   const r = sortedLast(moveToLast(x, a), k ?? n, descending);
   return { values: moveFromLast(r.values, a), indices: moveFromLast(r.indices, a) };
@@ -89,7 +128,8 @@ function sortImpl(
 /**
  * The values sorted along a base axis (default the last): ascending with NaN last, as
  * NumPy; `descending: true` gives largest first with NaN first, as PyTorch. Stable.
- * The axis may hold at most 1024 elements.
+ * Axes up to 1024 elements sort by a fused comparison of every pair; longer ones (up to
+ * 2^24) by a looped merge-sort kernel, O(n log n) per row.
  * @example sort(tensor([3, NaN, 1, 2])) // [1, 2, 3, NaN]
  */
 export function sort(x: Tensor, axis = -1, opts?: SortOptions): Tensor {

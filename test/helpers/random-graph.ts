@@ -556,3 +556,58 @@ export function randomScatterCase(
     specials: c.specials,
   };
 }
+
+// --- linear algebra (looped matrix routines) ---
+
+/**
+ * A random case of a looped matrix routine (the `routine` op, ir/routines.ts): a
+ * random routine on a float matrix input `(batch; m,n)` of small random sizes
+ * (batch rank 0 to 2, some dims broadcast in a second input, empty dims with
+ * `specials`), `lu_solve` on the `lu` of the input and a right-hand-side input,
+ * random Jacobi sweep counts and QR column counts, and half the time an
+ * elementwise consumer. `randomInputs` draws the data (with `specials`, NaN, ±Inf
+ * and extremes, which the routines must carry through without hanging).
+ */
+export function randomRoutineCase(
+  seed: number,
+  family: "float32" | "float64",
+  opts: { specials?: boolean } = {},
+): RandomCase {
+  const r = rng(seed ^ 0x2545f491);
+  const specials = opts.specials === true;
+  const names = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd", "sort"] as const;
+  const name = pick(r, names);
+  const dim = (): number => (specials && r() < 0.05 ? 0 : 1 + Math.floor(r() * 3));
+  const batch = Array.from({ length: Math.floor(r() * 3) }, dim);
+  const n = 1 + Math.floor(r() * 5);
+  const m = name === "qr" || name === "sort" ? 1 + Math.floor(r() * 5) : name === "svd" ? n + Math.floor(r() * 3) : n;
+  const syms = batch.map((_, j) => `b${j}`);
+  const a = Node.make("input", [], { index: 0 }, { dtype: family, batch: syms, base: [m, n] });
+  const types: ConcreteType[] = [{ dtype: family, batch, base: [m, n] }];
+  const inputs = [a];
+  const attrs = { name: name as (typeof names)[number], arg: 0 };
+  let out: Node;
+  if (name === "lu_solve") {
+    const k = 1 + Math.floor(r() * 3);
+    // b takes a suffix of the batch dims, some broadcast.
+    const bRank = Math.floor(r() * (batch.length + 1));
+    const bb = batch.slice(batch.length - bRank).map((d) => (r() < 0.25 ? 1 : d));
+    const b = Node.make(
+      "input",
+      [],
+      { index: 1 },
+      { dtype: family, batch: syms.slice(batch.length - bRank).map((s, j) => (bb[j] === 1 ? 1 : s)), base: [n, k] },
+    );
+    inputs.push(b);
+    types.push({ dtype: family, batch: bb, base: [n, k] });
+    const f = Node.make("routine", [a], { name: "lu", arg: 0 });
+    out = Node.make("routine", [f, b], attrs);
+  } else {
+    if (name === "qr") attrs.arg = r() < 0.5 ? Math.min(m, n) : m;
+    if (name === "eigh" || name === "svd") attrs.arg = 1 + Math.floor(r() * 8);
+    if (name === "sort") attrs.arg = r() < 0.5 ? 1 : 0; // 1: descending
+    out = Node.make("routine", [a], attrs);
+  }
+  if (r() < 0.5) out = Node.make("add", [out, out]);
+  return { graph: makeGraph("random_routine", inputs, [out]), inputTypes: types, seed, specials };
+}
