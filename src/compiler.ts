@@ -8,6 +8,7 @@
 import { runPipeline } from "../passes/pipeline.js";
 import { fuseOptionsFor } from "../runtime/fuse-options.js";
 import { JS_KERNEL_COMPILER } from "../runtime/js.js";
+import { installTensorOps } from "./api/tensor-ops.js";
 import { getJsBackend } from "./backend.js";
 import { setEagerScheduler } from "./realize.js";
 
@@ -18,4 +19,6 @@ export function installCompiler(): void {
   installed = true;
   setEagerScheduler((graph, backend) => runPipeline(graph, fuseOptionsFor(backend)).schedule);
   getJsBackend().useCompiler(JS_KERNEL_COMPILER);
+  // The eager Tensor operations (add, sum, reshape, …) record nodes that only the compiler runs.
+  installTensorOps();
 }

@@ -25,6 +25,9 @@ installCompiler();
 // does not carry them. TensorDict's row assignment, non-tensor and padding methods are installed by
 // src/tensordict/index.ts, which this entry re-exports, so a page that never uses TensorDict carries neither.
 installTensorApi();
+// The declarations of the eager Tensor operations (add, sum, reshape, …; installed by installCompiler above):
+// this import keeps them in the types of `batchwise`.
+import "./api/tensor-ops.js";
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
 export {

@@ -25,7 +25,7 @@
  *
  * @module batchwise/runtime
  */
-import { BundleError } from "../ir/errors.js";
+import { BackendError, BundleError } from "../ir/errors.js";
 import { mapStep, type Step } from "../ir/schedule.js";
 import {
   bundleFunction,
@@ -40,6 +40,25 @@ import {
   type BundleModule,
   type LoadBundleOptions,
 } from "./bundle-load.js";
+import { Tensor } from "./tensor.js";
+
+// The eager Tensor operations record nodes that only the compiler can run: the full
+// entry installs them with it (src/api/tensor-ops.ts, installTensorOps). This page has
+// no compiler, so each is a stub that says so (a BackendError); where the full entry
+// is loaded too, its methods stay (or replace these).
+const P = Tensor.prototype as unknown as Record<string, unknown>;
+for (const name of "neg abs sqrt rsqrt exp log sin cos tan tanh sigmoid asin acos atan floor ceil round trunc sign isNan isInf isFinite logicalNot add sub mul div pow maximum minimum mod atan2 eq ne lt le gt ge logicalAnd logicalOr logicalXor clip reduce sum mean prod min max all any argmin argmax batchSum batchMean batchProd batchMin batchMax batchAll batchAny batchArgmin batchArgmax reshape flatten permute transpose expand unsqueeze squeeze slice select matmul batchReshape batchUnsqueeze batchSqueeze batchSlice batchIndex rebatch batchFlatten batchExpand".split(
+  " ",
+)) {
+  if (!(name in P)) {
+    const stub = function (this: Tensor): never {
+      throw new BackendError(
+        `${name} of x ${this.toString()}: computing tensor operations needs the compiler of the full batchwise entry; batchwise/runtime only runs bundles`,
+      );
+    };
+    Object.defineProperty(P, name, { value: Object.assign(stub, { stub: true }), writable: true, configurable: true });
+  }
+}
 
 /**
  * Loads a bundle module whose SHA-256 the caller pins (`opts.sha256`): checks

@@ -17,6 +17,7 @@ import { tensor } from "../creation.js";
 import { baseIndex, batchIndexList, indexList, resolveBaseIndex, type IndexList } from "../select/index-list.js";
 import { booleanMask } from "../select/mask.js";
 import { baseStack, Tensor, weakConst, where, type NestedArray } from "../tensor.js";
+import { installTensorOps } from "./tensor-ops.js";
 
 /** Options of `isClose` and `allClose` (NumPy's and PyTorch's defaults). */
 export interface CloseOptions {
@@ -505,6 +506,8 @@ function at(this: Tensor, idx: AtIndex, axis?: number): TensorAt {
 
 /** Installs the methods above on `Tensor.prototype` (the full entry calls it once; repeated calls do nothing more). */
 export function installTensorApi(): void {
+  // batchIndex(axis, i), wrapped below, and the methods these call.
+  installTensorOps();
   const P = Tensor.prototype;
   if (Object.hasOwn(P, "isClose")) return;
   const methods = {

@@ -1,0 +1,727 @@
+/**
+ * The eager operations of Tensor (elementwise arithmetic and comparisons, `clip`,
+ * the reductions, base and batch reshaping, slicing and indexing, `matmul`): they
+ * record graph nodes that only the compiler can run, so they are installed on
+ * `Tensor.prototype` with the compiler (`installCompiler`, src/compiler.ts, which
+ * the full entry and `jit` call). `batchwise/runtime`, which only runs bundles,
+ * carries neither them nor their argument checks; there, calling one is a
+ * BackendError that names the full entry (src/runtime-entry.ts).
+ */
+import { isFloat, promote, promoteWithNumber, type DType } from "../../ir/dtype.js";
+import { DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../../ir/errors.js";
+import { factsOf, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
+import type { KReduceOp } from "../../ir/kernel.js";
+import { REDUCE_OPS } from "../../ir/ops.js";
+import { prod } from "../../ir/types.js";
+import { checkSizes, describe } from "../check.js";
+import { checkOperand, normAxis, Tensor, weakConst, type ReduceOptions } from "../tensor.js";
+
+declare module "../tensor.js" {
+  interface Tensor {
+    /** Elementwise `-x`. */
+    neg(): Tensor;
+    /** Elementwise absolute value. */
+    abs(): Tensor;
+    /** Elementwise square root (NaN for negatives; integers give float32). */
+    sqrt(): Tensor;
+    /** Elementwise `1 / sqrt(x)`. */
+    rsqrt(): Tensor;
+    /** Elementwise `e^x`. */
+    exp(): Tensor;
+    /** Elementwise natural logarithm. */
+    log(): Tensor;
+    /** Elementwise sine (radians). */
+    sin(): Tensor;
+    /** Elementwise cosine (radians). */
+    cos(): Tensor;
+    /** Elementwise tangent (radians). */
+    tan(): Tensor;
+    /** Elementwise hyperbolic tangent. */
+    tanh(): Tensor;
+    /** Elementwise logistic function `1 / (1 + e^-x)`. */
+    sigmoid(): Tensor;
+    /** Inverse sine in [-π/2, π/2]; NaN outside [-1, 1] (NumPy `arcsin`). */
+    asin(): Tensor;
+    /** Inverse cosine in [0, π]; NaN outside [-1, 1] (NumPy `arccos`). */
+    acos(): Tensor;
+    /** Inverse tangent in [-π/2, π/2]. */
+    atan(): Tensor;
+    /** Rounds down elementwise. */
+    floor(): Tensor;
+    /** Rounds up elementwise. */
+    ceil(): Tensor;
+    /** Rounds half to even, as NumPy and PyTorch do. */
+    round(): Tensor;
+    /** Rounds toward zero elementwise. */
+    trunc(): Tensor;
+    /** Elementwise -1, 0 or 1 by the sign of `x` (NaN stays NaN). */
+    sign(): Tensor;
+    /** Elementwise bool: `x` is NaN. */
+    isNan(): Tensor;
+    /** Elementwise bool: `x` is +∞ or -∞. */
+    isInf(): Tensor;
+    /** Elementwise bool: `x` is neither infinite nor NaN. */
+    isFinite(): Tensor;
+    /** Elementwise bool NOT (non-zero is true). */
+    logicalNot(): Tensor;
+    /**
+     * `x + y`, broadcast over batch and base; dtypes promote and plain numbers take `x`'s dtype where they fit.
+     * @example tensor([1, 2]).add(10) // [11, 12]
+     */
+    add(y: Tensor | number): Tensor;
+    /** `x - y`, broadcast; dtypes promote as in `add`. */
+    sub(y: Tensor | number): Tensor;
+    /** `x * y`, broadcast; dtypes promote as in `add`. */
+    mul(y: Tensor | number): Tensor;
+    /** True division: integer operands give float32 (as NumPy and PyTorch). */
+    div(y: Tensor | number): Tensor;
+    /** `x ** y`, broadcast; dtypes promote as in `add`. */
+    pow(y: Tensor | number): Tensor;
+    /** The larger of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
+    maximum(y: Tensor | number): Tensor;
+    /** The smaller of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
+    minimum(y: Tensor | number): Tensor;
+    /** Floor modulo: the result has the sign of the divisor (NumPy `%`). */
+    mod(y: Tensor | number): Tensor;
+    /**
+     * The angle of the point (x, y) with `this` as y, in [-π, π], as `Math.atan2`
+     * (signed zeros and infinities included); integers give float32.
+     * @example tensor([1, 0, -0]).atan2(tensor([0, -1, -1])) // [π/2, π, -π]
+     */
+    atan2(x: Tensor | number): Tensor;
+    /** Elementwise bool `x == y`, broadcast. */
+    eq(y: Tensor | number): Tensor;
+    /** Elementwise bool `x != y`, broadcast. */
+    ne(y: Tensor | number): Tensor;
+    /** Elementwise bool `x < y`, broadcast. */
+    lt(y: Tensor | number): Tensor;
+    /** Elementwise bool `x <= y`, broadcast. */
+    le(y: Tensor | number): Tensor;
+    /** Elementwise bool `x > y`, broadcast. */
+    gt(y: Tensor | number): Tensor;
+    /** Elementwise bool `x >= y`, broadcast. */
+    ge(y: Tensor | number): Tensor;
+    /** Elementwise bool AND (non-zero is true), broadcast. */
+    logicalAnd(y: Tensor | number): Tensor;
+    /** Elementwise bool OR (non-zero is true), broadcast. */
+    logicalOr(y: Tensor | number): Tensor;
+    /** Elementwise bool XOR (non-zero is true), broadcast. */
+    logicalXor(y: Tensor | number): Tensor;
+    /** Limits values to [lo, hi]; if lo > hi every element becomes hi (Open3D). NaN stays NaN. */
+    clip(lo: number | Tensor, hi: number | Tensor): Tensor;
+    /** Reduces over base and batch axes at once; `op` is sum, mean, prod, min, max, argmin, argmax, all or any. */
+    reduce(
+      op: KReduceOp,
+      spec?: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean },
+    ): Tensor;
+    /** Sum over base axes (all base axes by default). */
+    sum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Mean over base axes (all base axes by default); integers give float32. */
+    mean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Product over base axes (all base axes by default). */
+    prod(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Minimum over base axes (all base axes by default). */
+    min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Maximum over base axes (all base axes by default). */
+    max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** True where every value over the base axes is non-zero (all base axes by default). */
+    all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** True where some value over the base axes is non-zero (all base axes by default). */
+    any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Position of the smallest value along one base axis (first on ties; NaN counts as smallest). */
+    argmin(axis: number, opts?: ReduceOptions): Tensor;
+    /** Position of the largest value along one base axis (first on ties; NaN counts as largest). */
+    argmax(axis: number, opts?: ReduceOptions): Tensor;
+    /** Sum over batch axes (all batch axes by default). */
+    batchSum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Mean over batch axes (all batch axes by default). */
+    batchMean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Product over batch axes (all batch axes by default). */
+    batchProd(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Minimum over batch axes (all batch axes by default). */
+    batchMin(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Maximum over batch axes (all batch axes by default). */
+    batchMax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** True where every value over the batch axes is non-zero (all batch axes by default). */
+    batchAll(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** True where some value over the batch axes is non-zero (all batch axes by default). */
+    batchAny(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Position of the smallest value along one batch axis (first on ties; NaN counts as smallest). */
+    batchArgmin(axis: number, opts?: ReduceOptions): Tensor;
+    /** Position of the largest value along one batch axis (first on ties; NaN counts as largest). */
+    batchArgmax(axis: number, opts?: ReduceOptions): Tensor;
+    /** Reshapes the base (one -1 is inferred); the batch is untouched. */
+    reshape(shape: readonly number[]): Tensor;
+    /** Flattens base axes `start..end` (inclusive) into one. */
+    flatten(start?: number, end?: number): Tensor;
+    /** Reorders the base axes. */
+    permute(...perm: number[]): Tensor;
+    /** Swaps two base axes (the last two by default). */
+    transpose(a?: number, b?: number): Tensor;
+    /** Broadcasts the base to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
+    expand(shape: readonly number[]): Tensor;
+    /** Inserts a size-1 base axis at `axis` (negative counts from the end). */
+    unsqueeze(axis: number): Tensor;
+    /** Removes size-1 base axes (all of them, or the one given). */
+    squeeze(axis?: number): Tensor;
+    /**
+     * Slices one base axis: `start:stop:step` with Python defaults, negative start/stop
+     * counting from the end and out-of-range values clamped (Open3D); step must be positive (NEML2).
+     */
+    slice(axis: number, start?: number, stop?: number, step?: number): Tensor;
+    /** Picks index `i` of a base axis and drops the axis: `r.select(0, 2)` is row 2 of each matrix. */
+    select(axis: number, i: number): Tensor;
+    /** Matrix product over the last base dims (NumPy `matmul` rules), batched and broadcast. */
+    matmul(y: Tensor): Tensor;
+    /** Reshapes the batch dims (one -1 is inferred); the base is untouched. */
+    batchReshape(shape: readonly number[]): Tensor;
+    /** Inserts a size-1 batch dim (negative `d` counts from the end of the batch block). */
+    batchUnsqueeze(d: number): Tensor;
+    /** Removes a size-1 batch dim. */
+    batchSqueeze(d: number): Tensor;
+    /**
+     * Slices one batch dim, `start:stop:step` (Python defaults, positive step); eagerly,
+     * negative bounds count from the end and out-of-range bounds clamp. Inside `jit`
+     * (symbolic sizes) bounds must be non-negative. Runs as block copies.
+     */
+    batchSlice(axis: number, start?: number, stop?: number, step?: number): Tensor;
+    /** Picks index `i` of a batch dim and drops the dim (NEML2's batch_index with an int). */
+    batchIndex(axis: number, i: number): Tensor;
+    // The index-list form, batchIndex(list), is declared and installed by src/api/tensor-api.ts.
+    /**
+     * The same values (same row-major order) with the first `batchDim` dims as the
+     * batch and the rest as the base: `(2,5; 3).rebatch(1)` is `(2; 5,3)`. A view, no
+     * copy. Dims moving into the base must be static (not symbolic inside `jit`).
+     */
+    rebatch(batchDim: number): Tensor;
+    /** Merges all batch dims into one. */
+    batchFlatten(): Tensor;
+    /** Broadcasts the batch to `shape` (size-1 and missing leading dims grow; -1 keeps a dim). */
+    batchExpand(shape: readonly number[]): Tensor;
+  }
+}
+
+const NO_AXES: readonly number[] = Object.freeze([]);
+
+/**
+ * Axes as the IR takes them: non-negative and in increasing order (negative axes
+ * count from the end; the order given does not matter, a repeated axis is an error).
+ */
+function normAxes(op: string, axes: unknown, rank: number, what: "batch" | "base", t: Tensor): readonly number[] {
+  if (axes === undefined) return [...Array(rank).keys()];
+  if (typeof axes === "number") return [normAxis(op, axes, rank, what, t)];
+  if (!Array.isArray(axes))
+    throw new ShapeError(
+      `${op}: ${what} axes must be an integer or an array of integers, got ${describe(axes)} for x ${t.toString()}`,
+    );
+  if (axes.length === 0) return NO_AXES;
+  const out = axes.map((a: number) => normAxis(op, a, rank, what, t));
+  if (out.length > 1) {
+    out.sort((a, b) => a - b);
+    for (let i = 1; i < out.length; i++) {
+      if (out[i] === out[i - 1])
+        throw new ShapeError(
+          `${op}: ${what} axis ${out[i]} appears twice in (${axes.join(",")}) for x ${t.toString()}`,
+        );
+    }
+  }
+  return out;
+}
+
+function keepdimOf(op: string, opts: ReduceOptions | undefined): boolean {
+  const k: unknown = opts === undefined || opts === null ? undefined : opts.keepdim;
+  if (k === undefined) return false;
+  if (typeof k !== "boolean") throw new ShapeError(`${op}: keepdim must be true or false, got ${describe(k)}`);
+  return k;
+}
+
+/**
+ * The Tensor method of every elementwise op of the op-facts table (ir/elementwise.ts), also its
+ * name in messages. A mapped type over the op unions: an op without its method fails `tsc`.
+ */
+const METHOD_OF: { readonly [K in KUnaryOp | KBinaryOp]: keyof Tensor } = {
+  neg: "neg",
+  abs: "abs",
+  sqrt: "sqrt",
+  rsqrt: "rsqrt",
+  exp: "exp",
+  log: "log",
+  sin: "sin",
+  cos: "cos",
+  tan: "tan",
+  tanh: "tanh",
+  sigmoid: "sigmoid",
+  asin: "asin",
+  acos: "acos",
+  atan: "atan",
+  floor: "floor",
+  ceil: "ceil",
+  round: "round",
+  trunc: "trunc",
+  sign: "sign",
+  not: "logicalNot",
+  isnan: "isNan",
+  isinf: "isInf",
+  isfinite: "isFinite",
+  add: "add",
+  sub: "sub",
+  mul: "mul",
+  div: "div",
+  pow: "pow",
+  maximum: "maximum",
+  minimum: "minimum",
+  mod: "mod",
+  atan2: "atan2",
+  eq: "eq",
+  ne: "ne",
+  lt: "lt",
+  le: "le",
+  gt: "gt",
+  ge: "ge",
+  and: "logicalAnd",
+  or: "logicalOr",
+  xor: "logicalXor",
+  // --- numerics/random: integer bitwise ops ---
+  bitwise_and: "bitwiseAnd",
+  bitwise_or: "bitwiseOr",
+  bitwise_xor: "bitwiseXor",
+  left_shift: "leftShift",
+  right_shift: "rightShift",
+};
+
+/** Resolves one -1 in a target shape against a known element count. */
+function inferShape(op: string, target: readonly number[], total: number, t: Tensor, what: string): number[] {
+  const neg = target.filter((d) => d === -1).length;
+  const known = prod(target.filter((d) => d !== -1));
+  if (
+    neg > 1 ||
+    target.some((d) => d < -1 || !Number.isInteger(d)) ||
+    (neg === 1 && (known === 0 || total % known !== 0)) ||
+    (neg === 0 && known !== total)
+  ) {
+    throw new ShapeError(`${op}: cannot reshape the ${what} of x ${t.toString()} to (${target.join(",")})`);
+  }
+  return target.map((d) => (d === -1 ? total / known : d));
+}
+
+/** A slice bound or an index: an integer (out-of-range bounds clamp where the method says so). */
+function checkBound(op: string, name: string, v: unknown, t: Tensor): asserts v is number {
+  if (typeof v !== "number" || !Number.isInteger(v))
+    throw new ShapeError(`${op}: ${name} must be an integer, got ${describe(v)} for x ${t.toString()}`);
+}
+
+function unary(t: Tensor, op: KUnaryOp): Tensor {
+  let x: Tensor = t;
+  // The op's dtype rule (ir/elementwise.ts): float-only ops take ints as float32, logical
+  // ops cast to bool, predicates take any dtype, and arithmetic takes bool as int32.
+  const rule = factsOf(op).dtype;
+  if (rule === "float" && !isFloat(x.dtype)) x = x.cast("float32");
+  if (rule === "logical" && x.dtype !== "bool") x = x.cast("bool");
+  if (rule === "arith" && x.dtype === "bool") x = x.cast("int32");
+  return Tensor._op(op, [x]);
+}
+
+function binary(t: Tensor, op: KBinaryOp, other: Tensor | number): Tensor {
+  checkOperand(METHOD_OF[op], "y", other, t);
+  // The op's dtype rule (ir/elementwise.ts): operands promote; logical ops compute in
+  // bool, arithmetic takes bool as int32, float-only ops and true division take ints as float32.
+  const facts = factsOf(op);
+  let dtype: DType = typeof other === "number" ? promoteWithNumber(t.dtype, other) : promote(t.dtype, other.dtype);
+  if (facts.dtype === "logical") dtype = "bool";
+  else if ((facts.dtype === "arith" || facts.dtype === "float") && dtype === "bool") dtype = "int32";
+  if ((facts.dtype === "float" || facts.trueDivision === true) && !isFloat(dtype)) dtype = "float32";
+  const y = typeof other === "number" ? weakConst(METHOD_OF[op], "y", other, dtype, t) : other.cast(dtype);
+  return Tensor._op(op, [t.cast(dtype), y]);
+}
+
+function baseReduce(
+  t: Tensor,
+  op: KReduceOp,
+  axes: number | readonly number[] | undefined,
+  opts?: ReduceOptions,
+): Tensor {
+  return Tensor._op(op, [t], {
+    batchAxes: NO_AXES,
+    baseAxes: normAxes(op, axes, t.baseDim, "base", t),
+    keep: keepdimOf(op, opts),
+  });
+}
+
+function batchReduce(
+  t: Tensor,
+  op: KReduceOp,
+  axes: number | readonly number[] | undefined,
+  opts?: ReduceOptions,
+): Tensor {
+  return Tensor._op(op, [t], {
+    batchAxes: normAxes(op, axes, t.batchDim, "batch", t),
+    baseAxes: NO_AXES,
+    keep: keepdimOf(op, opts),
+  });
+}
+
+function methods() {
+  return {
+    neg(this: Tensor): Tensor {
+      return unary(this, "neg");
+    },
+    abs(this: Tensor): Tensor {
+      return unary(this, "abs");
+    },
+    sqrt(this: Tensor): Tensor {
+      return unary(this, "sqrt");
+    },
+    rsqrt(this: Tensor): Tensor {
+      return unary(this, "rsqrt");
+    },
+    exp(this: Tensor): Tensor {
+      return unary(this, "exp");
+    },
+    log(this: Tensor): Tensor {
+      return unary(this, "log");
+    },
+    sin(this: Tensor): Tensor {
+      return unary(this, "sin");
+    },
+    cos(this: Tensor): Tensor {
+      return unary(this, "cos");
+    },
+    tan(this: Tensor): Tensor {
+      return unary(this, "tan");
+    },
+    tanh(this: Tensor): Tensor {
+      return unary(this, "tanh");
+    },
+    sigmoid(this: Tensor): Tensor {
+      return unary(this, "sigmoid");
+    },
+    asin(this: Tensor): Tensor {
+      return unary(this, "asin");
+    },
+    acos(this: Tensor): Tensor {
+      return unary(this, "acos");
+    },
+    atan(this: Tensor): Tensor {
+      return unary(this, "atan");
+    },
+    floor(this: Tensor): Tensor {
+      return unary(this, "floor");
+    },
+    ceil(this: Tensor): Tensor {
+      return unary(this, "ceil");
+    },
+    round(this: Tensor): Tensor {
+      return unary(this, "round");
+    },
+    trunc(this: Tensor): Tensor {
+      return unary(this, "trunc");
+    },
+    sign(this: Tensor): Tensor {
+      return unary(this, "sign");
+    },
+    isNan(this: Tensor): Tensor {
+      return unary(this, "isnan");
+    },
+    isInf(this: Tensor): Tensor {
+      return unary(this, "isinf");
+    },
+    isFinite(this: Tensor): Tensor {
+      return unary(this, "isfinite");
+    },
+    logicalNot(this: Tensor): Tensor {
+      return unary(this, "not");
+    },
+    add(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "add", y);
+    },
+    sub(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "sub", y);
+    },
+    mul(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "mul", y);
+    },
+    div(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "div", y);
+    },
+    pow(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "pow", y);
+    },
+    maximum(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "maximum", y);
+    },
+    minimum(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "minimum", y);
+    },
+    mod(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "mod", y);
+    },
+    atan2(this: Tensor, x: Tensor | number): Tensor {
+      return binary(this, "atan2", x);
+    },
+    eq(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "eq", y);
+    },
+    ne(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "ne", y);
+    },
+    lt(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "lt", y);
+    },
+    le(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "le", y);
+    },
+    gt(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "gt", y);
+    },
+    ge(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "ge", y);
+    },
+    logicalAnd(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "and", y);
+    },
+    logicalOr(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "or", y);
+    },
+    logicalXor(this: Tensor, y: Tensor | number): Tensor {
+      return binary(this, "xor", y);
+    },
+    clip(this: Tensor, lo: number | Tensor, hi: number | Tensor): Tensor {
+      if (this.dtype === "bool") throw new DTypeError(`clip: x ${this.toString()} of dtype bool cannot be clipped`);
+      checkOperand("clip", "lo", lo, this);
+      checkOperand("clip", "hi", hi, this);
+      const x = this.maximum(
+        typeof lo === "number" ? weakConst("clip", "lo", lo, this.dtype, this) : lo.cast(this.dtype),
+      );
+      return x.minimum(typeof hi === "number" ? weakConst("clip", "hi", hi, this.dtype, this) : hi.cast(this.dtype));
+    },
+    reduce(
+      this: Tensor,
+      op: KReduceOp,
+      spec: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean } = {},
+    ): Tensor {
+      if (!REDUCE_OPS.has(op)) {
+        throw new UnsupportedOpError(
+          `reduce: unknown reduction ${typeof op === "string" ? JSON.stringify(op) : describe(op)} for x ${this.toString()} (reductions are ${[...REDUCE_OPS].join(", ")})`,
+        );
+      }
+      if (typeof spec !== "object" || spec === null)
+        throw new ShapeError(`${op}: the axes spec must be an object, got ${describe(spec)} for x ${this.toString()}`);
+      const batchAxes = normAxes(op, spec.batchAxes ?? NO_AXES, this.batchDim, "batch", this);
+      const baseAxes = normAxes(op, spec.baseAxes ?? NO_AXES, this.baseDim, "base", this);
+      return Tensor._op(op, [this], { batchAxes, baseAxes, keep: keepdimOf(op, spec) });
+    },
+    sum(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "sum", axes, opts);
+    },
+    mean(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "mean", axes, opts);
+    },
+    prod(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "prod", axes, opts);
+    },
+    min(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "min", axes, opts);
+    },
+    max(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "max", axes, opts);
+    },
+    all(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "all", axes, opts);
+    },
+    any(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "any", axes, opts);
+    },
+    argmin(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "argmin", axis, opts);
+    },
+    argmax(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
+      return baseReduce(this, "argmax", axis, opts);
+    },
+    batchSum(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "sum", axes, opts);
+    },
+    batchMean(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "mean", axes, opts);
+    },
+    batchProd(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "prod", axes, opts);
+    },
+    batchMin(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "min", axes, opts);
+    },
+    batchMax(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "max", axes, opts);
+    },
+    batchAll(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "all", axes, opts);
+    },
+    batchAny(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "any", axes, opts);
+    },
+    batchArgmin(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "argmin", axis, opts);
+    },
+    batchArgmax(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
+      return batchReduce(this, "argmax", axis, opts);
+    },
+    reshape(this: Tensor, shape: readonly number[]): Tensor {
+      checkSizes("reshape", "shape", shape, -1, this);
+      return Tensor._op("reshape", [this], { shape: inferShape("reshape", shape, prod(this.baseShape), this, "base") });
+    },
+    flatten(this: Tensor, start = 0, end = -1): Tensor {
+      if (this.baseDim === 0) return this.reshape([1]);
+      const s = normAxis("flatten", start, this.baseDim, "base", this);
+      const e = normAxis("flatten", end, this.baseDim, "base", this);
+      if (s > e) throw new ShapeError(`flatten: start ${start} is after end ${end} for x ${this.toString()}`);
+      const b = this.baseShape;
+      return this.reshape([...b.slice(0, s), prod(b.slice(s, e + 1)), ...b.slice(e + 1)]);
+    },
+    permute(this: Tensor, ...perm: number[]): Tensor {
+      return Tensor._op("permute", [this], {
+        perm: perm.map((p) => normAxis("permute", p, this.baseDim, "base", this)),
+      });
+    },
+    transpose(this: Tensor, a = -2, b = -1): Tensor {
+      const n = this.baseDim;
+      const i = normAxis("transpose", a, n, "base", this);
+      const j = normAxis("transpose", b, n, "base", this);
+      const perm = [...Array(n).keys()];
+      perm[i] = j;
+      perm[j] = i;
+      return Tensor._op("permute", [this], { perm });
+    },
+    expand(this: Tensor, shape: readonly number[]): Tensor {
+      checkSizes("expand", "shape", shape, -1, this);
+      const off = shape.length - this.baseDim;
+      const target = shape.map((d, i) => (d === -1 && i >= off ? this.baseShape[i - off]! : d));
+      return Tensor._op("expand", [this], { shape: target });
+    },
+    unsqueeze(this: Tensor, axis: number): Tensor {
+      const a = normAxis("unsqueeze", axis, this.baseDim + 1, "base", this);
+      const b = [...this.baseShape];
+      b.splice(a, 0, 1);
+      return this.reshape(b);
+    },
+    squeeze(this: Tensor, axis?: number): Tensor {
+      if (axis === undefined) return this.reshape(this.baseShape.filter((d) => d !== 1));
+      const a = normAxis("squeeze", axis, this.baseDim, "base", this);
+      if (this.baseShape[a] !== 1) return this;
+      return this.reshape(this.baseShape.filter((_, i) => i !== a));
+    },
+    slice(this: Tensor, axis: number, start = 0, stop?: number, step = 1): Tensor {
+      const a = normAxis("slice", axis, this.baseDim, "base", this);
+      const n = this.baseShape[a]!;
+      checkBound("slice", "start", start, this);
+      if (stop !== undefined) checkBound("slice", "stop", stop, this);
+      if (!Number.isInteger(step) || step <= 0)
+        throw new ShapeError(`slice: step ${step} must be a positive integer for x ${this.toString()}`);
+      const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+      const s = clamp(start);
+      const e = Math.max(s, clamp(stop ?? n));
+      return Tensor._op("slice", [this], { axis: a, start: s, stop: e, step });
+    },
+    select(this: Tensor, axis: number, i: number): Tensor {
+      const a = normAxis("select", axis, this.baseDim, "base", this);
+      const n = this.baseShape[a]!;
+      checkBound("select", "index", i, this);
+      const k = i < 0 ? i + n : i;
+      if (!Number.isInteger(k) || k < 0 || k >= n)
+        throw new ShapeError(`select: index ${i} is out of range for base axis ${axis} of x ${this.toString()}`);
+      return this.slice(a, k, k + 1).squeeze(a);
+    },
+    matmul(this: Tensor, y: Tensor): Tensor {
+      if (!(y instanceof Tensor))
+        throw new DTypeError(`matmul: y must be a Tensor, got ${describe(y)} (x ${this.toString()})`);
+      const d = promote(this.dtype, y.dtype);
+      const dt = d === "bool" ? "int32" : d;
+      return Tensor._op("matmul", [this.cast(dt), y.cast(dt)]);
+    },
+    batchReshape(this: Tensor, shape: readonly number[]): Tensor {
+      checkSizes("batchReshape", "shape", shape, -1, this);
+      if (this._type.batch.every((d) => typeof d === "number")) {
+        inferShape("batchReshape", shape, prod(this.batchShape), this, "batch");
+      }
+      return Tensor._op("batch_reshape", [this], { shape: [...shape] });
+    },
+    batchUnsqueeze(this: Tensor, d: number): Tensor {
+      const dim = normAxis("batchUnsqueeze", d, this.batchDim + 1, "batch", this);
+      return Tensor._op("batch_unsqueeze", [this], { dim });
+    },
+    batchSqueeze(this: Tensor, d: number): Tensor {
+      return Tensor._op("batch_squeeze", [this], { dim: normAxis("batchSqueeze", d, this.batchDim, "batch", this) });
+    },
+    batchSlice(this: Tensor, axis: number, start = 0, stop?: number, step = 1): Tensor {
+      const a = normAxis("batchSlice", axis, this.batchDim, "batch", this);
+      checkBound("batchSlice", "start", start, this);
+      if (stop !== undefined) checkBound("batchSlice", "stop", stop, this);
+      if (!Number.isInteger(step) || step <= 0)
+        throw new ShapeError(`batchSlice: step ${step} must be a positive integer for x ${this.toString()}`);
+      const n = this.batchShape[a]!;
+      if (n < 0) {
+        if (start < 0 || (stop !== undefined && stop < 0)) {
+          throw new TraceError(
+            `batchSlice: negative bounds need a concrete batch size, x ${this.toString()} is traced`,
+          );
+        }
+        return Tensor._op("batch_slice", [this], { axis: a, start, stop: stop ?? -1, step });
+      }
+      const clamp = (v: number) => Math.min(n, Math.max(0, v < 0 ? v + n : v));
+      const s = clamp(start);
+      const e = Math.max(s, clamp(stop ?? n));
+      if (s === 0 && e === n && step === 1) return this;
+      return Tensor._op("batch_slice", [this], { axis: a, start: s, stop: e, step });
+    },
+    batchIndex(this: Tensor, axis: number | readonly unknown[], i?: number): Tensor {
+      const a = normAxis("batchIndex", axis as number, this.batchDim, "batch", this);
+      const n = this.batchShape[a]!;
+      checkBound("batchIndex", "index", i, this);
+      if (n < 0 && i < 0)
+        throw new TraceError(
+          `batchIndex: a negative index needs a concrete batch size, x ${this.toString()} is traced`,
+        );
+      const k = i < 0 ? i + n : i;
+      if (!Number.isInteger(k) || k < 0 || (n >= 0 && k >= n)) {
+        throw new ShapeError(`batchIndex: index ${i} is out of range for batch dim ${axis} of x ${this.toString()}`);
+      }
+      return Tensor._op(
+        "batch_squeeze",
+        [Tensor._op("batch_slice", [this], { axis: a, start: k, stop: k + 1, step: 1 })],
+        { dim: a },
+      );
+    },
+    rebatch(this: Tensor, batchDim: number): Tensor {
+      if (!Number.isInteger(batchDim) || batchDim < 0 || batchDim > this.rank) {
+        throw new ShapeError(
+          `rebatch: batchDim ${describe(batchDim)} does not fit x ${this.toString()} (rank ${this.rank})`,
+        );
+      }
+      if (batchDim === this.batchDim) return this;
+      const base = this.shape.slice(batchDim);
+      if (base.some((d) => d < 0)) {
+        throw new ShapeError(
+          `rebatch: batchDim ${batchDim} would move symbolic batch dims of x ${this.toString()} into the base, which must be static`,
+        );
+      }
+      return Tensor._op("rebatch", [this], { batchDim, base });
+    },
+    batchFlatten(this: Tensor): Tensor {
+      return Tensor._op("batch_reshape", [this], { shape: [-1] });
+    },
+    batchExpand(this: Tensor, shape: readonly number[]): Tensor {
+      checkSizes("batchExpand", "shape", shape, -1, this);
+      return Tensor._op("batch_expand", [this], { shape: [...shape] });
+    },
+  };
+}
+
+/** The names of the methods `installTensorOps` puts on `Tensor.prototype` (batchwise/runtime stubs each of them). */
+export const TENSOR_OP_NAMES: readonly string[] = Object.freeze(Object.keys(methods()));
+
+/** Installs the methods above on `Tensor.prototype` (`installCompiler` calls it; repeated calls do nothing more). */
+export function installTensorOps(): void {
+  const P = Tensor.prototype as unknown as Record<string, unknown>;
+  // A batchwise/runtime stub (or nothing) until now: put the real method in its place.
+  if (Object.hasOwn(P, "add") && !(P.add as { stub?: true }).stub) return;
+  for (const [name, fn] of Object.entries(methods()))
+    Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });
+}
