@@ -47,8 +47,14 @@ export interface PageSize {
   readonly lazy: readonly { readonly raw: number; readonly gzip: number; readonly inputs: readonly string[] }[];
 }
 
-/** Budgets from the packaging issue: min+gzip bytes. */
-export const BUDGET = { jit: 60 * 1024, runtime: 25 * 1024 } as const;
+/**
+ * Budgets, min+gzip bytes. The runtime page keeps the packaging issue's 25 KB. The jit
+ * page had 60 KB there; it was raised to 70 KB when index lists, functional updates,
+ * the narrow dtypes and the looped routines (with their WGSL lowering, which the
+ * synchronous `f.bundle()` ships) came into the full entry: a deliberate change, see
+ * the README's sizes table.
+ */
+export const BUDGET = { jit: 70 * 1024, runtime: 25 * 1024 } as const;
 
 export const PAGES = {
   jit: `import { jit, tensor } from "./src/index.ts";
