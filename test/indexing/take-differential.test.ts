@@ -7,23 +7,16 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Graph } from "../../ir/graph.js";
-import { interpret } from "../../ir/interpret.js";
 import { parseGraph } from "../../ir/parse.js";
 import { printGraph } from "../../ir/print.js";
-import { runPipeline } from "../../passes/pipeline.js";
-import { Program } from "../../runtime/program.js";
-import { counters } from "../../runtime/stats.js";
 import { WasmBackend } from "../../runtime/wasm/backend.js";
-import { closeEnough, randomInputs, randomTakeCase, seedArb, type Family } from "../helpers/random-graph.js";
-import { compileJs, FC_SEED, runJs } from "../helpers/run.js";
+import { checkOnJs, checkOnWasm, checkOnWebGPU } from "../helpers/differential.js";
+import { randomTakeCase, seedArb, type Family } from "../helpers/random-graph.js";
+import { FC_SEED } from "../helpers/run.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
 
 const TOL: Record<Family, number> = { float64: 1e-9, float32: 1e-5, int32: 0, uint32: 0 };
 const FAMILIES: readonly Family[] = ["float64", "float32", "int32", "uint32"];
-
-function fail(seed: number, where: string, err: string, g: Graph): never {
-  throw new Error(`seed ${seed} (${where}): ${err}\n${printGraph(g)}`);
-}
 
 function hasTake(g: Graph): boolean {
   return printGraph(g).includes("take");
@@ -52,17 +45,7 @@ describe("take in random graphs on JS equals the reference interpreter", () => {
         fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) => {
           const c = randomTakeCase(seed, family, { specials });
           expect(hasTake(c.graph)).toBe(true);
-          const inputs = randomInputs(c);
-          const expected = interpret(c.graph, inputs);
-          const program = compileJs(c.graph, unroll ? 64 : 0);
-          const before = counters.dispatches;
-          const actual = runJs(program, inputs);
-          expect(counters.dispatches - before).toBe(program.schedule.steps.filter((s) => s.kind === "kernel").length);
-          actual.forEach((a, i) => {
-            expect(a.type).toEqual(expected[i]!.type);
-            const err = closeEnough(a.data, expected[i]!.data, TOL[family]);
-            if (err !== undefined) fail(seed, `${family} js`, err, c.graph);
-          });
+          checkOnJs(c, family, TOL[family], unroll ? 64 : 0);
         }),
         { numRuns: 60, seed: FC_SEED },
       );
@@ -75,25 +58,9 @@ describe("take in random graphs on WebAssembly equals the reference interpreter"
   for (const family of FAMILIES) {
     it(family, () => {
       fc.assert(
-        fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) => {
-          const c = randomTakeCase(seed, family, { specials });
-          const inputs = randomInputs(c);
-          const expected = interpret(c.graph, inputs);
-          const p = Program.create(
-            runPipeline(c.graph, { maxKernelBuffers: Infinity, unrollLimit: unroll ? 64 : 0, mixedBaseOutputs: true })
-              .schedule,
-            wasm,
-          );
-          if (p instanceof Promise) throw new Error("the wasm backend compiles synchronously");
-          const before = wasm.stats.launches;
-          const outs = p.run(inputs.map((v) => ({ buffer: wasm.wrap(v.type.dtype, v.data.slice()), type: v.type })));
-          expect(wasm.stats.launches - before).toBe(p.schedule.steps.filter((s) => s.kind === "kernel").length);
-          outs.forEach((o, i) => {
-            expect(o.type).toEqual(expected[i]!.type);
-            const err = closeEnough(wasm.readSync(o.buffer), expected[i]!.data, TOL[family]);
-            if (err !== undefined) fail(seed, `${family} wasm`, err, c.graph);
-          });
-        }),
+        fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) =>
+          checkOnWasm(wasm, randomTakeCase(seed, family, { specials }), family, TOL[family], unroll ? 64 : 0),
+        ),
         { numRuns: 30, seed: FC_SEED },
       );
     });
@@ -109,30 +76,15 @@ describeWebGPU(probe, "take in random graphs on WebGPU equals the reference inte
       family,
       async () => {
         await fc.assert(
-          fc.asyncProperty(seedArb, fc.boolean(), async (seed, specials) => {
+          fc.asyncProperty(seedArb, fc.boolean(), async (seed, specials) =>
             // Smooth float graphs: the GPU rounds transcendentals differently (see test/webgpu/graphs.test.ts).
-            const c = randomTakeCase(seed, family, { specials, smooth: true, steps: 2 });
-            const inputs = randomInputs(c);
-            const expected = interpret(c.graph, inputs);
-            const { schedule } = runPipeline(c.graph, { maxKernelBuffers: gpu.maxKernelBuffers, unrollLimit: 64 });
-            const program = await Program.create(schedule, gpu);
-            const bufs = inputs.map((v) => {
-              const b = gpu.alloc(v.type.dtype, v.data.length);
-              gpu.write(b, v.data);
-              return { buffer: b, type: v.type };
-            });
-            const before = gpu.stats.dispatches;
-            const outs = program.run(bufs);
-            // Empty launches dispatch nothing; a non-empty result proves the WGSL path ran.
-            const kernels = schedule.steps.filter((s) => s.kind === "kernel").length;
-            if (expected.every((v) => v.data.length > 0)) expect(gpu.stats.dispatches - before).toBeGreaterThan(0);
-            expect(gpu.stats.dispatches - before).toBeLessThanOrEqual(kernels);
-            for (let i = 0; i < outs.length; i++) {
-              const data = await gpu.read(outs[i]!.buffer);
-              const err = closeEnough(data, expected[i]!.data, family === "float32" ? 2e-4 : 0);
-              if (err !== undefined) fail(seed, `${family} webgpu`, err, c.graph);
-            }
-          }),
+            checkOnWebGPU(
+              gpu,
+              randomTakeCase(seed, family, { specials, smooth: true, steps: 2 }),
+              family,
+              family === "float32" ? 2e-4 : 0,
+            ),
+          ),
           { numRuns: 12, seed: FC_SEED },
         );
       },
