@@ -2,10 +2,10 @@
 import { promote } from "../../ir/dtype.js";
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { describe } from "../check.js";
-import { Tensor } from "../tensor.js";
+import { Tensor, where } from "../tensor.js";
 import { type Sc } from "./scalar.js";
 import { assembleMat, assembleVec, comps, LOOP_ABOVE_JACOBI, matrixArg, MAX_JACOBI_SIZE, vecComps } from "./matrix.js";
-import { singularValues, storeFor, thinSvd, type JacobiOptions } from "./jacobi.js";
+import { singularValues, storeFor, svd, thinSvd, type JacobiOptions } from "./jacobi.js";
 
 /** Options of `vectorNorm` and `matrixNorm`. */
 export interface NormOptions {
@@ -120,7 +120,8 @@ export interface LstsqOptions extends JacobiOptions {
  * The least-squares solution of `a x = b` for each batch element, minimum
  * norm when `a` is rank-deficient (NumPy's `lstsq`, LAPACK's gelsd): `x =
  * V·diag(1/σ)·Uᵀ·b` over the singular values above `rcond·σ_max`, with the
- * SVD by one-sided Jacobi (unrolled: sizes up to `LOOP_ABOVE_JACOBI`). `b` is a vector
+ * SVD by one-sided Jacobi (unrolled up to `LOOP_ABOVE_JACOBI`, looped above, up to
+ * `MAX_JACOBI_SIZE`). `b` is a vector
  * `(…; m)` (one base dim) or a matrix `(…; m,k)`.
  *
  * @example
@@ -134,9 +135,9 @@ export function lstsq(a: Tensor, b: Tensor, opts: LstsqOptions = {}): Lstsq {
   const op = "linalg.lstsq";
   if (!(b instanceof Tensor)) throw new DTypeError(`${op}: b must be a Tensor, got ${describe(b)}`);
   if (b.dtype === "bool") throw new DTypeError(`${op}: b ${b.toString()} is bool; linear algebra needs numbers`);
-  const probe = matrixArg(op, "a", a, { limit: LOOP_ABOVE_JACOBI });
+  const probe = matrixArg(op, "a", a, { limit: MAX_JACOBI_SIZE });
   const dtype = promote(probe.x.dtype, b.dtype === "float64" ? "float64" : probe.x.dtype);
-  const A = matrixArg(op, "a", a, { limit: LOOP_ABOVE_JACOBI, dtype });
+  const A = matrixArg(op, "a", a, { limit: MAX_JACOBI_SIZE, dtype });
   const { alg, m, n, lead } = A;
   const k0 = Math.min(m, n);
   if (k0 === 0) throw new ShapeError(`${op}: a ${A.x.toString()} has empty base matrices (not supported)`);
@@ -151,12 +152,13 @@ export function lstsq(a: Tensor, b: Tensor, opts: LstsqOptions = {}): Lstsq {
   if (rowsOfB !== m)
     throw new ShapeError(`${op}: b ${b.toString()} has ${rowsOfB} rows but a ${A.x.toString()} has ${m}`);
   const cols = vector ? 1 : bx.baseShape[r + 1]!;
-  const B: Sc[][] = vector
-    ? vecComps(bx, r, m).map((v) => [v])
-    : Array.from({ length: m }, (_, i) => vecComps(bx.select(r, i), r, cols));
   const rcond = opts?.rcond ?? (dtype === "float64" ? 2 ** -52 : 2 ** -23) * Math.max(m, n);
   if (typeof rcond !== "number" || !(rcond >= 0))
     throw new ShapeError(`${op}: rcond must be a number >= 0, got ${describe(rcond)}`);
+  if (Math.max(m, n) > LOOP_ABOVE_JACOBI) return lstsqLooped(A.x, vector ? bx.unsqueeze(-1) : bx, vector, rcond, opts);
+  const B: Sc[][] = vector
+    ? vecComps(bx, r, m).map((v) => [v])
+    : Array.from({ length: m }, (_, i) => vecComps(bx.select(r, i), r, cols));
 
   // The SVD a = U S Vᵀ (Jacobi on the tall orientation), then x = V S⁺ Uᵀ b.
   const { sv, U, V } = fullSvd(A, opts);
@@ -217,6 +219,27 @@ export function lstsq(a: Tensor, b: Tensor, opts: LstsqOptions = {}): Lstsq {
     residuals,
     rank,
     singularValues: assembleVec(alg, sv, lead, A.x),
+  };
+}
+
+/**
+ * `lstsq` above the unrolled sizes: the looped thin SVD (`svd`), then x = V·S⁺·Uᵀ·b
+ * as broadcast products and sums over base axes. `a` is `(…; m,n)`, `b` `(…; m,k)`.
+ */
+function lstsqLooped(a: Tensor, b: Tensor, vector: boolean, rcond: number, opts: LstsqOptions): Lstsq {
+  const { U, S, Vh } = svd(a, { fullMatrices: false, ...(opts.sweeps !== undefined ? { sweeps: opts.sweeps } : {}) });
+  const keep = S.gt(S.slice(-1, 0, 1).mul(rcond));
+  const sInv = where(keep, Tensor._const(1, S.dtype).div(S), 0);
+  // c = S⁺·Uᵀ·b: (…; k, cols); x = V·c: (…; n, cols); the residual a·x - b: (…; m, cols).
+  const c = U.unsqueeze(-1).mul(b.unsqueeze(-2)).sum(-3).mul(sInv.unsqueeze(-1));
+  const x = Vh.unsqueeze(-1).mul(c.unsqueeze(-2)).sum(-3);
+  const res = a.unsqueeze(-1).mul(x.unsqueeze(-3)).sum(-2).sub(b);
+  const res2 = res.mul(res).sum(-2);
+  return {
+    solution: vector ? x.squeeze(-1) : x,
+    residuals: vector ? res2.squeeze(-1) : res2,
+    rank: keep.cast("int32").sum(-1),
+    singularValues: S,
   };
 }
 
