@@ -6,7 +6,7 @@
  * that failed its checks.
  */
 import * as z from "zod/mini";
-import { ARRAY_CTOR, type TypedArray } from "../ir/dtype.js";
+import { ARRAY_CTOR, DTYPES, type DType, type TypedArray } from "../ir/dtype.js";
 import { BundleError } from "../ir/errors.js";
 import { fmtShape } from "../ir/types.js";
 import type { ShippedKernel } from "../runtime/backend.js";
@@ -32,18 +32,7 @@ import {
  */
 function buildSchemas() {
   const size = z.int().check(z.minimum(0), z.maximum(2 ** 31 - 1));
-  const dtype = z.enum([
-    "float32",
-    "float64",
-    "int32",
-    "uint32",
-    "bool",
-    "uint8",
-    "int8",
-    "uint16",
-    "int16",
-    "float16",
-  ]);
+  const dtype = z.enum(DTYPES as [DType, ...DType[]]);
   const node = size;
   const shape = z.array(size).check(z.maxLength(64));
   /*
