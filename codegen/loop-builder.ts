@@ -215,22 +215,7 @@ export class LoopBuilder {
   }
 }
 
-/** A literal's value in another type (the kernel IR's cast rules). */
+/** A literal's value in another type (the kernel IR's cast rules; index values are exact). */
 function convert(v: number, to: LType): number {
-  switch (to) {
-    case "float64":
-    case "index":
-      return v;
-    case "float32":
-      return Math.fround(v);
-    case "int32":
-      return v | 0;
-    case "uint32":
-      return v >>> 0;
-    case "bool":
-      return v !== 0 ? 1 : 0;
-    default:
-      // The narrow integers wrap, float16 rounds (castScalar is the cast rule on one number).
-      return castScalar(v, to);
-  }
+  return to === "index" ? v : castScalar(v, to);
 }

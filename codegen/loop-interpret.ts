@@ -14,24 +14,9 @@ import type { LExpr, LStmt, LType, LoopProgram } from "./loop.js";
 
 /** `v` converted to type `t` (the kernel IR's cast rules; index values are exact integers). */
 export function toType(v: number, t: LType): number {
-  switch (t) {
-    case "float64":
-      return v;
-    case "float32":
-      return Math.fround(v);
-    case "int32":
-      return v | 0;
-    case "uint32":
-      return v >>> 0;
-    case "bool":
-      return v !== 0 ? 1 : 0;
-    case "index":
-      if (!Number.isInteger(v)) throw new IRError(`loop form: index value ${v} is not an integer`);
-      return v;
-    default:
-      // The narrow integers wrap, float16 rounds.
-      return castScalar(v, t);
-  }
+  if (t !== "index") return castScalar(v, t);
+  if (!Number.isInteger(v)) throw new IRError(`loop form: index value ${v} is not an integer`);
+  return v;
 }
 
 /**
