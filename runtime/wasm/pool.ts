@@ -37,7 +37,10 @@ const GRAIN = 8;
 const PTR = 9;
 const LEN = 10;
 const ERR = 11;
+const NEXT = 12;
 const CTL_SIZE = 16;
+/** Parts per thread of a launch (see `WorkerPool.run`). */
+const CHUNKS_PER_THREAD = 4;
 const RUN = 1;
 const LOAD = 2;
 const EXIT = 3;
@@ -70,10 +73,10 @@ function loop(gen) {
         instantiate(ctl[${KID}], new Uint8Array(memory.buffer, ctl[${PTR}], ctl[${LEN}]).slice());
       } else if (cmd === ${RUN}) {
         const n = ctl[${UNITS}], parts = ctl[${PARTS}], grain = ctl[${GRAIN}];
-        const w = index + 1;
-        if (w < parts) {
+        const f = fns.get(ctl[${KID}]), args = ctl[${ARGS}];
+        for (let w = Atomics.add(ctl, ${NEXT}, 1); w < parts; w = Atomics.add(ctl, ${NEXT}, 1)) {
           const b = part(n, parts, grain, w), e = part(n, parts, grain, w + 1);
-          if (b < e) fns.get(ctl[${KID}])(ctl[${ARGS}], b, e);
+          if (b < e) f(args, b, e);
         }
       }
     } catch (e) {
@@ -100,6 +103,12 @@ if (wt && wt.parentPort) {
   self.onmessage = (ev) => start(ev.data, (m) => self.postMessage(m));
 }
 `;
+}
+
+/** Start of part `w` of `parts` over [0, n) on multiples of `grain` (the worker's `part`, same rule). */
+function part(n: number, parts: number, grain: number, w: number): number {
+  // The last part ends at n itself: rounding to the grain must not drop a tail shorter than it.
+  return w >= parts ? n : Math.min(n, Math.round((n * w) / parts / grain) * grain);
 }
 
 /** The host math functions as source for the worker (see `workerSource`). */
@@ -248,8 +257,11 @@ export class WorkerPool {
   }
 
   /**
-   * Runs a loaded kernel over `units` units, split into `threads` parts on multiples of
-   * `grain`; the calling thread runs part 0 with `main`.
+   * Runs a loaded kernel over `units` units, split into `CHUNKS_PER_THREAD` parts per
+   * thread on multiples of `grain`. Every thread, the calling one included (with `main`),
+   * takes the next part from a shared counter until none is left: a worker that wakes
+   * late, or a core busy with other work, leaves its parts to the others instead of
+   * making the launch wait for it.
    */
   run(
     id: number,
@@ -258,16 +270,20 @@ export class WorkerPool {
     units: number,
     grain: number,
   ): void {
-    const parts = this.workers.length + 1;
+    const parts = (this.workers.length + 1) * CHUNKS_PER_THREAD;
     const ctl = this.ctl;
     ctl[KID] = id;
     ctl[ARGS] = args;
     ctl[UNITS] = units;
     ctl[PARTS] = parts;
     ctl[GRAIN] = grain;
+    Atomics.store(ctl, NEXT, 0);
     this.command(RUN, () => {
-      const end = Math.min(units, Math.round(units / parts / grain) * grain);
-      if (end > 0) main(args, 0, end);
+      for (let w = Atomics.add(ctl, NEXT, 1); w < parts; w = Atomics.add(ctl, NEXT, 1)) {
+        const b = part(units, parts, grain, w);
+        const e = part(units, parts, grain, w + 1);
+        if (b < e) main(args, b, e);
+      }
     });
   }
 
