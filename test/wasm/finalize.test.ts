@@ -1,0 +1,45 @@
+/**
+ * Tensors on the wasm backend give their block of WebAssembly memory back when they are
+ * disposed or, if never disposed, when the garbage collector finalizes them; a disposed
+ * tensor's later collection must not free the block again (by then another tensor may
+ * own it).
+ */
+import { describe, expect, it } from "vitest";
+import { fromTypedArray, initWasm, setBackend, type Tensor } from "../../src/index.js";
+import { collect } from "../helpers/memory.js";
+
+describe("wasm tensors and the garbage collector", () => {
+  it("undisposed tensors are freed when collected; a disposed tensor's collection frees nothing twice", async () => {
+    const be = await initWasm({ threads: 1 });
+    try {
+      const heap = be.heap;
+      await collect();
+      const base = heap.inUse;
+      // Dropped without dispose: 20 blocks of 4 KiB.
+      (() => {
+        for (let i = 0; i < 20; i++) fromTypedArray(new Float32Array(1024).fill(i), [1024]);
+      })();
+      expect(heap.inUse).toBeGreaterThanOrEqual(base + 20 * 4096);
+      await collect();
+      expect(heap.inUse).toBe(base);
+
+      // Disposed, then its block reused by a live tensor; collecting the disposed one must leave it alone.
+      let a: Tensor | undefined = fromTypedArray(new Float32Array(1024).fill(1), [1024]);
+      a.dispose();
+      a = undefined;
+      const live = fromTypedArray(new Float32Array(1024).fill(7), [1024]);
+      await collect();
+      expect(heap.inUse).toBe(base + 4096);
+      // A new tensor of the same size must not get the live one's block.
+      const other = fromTypedArray(new Float32Array(1024).fill(9), [1024]);
+      expect([...live.dataSync()].every((v) => v === 7)).toBe(true);
+      expect([...other.dataSync()].every((v) => v === 9)).toBe(true);
+      live.dispose();
+      other.dispose();
+      live.dispose(); // a second dispose is a no-op
+      expect(heap.inUse).toBe(base);
+    } finally {
+      setBackend("js");
+    }
+  });
+});
