@@ -359,13 +359,31 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
   if (mixed && !k.unroll)
     throw new UnsupportedOpError("loop form: outputs of different base shapes need a fully unrolled kernel");
 
-  // The output offset of the current batch element: a running counter over the kept batch loops.
-  const counter = b.local("index");
-  b.set(counter, b.index(0));
-  for (const a of keptBatch) batchVar.set(a, b.loop(b.index(0), size(a)));
-  const ob = b.get(counter);
+  // The output offset of the current batch element. Over one kept batch loop: a running
+  // counter (targets split that loop into ranges and start the counter from the range).
+  // Over several: the row-major flattening of the loop variables, each partial product
+  // taken before the loop inside it opens, so that every batch loop's iterations are
+  // independent (no local carried from one to the next): the outer one can be split over
+  // threads and the inner one run in vector lanes.
   const step = mixed ? 1 : numel(outShape);
-  b.set(counter, b.idx("add", ob, b.index(step)));
+  let ob: number;
+  if (keptBatch.length <= 1) {
+    const counter = b.local("index");
+    b.set(counter, b.index(0));
+    for (const a of keptBatch) batchVar.set(a, b.loop(b.index(0), size(a)));
+    ob = b.get(counter);
+    b.set(counter, b.idx("add", ob, b.index(step)));
+  } else {
+    let flat = -1;
+    for (const a of keptBatch) {
+      const n = size(a);
+      const scaled = flat < 0 ? -1 : b.idx("mul", flat, n);
+      const v = b.loop(b.index(0), n);
+      batchVar.set(a, v);
+      flat = scaled < 0 ? v : b.idx("add", scaled, v);
+    }
+    ob = step === 1 ? flat : b.idx("mul", flat, b.index(step));
+  }
   for (const a of keptLooped) axisVar.set(a, b.loop(b.index(0), b.index(k.baseShape[a]!)));
   const outOffset = (point: ReadonlyMap<number, number>): number => {
     let off = b.index(0);

@@ -275,8 +275,13 @@ export interface WasmKernel {
   readonly sharded: boolean;
   /** Whether the sharded loop also has a four-lane SIMD body. */
   readonly vectorized: boolean;
-  /** Rough work per iteration of the sharded loop (statements, nested constant loops multiplied out). */
+  /**
+   * Rough work per iteration of the sharded loop (statements, nested constant loops
+   * multiplied out), to be multiplied by the launch's batch sizes at `workSizes` (inner
+   * loops over a batch dim).
+   */
   readonly workPerUnit: number;
+  readonly workSizes: readonly number[];
   /** Inner loops that also got four-lane versions. */
   readonly innerVectorLoops: number;
 }
@@ -317,6 +322,7 @@ export function loopToWasm(p: LoopProgram, opts: PrintOptions): WasmKernel {
   };
   const math = defineMath(m, mathImports, mathNeeds(p, defs));
   const vectorized = shard !== null && vectorizable(p, shard, defs);
+  const workSizes: number[] = [];
   let innerVectorLoops = 0;
   m.func(
     [I32, I32, I32],
@@ -334,21 +340,28 @@ export function loopToWasm(p: LoopProgram, opts: PrintOptions): WasmKernel {
     layout,
     sharded: shard !== null,
     vectorized,
-    workPerUnit: shard ? work(shard.loop.body, defs) : 1,
+    workPerUnit: shard ? work(shard.loop.body, defs, workSizes) : 1,
+    workSizes,
     innerVectorLoops,
   };
 }
 
-/** Rough cost of a block: one per statement, loops with literal bounds multiplied out. */
-function work(body: readonly LStmt[], defs: readonly (Let | undefined)[]): number {
+/**
+ * Rough cost of a block: one per statement, loops with literal bounds multiplied out.
+ * A loop from 0 to a batch size counts its body once and adds that size's index to
+ * `sizes` (the launch multiplies the cost by those sizes); other loops count 16 times.
+ */
+function work(body: readonly LStmt[], defs: readonly (Let | undefined)[], sizes: number[] = []): number {
   let w = 0;
   for (const s of body) {
     if (s.k === "loop") {
       const from = defs[s.from]?.e;
       const to = defs[s.to]?.e;
-      const n = from?.k === "lit" && to?.k === "lit" ? Math.max(0, to.v - from.v) : 16;
-      w += 1 + n * work(s.body, defs);
-    } else if (s.k === "if") w += 1 + Math.max(work(s.then, defs), work(s.else, defs));
+      const batch = from?.k === "lit" && from.v === 0 && to?.k === "size";
+      if (batch) sizes.push(to.i);
+      const n = batch ? 1 : from?.k === "lit" && to?.k === "lit" ? Math.max(0, to.v - from.v) : 16;
+      w += 1 + n * work(s.body, defs, sizes);
+    } else if (s.k === "if") w += 1 + Math.max(work(s.then, defs, sizes), work(s.else, defs, sizes));
     else w += 1;
   }
   return w;

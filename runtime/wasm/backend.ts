@@ -43,6 +43,8 @@ export interface WasmCompiled extends CompiledKernel {
   readonly sharded: boolean;
   readonly vectorized: boolean;
   readonly workPerUnit: number;
+  /** Batch sizes (indices) that multiply `workPerUnit` (inner loops over batch dims). */
+  readonly workSizes: readonly number[];
   /** Inner loops printed with four-lane versions too. */
   readonly innerVectorLoops: number;
   readonly bytes: Uint8Array;
@@ -187,6 +189,7 @@ export class WasmBackend implements Backend {
       sharded: printed.sharded,
       vectorized: printed.vectorized,
       workPerUnit: printed.workPerUnit,
+      workSizes: printed.workSizes,
       innerVectorLoops: printed.innerVectorLoops,
       bytes: printed.bytes,
       poolId: 0,
@@ -238,7 +241,9 @@ export class WasmBackend implements Backend {
     if (w.vectorized) this.stats.simd++;
     if (w.sharded && pool !== null && pool.threads > 1) {
       const units = w.units(0);
-      if (units >= 2 * pool.threads && units * w.workPerUnit >= this.minParallelWork) {
+      let per = w.workPerUnit;
+      for (let i = 0; i < w.workSizes.length; i++) per *= sizes[w.workSizes[i]!]!;
+      if (units >= 2 && units * per >= this.minParallelWork) {
         if (w.poolId === 0) w.poolId = pool.load(w.bytes);
         pool.run(w.poolId, w.run, 0, units, w.vectorized ? 4 : 1);
         this.stats.threaded++;
