@@ -5,7 +5,7 @@
 // valid until the next call of the same benchmark, which disposes them (the memory is
 // explicitly managed).
 
-import type { B2Out, B4Out, Counters, LibAdapter } from "../cases.js";
+import type { B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
 import type { Tensor as BwTensor } from "../../src/index.js";
 
 type Bw = typeof import("../../src/index.js");
@@ -98,5 +98,79 @@ export default async function load(backend: string): Promise<LibAdapter> {
       return out;
     },
   });
+  // B7-B9 as in libs/batchwise.ts, on wasm (results as views of the WebAssembly memory).
+  adapter.kernels.B7 = () => {
+    // One jit per bin count (a base size is part of the trace key); the bench uses one.
+    let f: ((p: Tensor, i: Tensor) => Tensor[]) & { stats: Counters };
+    let bins0 = -1;
+    return {
+      run: ({ points, bins, nBins }): B7Out => {
+        release();
+        if (nBins !== bins0) {
+          bins0 = nBins;
+          f = bw.jit((p: Tensor, i: Tensor) => {
+            const sums = bw.zeros([], [nBins]).at(i).add(p);
+            return [sums, sums.take(i)];
+          }) as unknown as typeof f;
+        }
+        const n = points.length;
+        const p = bw.fromTypedArray(points, [n], { batchDim: 0 });
+        const i = bw.fromTypedArray(bins, [n], { batchDim: 0 });
+        const [sums, gathered] = f(p, i) as [Tensor, Tensor];
+        return { sums: take(sums), gathered: take(gathered, p, i) };
+      },
+      stats: () => (bins0 < 0 ? { traces: 0, compiles: 0, cacheHits: 0 } : counters(f)()),
+    };
+  };
+  adapter.kernels.B8solve = () => {
+    const f = bw.jit((a: Tensor, b: Tensor) => bw.linalg.solve(a, b));
+    return {
+      run: ({ a, b, count }) => {
+        release();
+        const ta = bw.fromTypedArray(a, [count, 6, 6], { batchDim: 1 });
+        const tb = bw.fromTypedArray(b, [count, 6], { batchDim: 1 });
+        return take(f(ta, tb), ta, tb);
+      },
+      stats: counters(f),
+    };
+  };
+  adapter.kernels.B8eigh = () => {
+    const f = bw.jit((a: Tensor) => {
+      const r = bw.linalg.eigh(a);
+      return [r.eigenvalues, r.eigenvectors];
+    });
+    return {
+      run: ({ a, count }): B8EighOut => {
+        release();
+        const ta = bw.fromTypedArray(a, [count, 3, 3], { batchDim: 1 });
+        const [values, vectors] = f(ta) as unknown as [Tensor, Tensor];
+        return { values: take(values), vectors: take(vectors, ta) };
+      },
+      stats: counters(f),
+    };
+  };
+  adapter.kernels.B9 = async () => {
+    const { j2Update } = await import("../../examples/j2-plasticity.js");
+    const { B9_MATERIAL } = await import("../cases.js");
+    const f = bw.jit((e: Tensor) => {
+      const f64 = { dtype: "float64" as const };
+      const r = j2Update(B9_MATERIAL, new bw.SR2(e), bw.SR2.fill(0, f64), bw.Scalar.fill(0, f64));
+      return [r.stress.t, r.tangent.t];
+    });
+    f(bw.fromTypedArray(new Float64Array(6), [1, 6], { batchDim: 1 })).forEach((t) => t.dispose());
+    return {
+      run: ({ strain, count }): B9Out => {
+        release();
+        const e = bw.fromTypedArray(strain, [count, 6], { batchDim: 1 });
+        const [s, t] = f(e) as [Tensor, Tensor];
+        held.push(s, t, e);
+        return {
+          stress: s.dataSync({ copy: false }) as Float64Array,
+          tangent: t.dataSync({ copy: false }) as Float64Array,
+        };
+      },
+      stats: counters(f),
+    };
+  };
   return adapter;
 }
