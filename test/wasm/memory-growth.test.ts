@@ -11,6 +11,8 @@ import { WasmBackend } from "../../runtime/wasm/backend.js";
 import { getBackend, registerBackend } from "../../src/backend.js";
 import {
   booleanMask,
+  loadNpz,
+  saveNpzSync,
   fromTypedArray,
   packedToList,
   paddedToList,
@@ -111,5 +113,19 @@ describe("host helpers on a non-shared WebAssembly memory that grows", () => {
     expect(y.shape).toEqual([N / 3]);
     const v = y.dataSync();
     expect([v[0], v[1], v[N / 3 - 1]]).toEqual([1, 7, 2 * (N - 3) + 1]);
+  });
+
+  it("saveNpzSync: lazy members computed after an earlier member's values were taken keep them", () => {
+    const N = 20_000;
+    const a = fromTypedArray(ramp(N), [N]).mul(2); // lazy: 2i + 1
+    const b = fromTypedArray(ramp(N), [N]).add(1); // lazy: i + 1.5
+    const bytes = size();
+    const file = saveNpzSync({ a, b });
+    expect(size()).toBeGreaterThan(bytes);
+    const back = loadNpz(file);
+    const va = back["a"]!.dataSync();
+    const vb = back["b"]!.dataSync();
+    expect([va.length, va[0], va[N - 1]]).toEqual([N, 1, 2 * N - 1]);
+    expect([vb.length, vb[0], vb[N - 1]]).toEqual([N, 1.5, N + 0.5]);
   });
 });
