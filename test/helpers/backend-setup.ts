@@ -12,11 +12,9 @@
  *   available cores). With n > 1, `BATCHWISE_TEST_WASM_MIN_WORK` (default 1) is the
  *   size under which launches stay on the calling thread, so that the small launches
  *   of tests are split over threads too.
- * - `BATCHWISE_TEST_WASM_MEMORY=unshared`: a backend on a non-shared memory (what a
+ * - `BATCHWISE_TEST_WASM_MEMORY=unshared`: the backend on a non-shared memory (what a
  *   page without cross-origin isolation gets: one thread, and growing the memory
- *   detaches every view of it) that starts at one page, so that it grows often. It is
- *   registered as "wasm" without `initWasm`, so a file that calls `initWasm()` itself
- *   gets the usual backend from then on.
+ *   detaches every view of it), starting at one page so that it grows often.
  *
  * Without `BATCHWISE_TEST_BACKEND`, this file does nothing (it imports nothing of the library).
  */
@@ -32,27 +30,33 @@ if (which !== undefined && which !== "js") {
   if (which !== "wasm")
     throw new Error(`BATCHWISE_TEST_BACKEND: "${which}" is not supported here (only "wasm" or "js")`);
   // Not the full entry: it would install the compiler in files that test the runtime entry without it.
-  const { getBackend, registerBackend, setBackend } = await import("../../src/backend.js");
+  const { getBackend, setBackend } = await import("../../src/backend.js");
+  const { initWasm } = await import("../../src/wasm.js");
   const memory = env("BATCHWISE_TEST_WASM_MEMORY");
+  if (memory !== undefined && memory !== "unshared")
+    throw new Error(`BATCHWISE_TEST_WASM_MEMORY: "${memory}" is not supported (only "unshared")`);
+  const threadsText = env("BATCHWISE_TEST_WASM_THREADS");
+  const threads = threadsText === undefined ? undefined : Number(threadsText);
+  const minWork = env("BATCHWISE_TEST_WASM_MIN_WORK");
+  const minParallelWork =
+    minWork !== undefined ? Number(minWork) : threads !== undefined && threads > 1 ? 1 : undefined;
+  const opts = {
+    ...(threads !== undefined ? { threads } : {}),
+    ...(minParallelWork !== undefined ? { minParallelWork } : {}),
+  };
   if (memory === "unshared") {
-    const { WasmBackend } = await import("../../runtime/wasm/backend.js");
-    const b = new WasmBackend({ initialMemoryBytes: 0 }, false);
-    b.threadNote = "BATCHWISE_TEST_WASM_MEMORY=unshared";
-    registerBackend(b);
-    setBackend("wasm");
+    // The backend a page without SharedArrayBuffer gets, made by initWasm itself (so that a
+    // file calling initWasm() again gets the same one): SharedArrayBuffer is hidden while it is made.
+    const g = globalThis as { SharedArrayBuffer?: unknown };
+    const sab = g.SharedArrayBuffer;
+    delete g.SharedArrayBuffer;
+    try {
+      await initWasm({ ...opts, initialMemoryBytes: 0 });
+    } finally {
+      g.SharedArrayBuffer = sab;
+    }
   } else {
-    if (memory !== undefined)
-      throw new Error(`BATCHWISE_TEST_WASM_MEMORY: "${memory}" is not supported (only "unshared")`);
-    const { initWasm } = await import("../../src/wasm.js");
-    const threadsText = env("BATCHWISE_TEST_WASM_THREADS");
-    const threads = threadsText === undefined ? undefined : Number(threadsText);
-    const minWork = env("BATCHWISE_TEST_WASM_MIN_WORK");
-    const minParallelWork =
-      minWork !== undefined ? Number(minWork) : threads !== undefined && threads > 1 ? 1 : undefined;
-    await initWasm({
-      ...(threads !== undefined ? { threads } : {}),
-      ...(minParallelWork !== undefined ? { minParallelWork } : {}),
-    });
+    await initWasm(opts);
   }
   beforeEach(() => {
     if (getBackend().name === "js") setBackend("wasm");
