@@ -7,6 +7,7 @@
  * the values are written out by hand.
  */
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { BackendError } from "../../ir/errors.js";
 import { WasmBackend } from "../../runtime/wasm/backend.js";
 import { getBackend, registerBackend } from "../../src/backend.js";
 import {
@@ -127,5 +128,17 @@ describe("host helpers on a non-shared WebAssembly memory that grows", () => {
     const vb = back["b"]!.dataSync();
     expect([va.length, va[0], va[N - 1]]).toEqual([N, 1, 2 * N - 1]);
     expect([vb.length, vb[0], vb[N - 1]]).toEqual([N, 1.5, N + 0.5]);
+  });
+});
+
+describe("initialMemoryBytes", () => {
+  it("sets the memory's first size, at least one page (the launch arguments); bad values are BackendErrors", () => {
+    expect(new WasmBackend({ initialMemoryBytes: 0 }).heap.memory.buffer.byteLength).toBe(65536);
+    expect(new WasmBackend({ initialMemoryBytes: 3 * 65536 + 1 }).heap.memory.buffer.byteLength).toBe(4 * 65536);
+    expect(new WasmBackend().heap.memory.buffer.byteLength).toBe(16 * 2 ** 20);
+    for (const bad of [-1, 1.5, NaN, Infinity])
+      expect(() => new WasmBackend({ initialMemoryBytes: bad })).toThrow(
+        new BackendError(`initWasm: initialMemoryBytes must be an integer >= 0, got ${String(bad)}`),
+      );
   });
 });
