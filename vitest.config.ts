@@ -11,6 +11,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // Does nothing unless BATCHWISE_TEST_BACKEND is set (runs the suite on another backend).
+    setupFiles: ["test/helpers/backend-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

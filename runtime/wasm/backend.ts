@@ -29,6 +29,12 @@ export interface WasmOptions {
   /** Largest size of the WebAssembly memory in bytes (default 2 GiB). */
   readonly maxMemoryBytes?: number;
   /**
+   * Size of the WebAssembly memory when created, in bytes (default 16 MiB; it grows as
+   * buffers need). A small value makes memory growth frequent, which tests use to check
+   * that no view of the memory outlives a growth.
+   */
+  readonly initialMemoryBytes?: number;
+  /**
    * Work (iterations × statements of the sharded loop) below which a launch stays on the
    * calling thread (default 1,000,000: waking workers costs tens of microseconds, more on a busy machine).
    */
@@ -93,9 +99,13 @@ export class WasmBackend implements Backend {
   } = { launches: 0, simd: 0, threaded: 0 };
 
   constructor(opts: WasmOptions = {}, shared = false) {
+    const init = opts.initialMemoryBytes;
+    if (init !== undefined && !(Number.isSafeInteger(init) && init >= 0))
+      throw new BackendError(`initWasm: initialMemoryBytes must be an integer >= 0, got ${String(init)}`);
     this.heap = new WasmHeap({
       shared,
       ...(opts.maxMemoryBytes !== undefined ? { maximumBytes: opts.maxMemoryBytes } : {}),
+      ...(opts.initialMemoryBytes !== undefined ? { initialBytes: opts.initialMemoryBytes } : {}),
     });
     this.buffers = new WasmBuffers(this.heap);
     this.minParallelWork = opts.minParallelWork ?? 1_000_000;

@@ -29,7 +29,7 @@ const SMALL_LIMIT = 65536;
 export interface HeapOptions {
   /** Back the memory by a SharedArrayBuffer (needed for worker threads). */
   readonly shared: boolean;
-  /** Initial size in bytes (default 16 MiB). */
+  /** Initial size in bytes (default 16 MiB; at least the launch-argument block). */
   readonly initialBytes?: number;
   /** Largest size in bytes (default 2 GiB; wasm32 pointers stay below 2^31). */
   readonly maximumBytes?: number;
@@ -48,7 +48,8 @@ export class WasmHeap {
   constructor(opts: HeapOptions) {
     this.shared = opts.shared;
     this.maximumBytes = Math.min(opts.maximumBytes ?? 2 ** 31, 2 ** 31);
-    const initial = Math.ceil((opts.initialBytes ?? 16 * 2 ** 20) / PAGE);
+    // At least the launch-argument block, which kernels read from the first page.
+    const initial = Math.max(Math.ceil(ARGS_BYTES / PAGE), Math.ceil((opts.initialBytes ?? 16 * 2 ** 20) / PAGE));
     const maximum = Math.floor(this.maximumBytes / PAGE);
     this.memory = new WebAssembly.Memory(this.shared ? { initial, maximum, shared: true } : { initial, maximum });
     this.current = this.memory.buffer;

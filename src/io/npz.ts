@@ -135,6 +135,9 @@ export function saveNpzSync(arrays: NpzArrays, opts: SaveNpzOptions = {}): Uint8
   const op = "saveNpzSync";
   const o = checkOptions(op, opts);
   const list = entriesOf(op, arrays);
+  // Every member is computed (if lazy) before any view is taken: computing one may allocate,
+  // and a growing WebAssembly memory detaches the views taken before.
+  for (const [, t] of list) t.dataSync({ copy: false });
   return zipArrays(
     op,
     list.map(([k, t]) => [k, { dtype: t.dtype, shape: t.shape, data: t.dataSync({ copy: false }) }] as const),

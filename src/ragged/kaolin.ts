@@ -111,7 +111,9 @@ function readShapes(op: string, shapePerTensor: Tensor): { shapes: Int32Array; c
       `${op}: shapePerTensor ${shapePerTensor.toString()} must be int32 or uint32, got ${shapePerTensor.dtype}`,
     );
   const data = hostValues(op, shapePerTensor, "shapePerTensor");
-  const shapes = data instanceof Int32Array ? data : Int32Array.from(data);
+  // Always a copy (B·K ints): the data may be a view of a WebAssembly memory, which is
+  // detached when the memory grows, and the callers make output tensors while they read the shapes.
+  const shapes = Int32Array.from(data);
   for (let i = 0; i < shapes.length; i++) {
     if (shapes[i]! < 0)
       throw new ShapeError(`${op}: shapePerTensor ${shapePerTensor.toString()} has a negative size ${shapes[i]}`);
@@ -422,14 +424,15 @@ export function paddedToList(padded: Tensor, shapePerTensor: Tensor): Tensor[] {
   }
   const src = hostData(padded);
   const slotSize = prod(max) * c;
-  const list: Tensor[] = [];
+  // Every copy is made before any output tensor: making one may allocate on the backend,
+  // and a growing WebAssembly memory detaches `src` (a view of it).
+  const dense: TypedArray[] = [];
   for (let i = 0; i < count; i++) {
-    const shape = Array.from(shapes.subarray(i * max.length, (i + 1) * max.length));
-    const dense = new ARRAY_CTOR[padded.dtype](prod(shape) * c);
-    copySlot(false, src, i * slotSize, dense, 0, shapes, i * max.length, max, c, slotSize, undefined);
-    list.push(output(dense, [...shape, c], 0, padded.dtype));
+    const d = new ARRAY_CTOR[padded.dtype](rowNumel(shapes, i, max.length) * c);
+    copySlot(false, src, i * slotSize, d, 0, shapes, i * max.length, max, c, slotSize, undefined);
+    dense.push(d);
   }
-  return list;
+  return dense.map((d, i) => output(d, [...shapes.subarray(i * max.length, (i + 1) * max.length), c], 0, padded.dtype));
 }
 
 function checkPadded(
@@ -551,13 +554,10 @@ export function packedToList(packed: Tensor, shapePerTensor: Tensor, firstIdx: I
     return finish(op, outs);
   }
   const src = hostData(packed);
-  const list: Tensor[] = [];
-  for (let i = 0; i < count; i++) {
-    const shape = Array.from(shapes.subarray(i * width, (i + 1) * width));
-    const part = src.slice(first[i]! * c, first[i + 1]! * c);
-    list.push(output(part, [...shape, c], 0, packed.dtype));
-  }
-  return list;
+  // Every slice is copied before any output tensor is made (see paddedToList).
+  const parts: TypedArray[] = [];
+  for (let i = 0; i < count; i++) parts.push(src.slice(first[i]! * c, first[i + 1]! * c));
+  return parts.map((part, i) => output(part, [...shapes.subarray(i * width, (i + 1) * width), c], 0, packed.dtype));
 }
 
 /**

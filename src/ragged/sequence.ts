@@ -404,13 +404,18 @@ export function unpadSequence(padded: Tensor, mask: Tensor, options?: { readonly
     });
   }
   const src = padded.dataSync({ copy: false });
-  return runs.map(([from, len], i) => {
+  // Every row is copied before any output tensor is made: making one may allocate on the
+  // backend, and a growing WebAssembly memory detaches `src` (a view of it).
+  const outs = runs.map(([from, len], i) => {
     const out = new ARRAY_CTOR[padded.dtype](outer * len * inner);
     for (let o = 0; o < outer; o++)
       copyRun(out, o * len * inner, src, ((i * outer + o) * maxLen + from) * inner, len * inner);
+    return out;
+  });
+  return runs.map(([, len], i) => {
     const outBatch = [...rowBatch];
     outBatch[p] = len;
-    return output(out, outBatch, padded.baseShape, padded.dtype);
+    return output(outs[i]!, outBatch, padded.baseShape, padded.dtype);
   });
 }
 

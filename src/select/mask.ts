@@ -109,6 +109,10 @@ export function booleanMask(x: Tensor, mask: Tensor): Tensor {
   checkEager(op, "mask", mask);
   const { kb, kbase } = maskDims(op, x, mask);
   const m = mask.dtype === "bool" ? mask : mask.ne(0);
+  // Both are computed (if lazy) before either view is taken: computing one may allocate,
+  // and a growing WebAssembly memory detaches a view of it taken before.
+  readNow(op, x);
+  readNow(op, m);
   return select(x, readNow(op, x), m, readNow(op, m), kb, kbase);
 }
 
