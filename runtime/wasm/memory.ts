@@ -129,8 +129,6 @@ export class WasmBuffer implements DeviceBuffer {
     readonly dtype: DType,
     readonly length: number,
     readonly ptr: number,
-    /** Whether the block belongs to the pool (false: a wrapped view of memory someone else manages). */
-    readonly pooled: boolean,
   ) {}
 
   get byteLength(): number {
@@ -158,7 +156,7 @@ export class WasmBuffers {
 
   alloc(dtype: DType, length: number): WasmBuffer {
     const bytes = length * ARRAY_CTOR[dtype].BYTES_PER_ELEMENT;
-    return new WasmBuffer(this.heap, dtype, length, this.heap.alloc(bytes), true);
+    return new WasmBuffer(this.heap, dtype, length, this.heap.alloc(bytes));
   }
 
   owns(buf: DeviceBuffer): boolean {
@@ -166,13 +164,12 @@ export class WasmBuffers {
   }
 
   /**
-   * A buffer holding `data`: `data` itself when it already is a view of this memory
-   * (zero-copy; the caller keeps managing that memory), else a pooled copy.
+   * A buffer holding a copy of `data`, always, even when `data` is a view of this memory
+   * (`dataSync({ copy: false })` of another tensor): wrapping such a view without a copy
+   * would not keep its block alive, so once the other tensor is disposed or collected the
+   * new one would read whatever reuses the block, a wrong answer with no error.
    */
   wrap(dtype: DType, data: TypedArray): WasmBuffer {
-    if (data.buffer === this.heap.buffer && data.byteOffset % ARRAY_CTOR[dtype].BYTES_PER_ELEMENT === 0) {
-      return new WasmBuffer(this.heap, dtype, data.length, data.byteOffset, false);
-    }
     const b = this.alloc(dtype, data.length);
     b.view().set(data);
     return b;
@@ -209,6 +206,6 @@ export class WasmBuffers {
     const b = buf as WasmBuffer;
     if (!b.live) return;
     b.live = false;
-    if (b.pooled) this.heap.release(b.ptr, b.byteLength);
+    this.heap.release(b.ptr, b.byteLength);
   }
 }

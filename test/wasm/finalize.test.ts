@@ -43,3 +43,23 @@ describe("wasm tensors and the garbage collector", () => {
     }
   });
 });
+
+describe("wasm: fromTypedArray of a view of the memory", () => {
+  it("copies it, so disposing the viewed tensor and reusing its block does not change the new tensor", async () => {
+    await initWasm({ threads: 1 });
+    try {
+      const a = fromTypedArray(new Float32Array(256).fill(3), [256]);
+      const view = a.dataSync({ copy: false });
+      const b = fromTypedArray(view, [256], { copy: false });
+      a.dispose();
+      // Same size class: this tensor gets a's block back from the pool.
+      const c = fromTypedArray(new Float32Array(256).fill(-1), [256]);
+      expect([...b.dataSync()].every((v) => v === 3)).toBe(true);
+      expect([...c.dataSync()].every((v) => v === -1)).toBe(true);
+      b.dispose();
+      c.dispose();
+    } finally {
+      setBackend("js");
+    }
+  });
+});
