@@ -7,7 +7,7 @@
  *   prints the IR after a pass, the generated kernels, or Graphviz DOT;
  * - `batchwise inspect <bundle.mjs> [--sha256 <hex>]` validates a bundle with
  *   loadBundle's checks and prints its signature, kernels and SHA-256.
- * - `batchwise worker --redis <url> [--queue q] [--concurrency n]` runs a
+ * - `batchwise worker --redis <url> [--queue q] [--concurrency n] [--backend js|wasm] [--threads n]` runs a
  *   batchwise/distributed worker until SIGINT or SIGTERM.
  *
  * Exit codes: 0 success; 1 a user error (a bad spec, a missing export, a trace
@@ -115,17 +115,20 @@ Importing a module runs its code: inspect only files you trust.
 Options:
   --sha256 <hex>        also require this SHA-256 (exit code 1 if the bundle's differs)
   --help, -h            this help`,
-  worker: `Usage: batchwise worker --redis <url> [--queue <name>] [--concurrency <n>]
+  worker: `Usage: batchwise worker --redis <url> [--queue <name>] [--concurrency <n>] [--backend js|wasm] [--threads <n>]
 
 Runs a batchwise/distributed worker: takes shard jobs from the BullMQ queue,
 loads their bundles from Redis by SHA-256 (verified), runs them on the JS
-backend and writes the results back, until SIGINT or SIGTERM. Needs the
-optional packages bullmq and ioredis (npm install bullmq@6 ioredis@6).
+backend (or WebAssembly with --backend wasm) and writes the results back, until
+SIGINT or SIGTERM. Needs the optional packages bullmq and ioredis
+(npm install bullmq@6 ioredis@6).
 
 Options:
   --redis <url>             the Redis server (redis://host:port[/db])
   --queue <name>            the queue (default batchwise)
   --concurrency <n>         shards run at once (default 1)
+  --backend <js|wasm>       where shards run (default js); wasm: SIMD kernels on worker threads
+  --threads <n>             wasm threads, the calling one included (default: the available cores)
   --lock-duration <ms>      a job whose lock is not renewed for this long is stalled (default 30000)
   --stalled-interval <ms>   how often stalled jobs are looked for (default 30000)
   --help, -h                this help`,
@@ -152,6 +155,8 @@ const OPTIONS = {
     redis: { type: "string" },
     queue: { type: "string" },
     concurrency: { type: "string" },
+    backend: { type: "string" },
+    threads: { type: "string" },
     "lock-duration": { type: "string" },
     "stalled-interval": { type: "string" },
     help: { type: "boolean", short: "h" },
@@ -396,16 +401,26 @@ async function workerCommand(argv: readonly string[], io: CliIO): Promise<number
   const concurrency = intOption("concurrency", values.concurrency);
   const lockDuration = intOption("lock-duration", values["lock-duration"]);
   const stalledInterval = intOption("stalled-interval", values["stalled-interval"]);
+  const backend = values.backend ?? "js";
+  if (backend !== "js" && backend !== "wasm")
+    throw new UsageError(`--backend must be js or wasm, got ${JSON.stringify(backend)}`);
+  const threads = intOption("threads", values.threads);
+  if (threads !== undefined && backend !== "wasm") throw new UsageError("--threads needs --backend wasm");
+  if (backend === "wasm") {
+    const { initWasm } = await import("../wasm.js");
+    await initWasm(threads !== undefined ? { threads } : {});
+  }
   const { startWorker } = await import("../distributed/index.js");
   const queue = values.queue ?? "batchwise";
   const worker = await startWorker(values.redis, {
     queue,
+    backend,
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(lockDuration !== undefined ? { lockDuration } : {}),
     ...(stalledInterval !== undefined ? { stalledInterval } : {}),
   });
   await worker.ready;
-  io.out(`batchwise worker: ready on queue ${queue} (pid ${process.pid})\n`);
+  io.out(`batchwise worker: ready on queue ${queue} (pid ${process.pid}, backend ${backend})\n`);
   await new Promise<void>((res) => {
     process.once("SIGINT", () => res());
     process.once("SIGTERM", () => res());

@@ -123,6 +123,18 @@ describe("CLI usage and input errors (in-process)", () => {
       ],
       [["inspect"], "batchwise inspect: missing <bundle.mjs> (the bundle to inspect)"],
       [["inspect", "x.mjs", "--export", "f"], "batchwise inspect: Unknown option '--export'"],
+      [
+        ["worker", "--redis", "redis://127.0.0.1:1", "--backend", "webgpu"],
+        `batchwise worker: --backend must be js or wasm, got "webgpu"`,
+      ],
+      [
+        ["worker", "--redis", "redis://127.0.0.1:1", "--threads", "2"],
+        "batchwise worker: --threads needs --backend wasm",
+      ],
+      [
+        ["worker", "--redis", "redis://127.0.0.1:1", "--backend", "wasm", "--threads", "0"],
+        `batchwise worker: --threads must be a positive integer, got "0"`,
+      ],
     ];
     for (const [argv, message] of cases) {
       const r = await run(...argv);

@@ -24,6 +24,7 @@ import {
   NonTensorData,
   TensorDict,
   fromTypedArray,
+  initWasm,
   jit,
   lazyStack,
   tensor,
@@ -177,6 +178,11 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
       procs.push(
         launch(process.execPath, script, { REDIS_URL: url, QUEUE: "faults", SLEEP_MS: i === 0 ? "800" : "150" }),
       );
+    // Two CLI workers on the WebAssembly backend (procs[6], procs[7]), on a queue of their own.
+    for (const threads of ["1", "2"])
+      procs.push(
+        launch(process.execPath, [...cli.slice(0, -1), "wasm", "--backend", "wasm", "--threads", threads], {}),
+      );
     await Promise.all(procs.map((p) => p.waitFor(/ready/, 40_000)));
   }, 60_000);
 
@@ -217,6 +223,24 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     expect(last.bytesDown).toBe(N * 4 + 10 * 128);
     // The run's data is deleted once it settles.
     expect(await redis.keys("batchwise:run:*")).toEqual([]);
+  }, 30_000);
+
+  it("CLI workers with --backend wasm (1 and 2 threads): the result equals a single-process wasm call bit for bit", async () => {
+    await Promise.all([procs[6]!, procs[7]!].map((p) => p.waitFor(/ready on queue wasm .*backend wasm\)$/)));
+    const be = await initWasm({ threads: 1, select: false });
+    const xw = await x.to(be);
+    const yw = jit(chain, { backend: be })(xw);
+    const wantWasm = yw.dataSync() as Float32Array;
+    const y = (await runSharded(url, hash, [x], { shards: 6, queue: "wasm" })) as Tensor;
+    const got = y.dataSync() as Float32Array;
+    expect(
+      Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(
+        Buffer.from(wantWasm.buffer, wantWasm.byteOffset, wantWasm.byteLength),
+      ),
+    ).toBe(true);
+    // (The JS backend's bits differ from these: its float32 transcendentals round float64 results.)
+    xw.dispose();
+    yw.dispose();
   }, 30_000);
 
   it("shards a jagged batch of 10,000 rows (empty rows included) by rows; jagged and plain results equal the single-process call bit for bit", async () => {
