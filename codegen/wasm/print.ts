@@ -193,6 +193,33 @@ export function findShard(p: LoopProgram, defs: readonly (Let | undefined)[]): S
   return { loop, counter };
 }
 
+/**
+ * A second way to split a launch, for when the sharded loop has too few iterations
+ * (a batch of shape (1, N) or (2, N)): the one loop directly inside it, when that loop's
+ * bounds are top-level values (a batch size) and nothing inside it sets a local (no
+ * accumulator, so its iterations are independent), and the sharded loop's body otherwise
+ * only defines values. `run_inner` runs every iteration of the outer loop and, of the
+ * inner one, only iterations [begin, end).
+ */
+export function findInnerShard(p: LoopProgram, outer: Shard): Shard | null {
+  if (outer.counter !== null) return null;
+  const loops = outer.loop.body.filter((s): s is Loop => s.k === "loop");
+  if (loops.length !== 1) return null;
+  const inner = loops[0]!;
+  for (const s of outer.loop.body) if (s !== inner && s.k !== "let") return null;
+  const top = new Set<number>();
+  for (const s of p.body) {
+    if (s === outer.loop) break;
+    if (s.k === "let") top.add(s.id);
+  }
+  if (!top.has(inner.from) || !top.has(inner.to)) return null;
+  let sets = false;
+  walkStmts(inner.body, (s) => {
+    if (s.k === "set") sets = true;
+  });
+  return sets ? null : { loop: inner, counter: null };
+}
+
 // ---------------------------------------------------------------- types
 
 const wasmType = (t: LType): ValType => (t === "float32" ? F32 : t === "float64" ? F64 : I32);
@@ -282,6 +309,15 @@ export interface WasmKernel {
    */
   readonly workPerUnit: number;
   readonly workSizes: readonly number[];
+  /**
+   * The exports `run_inner`/`units_inner` (see `findInnerShard`), with the work per inner
+   * iteration (times the launch's batch sizes at `workSizes`): null when there are none.
+   */
+  readonly inner: {
+    readonly vectorized: boolean;
+    readonly workPerUnit: number;
+    readonly workSizes: readonly number[];
+  } | null;
   /** Inner loops that also got four-lane versions. */
   readonly innerVectorLoops: number;
 }
@@ -335,6 +371,29 @@ export function loopToWasm(p: LoopProgram, opts: PrintOptions): WasmKernel {
     "run",
   );
   m.func([I32], [I32], (c) => new Printer(p, defs, layout, c, math, host, shard, false, false).units(), "units");
+  const innerShard = shard === null ? null : findInnerShard(p, shard);
+  let inner: WasmKernel["inner"] = null;
+  if (innerShard !== null) {
+    const innerVectorized = vectorizable(p, innerShard, defs);
+    m.func(
+      [I32, I32, I32],
+      [],
+      (c) => new Printer(p, defs, layout, c, math, host, innerShard, innerVectorized).run(),
+      "run_inner",
+    );
+    m.func(
+      [I32],
+      [I32],
+      (c) => new Printer(p, defs, layout, c, math, host, innerShard, false, false).units(),
+      "units_inner",
+    );
+    const innerSizes: number[] = [];
+    inner = {
+      vectorized: innerVectorized,
+      workPerUnit: work(innerShard.loop.body, defs, innerSizes),
+      workSizes: innerSizes,
+    };
+  }
   return {
     bytes: m.encode(),
     layout,
@@ -342,6 +401,7 @@ export function loopToWasm(p: LoopProgram, opts: PrintOptions): WasmKernel {
     vectorized,
     workPerUnit: shard ? work(shard.loop.body, defs, workSizes) : 1,
     workSizes,
+    inner,
     innerVectorLoops,
   };
 }
@@ -555,8 +615,10 @@ class Printer {
       return;
     }
     this.prologue();
+    // The values before the first loop (the sharded loop, or the one holding the inner
+    // sharded loop, whose bounds are among them).
     for (const s of this.p.body) {
-      if (s === this.shard.loop) break;
+      if (s.k === "loop") break;
       if (s.k === "let") this.letStmt(s);
     }
     const { from, to } = this.shard.loop;
@@ -588,7 +650,7 @@ class Printer {
           );
           break;
         case "loop":
-          if (top && this.shard !== null && s === this.shard.loop) this.shardLoop(s);
+          if (this.shard !== null && s === this.shard.loop) this.shardLoop(s);
           else if (this.vectorInner(s)) {
             // A straight-line inner loop: four lanes through the check-free paths when its
             // addresses allow (decided at run time), the scalar loop for the rest.

@@ -45,6 +45,14 @@ export interface WasmOptions {
 export interface WasmCompiled extends CompiledKernel {
   readonly run: (args: number, begin: number, end: number) => void;
   readonly units: (args: number) => number;
+  /** The split over the loop inside the sharded one (codegen/wasm/print.ts, `findInnerShard`), if any. */
+  readonly inner: {
+    readonly run: (args: number, begin: number, end: number) => void;
+    readonly units: (args: number) => number;
+    readonly vectorized: boolean;
+    readonly workPerUnit: number;
+    readonly workSizes: readonly number[];
+  } | null;
   readonly layout: ArgsLayout;
   readonly sharded: boolean;
   readonly vectorized: boolean;
@@ -189,12 +197,21 @@ export class WasmBackend implements Backend {
       throw new BackendError(
         `wasm: a kernel's launch arguments need ${printed.layout.bytes} bytes (at most ${ARGS_BYTES})`,
       );
-    const ex = inst.exports as { run: WasmCompiled["run"]; units: WasmCompiled["units"] };
+    const ex = inst.exports as {
+      run: WasmCompiled["run"];
+      units: WasmCompiled["units"];
+      run_inner?: WasmCompiled["run"];
+      units_inner?: WasmCompiled["units"];
+    };
     const compiled: WasmCompiled = {
       kernel,
       source: `// WebAssembly kernel: ${printed.bytes.length} bytes${printed.vectorized ? ", SIMD outer loop" : ""}${printed.sharded ? ", sharded over threads" : ""}${printed.innerVectorLoops > 0 ? `, ${printed.innerVectorLoops} inner loop(s) in SIMD` : ""}; its loop form, spelled as JS:\n${loopToJS(program).source}`,
       run: ex.run,
       units: ex.units,
+      inner:
+        printed.inner === null
+          ? null
+          : { ...printed.inner, run: ex.run_inner!, units: ex.units_inner! },
       layout: printed.layout,
       sharded: printed.sharded,
       vectorized: printed.vectorized,
@@ -253,11 +270,25 @@ export class WasmBackend implements Backend {
       const units = w.units(0);
       let per = w.workPerUnit;
       for (let i = 0; i < w.workSizes.length; i++) per *= sizes[w.workSizes[i]!]!;
-      if (units >= 2 && units * per >= this.minParallelWork) {
+      const inner = w.inner;
+      // Split the outer loop when it has iterations for every thread (or nothing else can be
+      // split); else the loop inside it, in every one of its iterations.
+      if (units >= 2 && units * per >= this.minParallelWork && (units >= 2 * pool.threads || inner === null)) {
         if (w.poolId === 0) w.poolId = pool.load(w.bytes);
         pool.run(w.poolId, w.run, 0, units, w.vectorized ? 4 : 1);
         this.stats.threaded++;
         return;
+      }
+      if (inner !== null && units > 0) {
+        const innerUnits = inner.units(0);
+        let innerPer = inner.workPerUnit;
+        for (let i = 0; i < inner.workSizes.length; i++) innerPer *= sizes[inner.workSizes[i]!]!;
+        if (innerUnits >= 2 * pool.threads && units * innerUnits * innerPer >= this.minParallelWork) {
+          if (w.poolId === 0) w.poolId = pool.load(w.bytes);
+          pool.run(w.poolId, inner.run, 0, innerUnits, inner.vectorized ? 4 : 1, 1);
+          this.stats.threaded++;
+          return;
+        }
       }
     }
     w.run(0, 0, 0x7fffffff);

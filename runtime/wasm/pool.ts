@@ -38,6 +38,7 @@ const PTR = 9;
 const LEN = 10;
 const ERR = 11;
 const NEXT = 12;
+const ENTRY = 13;
 const CTL_SIZE = 16;
 /** Parts per thread of a launch (see `WorkerPool.run`). */
 const CHUNKS_PER_THREAD = 4;
@@ -56,7 +57,7 @@ let ctl, memory, index;
 const fns = new Map();
 function instantiate(id, bytes) {
   const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory }, m: host });
-  fns.set(id, inst.exports.run);
+  fns.set(id, [inst.exports.run, inst.exports.run_inner]);
 }
 function part(n, parts, grain, w) {
   // The last part ends at n itself: rounding to the grain must not drop a tail shorter than it.
@@ -73,7 +74,7 @@ function loop(gen) {
         instantiate(ctl[${KID}], new Uint8Array(memory.buffer, ctl[${PTR}], ctl[${LEN}]).slice());
       } else if (cmd === ${RUN}) {
         const n = ctl[${UNITS}], parts = ctl[${PARTS}], grain = ctl[${GRAIN}];
-        const f = fns.get(ctl[${KID}]), args = ctl[${ARGS}];
+        const f = fns.get(ctl[${KID}])[ctl[${ENTRY}]], args = ctl[${ARGS}];
         for (let w = Atomics.add(ctl, ${NEXT}, 1); w < parts; w = Atomics.add(ctl, ${NEXT}, 1)) {
           const b = part(n, parts, grain, w), e = part(n, parts, grain, w + 1);
           if (b < e) f(args, b, e);
@@ -261,7 +262,8 @@ export class WorkerPool {
    * thread on multiples of `grain`. Every thread, the calling one included (with `main`),
    * takes the next part from a shared counter until none is left: a worker that wakes
    * late, or a core busy with other work, leaves its parts to the others instead of
-   * making the launch wait for it.
+   * making the launch wait for it. `entry` 1 runs the kernel's `run_inner` export (`main`
+   * must then be that export on this thread), 0 its `run`.
    */
   run(
     id: number,
@@ -269,6 +271,7 @@ export class WorkerPool {
     args: number,
     units: number,
     grain: number,
+    entry: 0 | 1 = 0,
   ): void {
     const parts = (this.workers.length + 1) * CHUNKS_PER_THREAD;
     const ctl = this.ctl;
@@ -277,6 +280,7 @@ export class WorkerPool {
     ctl[UNITS] = units;
     ctl[PARTS] = parts;
     ctl[GRAIN] = grain;
+    ctl[ENTRY] = entry;
     Atomics.store(ctl, NEXT, 0);
     this.command(RUN, () => {
       for (let w = Atomics.add(ctl, NEXT, 1); w < parts; w = Atomics.add(ctl, NEXT, 1)) {

@@ -172,7 +172,7 @@ describe("wasm threads", async () => {
     }
   });
 
-  it("two batch dims: the outer loop split over threads, the inner one in SIMD lanes; contiguous, strided and broadcast inputs", () => {
+  it("two batch dims: the outer loop split over threads (or, with fewer outer iterations than 2 per thread, the inner one), the inner one in SIMD lanes; contiguous, strided and broadcast inputs", () => {
     // y = x * 0.5 - x2: exact in float32, so a lane the loops skip, write twice or read wrongly shows.
     const k = {
       batchRank: 2,
@@ -195,33 +195,39 @@ describe("wasm threads", async () => {
     const compiled = threaded.compile(k as never) as WasmCompiled;
     expect(compiled.sharded).toBe(true);
     expect(compiled.innerVectorLoops).toBe(1);
-    const [B0, B1] = [37, 1003];
-    const x = Float32Array.from({ length: B0 * B1 }, (_, i) => i + 1);
-    const x2 = Float32Array.from({ length: B0 * B1 * 2 }, (_, i) => 3 * i);
-    const cases: [string, readonly number[], readonly number[], (i: number, j: number) => number][] = [
-      // [stride of x, stride of x2] per batch dim, and x2's element at (i, j)
-      ["contiguous", [B1, 1], [B1, 1], (i, j) => x2[i * B1 + j]!],
-      ["x2 strided (every other element)", [B1, 1], [2 * B1, 2], (i, j) => x2[2 * (i * B1 + j)]!],
-      ["x2 broadcast along dim 0", [B1, 1], [0, 1], (_i, j) => x2[j]!],
-      ["x2 broadcast along dim 1", [B1, 1], [B1, 0], (i) => x2[i * B1]!],
-    ];
-    for (const [name, sx, sx2, at] of cases) {
-      const before = { ...threaded.stats };
-      const inp = threaded.wrap("float32", x);
-      const inp2 = threaded.wrap("float32", x2);
-      const out = threaded.alloc("float32", B0 * B1);
-      threaded.view(out).fill(7);
-      threaded.dispatch(compiled, [inp, inp2], [out], { batchSizes: [B0, B1], inputBatchStrides: [sx, sx2] });
-      const y = threaded.readSync(out);
-      for (let i = 0; i < B0; i++)
-        for (let j = 0; j < B1; j++) {
-          const want = x[i * B1 + j]! * 0.5 - at(i, j);
-          if (y[i * B1 + j] !== want) throw new Error(`${name}: (${i}, ${j}) = ${y[i * B1 + j]}, want ${want}`);
-        }
-      expect(threaded.stats.threaded, name).toBe(before.threaded + 1);
-      threaded.free(inp);
-      threaded.free(inp2);
-      threaded.free(out);
+    expect(compiled.inner?.vectorized).toBe(true);
+    for (const [B0, B1] of [
+      [37, 1003],
+      [1, 4001],
+      [3, 1003],
+    ] as const) {
+      const x = Float32Array.from({ length: B0 * B1 }, (_, i) => i + 1);
+      const x2 = Float32Array.from({ length: B0 * B1 * 2 }, (_, i) => 3 * i);
+      const cases: [string, readonly number[], readonly number[], (i: number, j: number) => number][] = [
+        // [stride of x, stride of x2] per batch dim, and x2's element at (i, j)
+        ["contiguous", [B1, 1], [B1, 1], (i, j) => x2[i * B1 + j]!],
+        ["x2 strided (every other element)", [B1, 1], [2 * B1, 2], (i, j) => x2[2 * (i * B1 + j)]!],
+        ["x2 broadcast along dim 0", [B1, 1], [0, 1], (_i, j) => x2[j]!],
+        ["x2 broadcast along dim 1", [B1, 1], [B1, 0], (i) => x2[i * B1]!],
+      ];
+      for (const [name, sx, sx2, at] of cases) {
+        const before = { ...threaded.stats };
+        const inp = threaded.wrap("float32", x);
+        const inp2 = threaded.wrap("float32", x2);
+        const out = threaded.alloc("float32", B0 * B1);
+        threaded.view(out).fill(7);
+        threaded.dispatch(compiled, [inp, inp2], [out], { batchSizes: [B0, B1], inputBatchStrides: [sx, sx2] });
+        const y = threaded.readSync(out);
+        for (let i = 0; i < B0; i++)
+          for (let j = 0; j < B1; j++) {
+            const want = x[i * B1 + j]! * 0.5 - at(i, j);
+            if (y[i * B1 + j] !== want) throw new Error(`${name}: (${i}, ${j}) = ${y[i * B1 + j]}, want ${want}`);
+          }
+        expect(threaded.stats.threaded, `${name}, (${B0}, ${B1})`).toBe(before.threaded + 1);
+        threaded.free(inp);
+        threaded.free(inp2);
+        threaded.free(out);
+      }
     }
   });
 
