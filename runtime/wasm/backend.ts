@@ -208,10 +208,7 @@ export class WasmBackend implements Backend {
       source: `// WebAssembly kernel: ${printed.bytes.length} bytes${printed.vectorized ? ", SIMD outer loop" : ""}${printed.sharded ? ", sharded over threads" : ""}${printed.innerVectorLoops > 0 ? `, ${printed.innerVectorLoops} inner loop(s) in SIMD` : ""}; its loop form, spelled as JS:\n${loopToJS(program).source}`,
       run: ex.run,
       units: ex.units,
-      inner:
-        printed.inner === null
-          ? null
-          : { ...printed.inner, run: ex.run_inner!, units: ex.units_inner! },
+      inner: printed.inner === null ? null : { ...printed.inner, run: ex.run_inner!, units: ex.units_inner! },
       layout: printed.layout,
       sharded: printed.sharded,
       vectorized: printed.vectorized,
