@@ -629,10 +629,10 @@ class Printer {
 
   run(): void {
     this.prologue();
-    this.block(this.p.body, true);
+    this.block(this.p.body);
   }
 
-  private block(stmts: readonly LStmt[], top: boolean): void {
+  private block(stmts: readonly LStmt[]): void {
     const c = this.c;
     for (const s of stmts) {
       switch (s.k) {
@@ -680,10 +680,10 @@ class Printer {
           throw new UnsupportedOpError(`wasm: ${s.k} belongs to workgroup programs (a sequential program has none)`);
         case "if":
           c.get(this.val(s.cond)).op(Op.if).byte(0x40);
-          this.block(s.then, false);
+          this.block(s.then);
           if (s.else.length > 0) {
             c.op(Op.else);
-            this.block(s.else, false);
+            this.block(s.else);
           }
           c.op(Op.end);
           break;
@@ -711,7 +711,7 @@ class Printer {
     else c.get(iv).i32(step).op(Op.i32_add).get(hi).op(Op.i32_gt_s);
     c.op(Op.br_if).u32(1);
     if (bodyEmit) bodyEmit();
-    else this.block(body, false);
+    else this.block(body);
     c.get(iv).i32(step).op(Op.i32_add).set(iv);
     c.op(Op.br).u32(0);
     c.op(Op.end).op(Op.end);

@@ -67,6 +67,13 @@ export interface WasmCompiled extends CompiledKernel {
   readonly consts: Float64Array;
 }
 
+/** Work per unit of a split loop at a launch: `perUnit` times the batch sizes at `at` (its inner batch loops). */
+function unitWork(perUnit: number, at: readonly number[], sizes: readonly number[]): number {
+  let w = perUnit;
+  for (let i = 0; i < at.length; i++) w *= sizes[at[i]!]!;
+  return w;
+}
+
 /** The WebAssembly backend (see the file comment). Create it with `createWasmBackend`. */
 export class WasmBackend implements Backend {
   readonly name = "wasm" as const;
@@ -265,8 +272,7 @@ export class WasmBackend implements Backend {
     if (w.vectorized) this.stats.simd++;
     if (w.sharded && pool !== null && pool.threads > 1) {
       const units = w.units(0);
-      let per = w.workPerUnit;
-      for (let i = 0; i < w.workSizes.length; i++) per *= sizes[w.workSizes[i]!]!;
+      const per = unitWork(w.workPerUnit, w.workSizes, sizes);
       const inner = w.inner;
       // Split the outer loop when it has iterations for every thread (or nothing else can be
       // split); else the loop inside it, in every one of its iterations.
@@ -278,8 +284,7 @@ export class WasmBackend implements Backend {
       }
       if (inner !== null && units > 0) {
         const innerUnits = inner.units(0);
-        let innerPer = inner.workPerUnit;
-        for (let i = 0; i < inner.workSizes.length; i++) innerPer *= sizes[inner.workSizes[i]!]!;
+        const innerPer = unitWork(inner.workPerUnit, inner.workSizes, sizes);
         if (innerUnits >= 2 * pool.threads && units * innerUnits * innerPer >= this.minParallelWork) {
           if (w.poolId === 0) w.poolId = pool.load(w.bytes);
           pool.run(w.poolId, inner.run, 0, innerUnits, inner.vectorized ? 4 : 1, 1);

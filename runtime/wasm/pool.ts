@@ -47,22 +47,28 @@ const LOAD = 2;
 const EXIT = 3;
 
 /**
+ * Start of part `w` of `parts` over [0, n) on multiples of `grain`, on the calling thread
+ * and, as source text, in the workers (self-contained: it uses nothing but Math).
+ */
+function part(n: number, parts: number, grain: number, w: number): number {
+  // The last part ends at n itself: rounding to the grain must not drop a tail shorter than it.
+  return w >= parts ? n : Math.min(n, Math.round((n * w) / parts / grain) * grain);
+}
+
+/**
  * The worker's code (plain JS, the same in Node and browsers). `host` are the math
  * imports (codegen/wasm/math.ts MATH_HOST), written out as source.
  */
 function workerSource(hostSource: string): string {
   return `"use strict";
 const host = ${hostSource};
-let ctl, memory, index;
+let ctl, memory;
 const fns = new Map();
 function instantiate(id, bytes) {
   const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory }, m: host });
   fns.set(id, [inst.exports.run, inst.exports.run_inner]);
 }
-function part(n, parts, grain, w) {
-  // The last part ends at n itself: rounding to the grain must not drop a tail shorter than it.
-  return w >= parts ? n : Math.min(n, Math.round((n * w) / parts / grain) * grain);
-}
+const part = ${String(part)};
 function loop(gen) {
   for (;;) {
     Atomics.wait(ctl, ${GEN}, gen);
@@ -89,7 +95,6 @@ function loop(gen) {
 function start(data, post) {
   ctl = new Int32Array(data.ctl);
   memory = data.memory;
-  index = data.index;
   for (const [id, bytes] of data.kernels) instantiate(id, bytes);
   // The generation is read before "ready": the main thread's next command bumps it.
   const gen = Atomics.load(ctl, ${GEN});
@@ -104,12 +109,6 @@ if (wt && wt.parentPort) {
   self.onmessage = (ev) => start(ev.data, (m) => self.postMessage(m));
 }
 `;
-}
-
-/** Start of part `w` of `parts` over [0, n) on multiples of `grain` (the worker's `part`, same rule). */
-function part(n: number, parts: number, grain: number, w: number): number {
-  // The last part ends at n itself: rounding to the grain must not drop a tail shorter than it.
-  return w >= parts ? n : Math.min(n, Math.round((n * w) / parts / grain) * grain);
 }
 
 /** The host math functions as source for the worker (see `workerSource`). */
@@ -204,8 +203,8 @@ export class WorkerPool {
         once(ev: string, f: (x: unknown) => void): void;
       };
     }>("worker_threads");
-    for (let index = 0; index < want; index++) {
-      const data = { ctl: this.ctl.buffer, memory: this.heap.memory, index, kernels };
+    for (let i = 0; i < want; i++) {
+      const data = { ctl: this.ctl.buffer, memory: this.heap.memory, kernels };
       if (wt !== undefined) {
         // No execArgv: the worker is plain JS (no loaders), whatever flags started this process.
         const w = new wt.Worker(src, { eval: true, workerData: data, execArgv: [] });

@@ -19,6 +19,7 @@
  */
 
 import { ULP_BOUND } from "../../codegen/wasm/math.js";
+import { ordered } from "../wasm/ulp.js";
 
 /** An expected failure: why, and a check of the failure's text (messages, diffs and causes). */
 export interface ExpectedFailure {
@@ -26,18 +27,10 @@ export interface ExpectedFailure {
   readonly check: (text: string) => boolean;
 }
 
-const f32 = new Float32Array(1);
-const i32 = new Int32Array(f32.buffer);
-/** A float32's position on the number line in ulps (±0 both 0). */
-function ordinal(x: number): number {
-  f32[0] = x;
-  const b = i32[0]!;
-  return b < 0 ? -(b & 0x7fffffff) : b;
-}
 /** The distance in float32 ulps between two finite float32 values (Infinity otherwise). */
 function ulps(a: number, b: number): number {
   if (!Number.isFinite(a) || !Number.isFinite(b) || Math.fround(a) !== a || Math.fround(b) !== b) return Infinity;
-  return Math.abs(ordinal(a) - ordinal(b));
+  return Math.abs(ordered(a) - ordered(b));
 }
 
 /**

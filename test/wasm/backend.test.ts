@@ -229,6 +229,51 @@ describe("wasm threads", async () => {
         threaded.free(out);
       }
     }
+
+    // Special values through the inner split ((2, 1001): two outer iterations for two threads),
+    // against float32 arithmetic written out here: NaN stays NaN, ±Infinity and -0 keep their signs.
+    const SPECIAL = [NaN, Infinity, -Infinity, -0, 0, 1.5, -3e38, 1e-45];
+    const [S0, S1] = [2, 1001];
+    const xs = Float32Array.from({ length: S0 * S1 }, (_, i) => SPECIAL[i % SPECIAL.length]!);
+    const x2s = Float32Array.from({ length: S0 * S1 }, (_, i) => SPECIAL[(i * 3 + 1) % SPECIAL.length]!);
+    const before = threaded.stats.threaded;
+    const inp = threaded.wrap("float32", xs);
+    const inp2 = threaded.wrap("float32", x2s);
+    const out = threaded.alloc("float32", S0 * S1);
+    threaded.dispatch(compiled, [inp, inp2], [out], {
+      batchSizes: [S0, S1],
+      inputBatchStrides: [
+        [S1, 1],
+        [S1, 1],
+      ],
+    });
+    const ys = threaded.readSync(out);
+    for (let i = 0; i < S0 * S1; i++) {
+      const want = Math.fround(Math.fround(xs[i]! * 0.5) - x2s[i]!);
+      if (!Object.is(ys[i], want)) throw new Error(`special values: element ${i} = ${ys[i]}, want ${want}`);
+    }
+    expect(threaded.stats.threaded).toBe(before + 1);
+    // Empty batch dims: nothing to split, nothing written, no error.
+    for (const sizes of [
+      [0, 1003],
+      [3, 0],
+    ]) {
+      const n0 = threaded.stats.threaded;
+      const empty = threaded.alloc("float32", 0);
+      threaded.dispatch(compiled, [inp, inp2], [empty], {
+        batchSizes: sizes,
+        inputBatchStrides: [
+          [S1, 1],
+          [S1, 1],
+        ],
+      });
+      expect(threaded.readSync(empty).length).toBe(0);
+      expect(threaded.stats.threaded, `sizes ${sizes.join(",")}`).toBe(n0);
+      threaded.free(empty);
+    }
+    threaded.free(inp);
+    threaded.free(inp2);
+    threaded.free(out);
   });
 
   it("the worker pool does not keep a Node process alive", () => {

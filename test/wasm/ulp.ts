@@ -28,8 +28,8 @@ const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 const i32 = new Int32Array(f32.buffer);
 
-/** Float32 bits ordered as integers (−0 and +0 both 0). */
-function ordered(x: number): number {
+/** Float32 bits ordered as integers (−0 and +0 both 0): a value's position on the number line in ulps. */
+export function ordered(x: number): number {
   f32[0] = x;
   const b = i32[0]!;
   return b < 0 ? -(b & 0x7fffffff) : b;
