@@ -4,18 +4,63 @@
  * the per-op test files (take, scatter, routine, …) share. Each throws an Error
  * naming the seed, the backend and the graph when a value differs.
  */
-import { expect } from "vitest";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
 import type { Graph } from "../../ir/graph.js";
 import { interpret, type Value } from "../../ir/interpret.js";
 import { printGraph } from "../../ir/print.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import { Program } from "../../runtime/program.js";
 import { counters } from "../../runtime/stats.js";
-import type { WasmBackend } from "../../runtime/wasm/backend.js";
 import type { WebGPUBackend } from "../../runtime/webgpu/backend.js";
 import type { Schedule } from "../../ir/schedule.js";
-import { closeEnough, randomInputs, type RandomCase } from "./random-graph.js";
-import { compileJs, runJs } from "./run.js";
+import { closeEnough, randomInputs, seedArb, type Family, type RandomCase } from "./random-graph.js";
+import { compileJs, runJs, FC_SEED } from "./run.js";
+import { WasmBackend } from "../../runtime/wasm/backend.js";
+
+/** The families the per-op differential tests cover, and their tolerances against the interpreter. */
+export const DIFF_FAMILIES: readonly Family[] = ["float64", "float32", "int32", "uint32"];
+export const DIFF_TOL: Record<Family, number> = { float64: 1e-9, float32: 1e-5, int32: 0, uint32: 0 };
+
+/**
+ * The two describe blocks every op with its own random-case generator has: random cases
+ * (with and without special values, unrolled or looped) on JS and on a WebAssembly
+ * backend, each family against the interpreter. `has` asserts the generated graph holds the op.
+ */
+export function describeRandomJsAndWasm(
+  op: string,
+  make: (seed: number, family: Family, opts: { specials: boolean }) => RandomCase,
+  has: (g: Graph) => boolean,
+  runs: { readonly js: number; readonly wasm: number },
+): void {
+  describe(`${op} in random graphs on JS equals the reference interpreter`, () => {
+    for (const family of DIFF_FAMILIES) {
+      it(family, () => {
+        fc.assert(
+          fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) => {
+            const c = make(seed, family, { specials });
+            expect(has(c.graph)).toBe(true);
+            checkOnJs(c, family, DIFF_TOL[family], unroll ? 64 : 0);
+          }),
+          { numRuns: runs.js, seed: FC_SEED },
+        );
+      });
+    }
+  });
+  describe(`${op} in random graphs on WebAssembly equals the reference interpreter`, () => {
+    const wasm = new WasmBackend();
+    for (const family of DIFF_FAMILIES) {
+      it(family, () => {
+        fc.assert(
+          fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) =>
+            checkOnWasm(wasm, make(seed, family, { specials }), family, DIFF_TOL[family], unroll ? 64 : 0),
+          ),
+          { numRuns: runs.wasm, seed: FC_SEED },
+        );
+      });
+    }
+  });
+}
 
 /** Throws the failure of case `seed` on `where` with the graph's text. */
 export function failCase(seed: number, where: string, err: string, g: Graph): never {

@@ -9,14 +9,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Graph } from "../../ir/graph.js";
 import { parseGraph } from "../../ir/parse.js";
 import { printGraph } from "../../ir/print.js";
-import { WasmBackend } from "../../runtime/wasm/backend.js";
-import { checkOnJs, checkOnWasm, checkOnWebGPU } from "../helpers/differential.js";
-import { randomTakeCase, seedArb, type Family } from "../helpers/random-graph.js";
+import { checkOnWebGPU, describeRandomJsAndWasm } from "../helpers/differential.js";
+import { randomTakeCase, seedArb } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
-
-const TOL: Record<Family, number> = { float64: 1e-9, float32: 1e-5, int32: 0, uint32: 0 };
-const FAMILIES: readonly Family[] = ["float64", "float32", "int32", "uint32"];
 
 function hasTake(g: Graph): boolean {
   return printGraph(g).includes("take");
@@ -38,34 +34,7 @@ describe("take in IR text", () => {
   });
 });
 
-describe("take in random graphs on JS equals the reference interpreter", () => {
-  for (const family of FAMILIES) {
-    it(family, () => {
-      fc.assert(
-        fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) => {
-          const c = randomTakeCase(seed, family, { specials });
-          expect(hasTake(c.graph)).toBe(true);
-          checkOnJs(c, family, TOL[family], unroll ? 64 : 0);
-        }),
-        { numRuns: 60, seed: FC_SEED },
-      );
-    });
-  }
-});
-
-describe("take in random graphs on WebAssembly equals the reference interpreter", () => {
-  const wasm = new WasmBackend();
-  for (const family of FAMILIES) {
-    it(family, () => {
-      fc.assert(
-        fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) =>
-          checkOnWasm(wasm, randomTakeCase(seed, family, { specials }), family, TOL[family], unroll ? 64 : 0),
-        ),
-        { numRuns: 30, seed: FC_SEED },
-      );
-    });
-  }
-});
+describeRandomJsAndWasm("take", randomTakeCase, hasTake, { js: 60, wasm: 30 });
 
 const probe = await probeWebGPU();
 afterAll(() => probe.backend?.destroy());

@@ -12,14 +12,10 @@ import { parseGraph } from "../../ir/parse.js";
 import { printGraph } from "../../ir/print.js";
 import { scatterPasses } from "../../codegen/wgsl-launch.js";
 import type { Schedule } from "../../ir/schedule.js";
-import { WasmBackend } from "../../runtime/wasm/backend.js";
-import { checkOnJs, checkOnWasm, checkOnWebGPU } from "../helpers/differential.js";
-import { randomScatterCase, seedArb, type Family } from "../helpers/random-graph.js";
+import { checkOnWebGPU, describeRandomJsAndWasm } from "../helpers/differential.js";
+import { randomScatterCase, seedArb } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
-
-const TOL: Record<Family, number> = { float64: 1e-9, float32: 1e-5, int32: 0, uint32: 0 };
-const FAMILIES: readonly Family[] = ["float64", "float32", "int32", "uint32"];
 
 function hasScatter(g: Graph): boolean {
   return printGraph(g).includes("scatter");
@@ -44,34 +40,7 @@ describe("scatter in IR text", () => {
   });
 });
 
-describe("scatter in random graphs on JS equals the reference interpreter", () => {
-  for (const family of FAMILIES) {
-    it(family, () => {
-      fc.assert(
-        fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) => {
-          const c = randomScatterCase(seed, family, { specials });
-          expect(hasScatter(c.graph)).toBe(true);
-          checkOnJs(c, family, TOL[family], unroll ? 64 : 0);
-        }),
-        { numRuns: 50, seed: FC_SEED },
-      );
-    });
-  }
-});
-
-describe("scatter in random graphs on WebAssembly equals the reference interpreter", () => {
-  const wasm = new WasmBackend();
-  for (const family of FAMILIES) {
-    it(family, () => {
-      fc.assert(
-        fc.property(seedArb, fc.boolean(), fc.boolean(), (seed, unroll, specials) =>
-          checkOnWasm(wasm, randomScatterCase(seed, family, { specials }), family, TOL[family], unroll ? 64 : 0),
-        ),
-        { numRuns: 30, seed: FC_SEED },
-      );
-    });
-  }
-});
+describeRandomJsAndWasm("scatter", randomScatterCase, hasScatter, { js: 50, wasm: 30 });
 
 const probe = await probeWebGPU();
 afterAll(() => probe.backend?.destroy());
