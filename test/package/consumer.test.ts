@@ -12,13 +12,13 @@
  * Needs the npm registry (for the tarball's own dependencies), as `npm ci` does.
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { build as esbuild } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scratchApp } from "../helpers/packed.js";
 
 const run = promisify(execFile);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -53,37 +53,24 @@ function tsconfig(module: string, moduleResolution: string, extra: object): stri
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(os.tmpdir(), "batchwise-consumer-"));
-  const packDir = join(dir, "pack");
-  await mkdir(packDir);
-  await run("npm", ["pack", "--pack-destination", packDir], { cwd: root });
-  const [tarball] = await readdir(packDir);
-  const app = join(dir, "app");
-  await mkdir(app);
-  await writeFile(join(app, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  const typesNode = (await import(join(root, "node_modules/@types/node/package.json"), { with: { type: "json" } }))
-    .default.version as string;
-  await run(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packDir, tarball!), `@types/node@${typesNode}`],
-    { cwd: app },
-  );
-  await writeFile(join(app, "main.ts"), consumerTs);
-  await writeFile(join(app, "browser.js"), consumerJs);
-  await writeFile(join(app, "index.html"), '<!doctype html><script type="module" src="./browser.js"></script>');
+  const app = await scratchApp("batchwise-consumer-");
+  dir = app.dir;
+  await writeFile(join(dir, "main.ts"), consumerTs);
+  await writeFile(join(dir, "browser.js"), consumerJs);
+  await writeFile(join(dir, "index.html"), '<!doctype html><script type="module" src="./browser.js"></script>');
   await writeFile(
-    join(app, "tsconfig.bundler.json"),
+    join(dir, "tsconfig.bundler.json"),
     tsconfig("ESNext", "Bundler", { lib: ["ES2022", "DOM"], types: [] }),
   );
   await writeFile(
-    join(app, "tsconfig.node16.json"),
+    join(dir, "tsconfig.node16.json"),
     tsconfig("Node16", "Node16", { lib: ["ES2022", "DOM"], types: ["node"] }),
   );
   await writeFile(
-    join(app, "tsconfig.nodenext.json"),
+    join(dir, "tsconfig.nodenext.json"),
     tsconfig("NodeNext", "NodeNext", { lib: ["ES2022", "DOM"], types: ["node"] }),
   );
-}, 240_000);
+}, 300_000);
 
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -91,7 +78,7 @@ afterAll(async () => {
 
 describe("the packed package in a fresh project", () => {
   it("installs without the native webgpu package", async () => {
-    const installed = await readdir(join(dir, "app/node_modules"));
+    const installed = await readdir(join(dir, "node_modules"));
     expect(installed).toContain("batchwise");
     expect(installed).not.toContain("webgpu");
   });
@@ -99,7 +86,7 @@ describe("the packed package in a fresh project", () => {
   it.each(["bundler", "node16", "nodenext"])(
     "type-checks strictly with skipLibCheck off (%s)",
     async (mode) => {
-      const r = await run(process.execPath, [tsc, "-p", `tsconfig.${mode}.json`], { cwd: join(dir, "app") }).catch(
+      const r = await run(process.execPath, [tsc, "-p", `tsconfig.${mode}.json`], { cwd: dir }).catch(
         (e: { stdout: string }) => e,
       );
       expect(r.stdout).toBe("");
@@ -109,8 +96,8 @@ describe("the packed package in a fresh project", () => {
 
   it("bundles for the browser with esbuild: no flags, no warnings", async () => {
     const r = await esbuild({
-      entryPoints: [join(dir, "app/browser.js")],
-      absWorkingDir: join(dir, "app"),
+      entryPoints: [join(dir, "browser.js")],
+      absWorkingDir: dir,
       bundle: true,
       platform: "browser",
       format: "esm",
@@ -129,7 +116,7 @@ describe("the packed package in a fresh project", () => {
     logger.warn = (msg) => warnings.push(msg);
     logger.warnOnce = (msg) => warnings.push(msg);
     await build({
-      root: join(dir, "app"),
+      root: dir,
       logLevel: "warn",
       customLogger: logger,
       configFile: false,
@@ -139,15 +126,15 @@ describe("the packed package in a fresh project", () => {
   }, 120_000);
 
   it("keeps error class names in a minified bundle", async () => {
-    const entry = join(dir, "app/errors.js");
+    const entry = join(dir, "errors.js");
     await writeFile(
       entry,
       'import { zeros } from "batchwise";\ntry { zeros([2], [3]).add(zeros([2], [4])); } catch (e) { console.log(e.name); }\n',
     );
-    const out = join(dir, "app/errors.min.mjs");
+    const out = join(dir, "errors.min.mjs");
     await esbuild({
       entryPoints: [entry],
-      absWorkingDir: join(dir, "app"),
+      absWorkingDir: dir,
       bundle: true,
       minify: true,
       platform: "node",
@@ -155,7 +142,7 @@ describe("the packed package in a fresh project", () => {
       outfile: out,
       logLevel: "silent",
     });
-    const r = await run(process.execPath, [out], { cwd: join(dir, "app") });
+    const r = await run(process.execPath, [out], { cwd: dir });
     expect(r.stdout.trim()).toBe("ShapeError");
   }, 60_000);
 
@@ -167,7 +154,7 @@ describe("the packed package in a fresh project", () => {
         "-e",
         'import { tensor } from "batchwise"; console.log(Array.from(tensor([1, 2]).mul(3).dataSync()).join(","));',
       ],
-      { cwd: join(dir, "app") },
+      { cwd: dir },
     );
     expect(esm.stdout.trim()).toBe("3,6");
     const cjs = await run(
@@ -176,13 +163,13 @@ describe("the packed package in a fresh project", () => {
         "-e",
         'const { tensor } = require("batchwise"); console.log(Array.from(tensor([1, 2]).add(3).dataSync()).join(","));',
       ],
-      { cwd: join(dir, "app") },
+      { cwd: dir },
     );
     expect(cjs.stdout.trim()).toBe("4,5");
   }, 60_000);
 
   it("installs the batchwise command", async () => {
-    const r = await run("npx", ["--no-install", "batchwise", "--help"], { cwd: join(dir, "app") });
+    const r = await run("npx", ["--no-install", "batchwise", "--help"], { cwd: dir });
     expect(r.stdout).toMatch(/bundle/);
     expect(r.stdout).toMatch(/inspect/);
   }, 60_000);
@@ -190,7 +177,7 @@ describe("the packed package in a fresh project", () => {
   it("says how to install webgpu when initWebGPU needs it and it is missing", async () => {
     const script =
       'import { initWebGPU, BackendError } from "batchwise"; initWebGPU().then(() => console.log("no error"), (e) => console.log(e instanceof BackendError, e.message));';
-    const r = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: join(dir, "app") });
+    const r = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: dir });
     expect(r.stdout).toMatch(/^true .*npm install webgpu/);
   }, 60_000);
 });
