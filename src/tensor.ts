@@ -13,6 +13,14 @@ import type { Backend, DeviceBuffer } from "../runtime/backend.js";
 import { checkDType, describe, fitsDType } from "./check.js";
 import { resolveBackend } from "./backend.js";
 import { readTensor, readTensorSync, realize } from "./realize.js";
+import {
+  defineInspect,
+  formatOptions,
+  formatTensor,
+  inspectTensor,
+  printTensor,
+  type FormatOptions,
+} from "./format.js";
 
 /** Where a tensor's value comes from. */
 export type TensorSource =
@@ -223,9 +231,38 @@ export class Tensor {
     return prod(this.shape);
   }
 
-  /** `(3,100,5; 13,2)`: NEML2's notation. */
+  /**
+   * The shape alone, `(3,100,5; 13,2)` (NEML2's notation), as error messages show a
+   * tensor; `format()` gives the dtype, the backend and the values too.
+   */
   toString(): string {
     return fmtShape(this._type.batch, this._type.base);
+  }
+
+  /**
+   * The tensor as text, NumPy-style: dtype, `(batch; base)` shape, backend and values
+   * (past `threshold` elements only the ends of each dim, with `…`). A lazy tensor
+   * shows that it is lazy and is not computed unless `values: true` (JS and WebAssembly;
+   * `print()` anywhere). `console.log(t)` in Node shows the same (`util.inspect`).
+   *
+   * @example
+   * ```ts
+   * tensor([[1, 2], [3, 4]], { batchDim: 1 }).format();
+   * // Tensor float32 (2; 2) js
+   * // [[1., 2.],
+   * //  [3., 4.]]
+   * ```
+   */
+  format(opts?: FormatOptions): string {
+    return formatTensor(this, formatOptions("format", opts));
+  }
+
+  /**
+   * Logs `format({ values: true })`: computes a lazy tensor first. On JS and WebAssembly
+   * it logs before returning; from WebGPU once the values are read back (await it).
+   */
+  print(opts?: FormatOptions): Promise<void> {
+    return printTensor(this, opts);
   }
 
   // ---- read-back ----
@@ -292,6 +329,9 @@ export class Tensor {
     return dtype === this.dtype ? this : Tensor._op("cast", [this], { dtype: checkDType("cast", dtype) });
   }
 }
+
+// Node's util.inspect (console.log(t)): format(), which computes nothing.
+defineInspect(Tensor, inspectTensor);
 
 // --- numerics/random: the integer dtype rule of the bitwise ops; the numerics compositions ---
 

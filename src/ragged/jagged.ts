@@ -19,6 +19,7 @@ import { offsetsProblem } from "../../runtime/program.js";
 import { registerJaggedArgKind } from "../args.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
+import { defineInspect, formatJagged } from "../format.js";
 
 /** Options of `JaggedTensor.toPadded`. */
 export interface ToPaddedOptions {
@@ -330,6 +331,9 @@ export class JaggedTensor {
     return out;
   }
 }
+
+// Node's util.inspect (console.log(j)): the shape, then values and offsets as Tensor.format shows them.
+defineInspect(JaggedTensor, (j) => formatJagged(j, undefined));
 
 // Compiled functions and bundles take and return jagged tensors once this module is loaded (src/args.ts).
 registerJaggedArgKind({

@@ -20,6 +20,7 @@ import { describeValue, optionsArg } from "../ragged/check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { cat } from "../ragged/sequence.js";
 import { Tensor } from "../tensor.js";
+import { defineInspect } from "../format.js";
 import type { NonTensor, NonTensorData, NonTensorStack } from "./nontensor.js";
 
 /**
@@ -700,6 +701,9 @@ export class TensorDict {
     return `TensorDict(batchSize=${fmtBatchSize(this.batchSize)}) { ${parts.join(", ")} }`;
   }
 }
+
+// Node's util.inspect (console.log(td)): toString(), not the internals.
+defineInspect(TensorDict, (td) => td.toString());
 
 // Compiled functions and bundles take and return TensorDicts once this module is loaded (src/args.ts).
 registerDictArgKind({

@@ -22,6 +22,14 @@ import { article, checkDType, checkSizes, describe } from "../check.js";
 import { batchIndexHost, batchSliceHost, type BatchIndex } from "./host.js";
 import type { Scalar } from "./scalar.js";
 import { negate } from "./components.js";
+import {
+  defineInspect,
+  formatOptions,
+  formatTensor,
+  inspectTensor,
+  printTensor,
+  type FormatOptions,
+} from "../format.js";
 
 /** The static side of a typed tensor class: `new (t)` plus its name and base shape. */
 export interface PrimitiveClass<T> {
@@ -191,6 +199,17 @@ export abstract class PrimitiveTensor<Self> {
     return `${(this.constructor as PrimitiveClass<Self>).NAME}${fmtShape(this.t.symbolicBatchShape, this.t.baseShape)}`;
   }
 
+  /** As `Tensor.format`, with the type's name: `R2 float32 (5; 3,3) js` and the values. */
+  format(opts?: FormatOptions): string {
+    const name = (this.constructor as PrimitiveClass<Self>).NAME;
+    return formatTensor(this.t, formatOptions(`${name}.format`, opts), name);
+  }
+
+  /** As `Tensor.print`: logs `format({ values: true })`. */
+  print(opts?: FormatOptions): Promise<void> {
+    return printTensor(this.t, opts, (this.constructor as PrimitiveClass<Self>).NAME);
+  }
+
   // ---- read-back ----
 
   /** The values as a typed array (row-major, batch dims first). */
@@ -288,3 +307,8 @@ export abstract class PrimitiveTensor<Self> {
     return x;
   }
 }
+
+// Node's util.inspect (console.log(x)): format() with the type's name, which computes nothing.
+defineInspect<PrimitiveTensor<unknown>>(PrimitiveTensor, (x, depth) =>
+  inspectTensor(x.t, depth, (x.constructor as PrimitiveClass<unknown>).NAME),
+);
