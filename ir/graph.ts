@@ -10,11 +10,20 @@ import { attrProblem, OPS, REDUCE_OPS, type Attrs, type AttrsOf, type AttrValue,
 import { fmtType, type TensorType } from "./types.js";
 
 let nextId = 0;
-const interned = new Map<string, WeakRef<Node>>();
-const reaper = new FinalizationRegistry<string>((key) => {
-  const ref = interned.get(key);
-  if (ref !== undefined && ref.deref() === undefined) interned.delete(key);
-});
+/**
+ * The hash-consing table: structural key → node, the most recently made or found
+ * `INTERN_CAPACITY` nodes, least recently used evicted first. Strong references on
+ * purpose: a `WeakRef` keeps its target alive until the current task ends, so a
+ * synchronous loop that makes new nodes (`x.mul(i).dataSync()` with a new `i` per
+ * iteration) grew the heap without bound until it yielded. Bounded, the table holds
+ * at most this many nodes (a few MB) whatever the caller does. Eviction only loses
+ * sharing, never correctness: an evicted node that is still in use stays valid, and a
+ * structurally equal node made later is a distinct object. The `cse` pass
+ * (passes/rewrite.ts) unifies by key within a graph, so sharing inside a compiled
+ * graph does not depend on this table's size.
+ */
+export const INTERN_CAPACITY = 1 << 13;
+const interned = new Map<string, Node>();
 
 /** The arguments of `Node.make` after the inputs: the attributes (see `AttrsArg`), then an optional declared type. */
 type MakeArgs<K extends Op> = [...AttrsArg<K>, type?: TensorType];
@@ -74,11 +83,16 @@ export class Node {
       }
     }
     const key = `${op}(${inputs.map((i) => i.id).join(",")})${fmtAttrs(attrs)}:${fmtType(t)}`;
-    const found = interned.get(key)?.deref();
-    if (found !== undefined) return found;
+    const found = interned.get(key);
+    if (found !== undefined) {
+      // Most recently used goes last (Map keeps insertion order).
+      interned.delete(key);
+      interned.set(key, found);
+      return found;
+    }
     const node = new Node(nextId++, op, inputs, attrs, t, key);
-    interned.set(key, new WeakRef(node));
-    reaper.register(node, key);
+    interned.set(key, node);
+    if (interned.size > INTERN_CAPACITY) interned.delete(interned.keys().next().value!);
     return node;
   }
 }
