@@ -385,7 +385,9 @@ export function snapshotOf(mod: BundleModule): BundleModule | string {
     const n = [...batch, ...base].reduce((p: number, d: number) => p * d, 1);
     if (data.length !== n)
       return `captured[${i}].data holds ${data.length} values, its shape ${fmtShape(batch, base)} has ${n}`;
-    captured.push({ dtype, batch, base, data: data.slice() });
+    // A copy in an array of the dtype's own type: `slice` would not copy a Node Buffer (a uint8 or
+    // bool constant may be one), and what is checked and hashed must be what runs.
+    captured.push({ dtype, batch, base, data: new ARRAY_CTOR[dtype](data) });
   }
   return {
     format: m.format as string,

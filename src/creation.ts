@@ -195,7 +195,12 @@ function dtypeOfArray(op: string, a: unknown): DType {
   throw new DTypeError(
     `${op}: data is ${describe(a)}; accepted are ${Object.entries(DTYPE_OF_ARRAY)
       .map(([n, t]) => `${n} (${t})`)
-      .join(", ")}` + (name === undefined ? "" : `: convert first, e.g. Float32Array.from(data)`),
+      .join(", ")}` +
+      (name !== undefined
+        ? `: convert first, e.g. Float32Array.from(data)`
+        : ArrayBuffer.isView(a) || /^\[object (Shared)?ArrayBuffer\]$/.test(Object.prototype.toString.call(a))
+          ? ": raw bytes have no element type: view them as the one they hold, e.g. new Float32Array(buffer, byteOffset, length) (a byteOffset that is a multiple of 4), or read a .npy file with loadNpy"
+          : ""),
   );
 }
 
@@ -210,7 +215,10 @@ function dtypeOfArray(op: string, a: unknown): DType {
  * converts as `cast` does (to bool is `x != 0`; to an integer dtype truncates and
  * wraps). The data is copied, unless `copy: false` on the JS backend with no
  * conversion, where the tensor then reads the caller's array directly (the caller
- * must not change it while the tensor lives).
+ * must not change it while the tensor lives). Any view works: a `subarray`, an
+ * array over part of a larger or a `SharedArrayBuffer`, a Node `Buffer` (uint8);
+ * only its own elements are read. A `DataView` or an `ArrayBuffer` has no element
+ * type and is refused: view it as the typed array it holds.
  */
 export function fromTypedArray(
   data: TypedArray,
@@ -218,6 +226,10 @@ export function fromTypedArray(
   opts: TensorOptions & { copy?: boolean } = {},
 ): Tensor {
   const from = dtypeOfArray("fromTypedArray", data);
+  // A subclass (a Node Buffer is a Uint8Array) becomes a plain array over the same elements:
+  // a Buffer's `slice` does not copy, so a tensor wrapping one would hand out views of the
+  // caller's memory (and of the rest of Node's pool) where `dataSync()` promises a copy.
+  if (data.constructor !== ARRAY_CTOR[from]) data = new ARRAY_CTOR[from](data.buffer, data.byteOffset, data.length);
   shape = checkShape("fromTypedArray", "shape", shape);
   const o = checkOptions("fromTypedArray", opts);
   const dtype = o.dtype === undefined ? from : checkDType("fromTypedArray", o.dtype);

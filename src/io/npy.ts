@@ -18,6 +18,7 @@ import { prod } from "../../ir/types.js";
 import { checkOptions, describe, typedArrayName } from "../check.js";
 import { fromTypedArray } from "../creation.js";
 import { Tensor } from "../tensor.js";
+import { bytesView, copyBytes } from "./bytes.js";
 
 /** A file that is not a well-formed `.npy` or `.npz` (bad magic, header, length or zip structure). */
 export class FileFormatError extends BatchwiseError {
@@ -109,14 +110,6 @@ const ALIGN = 64;
 /** NumPy leaves room in the header for the growing axis to reach 21 digits. */
 const GROWTH_AXIS_MAX_DIGITS = 21;
 const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-/** The bytes of `bytes` (a Uint8Array, an ArrayBuffer or any typed array / DataView view of one). */
-function asBytes(op: string, bytes: unknown): Uint8Array {
-  if (bytes instanceof Uint8Array) return bytes;
-  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
-  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  throw new DTypeError(`${op}: bytes must be a Uint8Array or an ArrayBuffer, got ${describe(bytes)}`);
-}
 
 // ---- the header: a Python literal ----
 
@@ -260,10 +253,12 @@ function describePy(v: PyValue): string {
 /**
  * Reads a `.npy` file into its dtype, shape and C-order values, without making a
  * tensor (what `loadNpy` does before placing the values on the backend). Fortran
- * order is transposed, big-endian values are swapped.
+ * order is transposed, big-endian values are swapped. `bytes` is any form of
+ * bytes, as for `loadNpy`; the values are always a copy (the caller's bytes are
+ * neither kept nor changed).
  */
-export function readNpy(bytes: Uint8Array | ArrayBuffer, op = "readNpy"): NpyArray {
-  const b = asBytes(op, bytes);
+export function readNpy(bytes: ArrayBufferLike | ArrayBufferView, op = "readNpy"): NpyArray {
+  const b = bytesView(op, "bytes", bytes);
   if (b.length < 10 || MAGIC.some((m, k) => b[k] !== m))
     throw new FileFormatError(`${op}: not a .npy file (it does not start with the magic \\x93NUMPY)`);
   const major = b[6]!;
@@ -305,8 +300,9 @@ export function readNpy(bytes: Uint8Array | ArrayBuffer, op = "readNpy"): NpyArr
       `${op}: shape (${shape.join(",")}) of ${dtype} needs ${n * size} bytes of data, the file has ${have}${have < n * size ? " (truncated)" : " (extra bytes after the data)"}`,
     );
   }
-  // A copy, aligned for the typed array, swapped when the file's byte order is not the host's.
-  const copy = b.slice(dataStart, dataStart + n * size);
+  // A copy in a buffer of its own (aligned for the typed array, whatever the caller's byteOffset),
+  // swapped when the file's byte order is not the host's.
+  const copy = copyBytes(b.subarray(dataStart, dataStart + n * size));
   if (size > 1 && little !== LITTLE_ENDIAN_HOST) swapBytes(copy, size);
   let data: TypedArray =
     dtype === "float16"
@@ -374,18 +370,21 @@ function batchDimOf(op: string, opts: LoadNpyOptions, shape: readonly number[]):
 
 /**
  * A tensor from the bytes of a `.npy` file (as `numpy.save` writes them), on the
- * current backend. Every dtype batchwise has loads (`<f4`, `<f8`, `<i4`, `<u4`,
- * `|b1`, `|u1`, `|i1`, `<u2`, `<i2`, and `<f2` where the backend holds float16),
- * little- or big-endian, C or Fortran order; other NumPy dtypes (int64, strings, …)
- * are a DTypeError naming the dtype. `batchDim` splits the
- * shape: a `(4, 3)` array with `{ batchDim: 1 }` is `(4; 3)`.
+ * current backend. `bytes` is any form of bytes: a `Uint8Array`, a Node `Buffer`
+ * (`readFileSync("a.npy")`), a `DataView` or any typed array (only its
+ * `byteLength` bytes from its `byteOffset` are read), an `ArrayBuffer` or a
+ * `SharedArrayBuffer`; the values are copied. Every dtype batchwise has loads
+ * (`<f4`, `<f8`, `<i4`, `<u4`, `|b1`, `|u1`, `|i1`, `<u2`, `<i2`, and `<f2` where
+ * the backend holds float16), little- or big-endian, C or Fortran order; other
+ * NumPy dtypes (int64, strings, …) are a DTypeError naming the dtype. `batchDim`
+ * splits the shape: a `(4, 3)` array with `{ batchDim: 1 }` is `(4; 3)`.
  *
  * ```ts
- * const bytes = new Uint8Array(await (await fetch("points.npy")).arrayBuffer());
- * const pts = loadNpy(bytes, { batchDim: 1 }); // (N; 3)
+ * const pts = loadNpy(readFileSync("points.npy"), { batchDim: 1 }); // (N; 3), in Node
+ * const same = loadNpy(await (await fetch("points.npy")).arrayBuffer(), { batchDim: 1 }); // in a browser
  * ```
  */
-export function loadNpy(bytes: Uint8Array | ArrayBuffer, opts: LoadNpyOptions = {}): Tensor {
+export function loadNpy(bytes: ArrayBufferLike | ArrayBufferView, opts: LoadNpyOptions = {}): Tensor {
   const o = checkOptions("loadNpy", opts);
   const a = readNpy(bytes, "loadNpy");
   return tensorOf(a, batchDimOf("loadNpy", o, a.shape));

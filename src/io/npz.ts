@@ -9,6 +9,7 @@ import type { DType, TypedArray } from "../../ir/dtype.js";
 import { DTypeError, KeyError, ShapeError } from "../../ir/errors.js";
 import { checkOptions, describe } from "../check.js";
 import { Tensor } from "../tensor.js";
+import { bytesView } from "./bytes.js";
 import { FileFormatError, readNpy, tensorOf, writeNpy, type SaveNpyOptions } from "./npy.js";
 
 /** Options of `loadNpz`. */
@@ -36,19 +37,18 @@ const EPOCH = new Date(1980, 0, 1, 0, 0, 0);
 /**
  * The tensors of a `.npz` archive (as `numpy.savez` or `numpy.savez_compressed`
  * writes it), by array name (the member name without `.npy`), in archive order.
- * Every member must be a `.npy` file that `loadNpy` takes.
+ * Every member must be a `.npy` file that `loadNpy` takes. `bytes` is any form
+ * of bytes, as for `loadNpy` (a Node `Buffer` from `readFileSync`, a view, a
+ * `DataView`, an `ArrayBuffer` or a `SharedArrayBuffer`); the values are copied.
  *
  * ```ts
- * const { points, normals } = loadNpz(bytes, { batchDim: 1 }); // (N; 3) each
+ * const { points, normals } = loadNpz(readFileSync("scan.npz"), { batchDim: 1 }); // (N; 3) each
  * ```
  */
-export function loadNpz(bytes: Uint8Array | ArrayBuffer, opts: LoadNpzOptions = {}): Record<string, Tensor> {
+export function loadNpz(bytes: ArrayBufferLike | ArrayBufferView, opts: LoadNpzOptions = {}): Record<string, Tensor> {
   const op = "loadNpz";
   const o = checkOptions(op, opts);
-  let b: Uint8Array;
-  if (bytes instanceof Uint8Array) b = bytes;
-  else if (bytes instanceof ArrayBuffer) b = new Uint8Array(bytes);
-  else throw new DTypeError(`${op}: bytes must be a Uint8Array or an ArrayBuffer, got ${describe(bytes)}`);
+  const b = bytesView(op, "bytes", bytes);
   let files: Record<string, Uint8Array>;
   try {
     files = unzipSync(b);
