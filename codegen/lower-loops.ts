@@ -157,7 +157,7 @@ export class ExprLowering {
         v = b.cast(sub(e.x), e.dtype);
         break;
       case "combine":
-        v = combine(b, e.op, e.xs.map(sub), e.dtype, this.t, k.relaxedFloat32 === true);
+        v = combine(b, e.op, e.xs.map(sub), e.dtype, this.t);
         break;
       case "inside":
         if (s.inside === undefined) throw new UnsupportedOpError(`loop form: %${i}: inside outside a pad kernel`);

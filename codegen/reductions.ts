@@ -240,16 +240,11 @@ export function finishAccumulator(b: LoopBuilder, a: Accumulator, out: DType, co
 
 /**
  * A small reduction inlined into an element's expression (`combine`): combines `xs` in
- * order exactly as a reduction would, from its first term (it has at least one).
+ * order exactly as a reduction would, from its first term (it has at least one), in the
+ * same accumulator dtype (`accType`: float64 for float32 sums, means and products on
+ * targets that have it), so that a reduction's result does not depend on its length.
  */
-export function combine(
-  b: LoopBuilder,
-  op: KReduceOp,
-  xs: readonly number[],
-  dtype: DType,
-  t: LoopTarget,
-  relaxed = false,
-): number {
+export function combine(b: LoopBuilder, op: KReduceOp, xs: readonly number[], dtype: DType, t: LoopTarget): number {
   if (op === "argmin" || op === "argmax") throw new UnsupportedOpError(`loop form: ${op} cannot be inlined`);
   const bin = (o: "add" | "mul" | "minimum" | "maximum" | "and" | "or", d: DType, terms: number[]): number =>
     terms.slice(1).reduce((acc, x) => b.let(d, { k: "binary", op: o, a: acc, b: x }), terms[0]!);
@@ -257,8 +252,10 @@ export function combine(
     case "sum":
     case "mean":
     case "prod": {
-      // A relaxed kernel keeps its float32 terms at the target's precision anyway: no float64 round trip.
-      const ad = relaxed && dtype === "float32" ? dtype : accType(op, dtype, dtype, t);
+      // The accumulator of the loop form, also in a relaxed kernel: `relaxedFloat32` only lets a target keep
+      // float32 intermediates wider, and one that rounds every float32 op (WebAssembly) summed a short float32
+      // reduction in float32 (3e38 + 3e38 - 3e38 - 3e38 + 1 = Infinity where a long one, and JS, give 1).
+      const ad = accType(op, dtype, dtype, t);
       const terms = xs.map((x) => b.cast(x, ad));
       let v = bin(op === "prod" ? "mul" : "add", ad, terms);
       if (op === "mean") v = b.let(ad, { k: "binary", op: "div", a: v, b: b.lit(xs.length, ad) });

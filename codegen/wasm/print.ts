@@ -21,7 +21,10 @@
  * time in SIMD lanes: loads and stores whose four addresses are consecutive use one
  * vector access (checked at run time), others go lane by lane; the rest of the range
  * runs the scalar body. float32 math (exp, log, sin, …) uses the vector library of
- * ./math.ts in both paths, so a result does not depend on its lane.
+ * ./math.ts in both paths, so a result does not depend on its lane. The float64
+ * accumulation of a short float32 sum, mean or product (codegen/reductions.ts,
+ * `combine`) runs in two f64x2 halves per four lanes (promote, + - × ÷, demote), with
+ * the scalar body's rounding; no other float64 value is vectorised.
  *
  * Arithmetic: float32 ops round to float32 after each op (the loop form allows a
  * wider intermediate with `relaxedFloat32`; this target never uses it). float64
@@ -443,10 +446,14 @@ function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let | undefi
       continue;
     }
     if (s.k !== "let") return false; // workgroup-only kinds (never in a sequential program)
-    if (s.type === "float64" || isNarrowL(s.type)) return false;
+    if (isNarrowL(s.type)) return false;
     const e = s.e;
-    // float64 lanes are not vectorised: no operand may be float64 either.
-    if (operandsOf(e).some((o) => defs[o]?.type === "float64")) return false;
+    // float64 values run in two f64x2 halves, but only the float64 accumulation of a short float32
+    // reduction (codegen/reductions.ts, `combine`): promotes, + - × ÷, and the demote back.
+    if (s.type === "float64" || operandsOf(e).some((o) => defs[o]?.type === "float64")) {
+      if (!float64Lanes(s.type, e, defs)) return false;
+      continue;
+    }
     switch (e.k) {
       case "get":
         if (shard.counter === null || e.local !== shard.counter.local) return false;
@@ -487,6 +494,20 @@ function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let | undefi
     }
   }
   return true;
+}
+
+/** The float64 values a four-lane body computes (as two f64x2 halves): see `vectorizable`. */
+const VEC_BINARY_F64 = new Set<KBinaryOp>(["add", "sub", "mul", "div"]);
+function float64Lanes(t: LType, e: LExpr, defs: readonly (Let | undefined)[]): boolean {
+  const from = (id: number): LType | undefined => defs[id]?.type;
+  if (e.k === "cast") return t === "float64" ? from(e.x) === "float32" || from(e.x) === "float64" : t === "float32";
+  return (
+    t === "float64" &&
+    e.k === "binary" &&
+    VEC_BINARY_F64.has(e.op) &&
+    from(e.a) === "float64" &&
+    from(e.b) === "float64"
+  );
 }
 
 const VEC_UNARY = new Set<KUnaryOp>([
@@ -1368,6 +1389,10 @@ class Printer {
 
 // ---------------------------------------------------------------- the four-lane body
 
+/** i8x16.shuffle lanes: bytes 8-15 (float lanes 2-3) in both halves; the low halves of two vectors. */
+const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
+const LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+
 /** A check-free access: element offset base + coef·var (coef null: 1, contiguous lanes). */
 interface FastAccess {
   readonly base: number;
@@ -1380,6 +1405,8 @@ interface FastAccess {
  */
 class VectorBody {
   private readonly slot = new Map<number, number>();
+  /** float64 values: `slot` holds lanes 0-1 (an f64x2), `high` lanes 2-3. */
+  private readonly high = new Map<number, number>();
 
   constructor(
     private readonly scalar: Printer,
@@ -1404,7 +1431,31 @@ class VectorBody {
     if (s !== undefined) return void c.get(s);
     // A value from outside the loop (a scalar): splat it.
     const t = this.defs[id]?.type ?? "index";
+    if (t === "float64") throw new UnsupportedOpError("wasm: a float64 value has two halves (vec64)");
     c.get(this.scalar.scalarSlot(id)).simd(t === "float32" ? Simd.f32x4_splat : Simd.i32x4_splat);
+  }
+
+  /** Half `h` of a float64 value (lanes 0-1 or 2-3, an f64x2); an outer one (a scalar) is splatted. */
+  private vec64(id: number, h: 0 | 1): void {
+    const c = this.c;
+    const s = (h === 0 ? this.slot : this.high).get(id);
+    if (s !== undefined) return void c.get(s);
+    c.get(this.scalar.scalarSlot(id)).simd(Simd.f64x2_splat);
+  }
+
+  /** Half `h` of float64 value `e` (see `float64Lanes` for what it may be). */
+  private expr64(e: LExpr, h: 0 | 1): void {
+    const c = this.c;
+    if (e.k === "cast") {
+      if (this.defs[e.x]?.type === "float64") return this.vec64(e.x, h);
+      this.vec(e.x);
+      if (h === 1) (this.vec(e.x), c.simd(Simd.i8x16_shuffle).bytes(HIGH_HALF));
+      c.simd(Simd.f64x2_promote_low_f32x4);
+      return;
+    }
+    if (e.k !== "binary") throw new UnsupportedOpError(`wasm: ${e.k} on float64 lanes`);
+    (this.vec64(e.a, h), this.vec64(e.b, h));
+    c.simd({ add: Simd.f64x2_add, sub: Simd.f64x2_sub, mul: Simd.f64x2_mul, div: Simd.f64x2_div }[e.op as "add"]);
   }
 
   /**
@@ -1428,6 +1479,7 @@ class VectorBody {
       // Each copy is the one-copy body as it stands: its own vector locals, the scalar
       // loop variable and the output counter advanced by the copy before.
       this.slot.clear();
+      this.high.clear();
       const vv = c.local(V128);
       this.slot.set(this.loop.var, vv);
       c.get(lo).set(iv);
@@ -1447,6 +1499,14 @@ class VectorBody {
     const c = this.c;
     switch (s.k) {
       case "let": {
+        if (s.type === "float64") {
+          const lo = c.local(V128);
+          const hi = c.local(V128);
+          (this.expr64(s.e, 0), c.set(lo), this.expr64(s.e, 1), c.set(hi));
+          this.slot.set(s.id, lo);
+          this.high.set(s.id, hi);
+          return;
+        }
         if (s.e.k === "get") {
           // The output counter: lane j holds counter + j * step.
           const step = this.shard.counter!.step;
@@ -1653,6 +1713,13 @@ class VectorBody {
         return;
       case "cast": {
         const from = typeOf(e.x);
+        if (from === "float64") {
+          // float32 (what `float64Lanes` admits): both halves demoted, put together.
+          (this.vec64(e.x, 0), c.simd(Simd.f32x4_demote_f64x2_zero));
+          (this.vec64(e.x, 1), c.simd(Simd.f32x4_demote_f64x2_zero));
+          c.simd(Simd.i8x16_shuffle).bytes(LOW_HALVES);
+          return;
+        }
         v(e.x);
         if (from === t) return;
         if (t === "bool") {
