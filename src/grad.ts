@@ -17,9 +17,9 @@
  */
 import { Diff, jvpValues, vjpValues as vjpSweep, type Builder, type Lin, type Source } from "../ir/derivatives.js";
 import { noteReverseSweep } from "./trace-flags.js";
-import { DTypeError, ShapeError } from "../ir/errors.js";
+import { DTypeError, ShapeError, TraceError } from "../ir/errors.js";
 import { isFloat } from "../ir/dtype.js";
-import type { Attrs, Op } from "../ir/ops.js";
+import { REDUCE_OPS, SEGMENT_OPS, type Attrs, type Op } from "../ir/ops.js";
 import { fmtTypeShape, prod, type TensorType } from "../ir/types.js";
 import { describe } from "./check.js";
 import { Tensor } from "./tensor.js";
@@ -92,8 +92,12 @@ function leafOf(x: Tensor): Tensor {
 
 interface Flat {
   readonly leaves: Tensor[];
-  /** Rebuilds the structure from one value per leaf (tensors, or anything for nested results). */
-  readonly build: (vals: readonly unknown[]) => unknown;
+  /**
+   * Rebuilds the structure from one value per leaf (tensors, or anything for nested results).
+   * `jacobian`: typed leaves keep the value as it is (a Jacobian block is not of the leaf's type;
+   * `typedJacobian` gives it its own class).
+   */
+  readonly build: (vals: readonly unknown[], jacobian?: boolean) => unknown;
   /** The typed class of a single typed leaf (undefined: a plain tensor or a structure). */
   readonly typed?: PrimitiveClass<PrimitiveTensor<unknown>>;
 }
@@ -102,7 +106,7 @@ function flatten(op: string, what: string, x: unknown): Flat {
   if (x instanceof Tensor) return { leaves: [x], build: (v) => v[0] };
   if (x instanceof PrimitiveTensor) {
     const C = x.constructor as PrimitiveClass<PrimitiveTensor<unknown>>;
-    return { leaves: [x.t], build: (v) => (v[0] instanceof Tensor ? new C(v[0]) : v[0]), typed: C };
+    return { leaves: [x.t], build: (v, jac) => (!jac && v[0] instanceof Tensor ? new C(v[0]) : v[0]), typed: C };
   }
   if (x instanceof JaggedTensor) {
     const off = x.offsets;
@@ -120,12 +124,12 @@ function flatten(op: string, what: string, x: unknown): Flat {
     }));
     return {
       leaves: parts.flatMap((p) => p.f.leaves),
-      build: (vals) => {
+      build: (vals, jac) => {
         const out = new TensorDict({}, x.batchSize);
         let k = 0;
         for (const p of parts) {
           const n = p.f.leaves.length;
-          out.set(p.path, p.f.build(vals.slice(k, k + n)) as Tensor);
+          out.set(p.path, p.f.build(vals.slice(k, k + n), jac) as Tensor);
           k += n;
         }
         return out;
@@ -136,11 +140,11 @@ function flatten(op: string, what: string, x: unknown): Flat {
     const parts = x.map((e, i) => flatten(op, `${what}[${i}]`, e));
     return {
       leaves: parts.flatMap((p) => p.leaves),
-      build: (vals) => {
+      build: (vals, jac) => {
         let k = 0;
         return parts.map((p) => {
           const n = p.leaves.length;
-          const r = p.build(vals.slice(k, k + n));
+          const r = p.build(vals.slice(k, k + n), jac);
           k += n;
           return r;
         });
@@ -372,11 +376,11 @@ function assembleJac(tr: Traced, blocks: Tensor[][][], many: boolean): unknown {
     const args = byArg.map((ls, a) => {
       const fin = tr.ins[a]!;
       if (ls.length === 1 && tr.out.leaves.length === 1) return typedJacobian(ls[0]!, tr.out.typed, fin.typed);
-      return fin.build(ls);
+      return fin.build(ls, true);
     });
     return many ? args : args[0];
   });
-  return tr.out.build(perOut);
+  return tr.out.build(perOut, true);
 }
 
 /** Stacks flat-indexed pieces along new base axes: `(B; ...lead)` pieces → `(B; ...lead, ...shape)` or `(B; ...shape, ...lead)`. */
@@ -399,7 +403,87 @@ function stackPieces(
 
 /** The per-sample Jacobian's batch: the result's and the argument's broadcast (a value standing for it). */
 function batchLike(y: Tensor, x: Tensor): Tensor {
-  return y._type.batch.length >= x._type.batch.length ? y : x;
+  // A single result sample (batch of ones, as after batchMean(0, { keepdim: true })) broadcasts to x's batch.
+  const ones = y._type.batch.every((d) => d === 1) && !x._type.batch.every((d) => d === 1);
+  return !ones && y._type.batch.length >= x._type.batch.length ? y : x;
+}
+
+/**
+ * How an op couples the samples of a batch, in the user's terms; undefined when each
+ * output sample depends on the same input sample only (elementwise, base ops, size-1
+ * batch dims added or removed, broadcasting a batch of one).
+ */
+function couplingOf(op: Op, attrs: Attrs): string | undefined {
+  if (REDUCE_OPS.has(op as never)) {
+    const axes = attrs.batchAxes;
+    return Array.isArray(axes) && axes.length > 0
+      ? `a reduction over batch axes (${op} over batch axes ${JSON.stringify(axes)}: batchSum, batchMean, …)`
+      : undefined;
+  }
+  switch (op) {
+    case "batch_reshape":
+      return "a reshape of the batch (batchReshape)";
+    case "rebatch":
+      return "a move of dims between batch and base (rebatch)";
+    case "batch_concat":
+      return "a concatenation along a batch axis (batchCat, cat, stack)";
+    case "batch_slice":
+      return "a slice of the batch (batchSlice)";
+    default:
+      return SEGMENT_OPS.has(op) ? `a ragged segment op (${op}: segment sums, means, padding …)` : undefined;
+  }
+}
+
+/**
+ * Per-sample Jacobians seed every sample with the same basis vector at once, which is
+ * right only when output sample b depends on input sample b alone. This finds an op on
+ * a path from a differentiated leaf to the result that couples samples and throws a
+ * TraceError naming it, instead of returning a silently wrong Jacobian.
+ */
+function checkIndependent(op: string, mode: "fwd" | "rev", tr: Traced): void {
+  // One sample on the seeded side makes the sweep exact whatever f does: reverse mode with a
+  // single result sample is the full gradient of that sample; forward mode with a single argument
+  // sample, the full derivative along it.
+  const single = (t: Tensor) => t._type.batch.every((d) => d === 1);
+  if (mode === "rev" ? tr.out.leaves.every(single) : tr.leaves.flat().every(single)) return;
+  const leaves = new Set(tr.leaves.flat());
+  const dep = new Map<Tensor, boolean>();
+  for (const out of tr.out.leaves) {
+    // Iterative post-order: graphs of autodiff and material models are deep.
+    const stack: { t: Tensor; i: number }[] = [{ t: out, i: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (dep.has(top.t)) {
+        stack.pop();
+        continue;
+      }
+      const def = leaves.has(top.t) ? undefined : tr.src.def(top.t);
+      if (def === undefined) {
+        dep.set(top.t, leaves.has(top.t));
+        stack.pop();
+        continue;
+      }
+      if (top.i < def.inputs.length) {
+        const next = def.inputs[top.i++]!;
+        if (!dep.has(next)) stack.push({ t: next, i: 0 });
+        continue;
+      }
+      const dependent = def.inputs.some((i) => dep.get(i) === true);
+      if (dependent) {
+        const how = couplingOf(def.op, def.attrs);
+        if (how !== undefined) {
+          const x = def.inputs.find((i) => dep.get(i) === true)!;
+          throw new TraceError(
+            `${op}: f couples the samples of the batch through ${how}, applied to ${fmtTypeShape(x._type)} giving ${fmtTypeShape(top.t._type)}; ` +
+              `per-sample Jacobians need each result sample to depend on its own argument sample only. ` +
+              `For the derivative of a function of the whole batch use grad, vjp or jvp, which differentiate it as it is`,
+          );
+        }
+      }
+      dep.set(top.t, dependent);
+      stack.pop();
+    }
+  }
 }
 
 function jacImpl(
@@ -411,6 +495,7 @@ function jacImpl(
 ) {
   const { nums, many } = argnumsOf(op, opts, args.length);
   const tr = call(op, f, args, nums);
+  checkIndependent(op, mode, tr);
   const d = new Diff(BUILDER);
   const outs = tr.out.leaves;
   const blocks: Tensor[][][] = outs.map(() => tr.leaves.map(() => []));
