@@ -8,7 +8,8 @@
  * - `batchwise inspect <bundle.mjs> [--sha256 <hex>]` validates a bundle with
  *   loadBundle's checks and prints its signature, kernels and SHA-256.
  * - `batchwise worker --redis <url> [--queue q] [--concurrency n] [--backend js|wasm] [--threads n]` runs a
- *   batchwise/distributed worker until SIGINT or SIGTERM.
+ *   batchwise/distributed worker until SIGINT or SIGTERM;
+ * - `batchwise --version` prints the installed package's version.
  *
  * Exit codes: 0 success; 1 a user error (a bad spec, a missing export, a trace
  * that fails, a bundle that fails its checks: the error's message, with its stack
@@ -19,10 +20,11 @@
  * (`npx tsx node_modules/batchwise/dist/src/cli.js bundle f.ts ...`); plain
  * Node imports `.js`/`.mjs`.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { DTYPES, DTYPE_SHORT } from "../../ir/dtype.js";
 import { BatchwiseError } from "../../ir/errors.js";
 import { parseGraph } from "../../ir/parse.js";
 import type { Kernel } from "../../ir/kernel.js";
@@ -46,16 +48,25 @@ class UsageError extends Error {}
 /** A user error outside the library's own errors (a missing file or export): exit code 1. */
 class CliError extends Error {}
 
+/** The dtypes as specs take them: the dtype table's names, and the IR's short names that differ. */
+const DTYPE_HELP = `dtypes: ${DTYPES.join(" ")},
+  or as the IR prints them: ${DTYPES.filter((d) => DTYPE_SHORT[d] !== d)
+    .map((d) => DTYPE_SHORT[d])
+    .join(" ")}${DTYPES.includes("float16") ? "\n  (float16 needs WebGPU with shader-f16)" : ""}.`;
+
 const SPEC_HELP = `Specs: <dtype>[<batch labels>; <base shape>], one --spec per argument, in order:
   "float32[B; 3,3]"   a (B; 3,3) float32 tensor
   "f32[B,N; 3]"       two batch dims (only their number matters; sizes stay run-time)
   "int32[; 4]"        no batch dims
   "f32[B, ~N; 3]"     a jagged tensor: values (T; 3) and int32 offsets
-dtypes: float32 float64 int32 uint32 bool, or f32 f64 i32 u32 as the IR prints them.`;
+${DTYPE_HELP}`;
+
+/** The backends --backend takes in bundle and dump. */
+const TRACE_BACKENDS = ["js", "wasm", "webgpu"] as const;
 
 const TRACE_OPTIONS_HELP = `  --export, -e <name>   the export to trace (a function of tensors; "default" for the default export)
   --spec, -s <spec>     an argument's spec (repeat, one per argument)
-  --backend <js|webgpu> the backend to trace and fuse for (default js; webgpu needs the webgpu package)
+  --backend <js|wasm|webgpu>  the backend to trace and fuse for (default js; webgpu needs the webgpu package)
   --float32 <relaxed|exact>  float32 rounding of fused JS kernels (default relaxed)`;
 
 const USAGE: Record<string, string> = {
@@ -67,7 +78,7 @@ Commands:
   inspect <bundle>   validate a bundle and print its signature, kernels and SHA-256
   worker             run shards of sharded calls from Redis (batchwise/distributed)
 
-Run "batchwise <command> --help" for a command's options.
+Run "batchwise <command> --help" for a command's options, "batchwise --version" for the version.
 <file> is an ES module (.js, .mjs); a .ts file needs a TypeScript loader:
   npx tsx node_modules/batchwise/dist/src/cli.js bundle model.ts ...
 Exit codes: 0 success, 1 an error in the input (spec, module, trace, bundle), 2 bad usage.
@@ -96,7 +107,8 @@ Options:
 ${TRACE_OPTIONS_HELP}
   --after, -a <pass>    the IR after this pass: input (default), lower, canonicalize, fold,
                         simplify, cse, dce, or fuse (the schedule, one line per kernel)
-  --kernels, -k         the generated kernels' source (JS, or WGSL with --backend webgpu)
+  --kernels, -k         the generated kernels' source (JS; WGSL with --backend webgpu;
+                        with --backend wasm, each WebAssembly kernel's loop form spelled as JS)
   --dot                 Graphviz DOT of the graph after --after (fuse: a cluster per kernel)
   --help, -h            this help
 
@@ -217,8 +229,8 @@ async function traceExport(
   if (v.export === undefined) throw new UsageError("missing --export <name>");
   if (v.spec === undefined || v.spec.length === 0)
     throw new UsageError('missing --spec (one per argument of the function, e.g. --spec "f32[B; 3,3]")');
-  if (v.backend !== undefined && v.backend !== "js" && v.backend !== "webgpu")
-    throw new UsageError(`--backend must be js or webgpu, got ${JSON.stringify(v.backend)}`);
+  if (v.backend !== undefined && !(TRACE_BACKENDS as readonly string[]).includes(v.backend))
+    throw new UsageError(`--backend must be js, wasm or webgpu, got ${JSON.stringify(v.backend)}`);
   if (v.float32 !== undefined && v.float32 !== "exact" && v.float32 !== "relaxed")
     throw new UsageError(`--float32 must be exact or relaxed, got ${JSON.stringify(v.float32)}`);
   // Specs first: a bad spec is reported before the module runs.
@@ -256,6 +268,10 @@ async function traceExport(
     const gpu = await initWebGPU({ select: false });
     backend = gpu;
     release = () => gpu.destroy();
+  } else if (v.backend === "wasm") {
+    // One thread: tracing and bundling run no large kernels; no worker threads to stop afterwards.
+    const { initWasm } = await import("../wasm.js");
+    backend = await initWasm({ select: false, threads: 1 });
   } else {
     backend = getJsBackend();
   }
@@ -442,9 +458,41 @@ const COMMANDS: Record<Command, (argv: readonly string[], io: CliIO) => Promise<
   worker: workerCommand,
 };
 
+/**
+ * The version in the package.json of the batchwise package this file is part of
+ * (src/cli/ in the repository, dist/src/cli/ in the installed package): the first
+ * package.json named "batchwise" up from here.
+ */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: unknown; version?: unknown };
+      if (pkg.name === "batchwise" && typeof pkg.version === "string") return pkg.version;
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new CliError("cannot find the batchwise package.json above the CLI's own file");
+    dir = up;
+  }
+}
+
 /** Runs the CLI on `argv` (the arguments after `batchwise`); resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === "--version" || command === "-v") {
+    if (rest.length > 0) {
+      io.err(`batchwise: --version takes no arguments, got ${rest.map((a) => JSON.stringify(a)).join(" ")}\n`);
+      return 2;
+    }
+    try {
+      io.out(`${packageVersion()}\n`);
+      return 0;
+    } catch (e) {
+      io.err(`batchwise: ${e instanceof Error ? e.message : String(e)}\n`);
+      return 1;
+    }
+  }
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     if (command === undefined) {
       io.err(`${USAGE["main"]!}\n`);

@@ -5,8 +5,8 @@
  * - `f32[B,N; 3]`: two batch dims; `int32[; 4]`: none; `f32[B; ]`: a scalar per batch element;
  * - `f32[B, ~N; 3]`: a jagged tensor (`jaggedSpec("float32", [3])`): values `(T; 3)`, int32 offsets.
  *
- * dtypes: float32, float64, int32, uint32, bool, uint8, int8, uint16, int16, float16, or as the IR prints
- * them: f32, f64, i32, u32, u8, i8, u16, i16, f16.
+ * dtypes: the names of the dtype table (ir/dtype.ts `DTYPES`: float32, float64, int32, uint32, bool, the
+ * narrow uint8, int8, uint16, int16 and float16), or as the IR prints them (`DTYPE_SHORT`: f32, i16, …).
  * Batch labels are names (letters, digits, `_`); only their number matters, sizes stay run-time.
  */
 import { DTYPE_FROM_SHORT, DTYPE_SHORT, DTYPES, isDType, type DType } from "../../ir/dtype.js";
@@ -18,9 +18,9 @@ const LABEL = /^[A-Za-z_]\w*$/;
 /**
  * Parses one argument spec as the CLI's `--spec` takes it, `<dtype>[<batch labels>; <base>]`:
  * `"f32[B; 3,3]"` is `spec("float32", ["B"], [3, 3])`, `"f32[B, ~N; 3]"` is
- * `jaggedSpec("float32", [3])`, `"int32[; 4]"` has no batch dims. dtypes are
- * float32, float64, int32, uint32, bool or f32, f64, i32, u32; only the number of
- * batch labels matters. A bad spec is a TraceError (DTypeError for the dtype)
+ * `jaggedSpec("float32", [3])`, `"int32[; 4]"` has no batch dims. dtypes are the
+ * dtype table's names (`DTYPES`) or the IR's short names (`f32`, `u8`, …); only the
+ * number of batch labels matters. A bad spec is a TraceError (DTypeError for the dtype)
  * naming it and the problem.
  */
 export function parseSpec(text: string): ArgSpec {

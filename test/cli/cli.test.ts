@@ -76,6 +76,26 @@ beforeAll(async () => {
     noExport: [["dump", "model.mjs", "--export", "scal", "--spec", "f32[B; 3]"], { BATCHWISE_DEBUG: "1" }],
     badOption: [["dump", "model.mjs", "--export", "scale", "--spec", "f32[B; 3]", "--aftr", "fuse"]],
     help: [["--help"]],
+    version: [["--version"]],
+    bundleHelp: [["bundle", "--help"]],
+    dumpWasm: [["dump", "model.mjs", "-e", "scale", "-s", "f32[B; 3]", "--backend", "wasm", "--kernels"]],
+    bundleWasm: [
+      [
+        "bundle",
+        "model.mjs",
+        "--export",
+        "pair",
+        "--spec",
+        "f32[B; 3,3]",
+        "--spec",
+        "float32[B; 3]",
+        "--backend",
+        "wasm",
+        "-o",
+        "pair-wasm.bundle.mjs",
+      ],
+    ],
+    badBackend: [["dump", "model.mjs", "-e", "scale", "-s", "f32[B; 3]", "--backend", "cuda"]],
   };
   const names = Object.keys(todo);
   const results = await Promise.all(names.map((n) => cli(...todo[n]!)));
@@ -173,5 +193,49 @@ describe("batchwise CLI", () => {
     expect(runs["badOption"]!.stderr).toBe(`batchwise dump: Unknown option '--aftr'\nSee "batchwise dump --help".\n`);
     expect(runs["help"]!.code).toBe(0);
     expect(runs["help"]!.stdout).toMatch(/^Usage: batchwise <command> \[options\]\n/);
+    expect(runs["help"]!.stdout).toContain('"batchwise --version" for the version');
+  });
+
+  it("--version prints the version in package.json", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    expect(runs["version"]).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+  });
+
+  it("--help lists every dtype of the dtype table, and the IR's short names", () => {
+    const r = runs["bundleHelp"]!;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      "dtypes: float32 float64 int32 uint32 bool uint8 int8 uint16 int16 float16,\n" +
+        "  or as the IR prints them: f32 f64 i32 u32 u8 i8 u16 i16 f16\n" +
+        "  (float16 needs WebGPU with shader-f16).\n",
+    );
+    expect(r.stdout).toContain("--backend <js|wasm|webgpu>");
+  });
+
+  it("--backend wasm: dump prints WebAssembly kernels; bundle writes a bundle that computes det and v * (1, 2, 3)", async () => {
+    const d = runs["dumpWasm"]!;
+    expect(d.stderr).toBe("");
+    expect(d.code).toBe(0);
+    expect(d.stdout).toMatch(/^\/\/ WebAssembly kernel: \d+ bytes/);
+    const b = runs["bundleWasm"]!;
+    expect(b.stderr).toBe("");
+    expect(b.code).toBe(0);
+    expect(b.stdout).toMatch(/^wrote pair-wasm\.bundle\.mjs \(2 kernel\(s\), sha256 [0-9a-f]{64}\)\n/);
+    const text = readFileSync(join(dir, "pair-wasm.bundle.mjs"), "utf8");
+    expect(text).toContain(`export const traced = "wasm";`);
+    const g = await loadBundle(await importModule(join(dir, "pair-wasm.bundle.mjs")));
+    const m = fromTypedArray(Float32Array.from([2, 0, 0, 0, 3, 0, 0, 0, 4, 1, 2, 3, 0, 1, 4, 5, 6, 0]), [2, 3, 3], {
+      batchDim: 1,
+    });
+    const v = fromTypedArray(Float32Array.from([1, 1, 1, 2, 0, -1]), [2, 3], { batchDim: 1 });
+    const [det, scaled] = g(m, v) as Tensor[];
+    // det diag(2,3,4) = 24; det [[1,2,3],[0,1,4],[5,6,0]] = 1(0-24) - 2(0-20) + 3(0-5) = 1
+    expect(Array.from(det!.dataSync())).toEqual([24, 1]);
+    expect(Array.from(scaled!.dataSync())).toEqual([1, 2, 3, 2, 0, -3]);
+    expect(runs["badBackend"]).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `batchwise dump: --backend must be js, wasm or webgpu, got "cuda"\nSee "batchwise dump --help".\n`,
+    });
   });
 });
