@@ -30,6 +30,7 @@ installTensorApi();
 import "./api/tensor-ops.js";
 
 export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
+export type { FormatOptions } from "./format.js";
 export {
   tensor,
   fromTypedArray,

@@ -119,6 +119,7 @@ export {
   type LoadBundleOptions,
 } from "./bundle-load.js";
 export { Tensor, type NestedArray } from "./tensor.js";
+export type { FormatOptions } from "./format.js";
 export {
   tensor,
   fromTypedArray,
