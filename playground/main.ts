@@ -7,6 +7,12 @@
  * The input is deterministic so that results can be checked by hand (the
  * browser test does): element i of the flat, row-major input is i % 7 - 3
  * (uint32: i % 7; bool: i % 7 - 3 != 0).
+ *
+ * The code in the function box sees the exports listed in `LIB` by name
+ * (`(x) => linalg.det(x.reshape([2, 2]))`), and the browser console has them as
+ * `batchwise` (`batchwise.tensor([3, 1, 2]).sort().toArraySync()`). They are
+ * named imports, as an application's would be, so the built page is tree shaken
+ * as one (test/browser/playground.test.ts checks that every method is there).
  */
 import { PASS_NAMES } from "../passes/pipeline.ts";
 import {
@@ -19,16 +25,123 @@ import {
   ShapeError,
   TraceError,
   UnsupportedOpError,
+  arange,
+  argsort,
+  booleanMask,
+  cat,
+  counters,
+  cumprod,
+  cumsum,
+  diag,
+  einsum,
+  eye,
+  fromPadded,
   fromTypedArray,
+  full,
+  getBackend,
+  grad,
+  hessian,
   initWebGPU,
+  jacfwd,
+  jacrev,
+  jagged,
+  JaggedTensor,
   jit,
+  jvp,
+  linalg,
+  linspace,
+  logSoftmax,
+  logspace,
+  logsumexp,
+  nonzero,
+  ones,
+  padSequence,
+  Quaternion,
+  R2,
+  random,
+  Rot,
+  Scalar,
   setBackend,
+  sl,
+  softmax,
+  sort,
+  SR2,
+  stack,
+  std,
   Tensor,
+  TensorDict,
+  tensor,
+  topk,
+  unpadSequence,
+  valueAndGrad,
+  Vec,
+  vjp,
+  where,
+  zeros,
   type DType,
   type JitArg,
   type JitFunction,
   type WebGPUBackend,
 } from "../src/index.ts";
+
+/** What the function box's code sees by name, and the console as `batchwise` (see the module comment). */
+const LIB = {
+  Tensor,
+  tensor,
+  fromTypedArray,
+  zeros,
+  ones,
+  full,
+  arange,
+  linspace,
+  logspace,
+  eye,
+  diag,
+  where,
+  einsum,
+  softmax,
+  logSoftmax,
+  logsumexp,
+  std,
+  cumsum,
+  cumprod,
+  sort,
+  argsort,
+  topk,
+  sl,
+  booleanMask,
+  nonzero,
+  linalg,
+  random,
+  grad,
+  valueAndGrad,
+  vjp,
+  jvp,
+  jacfwd,
+  jacrev,
+  hessian,
+  jit,
+  jagged,
+  fromPadded,
+  JaggedTensor,
+  padSequence,
+  unpadSequence,
+  TensorDict,
+  stack,
+  cat,
+  Scalar,
+  Vec,
+  Rot,
+  R2,
+  SR2,
+  Quaternion,
+  getBackend,
+  setBackend,
+  counters,
+  ShapeError,
+  DTypeError,
+};
+(window as unknown as { batchwise: typeof LIB }).batchwise = LIB;
 
 type Fn = JitFunction<[Tensor], JitArg | readonly JitArg[]>;
 type BackendName = "js" | "webgpu";
@@ -126,8 +239,8 @@ function parseList(text: string, what: string, allowEmpty: boolean): number[] {
 
 /** Evaluates the typed code (an expression giving a function) in the page. */
 function compileUserFunction(code: string): (x: Tensor) => JitArg | readonly JitArg[] {
-  // A local playground runs what its user types, like a browser console.
-  const fn: unknown = new Function(`"use strict";\nreturn (${code}\n);`)();
+  // A local playground runs what its user types, like a browser console; LIB's names are in scope.
+  const fn: unknown = new Function(...Object.keys(LIB), `"use strict";\nreturn (${code}\n);`)(...Object.values(LIB));
   if (typeof fn !== "function")
     throw new Error(`the code must be a function such as (x) => x.tanh(), got ${typeof fn}`);
   return fn as (x: Tensor) => JitArg | readonly JitArg[];

@@ -22,8 +22,10 @@ import { installTensorApi } from "./api/tensor-api.js";
 // The full library compiles: eager tensor operations and jit use the pass pipeline and the code generators.
 installCompiler();
 // The comparison and small-op methods of Tensor: installed here so that batchwise/runtime (bundles only)
-// does not carry them. TensorDict's row assignment, non-tensor and padding methods are installed by
-// src/tensordict/index.ts, which this entry re-exports, so a page that never uses TensorDict carries neither.
+// does not carry them. These calls stay in every bundle of a page that imports batchwise because package.json
+// lists this file in "sideEffects" (this module is otherwise only re-exports, which bundlers see through).
+// TensorDict's row assignment, non-tensor and padding methods are installed by the class's own module
+// (src/tensordict/tensordict.ts), so a page that never uses TensorDict carries neither.
 installTensorApi();
 // The declarations of the eager Tensor operations (add, sum, reshape, …; installed by installCompiler above):
 // this import keeps them in the types of `batchwise`.

@@ -1,9 +1,10 @@
 /**
  * TensorDict's row assignment (`setAt`), non-tensor entries (`setNonTensor`,
  * `getNonTensor`), `toPaddedTensor` and `booleanMask`: TensorDict methods,
- * installed on `TensorDict.prototype` by the full entry (`src/index.ts` calls
- * `installTensorDictApi()`), so that the lean `batchwise/runtime` entry, which
- * holds TensorDicts for bundles but needs none of these, does not carry them.
+ * installed on `TensorDict.prototype` by the class's own module
+ * (src/tensordict/tensordict.ts calls `installTensorDictApi()`), so that every
+ * page that has TensorDict has them (whichever entry it imports, whatever the
+ * bundler shakes out) and a page without TensorDict carries none of this.
  */
 import { DTypeError, KeyError, ShapeError, TraceError, UnsupportedOpError } from "../../ir/errors.js";
 import { full } from "../creation.js";
@@ -218,7 +219,7 @@ function isSource(v: unknown): v is TensorDictSource {
   return proto === Object.prototype || proto === null;
 }
 
-/** Installs the methods above on `TensorDict.prototype` (the full entry calls it once). */
+/** Installs the methods above on `TensorDict.prototype` (src/tensordict/tensordict.ts calls it once). */
 export function installTensorDictApi(): void {
   const P = TensorDict.prototype;
   if (Object.hasOwn(P, "setAt")) return;

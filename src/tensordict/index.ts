@@ -16,11 +16,9 @@ import {
 import { LazyStackedTensorDict } from "./lazy.js";
 import { catDicts, padDicts, stackDicts, unpadDicts, type PadDictsOptions } from "./ops.js";
 import { TensorDict } from "./tensordict.js";
-import { installTensorDictApi } from "./api.js";
-
-// TensorDict's row assignment, non-tensor and padding methods (src/tensordict/api.ts): installed when
-// the full entry's TensorDict exports load; batchwise/runtime, which only holds TensorDicts, leaves them out.
-installTensorDictApi();
+// TensorDict's row assignment, non-tensor and padding methods (src/tensordict/api.ts) are installed by the
+// class's module (src/tensordict/tensordict.ts), not here: a bundler that finds this module only through
+// re-exports drops its statements (a page importing just TensorDict would lack them).
 
 export {
   TensorDict,

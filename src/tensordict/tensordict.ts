@@ -22,6 +22,7 @@ import { cat } from "../ragged/sequence.js";
 import { Tensor } from "../tensor.js";
 import { defineInspect } from "../format.js";
 import type { NonTensor, NonTensorData, NonTensorStack } from "./nontensor.js";
+import { installTensorDictApi } from "./api.js";
 
 /**
  * Non-tensor entries carry the registered symbol `batchwise.nonTensor` ("data"
@@ -704,6 +705,12 @@ export class TensorDict {
 
 // Node's util.inspect (console.log(td)): toString(), not the internals.
 defineInspect(TensorDict, (td) => td.toString());
+
+// setAt, setNonTensor, getNonTensor, toPaddedTensor and booleanMask (src/tensordict/api.ts): installed by
+// the class's own module, so that they come with the class in every page and entry that has it (a bundler keeps
+// a module's statements when it keeps the module: one that has TensorDict has this), and a page without
+// TensorDict carries none of it.
+installTensorDictApi();
 
 // Compiled functions and bundles take and return TensorDicts once this module is loaded (src/args.ts).
 registerDictArgKind({
