@@ -455,20 +455,22 @@ function batchSliceType(op: Op, [x]: readonly TensorType[], attrs: SliceAttrs): 
     // x[n-1-start::step], e.g. start 0, step -1 reverses the axis.
     if (start < 0 || stop !== -1)
       bad("is not a valid slice (a negative step needs start >= 0, counted from the end, and stop -1)");
-    if (typeof d === "number") {
-      if (start > d) bad("does not fit");
-      batch[axis] = Math.ceil((d - start) / -step);
-    } else batch[axis] = `(${d}-${start})/${-step}`;
+    // Bounds past the size clamp as in NumPy (a start past the size gives an empty slice), so a
+    // symbolic size that turns out small at run time slices as the eager call does.
+    if (typeof d === "number") batch[axis] = start >= d ? 0 : Math.ceil((d - start) / -step);
+    else batch[axis] = `(${d}-${start})/${-step}`;
     return { dtype: x!.dtype, batch, base: x!.base };
   }
   // stop -1 means "to the end" (the only way to say it for a symbolic size).
   if (step < 1 || start < 0 || stop < -1 || (stop >= 0 && stop < start)) bad("is not a valid slice");
   if (typeof d === "number") {
-    const end = stop < 0 ? d : stop;
-    if (end > d || start > end) bad("does not fit");
-    batch[axis] = Math.ceil((end - start) / step);
+    // NumPy's clamping: bounds past the size stop at the size (eager batchSlice clamps the same way).
+    const end = Math.min(stop < 0 ? d : stop, d);
+    batch[axis] = start >= end ? 0 : Math.ceil((end - start) / step);
   } else {
-    batch[axis] = stop >= 0 ? Math.ceil((stop - start) / step) : `(${d}-${start})/${step}`;
+    // With a stop, the size is that of NumPy's n[start:stop:step] at run time (b0[1:10]): a size of its
+    // own, not stop - start.
+    batch[axis] = stop >= 0 ? `${d}[${start}:${stop}${step === 1 ? "" : `:${step}`}]` : `(${d}-${start})/${step}`;
   }
   return { dtype: x!.dtype, batch, base: x!.base };
 }

@@ -80,8 +80,8 @@ function parseNumber(s: string, line: number): number {
   return Number(s);
 }
 
-/** A symbolic batch dim as the passes write them: `b0`, `b0*b1`, `(b0-1)/2`, `~r0`, `b0|b1`, `r0-1`. */
-const SYMBOL = /^[\w*/+\-|~().]+$/;
+/** A symbolic batch dim as the passes write them: `b0`, `b0*b1`, `(b0-1)/2`, `b0[1:10]`, `~r0`, `b0|b1`, `r0-1`. */
+const SYMBOL = /^[\w*/+\-|~().[\]:]+$/;
 
 export function parseType(s: string, line = 0): TensorType {
   const t = s.trim();

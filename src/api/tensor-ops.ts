@@ -569,7 +569,12 @@ function methods() {
       return Tensor._op("reshape", [this], { shape: inferShape("reshape", shape, prod(this.baseShape), this, "base") });
     },
     flatten(this: Tensor, start = 0, end = -1): Tensor {
-      if (this.baseDim === 0) return this.reshape([1]);
+      if (this.baseDim === 0) {
+        // As PyTorch: a 0-d base counts as one axis, so start and end may be 0 or -1 only.
+        normAxis("flatten", start, 1, "base", this);
+        normAxis("flatten", end, 1, "base", this);
+        return this.reshape([1]);
+      }
       const s = normAxis("flatten", start, this.baseDim, "base", this);
       const e = normAxis("flatten", end, this.baseDim, "base", this);
       if (s > e) throw new ShapeError(`flatten: start ${start} is after end ${end} for x ${this.toString()}`);

@@ -142,11 +142,11 @@ export function packedApp(): Promise<PackedApp> {
       }
       try {
         if (!existsSync(join(target, "app/node_modules/batchwise/package.json"))) {
-          // Old keys: only the newest build is kept.
+          // Old keys: builds more than an hour old go (a younger one may still be in use by another run).
           for (const old of await readdir(base)) {
-            if (old !== key && old !== `${key}.lock` && !old.endsWith(".lock")) {
-              await rm(join(base, old), { recursive: true, force: true });
-            }
+            if (old === key || old.endsWith(".lock")) continue;
+            const age = Date.now() - (await stat(join(base, old)).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+            if (age > 3_600_000) await rm(join(base, old), { recursive: true, force: true });
           }
           await build(target);
         }
