@@ -18,6 +18,10 @@
  * installing module a bundler shook out shows as a difference; and every case of
  * families.ts whose names the page exposes gives its hand-computed value.
  *
+ * And, in Node, each class that an entry exports, imported alone and bundled by
+ * rolldown (Vite's bundler), has every method and getter that Node gives it (one
+ * small bundle per class, generated from the exports).
+ *
  * Needs Chromium (as the other browser tests) and the npm registry (the packed fixture).
  */
 import { execFile } from "node:child_process";
@@ -148,6 +152,45 @@ describe.runIf(haveBrowser || REQUIRE_BROWSER)("a consumer's page bundled from t
       }
     }
   }, 600_000);
+
+  it("each exported class imported alone, bundled by rolldown (Vite's bundler): the methods and getters Node gives it", async () => {
+    const { rolldown } = await import("rolldown");
+    const alone = join(dir, "alone");
+    await mkdir(alone, { recursive: true });
+    const built: { from: PageSpec["from"]; name: string; file: string }[] = [];
+    for (const from of ["batchwise", "batchwise/runtime"] as const)
+      for (const [name, v] of Object.entries(nodeSurface[from]!)) {
+        if ((v as { kind: string }).kind !== "class") continue;
+        const base = `${from.replace("/", "-")}-${name}`;
+        await writeFile(
+          join(alone, `${base}.js`),
+          `import { ${name} } from "${from}";\nexport const surface = (${SURFACE})({ ${name} });\n`,
+        );
+        const b = await rolldown({
+          input: join(alone, `${base}.js`),
+          cwd: dir,
+          platform: "browser",
+          logLevel: "silent",
+        });
+        await b.write({ file: join(alone, `${base}.mjs`), format: "esm", minify: true, codeSplitting: false });
+        await b.close();
+        built.push({ from, name, file: `./${base}.mjs` });
+      }
+    expect(built.map((b) => b.name)).toEqual(expect.arrayContaining(["Tensor", "TensorDict", "JaggedTensor", "Vec"]));
+    const runner = `const out = {}; for (const f of ${JSON.stringify(built.map((b) => b.file))}) out[f] = (await import(f)).surface; console.log(JSON.stringify(out));`;
+    await writeFile(join(alone, "run.mjs"), runner);
+    const r = await run(process.execPath, ["run.mjs"], { cwd: alone, maxBuffer: 16 << 20 });
+    const got = JSON.parse(r.stdout) as Record<string, Surface>;
+    const differ = built
+      .filter((b) => JSON.stringify(got[b.file]![b.name]) !== JSON.stringify(nodeSurface[b.from]![b.name]))
+      .map((b) => ({
+        from: b.from,
+        name: b.name,
+        bundled: got[b.file]![b.name],
+        node: nodeSurface[b.from]![b.name],
+      }));
+    expect(differ).toEqual([]);
+  }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
