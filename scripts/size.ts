@@ -17,6 +17,14 @@
  * malformed bundle, and the SHA-256 fallback for pages without WebCrypto); lazy
  * chunks are reported on their own line.
  *
+ * Each page is also built by rolldown, the bundler of Vite 8 (minify, code
+ * splitting, the package's `sideEffects` as Vite applies it): esbuild keeps a
+ * module's top-level statements whenever anything is imported from it, rolldown
+ * only when the module itself is used or listed in `sideEffects`, so the two
+ * differ where an installing module is reached through re-exports (the jit page
+ * without numerics and the Tensor API under the old `sideEffects`). Reported,
+ * not budgeted.
+ *
  * Prints raw and gzip sizes (node:zlib, level 9, per chunk) and the largest
  * inputs of each page. `npm run size -- --check` also fails (exit code 1) when a
  * page is over its budget or the runtime page contains the tracer, the passes or
@@ -39,6 +47,8 @@ export interface PageSize {
   readonly code: string;
   /** Bytes in the up-front chunks per input file (relative to the repository root or node_modules). */
   readonly inputs: ReadonlyMap<string, number>;
+  /** What the `inputs` bytes are, where they are not minified bytes in the output. */
+  readonly inputsNote?: string;
   /**
    * Chunks behind a dynamic `import()`, loaded only when that code runs (the
    * SHA-256 fallback where WebCrypto is missing, the bundle schema that explains
@@ -133,6 +143,59 @@ export async function page(name: string, contents: string): Promise<PageSize> {
   return { name, raw, gzip, code: code.join("\n"), inputs, lazy };
 }
 
+/** The same page built by rolldown (Vite 8's bundler): minified, code splitting, browser platform, ESM. */
+export async function rolldownPage(name: string, contents: string): Promise<PageSize> {
+  const { rolldown } = await import("rolldown");
+  const entry = `\0${name}-page.ts`;
+  const bundle = await rolldown({
+    input: entry,
+    cwd: ROOT,
+    platform: "browser",
+    logLevel: "silent",
+    plugins: [
+      {
+        name: "page",
+        resolveId: (id) => (id === entry ? id : null),
+        load: (id) => (id === entry ? { code: contents, moduleType: "ts" } : null),
+      },
+    ],
+  });
+  const out = await bundle.generate({ format: "esm", minify: true, dir: "out" });
+  await bundle.close();
+  const chunks = new Map<string, (typeof out.output)[number]>(out.output.map((c) => [c.fileName, c]));
+  const main = out.output.find((c) => c.type === "chunk" && c.isEntry)!;
+  const upFront = new Set<string>();
+  const visit = (f: string) => {
+    const c = chunks.get(f);
+    if (upFront.has(f) || c === undefined || c.type !== "chunk") return;
+    upFront.add(f);
+    for (const i of c.imports) visit(i);
+  };
+  visit(main.fileName);
+  const inputs = new Map<string, number>();
+  let raw = 0;
+  let gzip = 0;
+  const code: string[] = [];
+  const lazy: { raw: number; gzip: number; inputs: string[] }[] = [];
+  const rel = (id: string) => (id.startsWith(`${ROOT}/`) ? id.slice(ROOT.length + 1) : id).replace(/^\0/, "");
+  for (const c of out.output) {
+    if (c.type !== "chunk") continue;
+    const bytes = new TextEncoder().encode(c.code);
+    const z = gzipSync(bytes, { level: 9 }).length;
+    const ids = Object.entries(c.modules).filter(([, m]) => m.renderedLength > 0);
+    if (!upFront.has(c.fileName)) {
+      lazy.push({ raw: bytes.length, gzip: z, inputs: ids.map(([id]) => rel(id)) });
+      continue;
+    }
+    raw += bytes.length;
+    gzip += z;
+    code.push(c.code);
+    for (const [id, m] of ids) inputs.set(rel(id), (inputs.get(rel(id)) ?? 0) + m.renderedLength);
+  }
+  const inputsNote = "per input: rolldown's rendered bytes, before minification";
+  return { name: `${name} (rolldown)`, raw, gzip, code: code.join("\n"), inputs, inputsNote, lazy };
+}
+
 export async function sizes(): Promise<{ jit: PageSize; runtime: PageSize; runtimeWebGPU: PageSize }> {
   return {
     jit: await page("jit", PAGES.jit),
@@ -169,7 +232,7 @@ function report(p: PageSize): string {
     return `  lazy chunk (loaded only when its code runs): ${kb(c.raw)} minified, ${kb(c.gzip)} gzip: ${what || "re-exports of code the page already has"}`;
   });
   return [
-    `${p.name} page: ${kb(p.raw)} minified, ${kb(p.gzip)} gzip`,
+    `${p.name} page: ${kb(p.raw)} minified, ${kb(p.gzip)} gzip${p.inputsNote === undefined ? "" : ` (${p.inputsNote})`}`,
     ...top.map(([k, n]) => `  ${kb(n).padStart(9)}  ${k}`),
     ...lazy,
   ].join("\n");
@@ -180,6 +243,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   console.log(report(s.jit));
   console.log(report(s.runtime));
   console.log(report(s.runtimeWebGPU));
+  for (const [name, contents] of Object.entries(PAGES)) console.log(report(await rolldownPage(name, contents)));
   if (process.argv.includes("--check")) {
     const problems: string[] = [];
     if (s.jit.gzip > BUDGET.jit) problems.push(`jit page ${kb(s.jit.gzip)} gzip > ${kb(BUDGET.jit)}`);
