@@ -5,6 +5,7 @@
 import { hasOp, Node } from "../ir/graph.js";
 import { COMMUTATIVE, isBinaryOp } from "../ir/elementwise.js";
 import type { Rule } from "./driver.js";
+import { fmtType } from "../ir/types.js";
 
 const sameShape = (a: readonly number[], b: readonly number[]): boolean =>
   a.length === b.length && a.every((d, i) => d === b[i]);
@@ -57,21 +58,35 @@ export const CANONICALIZE_RULES: readonly Rule[] = [
         ? n.inputs[0]
         : undefined,
   },
-  // batch_reshape(batch_reshape(x)) -> batch_reshape(x)
+  // batch_reshape(batch_reshape(x)) -> batch_reshape(x), when the inner reshape's run-time check (the batch
+  // size divisible by its known sizes, or equal to them) follows from the outer one's, and the result's
+  // batch dims print the same (b1 reshaped to (-1,3) then (1,-1) is (1, b1/3*3), a check that b1 % 3 = 0)
   {
     name: "batch-reshape-reshape",
-    apply: (n) =>
-      hasOp(n, "batch_reshape") && n.inputs[0]!.op === "batch_reshape"
-        ? Node.make("batch_reshape", [n.inputs[0]!.inputs[0]!], n.attrs)
-        : undefined,
+    apply: (n) => {
+      const inner = n.inputs[0]!;
+      if (!hasOp(n, "batch_reshape") || !hasOp(inner, "batch_reshape")) return undefined;
+      const known = (s: readonly number[]): number => s.filter((d) => d !== -1).reduce((p, d) => p * d, 1);
+      const [k1, k2] = [known(inner.attrs.shape), known(n.attrs.shape)];
+      const implied = inner.attrs.shape.includes(-1)
+        ? k1 !== 0 && k2 % k1 === 0
+        : !n.attrs.shape.includes(-1) && k2 === k1;
+      if (!implied) return undefined;
+      const r = Node.make("batch_reshape", [inner.inputs[0]!], n.attrs);
+      return fmtType(r.type) === fmtType(n.type) ? r : undefined;
+    },
   },
-  // rebatch(rebatch(x)) -> rebatch(x): only the last split counts
+  // rebatch(rebatch(x)) -> rebatch(x): only the last split counts, when the inner one moves no batch dim of x
+  // into the base (that move checks the dim's run-time size against the base, and prints it as that size)
   {
     name: "rebatch-rebatch",
-    apply: (n) =>
-      hasOp(n, "rebatch") && n.inputs[0]!.op === "rebatch"
-        ? Node.make("rebatch", [n.inputs[0]!.inputs[0]!], n.attrs)
-        : undefined,
+    apply: (n) => {
+      const inner = n.inputs[0]!;
+      if (!hasOp(n, "rebatch") || !hasOp(inner, "rebatch")) return undefined;
+      if (inner.attrs.batchDim < inner.inputs[0]!.type.batch.length) return undefined;
+      const r = Node.make("rebatch", [inner.inputs[0]!], n.attrs);
+      return fmtType(r.type) === fmtType(n.type) ? r : undefined;
+    },
   },
   // rebatch(x) to x's own split -> x
   {

@@ -6,12 +6,32 @@
  */
 import { IRError } from "../ir/errors.js";
 import { Node, type Graph } from "../ir/graph.js";
+import { fmtType } from "../ir/types.js";
 import { rewriteGraph } from "./rewrite.js";
 
 export interface Rule {
   readonly name: string;
   /** Returns the replacement for `n`, or undefined when the rule does not apply. */
   readonly apply: (n: Node) => Node | undefined;
+}
+
+/**
+ * Whether `kept` may replace `n` while the other operands `dropped` are left out: only
+ * when nothing can tell at run time. The printed types must be equal, and every batch
+ * dim of a dropped operand must be a literal that broadcasts into `kept`'s without
+ * changing it (1, or the same size). Equal *symbols* prove nothing: each operand binds
+ * its own size at run time, and a dim that is 1 in one of them broadcasts against the
+ * other's (`where(c, x, x)` with `c (3;)` and `x (1;)` is `(3;)`, not `x`); and a
+ * symbol against a literal size is a check (`c` must be 1 or that size) that dropping
+ * `c` would lose. Base shapes are static, so the type equality covers them.
+ */
+export function replaces(n: Node, kept: Node, dropped: readonly Node[] = []): boolean {
+  if (fmtType(n.type) !== fmtType(kept.type)) return false;
+  const kb = kept.type.batch;
+  return dropped.every((d) => {
+    const off = kb.length - d.type.batch.length;
+    return off >= 0 && d.type.batch.every((dim, i) => dim === 1 || (typeof dim === "number" && dim === kb[off + i]));
+  });
 }
 
 export const DEFAULT_STEP_LIMIT = 10_000;

@@ -7,7 +7,7 @@ import { castScalar } from "../ir/dtype.js";
 import { isBinaryOp, isUnaryOp } from "../ir/elementwise.js";
 import { attrsOf, Node } from "../ir/graph.js";
 import { binaryRef, unaryRef } from "../ir/interpret.js";
-import type { Rule } from "./driver.js";
+import { replaces, type Rule } from "./driver.js";
 
 const value = (n: Node): number => attrsOf(n, "const").value;
 const isConst = (n: Node): boolean => n.op === "const";
@@ -36,15 +36,14 @@ export const FOLD_RULES: readonly Rule[] = [
     name: "fold-cast",
     apply: (n) => (n.op === "cast" && isConst(n.inputs[0]!) ? constant(value(n.inputs[0]!), n) : undefined),
   },
-  // where(c, x, y) with a constant condition -> x or y (when the shapes agree)
+  // where(c, x, y) with a constant condition -> x or y, when the branch left out cannot broadcast the one
+  // kept at run time (`replaces`: y (b0;) may be 3 where x (b0;) is 1, and the result is then 3)
   {
     name: "fold-where",
     apply: (n) => {
       if (n.op !== "where" || !isConst(n.inputs[0]!)) return undefined;
-      const pick = value(n.inputs[0]!) !== 0 ? n.inputs[1]! : n.inputs[2]!;
-      return pick.type.batch.join() === n.type.batch.join() && pick.type.base.join() === n.type.base.join()
-        ? pick
-        : undefined;
+      const [pick, other] = value(n.inputs[0]!) !== 0 ? [n.inputs[1]!, n.inputs[2]!] : [n.inputs[2]!, n.inputs[1]!];
+      return pick === other || replaces(n, pick, [other]) ? pick : undefined;
     },
   },
 ];

@@ -6,16 +6,27 @@
  * (wrong for x < 0) and log(exp x) -> x (wrong when exp overflows).
  * A rule never changes the result's type (shape or dtype): a guard checks it.
  */
-import { castScalar, isFloat } from "../ir/dtype.js";
+import { castScalar, isFloat, isUnsigned } from "../ir/dtype.js";
 import { IDEMPOTENT, isBinaryOp } from "../ir/elementwise.js";
 import { attrsOf, hasOp, Node } from "../ir/graph.js";
-import { fmtType } from "../ir/types.js";
-import type { Rule } from "./driver.js";
+import { replaces, type Rule } from "./driver.js";
 
 const isConst = (n: Node, v?: number): boolean => n.op === "const" && (v === undefined || Object.is(n.attrs.value, v));
 const intLike = (n: Node): boolean => !isFloat(n.type.dtype);
-/** `x` may replace `n` only if it has the very same type (no broadcast lost). */
-const same = (n: Node, x: Node): Node | undefined => (fmtType(n.type) === fmtType(x.type) ? x : undefined);
+/**
+ * `x` replaces `n` only if it has the very same type and the operands of `n` that `x`
+ * leaves out cannot change it at run time (`replaces`: no run-time broadcast lost).
+ */
+const same = (n: Node, x: Node): Node | undefined =>
+  replaces(
+    n,
+    x,
+    n.inputs.filter((i) => !reaches(x, i)),
+  )
+    ? x
+    : undefined;
+/** Whether `x` still reads `i` (is it, or has it as a direct operand: the rules' replacements are that shallow). */
+const reaches = (x: Node, i: Node): boolean => x === i || x.inputs.includes(i);
 const lhs = (n: Node): Node => n.inputs[0]!;
 const rhs = (n: Node): Node => n.inputs[1]!;
 const isPow2 = (v: number): boolean =>
@@ -87,23 +98,25 @@ export const SIMPLIFY_RULES: readonly Rule[] = [
     name: "sub-neg",
     apply: (n) => (n.op === "sub" && rhs(n).op === "neg" ? Node.make("add", [lhs(n), lhs(rhs(n))]) : undefined),
   },
-  // abs(abs(x)) -> abs(x); abs(neg(x)) -> abs(x) except for uint32, where abs is the identity and neg wraps
-  // (abs(neg(1)) is 4294967295, not 1)
+  // abs(abs(x)) -> abs(x); abs(neg(x)) -> abs(x) except for unsigned integers, where abs is the identity and
+  // neg wraps (uint32 abs(neg(1)) is 4294967295, uint16 65535, not 1)
   {
     name: "abs-abs",
     apply: (n) =>
-      n.op === "abs" && (lhs(n).op === "abs" || (lhs(n).op === "neg" && n.type.dtype !== "uint32"))
+      n.op === "abs" && (lhs(n).op === "abs" || (lhs(n).op === "neg" && !isUnsigned(n.type.dtype)))
         ? Node.make("abs", [lhs(lhs(n))])
         : undefined,
   },
   // not(not(x)) -> x
   { name: "not-not", apply: (n) => (n.op === "not" && lhs(n).op === "not" ? lhs(lhs(n)) : undefined) },
-  // op(x, x) -> x for the idempotent ops of the op-facts table (maximum, minimum, and, or)
+  // op(x, x) -> x for the idempotent ops of the op-facts table (maximum, minimum, and, or): one node, one
+  // run-time type
   {
     name: "idempotent",
     apply: (n) => (isBinaryOp(n.op) && IDEMPOTENT.has(n.op) && lhs(n) === rhs(n) ? lhs(n) : undefined),
   },
-  // where(c, x, x) -> x
+  // where(c, x, x) -> x, only when c cannot broadcast x at run time (`same`: c's batch dims are literal
+  // sizes that x has; a symbol of c may be 3 where x's is 1)
   {
     name: "where-same",
     apply: (n) => (n.op === "where" && n.inputs[1] === n.inputs[2] ? same(n, n.inputs[1]!) : undefined),
