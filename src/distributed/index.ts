@@ -44,6 +44,12 @@
  *   `QueueEvents` reader per run), and reconciles with the jobs' states every
  *   `pollMs` (default 1000) so that an event missed across a reconnect cannot
  *   stall a run.
+ * - Backends: every shard runs on the run's backend (`backend`, by default the
+ *   coordinator's current one), so that the result has the bits of one call on
+ *   it. Workers report their backend with each shard; one on another backend
+ *   does not run the shard, and the run rejects with a `BackendMismatchError`
+ *   naming the worker and both backends. `allowMixedBackends: true` accepts any
+ *   worker: each shard then has its own worker's bits.
  * - A `BatchwiseError` in a shard (a shape that does not match, a bundle that
  *   fails its checks) is deterministic: the job fails at once, with no retry.
  *   Other errors (a missing blob, an error in a `beforeShard` hook, a lost
@@ -71,7 +77,9 @@ import type { DType, TypedArray } from "../../ir/dtype.js";
 import { getBackend, setBackend } from "../backend.js";
 import { loadBundle, type BundleFunction, type BundleModule } from "../bundle.js";
 import { fromTypedArray } from "../creation.js";
+import { bytesView, copyBytes } from "../io/bytes.js";
 import { readNpy, writeNpy } from "../io/npy.js";
+import { describe } from "../check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
 import { LazyStackedTensorDict } from "../tensordict/lazy.js";
@@ -84,6 +92,30 @@ import "../index.js";
 export class DistributedError extends BatchwiseError {
   /** The class name, kept under minification (`e.name` in messages and checks). */
   override name = "DistributedError";
+}
+
+/**
+ * A shard of a run was taken by a worker whose backend is not the one the run
+ * expects (`RunShardedOptions.backend`, by default the coordinator's current
+ * backend). Backends round float32 math differently, so such a shard would not
+ * give the bits of one call on the whole batch: the run is refused rather than
+ * returning shards of different backends side by side.
+ */
+export class BackendMismatchError extends DistributedError {
+  override name = "BackendMismatchError";
+  constructor(
+    message: string,
+    /** The worker's name (`StartWorkerOptions.name`, by default `<hostname>:<pid>`), or "unknown" for one that did not say. */
+    readonly worker: string,
+    /** The backend the worker runs shards on ("unknown" for a worker that did not say). */
+    readonly workerBackend: string,
+    /** The backend the run expects. */
+    readonly expected: string,
+    /** The shard the worker took. */
+    readonly shard: number,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -172,6 +204,29 @@ async function client(connection: RedisConnection): Promise<IORedis> {
   return new Redis(redisOptions(connection));
 }
 
+/** The module text of `publishBundle`'s source: the text itself, or the UTF-8 bytes of the file (any form of bytes). */
+function bundleText(source: unknown): string {
+  if (typeof source === "string") return source;
+  if (source === null || (typeof source !== "object" && typeof source !== "function"))
+    throw new BundleError(
+      `publishBundle: source must be the bundle module's text (f.bundle()) or its file's bytes (readFileSync("f.bundle.mjs")), got ${source === null ? "null" : typeof source}`,
+    );
+  let bytes: Uint8Array;
+  try {
+    bytes = bytesView("publishBundle", "source", source);
+  } catch {
+    throw new BundleError(
+      `publishBundle: source must be the bundle module's text (f.bundle()) or its file's bytes (readFileSync("f.bundle.mjs")), got ${describe(source)}`,
+    );
+  }
+  try {
+    // A copy: TextDecoder does not read views of a SharedArrayBuffer everywhere.
+    return new TextDecoder("utf-8", { fatal: true }).decode(copyBytes(bytes));
+  } catch {
+    throw new BundleError("publishBundle: source bytes are not UTF-8 text (a bundle module is a UTF-8 .mjs/.js file)");
+  }
+}
+
 function bundleHashOf(source: string): string {
   const m = /^export const sha256 = "([0-9a-f]{64})";$/m.exec(source);
   if (m === null || !/^export const format = /m.test(source))
@@ -185,7 +240,8 @@ function bundleHashOf(source: string): string {
  * Stores a bundle in Redis under its SHA-256 and resolves to that hash (the
  * value to pass to `runSharded`). `source` is the bundle module's text, as
  * `f.bundle()` / `await f.bundleAsync()` return it or `batchwise bundle` writes
- * it (a file's contents). The hash is the bundle's recorded `sha256`; workers
+ * it, or the bytes of such a file in any form (`readFileSync("f.bundle.mjs")`, a
+ * view, an `ArrayBuffer`), read as UTF-8. The hash is the bundle's recorded `sha256`; workers
  * recompute it with `loadBundle(mod, { sha256 })` and refuse a bundle whose
  * content does not match it. Publishing the same bundle twice is harmless.
  *
@@ -196,15 +252,15 @@ function bundleHashOf(source: string): string {
  * const hash = await publishBundle("redis://127.0.0.1:6379", f.bundle());
  * ```
  */
-export async function publishBundle(connection: RedisConnection, source: string): Promise<string> {
-  if (typeof source !== "string")
-    throw new BundleError(
-      `publishBundle: source must be the bundle module's text (f.bundle()), got ${source === null ? "null" : typeof source}`,
-    );
-  const hash = bundleHashOf(source);
+export async function publishBundle(
+  connection: RedisConnection,
+  source: string | ArrayBufferLike | ArrayBufferView,
+): Promise<string> {
+  const text = bundleText(source);
+  const hash = bundleHashOf(text);
   const redis = await client(connection);
   try {
-    await redis.set(BUNDLE_KEY + hash, source);
+    await redis.set(BUNDLE_KEY + hash, text);
   } finally {
     redis.disconnect();
   }
@@ -245,6 +301,20 @@ export interface RunShardedOptions {
   readonly pollMs?: number;
   /** Seconds before a run's data expires if the caller dies (default 86400). */
   readonly ttlSeconds?: number;
+  /**
+   * The backend every shard must run on (`"js"`, `"wasm"`, `"webgpu"`): default
+   * the coordinator's current backend, so that the gathered result has the bits
+   * of one call on the whole batch here. A shard taken by a worker on another
+   * backend rejects the run with a `BackendMismatchError` naming the worker and
+   * both backends.
+   */
+  readonly backend?: string;
+  /**
+   * Accept shards from workers on any backend (default false; not with
+   * `backend`). The result is then backend-dependent: each shard has the bits
+   * of its worker's backend (float32 math within the ulp bounds the docs list).
+   */
+  readonly allowMixedBackends?: boolean;
 }
 
 /** One tensor of a shard in Redis: a tensor's `.npy` blob, or a jagged tensor's values and offsets blobs. */
@@ -287,12 +357,39 @@ interface ShardJob {
   readonly hash: string;
   readonly inputs: readonly Ref[];
   readonly ttl: number;
+  /** The backend the run expects the shard to run on, or null when any backend is accepted. */
+  readonly backend?: string | null;
 }
 
 /** A shard job's return value. */
 interface ShardResult {
   readonly outputs: readonly Ref[];
   readonly multi: boolean;
+  /** The worker's name (absent from workers of batchwise 0.5 and before). */
+  readonly worker?: string;
+  /** The backend the shard ran on, or would have: the worker's (absent from workers of batchwise 0.5 and before). */
+  readonly backend?: string;
+  /** The worker did not run the shard: its backend is not the one the job expects. */
+  readonly refused?: boolean;
+}
+
+/** The backend a run expects its shards to run on, or undefined when any is accepted. */
+function expectedBackend(op: string, opts: RunShardedOptions): string | undefined {
+  const { backend, allowMixedBackends } = opts;
+  if (allowMixedBackends !== undefined && typeof allowMixedBackends !== "boolean")
+    throw new DistributedError(`${op}: allowMixedBackends must be true or false, got ${String(allowMixedBackends)}`);
+  if (backend !== undefined && (typeof backend !== "string" || backend === ""))
+    throw new DistributedError(
+      `${op}: backend must be the name of a backend ("js", "wasm", "webgpu"), got ${typeof backend === "string" ? '""' : String(backend)}`,
+    );
+  if (allowMixedBackends === true) {
+    if (backend !== undefined)
+      throw new DistributedError(
+        `${op}: give backend (every shard on ${JSON.stringify(backend)}) or allowMixedBackends: true (any backend), not both`,
+      );
+    return undefined;
+  }
+  return backend ?? getBackend().name;
 }
 
 function positiveInt(op: string, name: string, v: unknown): number {
@@ -485,9 +582,13 @@ function concatGot(op: string, what: string, parts: readonly Got[], n: number): 
  * queue, and resolves to the results of the full batch, in order, as the bundle
  * returns them (one tensor, jagged tensor or TensorDict, or an array for a
  * bundle of several results). The gathered values are bit for bit those of one
- * call on the whole batch when the function is row-wise (each row's results
- * depend on that row only). It waits until workers take the shards: bound the
- * wait with `signal` (`AbortSignal.timeout(ms)`).
+ * call on the whole batch on the run's backend when the function is row-wise
+ * (each row's results depend on that row only). The run's backend is `backend`,
+ * by default the coordinator's current one; a shard taken by a worker on another
+ * backend rejects the run with a `BackendMismatchError` (backends round float32
+ * math differently), unless `allowMixedBackends: true` accepts each shard with
+ * its worker's bits. It waits until workers take the shards: bound the wait with
+ * `signal` (`AbortSignal.timeout(ms)`).
  *
  * A TensorDict input is one argument of the bundle (as it was when traced) and
  * is cut along the first dim of its batch size, every entry (nested dicts
@@ -495,7 +596,9 @@ function concatGot(op: string, what: string, parts: readonly Got[], n: number): 
  * batch with the same keys.
  *
  * Rejects with a `DistributedError` naming the shard index when a shard fails
- * (after its retries), and with the signal's reason when `signal` aborts.
+ * (after its retries), with a `BackendMismatchError` (a `DistributedError`)
+ * naming the worker and both backends when a worker's backend is not the run's,
+ * and with the signal's reason when `signal` aborts.
  *
  * @example
  * ```ts
@@ -532,6 +635,7 @@ export async function runSharded(
   const attempts = opts.attempts === undefined ? 3 : positiveInt(op, "attempts", opts.attempts);
   const ttl = opts.ttlSeconds === undefined ? 86400 : positiveInt(op, "ttlSeconds", opts.ttlSeconds);
   const pollMs = opts.pollMs === undefined ? 1000 : positiveInt(op, "pollMs", opts.pollMs);
+  const expected = expectedBackend(op, opts);
   const signal = opts.signal;
   if (signal?.aborted) throw abortReason(signal);
 
@@ -635,7 +739,15 @@ export async function runSharded(
             };
       jobs.push({
         name: "shard",
-        data: { run, shard: s, rows: [a, b], hash: bundleHash, inputs: tmpls.map(refOf), ttl },
+        data: {
+          run,
+          shard: s,
+          rows: [a, b],
+          hash: bundleHash,
+          inputs: tmpls.map(refOf),
+          ttl,
+          backend: expected ?? null,
+        },
         opts: { jobId: jobId(s), attempts, removeOnComplete: false, removeOnFail: false },
       });
     }
@@ -675,9 +787,29 @@ export async function runSharded(
         `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) failed after ${job?.attemptsMade ?? "?"} attempt(s): ${job?.failedReason ?? reason ?? "unknown reason"}`,
       );
     };
+    // A shard from a worker on another backend than the run expects (or one that does not say).
+    const mismatch = (s: number, r: ShardResult): BackendMismatchError => {
+      const [a, b] = ranges[s]!;
+      const worker = typeof r.worker === "string" ? r.worker : "unknown";
+      const theirs = typeof r.backend === "string" ? r.backend : "unknown";
+      const who =
+        typeof r.backend === "string"
+          ? `worker ${JSON.stringify(worker)}, which runs shards on the ${theirs} backend`
+          : "a worker that does not say which backend it runs on (batchwise 0.5 or older: upgrade it)";
+      return new BackendMismatchError(
+        `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) was taken by ${who}, but this run expects ${expected}${opts.backend === undefined ? " (the coordinator's current backend)" : ""}: backends round float32 math differently, so the gathered result would not have the bits of one call on ${expected}. Run the queue's workers on ${expected}${expected === "js" || expected === "wasm" ? ` (batchwise worker --backend ${expected})` : ""}, give this run { backend: ${JSON.stringify(theirs === "unknown" ? "<the workers' backend>" : theirs)} } if its workers are all on ${theirs === "unknown" ? "another backend" : theirs}, or { allowMixedBackends: true } to accept each shard's own backend's bits`,
+        worker,
+        theirs,
+        expected!,
+        s,
+      );
+    };
     // Reads shard s's outputs once (the first of its completed event and the reconciliation wins).
     const take = (s: number, r: ShardResult) => {
       if (!pending.delete(s)) return;
+      if (expected !== undefined && (r.refused === true || r.backend !== expected)) return fail(mismatch(s, r));
+      if (r.refused === true)
+        return fail(new DistributedError(`${op}: internal: shard ${s} was refused by its worker`));
       const [a, b] = ranges[s]!;
       const p = (async () => {
         multi = r.multi;
@@ -858,6 +990,11 @@ export interface StartWorkerOptions {
   readonly maxStalledCount?: number;
   /** A hook run before each shard (logging, admission checks); an error it throws fails the attempt. */
   readonly beforeShard?: (shard: ShardInfo) => void | Promise<void>;
+  /**
+   * The worker's name, in the errors of runs it refuses and on the jobs it takes
+   * (BullMQ's worker name). Default `<hostname>:<pid>`.
+   */
+  readonly name?: string;
 }
 
 /** A running worker (`startWorker`). */
@@ -885,13 +1022,19 @@ function errorText(e: unknown): string {
  * hash), runs them on the local backend and writes the results to Redis.
  * A shard that fails reports the error's text (`Name: message`, with the shard
  * index); a BatchwiseError fails the job at once, other errors are retried.
+ * A shard of a run that expects another backend than this worker's is not run:
+ * the worker reports its name and backend, and the run rejects with a
+ * `BackendMismatchError` (see `RunShardedOptions.backend`).
  */
 export async function startWorker(
   connection: RedisConnection,
   opts: StartWorkerOptions = {},
 ): Promise<DistributedWorker> {
   const { bullmq } = await deps();
+  if (opts.name !== undefined && (typeof opts.name !== "string" || opts.name === ""))
+    throw new DistributedError(`startWorker: name must be a non-empty string, got ${JSON.stringify(opts.name)}`);
   if (opts.backend !== undefined) setBackend(opts.backend);
+  const name = opts.name ?? `${(await import("node:os")).hostname()}:${process.pid}`;
   const concurrency = opts.concurrency === undefined ? 1 : positiveInt("startWorker", "concurrency", opts.concurrency);
   const redis = await client(connection);
   const bundles = new Map<string, Promise<BundleFunction>>();
@@ -918,6 +1061,10 @@ export async function startWorker(
 
   const processor = async (job: { data: ShardJob; attemptsMade: number }): Promise<ShardResult> => {
     const d = job.data;
+    // A run that expects another backend gets this worker's name and backend instead of results.
+    const mine = getBackend().name;
+    if (typeof d.backend === "string" && d.backend !== mine)
+      return { outputs: [], multi: false, worker: name, backend: mine, refused: true };
     try {
       await opts.beforeShard?.({ shard: d.shard, rows: d.rows, hash: d.hash, attempt: job.attemptsMade + 1 });
       const f = await bundleFor(d.hash);
@@ -972,7 +1119,7 @@ export async function startWorker(
       const outputs: Ref[] = [];
       for (let r = 0; r < list.length; r++) outputs.push(await store(list[r], `result ${r}`));
       await pipe.exec();
-      return { outputs, multi: Array.isArray(out) };
+      return { outputs, multi: Array.isArray(out), worker: name, backend: f.backend.name };
     } catch (e) {
       const text = `shard ${d.shard} (rows ${d.rows[0]}..${d.rows[1] - 1}): ${errorText(e)}`;
       // A library error is deterministic (same input, same error): no retry.
@@ -984,6 +1131,7 @@ export async function startWorker(
   const worker: BullWorker = new bullmq.Worker(opts.queue ?? DEFAULT_QUEUE, processor as never, {
     connection: redisOptions(connection),
     concurrency,
+    name,
     ...(opts.lockDuration !== undefined ? { lockDuration: opts.lockDuration } : {}),
     ...(opts.stalledInterval !== undefined ? { stalledInterval: opts.stalledInterval } : {}),
     ...(opts.maxStalledCount !== undefined ? { maxStalledCount: opts.maxStalledCount } : {}),

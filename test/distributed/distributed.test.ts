@@ -11,12 +11,10 @@
  * Skipped (with the reason printed) when redis-server is not installed, unless
  * BATCHWISE_REQUIRE_REDIS=1 (set by .ci/run), which makes a missing server a failure.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -31,8 +29,8 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { DistributedError, publishBundle, runSharded, type ShardProgress } from "../../src/distributed/index.js";
+import { exited, expectSameBits, freePort, launch, type Proc } from "./harness.js";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const hasRedis = spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
 const require = process.env["BATCHWISE_REQUIRE_REDIS"] === "1";
 if (!hasRedis && !require)
@@ -42,101 +40,6 @@ if (!hasRedis && !require)
 
 const N = 1_000_000;
 const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
-
-/** A child process with its stdout lines collected and a promise per awaited line. */
-interface Proc {
-  readonly child: ChildProcess;
-  readonly lines: string[];
-  waitFor(re: RegExp, ms?: number): Promise<string>;
-}
-
-function launch(cmd: string, args: string[], env: Record<string, string>): Proc {
-  const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  const lines: string[] = [];
-  const waiters: { re: RegExp; res: (l: string) => void }[] = [];
-  let buf = "";
-  let err = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    buf += d.toString();
-    let i: number;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      lines.push(line);
-      for (const w of [...waiters])
-        if (w.re.test(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.res(line);
-        }
-    }
-  });
-  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  return {
-    child,
-    lines,
-    waitFor(re, ms = 20_000) {
-      const seen = lines.find((l) => re.test(l));
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise((res, rej) => {
-        const t = setTimeout(
-          () => rej(new Error(`${cmd} ${args.join(" ")}: no line ${re} in ${ms} ms; stderr: ${err}`)),
-          ms,
-        );
-        waiters.push({
-          re,
-          res: (l) => {
-            clearTimeout(t);
-            res(l);
-          },
-        });
-      });
-    },
-  };
-}
-
-function exited(p: ChildProcess): Promise<void> {
-  return p.exitCode !== null || p.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((r) => p.once("exit", () => r()));
-}
-
-/** `got` and `want` hold the same structure, shapes, dtypes and bytes (TensorDicts entry by entry, jagged tensors' values and offsets). */
-function expectSameBits(got: unknown, want: unknown, where = "value"): void {
-  if (want instanceof TensorDict) {
-    expect(got, where).toBeInstanceOf(TensorDict);
-    const g = got as TensorDict;
-    expect(g.batchSize, `${where} batch size`).toEqual(want.batchSize);
-    expect(g.keys(), `${where} keys`).toEqual(want.keys());
-    for (const [k, v] of want.entries()) expectSameBits(g.get(k), v, `${where}.${k}`);
-    return;
-  }
-  if (want instanceof JaggedTensor) {
-    expect(got, where).toBeInstanceOf(JaggedTensor);
-    expectSameBits((got as JaggedTensor).values, want.values, `${where} values`);
-    expectSameBits((got as JaggedTensor).offsets, want.offsets, `${where} offsets`);
-    return;
-  }
-  const g = got as Tensor;
-  const w = want as Tensor;
-  expect([g.dtype, g.shape, g.batchDim], where).toEqual([w.dtype, w.shape, w.batchDim]);
-  const a = g.dataSync();
-  const b = w.dataSync();
-  expect(
-    Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
-    `${where} bytes`,
-  ).toBe(true);
-}
 
 const procs: Proc[] = [];
 const extraServers: Proc[] = [];
@@ -171,6 +74,8 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     want = f(x).dataSync() as Float32Array;
     hash = await publishBundle(url, f.bundle());
     const cli = ["--import", "tsx", "src/cli.ts", "worker", "--redis", url, "--queue", "plain"];
+    // Runs on the JS workers' queues say { backend: "js" } (they would expect the current backend, wasm when
+    // the suite runs with BATCHWISE_TEST_BACKEND=wasm); the wasm workers' runs say { backend: "wasm" }.
     const script = ["--import", "tsx", "test/distributed/worker-script.ts"];
     for (let i = 0; i < 3; i++) procs.push(launch(process.execPath, cli, {}));
     // The first of them (procs[3], the SIGKILL test's victim) is slow, so that a kill lands inside its shard.
@@ -183,8 +88,8 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
       procs.push(
         launch(process.execPath, [...cli.slice(0, -1), "wasm", "--backend", "wasm", "--threads", threads], {}),
       );
-    await Promise.all(procs.map((p) => p.waitFor(/ready/, 40_000)));
-  }, 60_000);
+    await Promise.all(procs.map((p) => p.waitFor(/ready/, 100_000)));
+  }, 120_000);
 
   afterAll(async () => {
     redis?.disconnect();
@@ -205,6 +110,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const y = (await runSharded(url, hash, [x], {
       shards: 10,
       queue: "plain",
+      backend: "js",
       onProgress: (p) => seen.push(p),
     })) as Tensor;
     expect(y.shape).toEqual([N]);
@@ -231,7 +137,8 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const xw = await x.to(be);
     const yw = jit(chain, { backend: be })(xw);
     const wantWasm = yw.dataSync() as Float32Array;
-    const y = (await runSharded(url, hash, [x], { shards: 6, queue: "wasm" })) as Tensor;
+    // The coordinator runs on JS: the run says it expects wasm workers (else it refuses them: test/distributed/backends.test.ts).
+    const y = (await runSharded(url, hash, [x], { shards: 6, queue: "wasm", backend: "wasm" })) as Tensor;
     const got = y.dataSync() as Float32Array;
     expect(
       Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(
@@ -260,7 +167,10 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const g = jit((x: JaggedTensor) => [x.map((v) => v.mul(v).neg().exp()), x.sum()]);
     const [wantJ, wantSum] = g(j) as [JaggedTensor, Tensor];
     const h = await publishBundle(url, g.bundle());
-    const [gotJ, gotSum] = (await runSharded(url, h, [j], { shards: 7, queue: "plain" })) as [JaggedTensor, Tensor];
+    const [gotJ, gotSum] = (await runSharded(url, h, [j], { shards: 7, queue: "plain", backend: "js" })) as [
+      JaggedTensor,
+      Tensor,
+    ];
     expect(gotJ).toBeInstanceOf(JaggedTensor);
     const bytes = (t: Tensor) => {
       const d = t.dataSync();
@@ -316,7 +226,10 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     });
     const want = g(td, w, p) as [TensorDict, Tensor];
     const h = await publishBundle(url, g.bundle());
-    const got = (await runSharded(url, h, [td, w, p], { shards: 7, queue: "plain" })) as [TensorDict, Tensor];
+    const got = (await runSharded(url, h, [td, w, p], { shards: 7, queue: "plain", backend: "js" })) as [
+      TensorDict,
+      Tensor,
+    ];
     expect(got).toHaveLength(2);
     expect(got[0]).toBeInstanceOf(TensorDict);
     expect(got[0].toString()).toBe(
@@ -327,7 +240,11 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     // The TensorDict input itself: its shards carry every key, nesting and batch size (the identity bundle).
     const id = jit((d: TensorDict) => d);
     id(td);
-    const back = await runSharded(url, await publishBundle(url, id.bundle()), [td], { shards: 3, queue: "plain" });
+    const back = await runSharded(url, await publishBundle(url, id.bundle()), [td], {
+      shards: 3,
+      queue: "plain",
+      backend: "js",
+    });
     expectSameBits(back, td);
   }, 30_000);
 
@@ -370,7 +287,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
       killed = Number(line.split(" ")[1]);
       victim.child.kill("SIGKILL");
     })();
-    const y = (await runSharded(url, hash, [x], { shards, queue: "faults" })) as Tensor;
+    const y = (await runSharded(url, hash, [x], { shards, queue: "faults", backend: "js" })) as Tensor;
     await kill;
     expect(killed).toBeTypeOf("number");
     const got = y.dataSync() as Float32Array;
@@ -383,7 +300,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
   it("a shard that throws is reported with its index after its retries run out", async () => {
     await redis.set("batchwise-test:fail", "2");
     try {
-      const err = await runSharded(url, hash, [x], { shards: 4, queue: "faults", attempts: 2 }).catch(
+      const err = await runSharded(url, hash, [x], { shards: 4, queue: "faults", backend: "js", attempts: 2 }).catch(
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(DistributedError);
@@ -401,7 +318,9 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const other = await publishBundle(url, g.bundle());
     // The chain's text stored under g's hash, as a corrupted or forged store would.
     await redis.set(`batchwise:bundle:${other}`, f.bundle());
-    const err = await runSharded(url, other, [x], { shards: 2, queue: "plain" }).catch((e: unknown) => e);
+    const err = await runSharded(url, other, [x], { shards: 2, queue: "plain", backend: "js" }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(DistributedError);
     expect((err as Error).message).toMatch(
       /^runSharded: shard [01] of 2 .* failed after 1 attempt\(s\): shard [01] .*BundleError: .*SHA-256/,
@@ -414,6 +333,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const err = await runSharded(url, hash, [x], {
       shards: 30,
       queue: "faults",
+      backend: "js",
       signal: ac.signal,
       onProgress: (p) => {
         if (p.done >= 1) ac.abort(reason);
@@ -459,6 +379,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const y = (await runSharded(url2, hash2, [x], {
       shards: 10,
       queue: "restart",
+      backend: "js",
       onProgress: (p) => {
         if (p.done >= 2 && restart === undefined)
           restart = (async () => {
@@ -483,7 +404,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     await redis.call("ACL", "SETUSER", "default", "-xread");
     try {
       const t0 = performance.now();
-      const y = (await runSharded(url, hash, [x], { shards: 6, queue: "plain", pollMs: 100 })) as Tensor;
+      const y = (await runSharded(url, hash, [x], { shards: 6, queue: "plain", backend: "js", pollMs: 100 })) as Tensor;
       expect(performance.now() - t0).toBeLessThan(10_000);
       expectSameBits(y, f(x));
     } finally {
@@ -495,6 +416,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
     const err = await runSharded(url, hash, [x], {
       shards: 12,
       queue: "faults",
+      backend: "js",
       onProgress: (p) => {
         if (p.done === 1) void redis.flushall();
       },

@@ -1,0 +1,108 @@
+/**
+ * The parts test/distributed's files share: a free loopback port, child processes
+ * whose stdout lines can be awaited, and a bit-for-bit comparison of sharded results.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import { JaggedTensor, TensorDict, type Tensor } from "../../src/index.js";
+
+/** The repository's root folder (the cwd of the processes `launch` starts). */
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** A child process with its stdout lines collected and a promise per awaited line. */
+export interface Proc {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  waitFor(re: RegExp, ms?: number): Promise<string>;
+}
+
+export function launch(cmd: string, args: string[], env: Record<string, string>): Proc {
+  const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  const waiters: { re: RegExp; res: (l: string) => void }[] = [];
+  let buf = "";
+  let err = "";
+  child.stdout!.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      lines.push(line);
+      for (const w of [...waiters])
+        if (w.re.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.res(line);
+        }
+    }
+  });
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  return {
+    child,
+    lines,
+    waitFor(re, ms = 20_000) {
+      const seen = lines.find((l) => re.test(l));
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise((res, rej) => {
+        const t = setTimeout(
+          () => rej(new Error(`${cmd} ${args.join(" ")}: no line ${re} in ${ms} ms; stderr: ${err}`)),
+          ms,
+        );
+        waiters.push({
+          re,
+          res: (l) => {
+            clearTimeout(t);
+            res(l);
+          },
+        });
+      });
+    },
+  };
+}
+
+export function exited(p: ChildProcess): Promise<void> {
+  return p.exitCode !== null || p.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => p.once("exit", () => r()));
+}
+
+/** `got` and `want` hold the same structure, shapes, dtypes and bytes (TensorDicts entry by entry, jagged tensors' values and offsets). */
+export function expectSameBits(got: unknown, want: unknown, where = "value"): void {
+  if (want instanceof TensorDict) {
+    expect(got, where).toBeInstanceOf(TensorDict);
+    const g = got as TensorDict;
+    expect(g.batchSize, `${where} batch size`).toEqual(want.batchSize);
+    expect(g.keys(), `${where} keys`).toEqual(want.keys());
+    for (const [k, v] of want.entries()) expectSameBits(g.get(k), v, `${where}.${k}`);
+    return;
+  }
+  if (want instanceof JaggedTensor) {
+    expect(got, where).toBeInstanceOf(JaggedTensor);
+    expectSameBits((got as JaggedTensor).values, want.values, `${where} values`);
+    expectSameBits((got as JaggedTensor).offsets, want.offsets, `${where} offsets`);
+    return;
+  }
+  const g = got as Tensor;
+  const w = want as Tensor;
+  expect([g.dtype, g.shape, g.batchDim], where).toEqual([w.dtype, w.shape, w.batchDim]);
+  const a = g.dataSync();
+  const b = w.dataSync();
+  expect(
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
+    `${where} bytes`,
+  ).toBe(true);
+}
