@@ -124,6 +124,11 @@ export interface RandomCase {
   readonly seed: number;
   /** Drawn with special values (see `randomCase`'s `specials`); `randomInputs` draws them too. */
   readonly specials: boolean;
+  /**
+   * `randomInputs` draws huge, cancelling and tiny float values (`randomReductionCase`: sums,
+   * means and products whose float32 running value overflows, loses bits or underflows).
+   */
+  readonly cancelling?: boolean;
 }
 
 /** A tiny deterministic PRNG (mulberry32, shared with the benchmarks) so a failing case can be replayed from its seed. */
@@ -166,33 +171,58 @@ function tryMake(
 export function randomCase(
   seed: number,
   family: Family,
-  opts: { steps?: number; allowCompare?: boolean; smooth?: boolean; specials?: boolean } = {},
+  opts: { steps?: number; allowCompare?: boolean; smooth?: boolean; specials?: boolean; broadcast?: boolean } = {},
 ): RandomCase {
   const r = rng(seed);
   const dtype: DType = family;
   const specials = opts.specials === true;
-  const batchRank = Math.floor(r() * 3);
+  // --- run-time broadcasting (issue 26): see `broadcast` below ---
+  const broadcast = opts.broadcast === true;
+  const batchRank = broadcast ? 1 + Math.floor(r() * 2) : Math.floor(r() * 3);
   const baseRank = Math.floor(r() * 3);
   // With specials, a dim is empty (size 0) one time in twenty (about one case in eighteen has an empty input).
   const dim = (): number => (specials && r() < 0.05 ? 0 : 1 + Math.floor(r() * 4));
   const base = Array.from({ length: baseRank }, dim);
   const batch = Array.from({ length: batchRank }, dim);
-  const nInputs = 1 + Math.floor(r() * 3);
+  const nInputs = broadcast ? 2 + Math.floor(r() * 2) : 1 + Math.floor(r() * 3);
   const inputs: Node[] = [];
   const inputTypes: ConcreteType[] = [];
   concrete = new Map();
+  const drawn: { bRank: number; cb: number[]; cs: number[] }[] = [];
   for (let i = 0; i < nInputs; i++) {
     // Each input takes a suffix of the batch and base shapes, some dims set to 1 (broadcast).
     const bRank = Math.floor(r() * (batchRank + 1));
     const sRank = Math.floor(r() * (baseRank + 1));
     const cb = batch.slice(batchRank - bRank).map((d) => (r() < 0.25 ? 1 : d));
     const cs = base.slice(baseRank - sRank).map((d) => (r() < 0.25 ? 1 : d));
+    drawn.push({ bRank, cb, cs });
+  }
+  if (broadcast) {
+    // Every input has the full batch rank (so its dims are the same symbols as the others'), and at
+    // each batch position one input's dim is 1 at run time where another's is 2 or more: the symbols
+    // are equal, the run-time sizes are not.
+    for (let j = 0; j < batchRank; j++) {
+      if (batch[j] !== 0 && batch[j]! < 2) batch[j] = 2 + Math.floor(r() * 2);
+      const one = Math.floor(r() * nInputs);
+      const full = (one + 1 + Math.floor(r() * (nInputs - 1))) % nInputs;
+      drawn.forEach((d, i) => {
+        if (d.bRank !== batchRank) {
+          d.cb = [...batch.slice(0, batchRank - d.bRank).map(() => (r() < 0.5 ? 1 : -1)), ...d.cb];
+          d.bRank = batchRank;
+        }
+        if (i === one) d.cb[j] = 1;
+        else if (i === full || d.cb[j] === -1) d.cb[j] = batch[j]!;
+      });
+    }
+    for (const d of drawn) d.cb = d.cb.map((v, j) => (v === -1 ? batch[j]! : v));
+  }
+  drawn.forEach(({ bRank, cb, cs }, i) => {
     inputs.push(
       Node.make("input", [], { index: i }, { dtype, batch: cb.map((_, j) => `b${batchRank - bRank + j}`), base: cs }),
     );
     inputTypes.push({ dtype, batch: cb, base: cs });
     concrete.set(inputs[i]!, inputTypes[i]!);
-  }
+  });
   const pool: Node[] = [...inputs];
   const steps = opts.steps ?? 2 + Math.floor(r() * 6);
   // asin/acos: NaN just past ±1 and an infinite slope at ±1; atan2: the branch cut at y = ±0, x < 0.
@@ -232,6 +262,15 @@ export function randomCase(
     );
     const kind = Math.floor(r() * 11);
     let n: Node | undefined;
+    if (broadcast && r() < 0.35) {
+      // Repeated operands, where(c, x, x) with a c that broadcasts x at run time, promotion chains.
+      n = repeatedOrPromoted(r, dtype, x, y, pool, binary);
+      if (n !== undefined && n.type.dtype === dtype) {
+        pool.push(n);
+        s++;
+      }
+      continue;
+    }
     if (specials && r() < 0.1) {
       // A round trip through another dtype: float -> int of NaN, ±Inf and out-of-range values, int -> float rounding.
       // Smooth graphs go through float dtypes only: a cast to an integer or bool jumps on a rounding difference.
@@ -350,6 +389,140 @@ export function randomCase(
   return { graph: makeGraph("random", inputs, outs), inputTypes, seed, specials };
 }
 
+/** The dtype a value of `d` is promoted to on the way (as the frontend promotes mixed operands). */
+const WIDER: Record<Family, DType> = { float32: "float64", float64: "float64", int32: "float64", uint32: "float64" };
+
+/**
+ * With `broadcast` (issue 26): a node whose operands repeat (`f(x, x)`, `where(c, x, x)`, a
+ * matmul of x with itself), or reach it through a promotion (`where(c, cast(x, wide),
+ * cast(x, wide))` as `where(c, x.cast("float64"), x)` builds it, a binary op of two promoted
+ * operands), each cast back to the graph's dtype. The condition `c` compares two other
+ * values, so its run-time batch sizes differ from x's where an input's dim is 1.
+ */
+function repeatedOrPromoted(
+  r: () => number,
+  dtype: DType,
+  x: Node,
+  y: Node,
+  pool: readonly Node[],
+  binary: readonly KBinaryOp[],
+): Node | undefined {
+  const wide = WIDER[dtype as Family];
+  const back = (n: Node | undefined): Node | undefined =>
+    n === undefined || n.type.dtype === dtype ? n : tryMake("cast", [n], { dtype });
+  const cond = (): Node | undefined => {
+    if (r() < 0.15) return tryMake("const", [], { dtype: "bool", value: r() < 0.5 ? 1 : 0 });
+    const a = pick(r, pool);
+    const b = pick(r, pool);
+    return a.type.dtype === b.type.dtype ? tryMake(pick(r, COMPARE), [a, b]) : undefined;
+  };
+  const promoted = (v: Node): Node | undefined => (r() < 0.5 ? tryMake("cast", [v], { dtype: wide }) : v);
+  switch (Math.floor(r() * 5)) {
+    case 0:
+      return tryMake(pick(r, binary), [x, x]);
+    case 1: {
+      const c = cond();
+      const p = promoted(x);
+      return c && p && back(tryMake("where", [c, p, p]));
+    }
+    case 2: {
+      // where(c, x, y) with a constant c (the fold picks a branch) or a c of its own shape.
+      const c = cond();
+      return c && tryMake("where", [c, x, r() < 0.5 ? x : y]);
+    }
+    case 3: {
+      const px = tryMake("cast", [x], { dtype: wide });
+      const py = r() < 0.5 ? px : tryMake("cast", [y], { dtype: wide });
+      return px && py && back(tryMake(pick(r, binary), [px, py]));
+    }
+    default:
+      return x.type.base.length >= 1 ? tryMake("matmul", [x, x]) : tryMake(pick(r, binary), [x, x]);
+  }
+}
+
+// --- short reductions (issue 26): sums, means, products and matmul over 1-16 elements ---
+
+/** Float values whose float32 (or float64) running sums and products overflow, cancel, lose bits or underflow. */
+const CANCELLING: Record<"float32" | "float64", readonly number[]> = {
+  float32: [
+    3e38,
+    -3e38,
+    3.4028234663852886e38,
+    -3.4028234663852886e38,
+    1e30,
+    -1e30,
+    1e-30,
+    1e-25,
+    2 ** 24,
+    1,
+    -1,
+    3,
+    0.5,
+    -0,
+  ],
+  float64: [1.7e308, -1.7e308, 1e300, -1e300, 1e-300, 2 ** 53, 1, -1, 3, 0.5, -0, 3e38],
+};
+
+/**
+ * A random case of one short reduction (issue 26, item 2): x and y `(b0,b1; base)` with
+ * run-time size-1 batch dims on one and not the other (as `randomCase`'s `broadcast`),
+ * an exact prologue (x, x·y, x + y, x - y, -x, or x promoted to float64: the sum then
+ * runs in float64 and is cast back), then a sum, mean or product over base axes of 1
+ * to 16 elements, or a matmul with K from 1 to 16, and half the time an exact epilogue.
+ * `randomInputs` draws huge, cancelling and tiny values (`cancelling`). Every op is
+ * correctly rounded, so every backend with float64 accumulators gives the interpreter's
+ * bits: judged exactly.
+ */
+export function randomReductionCase(seed: number, family: "float32" | "float64"): RandomCase {
+  const r = rng(seed ^ 0x68e31da4);
+  const batchRank = Math.floor(r() * 3);
+  const batch = Array.from({ length: batchRank }, () => 2 + Math.floor(r() * 2));
+  const one = batch.map(() => Math.floor(r() * 2));
+  const syms = batch.map((_, j) => `b${j}`);
+  const k = 1 + Math.floor(r() * 16);
+  const mm = r() < 0.3;
+  // The reduced axes: (k) or (a, k/a) and both; a matmul's K is the last axis of x and the first of y.
+  const a = [1, 2, 4].filter((d) => k % d === 0 && !mm)[Math.floor(r() * 3)] ?? 1;
+  const xBase = mm ? [1 + Math.floor(r() * 2), k] : a > 1 && r() < 0.5 ? [a, k / a] : [k];
+  const yBase = mm ? [k, 1 + Math.floor(r() * 2)] : xBase;
+  concrete = new Map();
+  const input = (i: number, base: number[]): { node: Node; type: ConcreteType } => {
+    const b = batch.map((d, j) => (one[j] === i ? 1 : d));
+    const node = Node.make("input", [], { index: i }, { dtype: family, batch: syms, base });
+    const type = { dtype: family, batch: b, base };
+    concrete.set(node, type);
+    return { node, type };
+  };
+  const x = input(0, xBase);
+  const y = input(1, yBase);
+  let t: Node = x.node;
+  let red: Node;
+  if (mm) red = Node.make("matmul", [x.node, y.node]);
+  else {
+    const pro = Math.floor(r() * 7);
+    if (pro <= 3 && pro > 0) t = Node.make((["mul", "add", "sub"] as const)[pro - 1]!, [x.node, y.node]);
+    else if (pro === 4) t = Node.make("neg", [x.node]);
+    else if (pro === 5 && family === "float32") t = Node.make("cast", [x.node], { dtype: "float64" });
+    const all = [...t.type.base.keys()];
+    const baseAxes = all.length > 1 && r() < 0.5 ? [all.length - 1] : all;
+    const op = pick(r, ["sum", "mean", "prod"] as const);
+    red = Node.make(op, [t], { batchAxes: [], baseAxes, keep: r() < 0.5 });
+    if (red.type.dtype !== family) red = Node.make("cast", [red], { dtype: family });
+  }
+  if (r() < 0.5)
+    red = Node.make(pick(r, ["add", "mul"] as const), [
+      red,
+      r() < 0.5 ? red : Node.make("const", [], { dtype: family, value: 2 }),
+    ]);
+  return {
+    graph: makeGraph("random_reduction", [x.node, y.node], [red]),
+    inputTypes: [x.type, y.type],
+    seed,
+    specials: false,
+    cancelling: true,
+  };
+}
+
 // --- narrow dtypes: a tail of ops on uint8, int8, uint16 or int16 (from their own PRNG stream, so
 // the graph before it is the one the seed gave before) ---
 const NARROW: readonly DType[] = ["uint8", "int8", "uint16", "int16"];
@@ -415,7 +588,10 @@ export function randomInputs(c: RandomCase): Value[] {
     const data: TypedArray = new ARRAY_CTOR[t.dtype](n);
     const family = t.dtype as Family;
     for (let i = 0; i < n; i++) {
-      if (c.specials && r() < 0.25) data[i] = pick(r, !isFloat(t.dtype) || r() < 0.6 ? specialsOf(family) : NON_FINITE);
+      if (c.cancelling === true && (t.dtype === "float32" || t.dtype === "float64"))
+        data[i] = r() < 0.8 ? pick(r, CANCELLING[t.dtype]) : Math.round((r() * 4 - 2) * 1000) / 1000;
+      else if (c.specials && r() < 0.25)
+        data[i] = pick(r, !isFloat(t.dtype) || r() < 0.6 ? specialsOf(family) : NON_FINITE);
       else
         data[i] =
           t.dtype === "int32"

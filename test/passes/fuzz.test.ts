@@ -15,6 +15,11 @@
  * BATCHWISE_FUZZ_SEED=<seed> (a failure that needs an earlier graph's cache entry says
  * so in its hints, from a re-run on fresh caches; replay those with the whole run), and
  * with BATCHWISE_FUZZ_DUMP=<file> every new failure is written to that file.
+ *
+ * A second run (issue 26) takes 600 graphs with run-time size-1 batch dims on one operand
+ * and not the other, repeated operands and promotions (`randomCase`'s `broadcast`), and 400
+ * short sums, means, products and matmuls of huge and cancelling values
+ * (`randomReductionCase`), the same four ways.
  */
 import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -41,7 +46,7 @@ import {
   type Outcome,
   type Rule,
 } from "../helpers/fuzz.js";
-import { randomCase, randomInputs, type RandomCase } from "../helpers/random-graph.js";
+import { randomCase, randomInputs, randomReductionCase, type RandomCase } from "../helpers/random-graph.js";
 import { FC_SEED, js } from "../helpers/run.js";
 
 interface Config {
@@ -233,6 +238,8 @@ export function fuzzOne(seed: number, tally?: Tally): string[] {
 
 const REPLAY = process.env["BATCHWISE_FUZZ_SEED"];
 const GRAPHS = fuzzCount(10_000);
+const BROADCAST_GRAPHS = fuzzCount(600);
+const REDUCTION_GRAPHS = fuzzCount(400);
 
 describe("JS fuzz: random graphs with special values against the reference interpreter", () => {
   it.runIf(REPLAY === undefined)(
@@ -252,6 +259,31 @@ describe("JS fuzz: random graphs with special values against the reference inter
       expect(tally.unknown.slice(0, 5).join("\n\n")).toBe("");
     },
     900_000,
+  );
+
+  // --- run-time broadcasting and short reductions (issue 26) ---
+  it.runIf(REPLAY === undefined)(
+    `${BROADCAST_GRAPHS} graphs with run-time size-1 batch dims on one operand, repeated operands and promotions, and ${REDUCTION_GRAPHS} short reductions of huge and cancelling values × (jit relaxed, jit exact, op-by-op, eager)`,
+    () => {
+      const tally = new Tally();
+      const t0 = performance.now();
+      for (let i = 0; i < BROADCAST_GRAPHS; i++) {
+        const seed = (FC_SEED + 15485863 * i) >>> 0;
+        runCase(randomCase(seed, familyOf(seed), { specials: true, broadcast: true }), tally, " (broadcast)");
+        tally.graphs++;
+      }
+      for (let i = 0; i < REDUCTION_GRAPHS; i++) {
+        const seed = (FC_SEED + 32452843 * i) >>> 0;
+        runCase(randomReductionCase(seed, seed % 5 === 0 ? "float64" : "float32"), tally, " (reduction)");
+        tally.graphs++;
+      }
+      console.log(
+        `${tally.summary("JS fuzz, broadcasts and short reductions")}\n  time: ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      );
+      if (tally.unknown.length > 0) console.log(`NEW FAILURES (first 20):\n${tally.unknown.slice(0, 20).join("\n\n")}`);
+      expect(tally.unknown.slice(0, 5).join("\n\n")).toBe("");
+    },
+    300_000,
   );
 
   it.runIf(REPLAY !== undefined)(`replays seed ${REPLAY}`, () => {
