@@ -254,7 +254,8 @@ export function fromTypedArray(
     return Tensor._fromBuffer({ dtype, batch, base: shape.slice(batchDim) }, backend.wrap(dtype, data), backend);
   }
   let values: TypedArray;
-  if (same) values = data;
+  // A device backend gets shared memory copied out first: WebGPU's writeBuffer (Dawn in Node) takes no SharedArrayBuffer.
+  if (same) values = !backend.hostMemory && isShared(data.buffer) ? data.slice() : data;
   else if (dtype === "bool") {
     values = new Uint8Array(data.length);
     for (let i = 0; i < data.length; i++) values[i] = data[i]! !== 0 ? 1 : 0;
@@ -264,6 +265,11 @@ export function fromTypedArray(
     for (let i = 0; i < data.length; i++) values[i] = castScalar(data[i]!, dtype);
   } else values = new ARRAY_CTOR[dtype](data);
   return fromData(dtype, shape.slice(0, batchDim), shape.slice(batchDim), values);
+}
+
+/** Whether `b` is a SharedArrayBuffer (by its tag: one from another realm too; false where there are none). */
+function isShared(b: ArrayBufferLike): boolean {
+  return Object.prototype.toString.call(b) === "[object SharedArrayBuffer]";
 }
 
 /** A fill value: a number (or boolean) that `dtype` can hold. */

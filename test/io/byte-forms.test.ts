@@ -28,9 +28,11 @@ import {
   setBackend,
   type Tensor,
 } from "../../src/index.js";
+import { registerBackend } from "../../src/backend.js";
 import { loadBundle as loadBundleRuntime } from "../../src/runtime-entry.js";
 import type { BundleModule } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/npy");
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(FIXTURES, name)));
@@ -505,5 +507,68 @@ describe("what the byte-taking functions accept", () => {
       loadNpy(b.slice().buffer),
     ])
       expect(t.shape).toEqual([2, 2]);
+  });
+});
+
+const probe = await probeWebGPUForFile();
+describeWebGPU(probe, "on the WebGPU backend", (gpu) => {
+  beforeEach(() => {
+    registerBackend(gpu);
+    setBackend("webgpu");
+  });
+
+  /** dtype, shape and the bytes of the values, read back from the device. */
+  async function gotAsync(t: Tensor): Promise<{ dtype: string; shape: readonly number[]; bits: number[] }> {
+    return { dtype: t.dtype, shape: t.shape, bits: bitsOf(await t.data()) };
+  }
+
+  it("loadNpy of every file whose dtype the device holds, in every form of bytes", async () => {
+    const cases = NPY_CASES.filter((c) => gpu.dtypes.includes(c.dtype as never));
+    expect(cases.length).toBeGreaterThanOrEqual(5);
+    for (const c of cases) {
+      for (const { name, value } of formsOf(c.bytes())) {
+        const t = loadNpy(value);
+        expect(backendOf(t), name).toBe("webgpu");
+        expect(await gotAsync(t), `${c.name}: loadNpy of ${name}`).toEqual({
+          dtype: c.dtype,
+          shape: c.shape,
+          bits: bitsOf(c.values),
+        });
+        t.dispose();
+      }
+    }
+  });
+
+  it("fromTypedArray of views (a subarray, part of a SharedArrayBuffer, an Int32Array over a pooled Buffer's memory)", async () => {
+    const big = Float32Array.of(9, 9, 9, 1.5, -0, NaN, 3e38, 9);
+    const shared = new Float32Array(new SharedArrayBuffer(24), 8, 3);
+    shared.set([0.25, -7, 1e-40]);
+    const mem = pooled(() => Buffer.from(new Uint8Array(Int32Array.of(-2147483648, 5, 2147483647).buffer)));
+    const i32 = new Int32Array(mem.buffer, mem.byteOffset, 3);
+    const cases: [string, Tensor, string, ArrayBufferView][] = [
+      [
+        "a subarray at element 3",
+        fromTypedArray(big.subarray(3, 7), [4]),
+        "float32",
+        Float32Array.of(1.5, -0, NaN, 3e38),
+      ],
+      [
+        "float32 at byte 8 of a SharedArrayBuffer",
+        fromTypedArray(shared, [3]),
+        "float32",
+        Float32Array.of(0.25, -7, 1e-40),
+      ],
+      [
+        "an Int32Array over a pooled Buffer's memory",
+        fromTypedArray(i32, [3]),
+        "int32",
+        Int32Array.of(-2147483648, 5, 2147483647),
+      ],
+    ];
+    for (const [name, t, dtype, want] of cases) {
+      expect(backendOf(t), name).toBe("webgpu");
+      expect(await gotAsync(t), name).toEqual({ dtype, shape: t.shape, bits: bitsOf(want) });
+      t.dispose();
+    }
   });
 });
