@@ -241,9 +241,10 @@ function bundleHashOf(source: string): string {
  * value to pass to `runSharded`). `source` is the bundle module's text, as
  * `f.bundle()` / `await f.bundleAsync()` return it or `batchwise bundle` writes
  * it, or the bytes of such a file in any form (`readFileSync("f.bundle.mjs")`, a
- * view, an `ArrayBuffer`), read as UTF-8. The hash is the bundle's recorded `sha256`; workers
- * recompute it with `loadBundle(mod, { sha256 })` and refuse a bundle whose
- * content does not match it. Publishing the same bundle twice is harmless.
+ * view, an `ArrayBuffer`), read as UTF-8. The hash is the bundle's recorded
+ * `sha256`; workers recompute it with `loadBundle(mod, { sha256 })` and refuse a
+ * bundle whose content does not match it. Publishing the same bundle twice is
+ * harmless.
  *
  * @example
  * ```ts
