@@ -25,9 +25,18 @@ const TAG = Object.prototype.toString;
  * that one from another realm (a worker, a `vm` context) is accepted too.
  */
 export function bytesView(op: string, arg: string, v: unknown): Uint8Array {
-  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  const tag = TAG.call(v);
-  if (tag === "[object ArrayBuffer]" || tag === "[object SharedArrayBuffer]") return new Uint8Array(v as ArrayBuffer);
+  const view = ArrayBuffer.isView(v);
+  const tag = view ? "" : TAG.call(v);
+  if (view || tag === "[object ArrayBuffer]" || tag === "[object SharedArrayBuffer]") {
+    try {
+      return view ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v as ArrayBuffer);
+    } catch (e) {
+      // The one way these constructors fail on such arguments: the buffer was detached.
+      throw new DTypeError(
+        `${op}: ${arg} is ${view ? "a view of " : ""}a detached ArrayBuffer (transferred to a worker, or the memory of a WebAssembly instance that grew): ${(e as Error).message}`,
+      );
+    }
+  }
   throw new DTypeError(
     `${op}: ${arg} must be a Uint8Array, a Node Buffer, another typed array, a DataView, an ArrayBuffer or a SharedArrayBuffer, got ${describe(v)}`,
   );

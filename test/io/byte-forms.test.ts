@@ -491,6 +491,20 @@ describe("what the byte-taking functions accept", () => {
     }
   });
 
+  it("a detached ArrayBuffer, or a view of one, is a DTypeError saying so", () => {
+    for (const make of [(ab: ArrayBuffer) => ab, (ab: ArrayBuffer) => new Uint8Array(ab, 2, 4)]) {
+      const ab = fixture("f8.npy").slice().buffer;
+      const v = make(ab);
+      structuredClone(ab, { transfer: [ab] });
+      for (const call of [() => loadNpy(v), () => readNpy(v), () => loadNpz(v)]) {
+        expect(call).toThrow(DTypeError);
+        expect(call).toThrow(
+          /^(loadNpy|readNpy|loadNpz): bytes is (a view of )?a detached ArrayBuffer \(transferred to a worker, or the memory of a WebAssembly instance that grew\)/,
+        );
+      }
+    }
+  });
+
   it("the declared parameter types are every form of bytes (ArrayBufferLike | ArrayBufferView)", () => {
     expectTypeOf(loadNpy).parameter(0).toEqualTypeOf<ArrayBufferLike | ArrayBufferView>();
     expectTypeOf(readNpy).parameter(0).toEqualTypeOf<ArrayBufferLike | ArrayBufferView>();
