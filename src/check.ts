@@ -6,7 +6,7 @@
  * typed array) are DTypeErrors.
  */
 import { DTYPES, intRange, isDType, isInt, type DType } from "../ir/dtype.js";
-import { DTypeError, ShapeError } from "../ir/errors.js";
+import { BatchwiseError, DTypeError, ShapeError } from "../ir/errors.js";
 
 const TYPED_ARRAY_TAG = Object.getOwnPropertyDescriptor(
   Object.getPrototypeOf(Int8Array.prototype) as object,
@@ -138,4 +138,22 @@ export function fitsDType(v: number, dtype: DType): boolean {
   if (!isInt(dtype)) return true;
   const [lo, hi] = intRange(dtype);
   return v > lo - 1 && v < hi + 1;
+}
+
+/**
+ * Runs `f`, and names `fn` (the public function the user called) in any batchwise error
+ * it throws that names another op first (an IR op such as `concat:` or `batch_expand:`,
+ * or a library function called inside, such as `random.uniform:`): same class, the
+ * message's leading `op:` replaced, the original as `cause`.
+ */
+export function asCalled<T>(fn: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (!(e instanceof BatchwiseError)) throw e;
+    const m = /^([\w.]+): /.exec(e.message);
+    if (m === null || m[1] === fn) throw e;
+    const E = e.constructor as new (message: string, options?: ErrorOptions) => BatchwiseError;
+    throw new E(`${fn}: ${e.message.slice(m[0].length)}`, { cause: e });
+  }
 }

@@ -10,7 +10,7 @@ import { OPS, type Attrs, type Op } from "../ir/ops.js";
 import type { AttrsArg } from "../ir/graph.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
 import type { Backend, DeviceBuffer } from "../runtime/backend.js";
-import { checkDType, describe, fitsDType } from "./check.js";
+import { asCalled, checkDType, describe, fitsDType } from "./check.js";
 import { resolveBackend } from "./backend.js";
 import { readTensor, readTensorSync, realize } from "./realize.js";
 import {
@@ -377,10 +377,12 @@ export function baseCat(tensors: readonly Tensor[], axis = 0): Tensor {
   const dtype = tensors.map((t) => t.dtype).reduce(promote);
   return tensors.length === 1
     ? first.cast(dtype)
-    : Tensor._op(
-        "concat",
-        tensors.map((t) => t.cast(dtype)),
-        { axis: a },
+    : asCalled("baseCat", () =>
+        Tensor._op(
+          "concat",
+          tensors.map((t) => t.cast(dtype)),
+          { axis: a },
+        ),
       );
 }
 

@@ -12,7 +12,7 @@
 import { isFloat, promote } from "../../ir/dtype.js";
 import { DTypeError, ShapeError, TraceError } from "../../ir/errors.js";
 import { prod } from "../../ir/types.js";
-import { describe } from "../check.js";
+import { asCalled, describe } from "../check.js";
 import { tensor } from "../creation.js";
 import { baseIndex, batchIndexList, indexList, resolveBaseIndex, type IndexList } from "../select/index-list.js";
 import { booleanMask } from "../select/mask.js";
@@ -422,7 +422,7 @@ class At implements TensorAt {
   ) {}
 
   private get what(): string {
-    return this.flat ? "at({ flat })" : "at(idx)";
+    return this.flat ? "at({ flat })" : this.idx.dtype === "bool" ? "at(mask)" : "at(idx)";
   }
 
   get(): Tensor {
@@ -456,18 +456,20 @@ class At implements TensorAt {
       throw new DTypeError(`${op}: x ${x.toString()} is bool; only set is defined on bool`);
     const u = typeof v === "number" ? weakConst(op, "v", v, x.dtype, x) : v.cast(x.dtype);
     if (idx.dtype === "bool") {
-      // Masked assignment: where(mask, x <mode> v, x), of x's shape.
-      const next =
-        mode === "set"
-          ? u
-          : mode === "add"
-            ? x.add(u)
-            : mode === "mul"
-              ? x.mul(u)
-              : mode === "min"
-                ? x.minimum(u)
-                : x.maximum(u);
-      const r = where(idx, next, x);
+      // Masked assignment: where(mask, x <mode> v, x), of x's shape; errors name at(mask).<mode>.
+      const r = asCalled(op, () => {
+        const next =
+          mode === "set"
+            ? u
+            : mode === "add"
+              ? x.add(u)
+              : mode === "mul"
+                ? x.mul(u)
+                : mode === "min"
+                  ? x.minimum(u)
+                  : x.maximum(u);
+        return where(idx, next, x);
+      });
       if (r.toString() !== x.toString())
         throw new ShapeError(
           `${op}: the mask ${idx.toString()} and v ${u.toString()} must broadcast to x ${x.toString()}, got ${r.toString()}`,

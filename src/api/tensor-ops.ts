@@ -13,7 +13,7 @@ import { factsOf, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js"
 import type { KReduceOp } from "../../ir/kernel.js";
 import { REDUCE_OPS } from "../../ir/ops.js";
 import { prod } from "../../ir/types.js";
-import { checkSizes, describe } from "../check.js";
+import { asCalled, checkSizes, describe } from "../check.js";
 import { checkOperand, normAxis, Tensor, weakConst, type ReduceOptions } from "../tensor.js";
 
 declare module "../tensor.js" {
@@ -124,9 +124,15 @@ declare module "../tensor.js" {
     min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
     /** Maximum over base axes (all base axes by default). */
     max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** True where every value over the base axes is non-zero (all base axes by default). */
+    /**
+     * True where every value over the base axes is non-zero (all base axes by default); on
+     * any dtype, as NumPy's `all` (int32 `[0, 2]` gives false, NaN counts as non-zero), a bool result.
+     */
     all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** True where some value over the base axes is non-zero (all base axes by default). */
+    /**
+     * True where some value over the base axes is non-zero (all base axes by default); on any
+     * dtype, as NumPy's `any` (int32 `[0, 2]` gives true, NaN counts as non-zero), a bool result.
+     */
     any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
     /** Position of the smallest value along one base axis (first on ties; NaN counts as smallest). */
     argmin(axis: number, opts?: ReduceOptions): Tensor;
@@ -714,7 +720,7 @@ function methods() {
     },
     batchExpand(this: Tensor, shape: readonly number[]): Tensor {
       checkSizes("batchExpand", "shape", shape, -1, this);
-      return Tensor._op("batch_expand", [this], { shape: [...shape] });
+      return asCalled("batchExpand", () => Tensor._op("batch_expand", [this], { shape: [...shape] }));
     },
   };
 }

@@ -53,8 +53,8 @@ declare module "../tensor.js" {
     var(axes?: number | readonly number[], opts?: N.VarOptions): Tensor;
     /** Standard deviation over base axes: `sqrt(var)` (see `var`). */
     std(axes?: number | readonly number[], opts?: N.VarOptions): Tensor;
-    /** Vector p-norm over base axes (all by default, p = 2 by default); see `norm`. */
-    norm(p?: number, axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+    /** Vector p-norm over base axes (all by default, p = 2 by default), or the Frobenius norm `"fro"` of two axes; see `norm`. */
+    norm(p?: number | "fro", axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
     /** Sorted along a base axis (default the last; NaN last, stable); see `sort`. */
     sort(axis?: number, opts?: N.SortOptions): Tensor;
     /** The int32 positions that sort a base axis (stable); see `argsort`. */
@@ -109,7 +109,7 @@ export function installNumericMethods(): void {
     std(this: Tensor, axes?: number | readonly number[], opts?: N.VarOptions): Tensor {
       return N.std(this, axes, opts);
     },
-    norm(this: Tensor, p = 2, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
+    norm(this: Tensor, p: number | "fro" = 2, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
       return N.norm(this, p, axes, opts);
     },
     sort(this: Tensor, axis = -1, opts?: N.SortOptions): Tensor {

@@ -182,12 +182,29 @@ export function std(x: Tensor, axes?: number | readonly number[], opts?: VarOpti
  * The vector p-norm over base axes (all by default, taken as one flat vector), as
  * NumPy's `linalg.vector_norm`: p = 2 (default) `sqrt(sum(x²))`, 1 `sum|x|`, Infinity
  * `max|x|`, -Infinity `min|x|`, 0 the count of non-zero entries (NaN counts), any
- * other p `sum(|x|^p)^(1/p)`. NaN propagates; integers give float32.
+ * other p `sum(|x|^p)^(1/p)`. NaN propagates; integers give float32. `"fro"`: NumPy's
+ * Frobenius matrix norm over two base axes (the base of a matrix when `axes` is omitted).
  * @example norm(tensor([3, 4])) // 5
  */
-export function norm(x: Tensor, p = 2, axes?: number | readonly number[], opts?: KeepdimOptions): Tensor {
+export function norm(
+  x: Tensor,
+  p: number | "fro" = 2,
+  axes?: number | readonly number[],
+  opts?: KeepdimOptions,
+): Tensor {
   checkTensor("norm", x);
-  if (typeof p !== "number" || Number.isNaN(p)) throw new DTypeError(`norm: p must be a number, got ${describe(p)}`);
+  if (p === "fro") {
+    // NumPy's matrix norm "fro": two axes (the base of a matrix when none are given), sqrt(sum |x|²) over them.
+    const two = baseAxes("norm", x, axes);
+    if (two.length !== 2 || new Set(two).size !== 2) {
+      throw new ShapeError(
+        `norm: p = "fro" needs two distinct base axes (a matrix), got ${axes === undefined ? `the ${x.baseDim} base axes` : `axes ${describe(axes)}`} of x ${x.toString()}`,
+      );
+    }
+    return norm(x, 2, two, opts);
+  }
+  if (typeof p !== "number" || Number.isNaN(p))
+    throw new DTypeError(`norm: p must be a number or "fro", got ${describe(p)}`);
   const ax = baseAxes("norm", x, axes);
   const keepdim = keepdimOf("norm", opts);
   const xf = asFloat(x);

@@ -19,7 +19,7 @@ import { isFloat, type DType } from "../../ir/dtype.js";
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { checkElementCount } from "../../ir/ops.js";
 import { prod } from "../../ir/types.js";
-import { describe } from "../check.js";
+import { asCalled, describe } from "../check.js";
 import { fromTypedArray } from "../creation.js";
 import { argsort } from "../numerics/sort.js";
 import { MAX_AXIS_LENGTH } from "../numerics/common.js";
@@ -284,7 +284,7 @@ export function normal(key: Tensor, shape: readonly number[] = [], opts: NormalO
   const dtype = floatDType(op, opts.dtype);
   // The float just above -1 (JAX: nextafter(-1, 0)), so that erfinv stays finite.
   const lo = dtype === "float32" ? -1 + 2 ** -24 : -1 + 2 ** -53;
-  const u = uniform(key, shape, { minval: lo, maxval: 1, dtype });
+  const u = asCalled(op, () => uniform(key, shape, { minval: lo, maxval: 1, dtype }));
   return erfinv(u).mul(Math.SQRT2);
 }
 

@@ -9,6 +9,7 @@
 import { DTypeError, KeyError, ShapeError, TraceError, UnsupportedOpError } from "../../ir/errors.js";
 import { full } from "../creation.js";
 import { describeValue, optionsArg } from "../ragged/check.js";
+import { asCalled } from "../check.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { cat } from "../ragged/sequence.js";
 import { booleanMask, checkEager } from "../select/mask.js";
@@ -121,10 +122,19 @@ function setAt(
   index: BatchSelector | readonly BatchSelector[],
   value: TensorDict | TensorDictSource | number | boolean,
 ): TensorDict {
+  // Errors of the ops it runs (cat, where, …) name TensorDict.setAt.
+  return asCalled("TensorDict.setAt", () => setAtImpl(this, index, value));
+}
+
+function setAtImpl(
+  self: TensorDict,
+  index: BatchSelector | readonly BatchSelector[],
+  value: TensorDict | TensorDictSource | number | boolean,
+): TensorDict {
   const op = "TensorDict.setAt";
-  const sels = normSelectors(op, index, this.batchSize);
-  const indexed = indexedSize(sels, this.batchSize);
-  if (typeof value === "number" || typeof value === "boolean") return setAtDict(op, this, sels, indexed, value);
+  const sels = normSelectors(op, index, self.batchSize);
+  const indexed = indexedSize(sels, self.batchSize);
+  if (typeof value === "number" || typeof value === "boolean") return setAtDict(op, self, sels, indexed, value);
   let sub: TensorDict;
   if (value instanceof TensorDict) sub = value;
   else if (isSource(value)) {
@@ -151,9 +161,9 @@ function setAt(
   });
   if (!fitsLeft && !fitsEntries)
     throw new ShapeError(
-      `${op}: indexed destination TensorDict batch size is ${fmtBatchSize(indexed)} (batch_size = ${fmtBatchSize(this.batchSize)}, index=${fmtSelectors(sels)}), which differs from the source batch size ${fmtBatchSize(sub.batchSize)}`,
+      `${op}: indexed destination TensorDict batch size is ${fmtBatchSize(indexed)} (batch_size = ${fmtBatchSize(self.batchSize)}, index=${fmtSelectors(sels)}), which differs from the source batch size ${fmtBatchSize(sub.batchSize)}`,
     );
-  return setAtDict(op, this, sels, indexed, sub);
+  return setAtDict(op, self, sels, indexed, sub);
 }
 
 function toPaddedTensor(

@@ -441,7 +441,16 @@ export function lazyStack(
   dim = 0,
   options?: { readonly strictShape?: boolean } & LazyGetOptions,
 ): LazyStackedTensorDict<LazyMember> | Tensor | Tensor[] | JaggedTensor | NonTensorStack {
-  const op = "lazyStack";
+  return lazyStackAs("lazyStack", tds, dim, options);
+}
+
+/** `lazyStack` with errors naming `op`, the function the user called (`maybeDenseStack` uses it). */
+export function lazyStackAs(
+  op: string,
+  tds: readonly (LazyMember | Tensor | NonTensor)[],
+  dim = 0,
+  options?: { readonly strictShape?: boolean } & LazyGetOptions,
+): LazyStackedTensorDict<LazyMember> | Tensor | Tensor[] | JaggedTensor | NonTensorStack {
   const opts: { readonly strictShape?: boolean } & LazyGetOptions = optionsArg(op, options);
   if (!Array.isArray(tds))
     throw new DTypeError(`${op}: tds must be an array of TensorDicts, got ${describeValue(tds)}`);

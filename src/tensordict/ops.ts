@@ -17,7 +17,7 @@ import {
 } from "../ragged/sequence.js";
 import { hostTensor } from "../ragged/device.js";
 import { Tensor } from "../tensor.js";
-import { denselyStackable, LazyStackedTensorDict, lazyStack } from "./lazy.js";
+import { denselyStackable, LazyStackedTensorDict, lazyStack, lazyStackAs } from "./lazy.js";
 import { fmtBatchSize, fmtKey, keyPath, rebuild, TensorDict, type NestedKey } from "./tensordict.js";
 import { isNonTensor, ntCat, ntStack, type NonTensor } from "./nontensor.js";
 
@@ -281,9 +281,24 @@ export function catDicts(
  * Batch sizes with different numbers of dims are an error either way:
  * `Lazy stacking of tensordicts requires them to have congruent batch dimensions`.
  */
-export function maybeDenseStack(list: readonly TensorDict[], dim = 0): TensorDict | LazyStackedTensorDict {
-  const lazy = lazyStack(list, dim);
-  return denselyStackable(list) ? stackDicts(list, dim) : lazy;
+export function maybeDenseStack(
+  list: readonly (TensorDict | LazyStackedTensorDict)[],
+  dim = 0,
+): TensorDict | LazyStackedTensorDict {
+  // Checks the list (kinds, ranks, dim), naming maybeDenseStack in its errors.
+  const lazy = lazyStackAs("maybeDenseStack", list, dim) as LazyStackedTensorDict;
+  const lazies = list.filter((t): t is LazyStackedTensorDict => t instanceof LazyStackedTensorDict);
+  if (lazies.length === 0) return denselyStackable(list as readonly TensorDict[]) ? stackDicts(list, dim) : lazy;
+  // Lazy stacks of the same structure (stack dim, member count) stack member by member and stay lazy
+  // (tensordict); any other mix is a lazy stack of the items.
+  const first = lazies[0]!;
+  const same =
+    lazies.length === list.length &&
+    lazies.every((t) => t.stackDim === first.stackDim && t.tensordicts.length === first.tensordicts.length);
+  if (!same) return lazy;
+  const columns = first.tensordicts.map((_, m) => lazies.map((t) => t.tensordicts[m]!));
+  const dense = columns.every((c) => c.every((t) => t instanceof TensorDict) && denselyStackable(c as TensorDict[]));
+  return dense ? stackDicts(lazies, dim) : lazy;
 }
 
 /** Options of `padSequence` on TensorDicts; `returnMask` may name the mask entry (default "masks"). */

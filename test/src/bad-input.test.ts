@@ -259,13 +259,13 @@ const tensorCases: Case[] = [
     "batchExpand incompatible",
     () => x.batchExpand([3]),
     ShapeError,
-    /^batch_expand: cannot expand the batch of x \(2; 3\) to \(3\): dim 0 is 2 vs 3/,
+    /^batchExpand: cannot expand the batch of x \(2; 3\) to \(3\): dim 0 is 2 vs 3/,
   ],
   [
     "batchExpand past the element limit",
     () => ones([1], [1]).batchExpand([2 ** 20, 2 ** 12]),
     ShapeError,
-    /^batch_expand: the result \(1048576,4096; 1\) would have 4294967296 elements, more than the limit/,
+    /^batchExpand: the result \(1048576,4096; 1\) would have 4294967296 elements, more than the limit/,
   ],
   [
     "batchReshape with 1.5",

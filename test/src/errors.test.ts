@@ -41,7 +41,7 @@ describe("typed errors", () => {
     expect(() => x.batchReshape([3])).toThrow("batchReshape: cannot reshape the batch of x (2; 3,4) to (3)");
     expect(() => x.matmul(zeros([], [3, 4]))).toThrow("matmul: x (2; 3,4) has 4 columns but y (;3,4) has 3 rows");
     expect(() => x.batchExpand([3])).toThrow(
-      "batch_expand: cannot expand the batch of x (2; 3,4) to (3): dim 0 is 2 vs 3",
+      "batchExpand: cannot expand the batch of x (2; 3,4) to (3): dim 0 is 2 vs 3",
     );
     expect(() => tensor([[1, 2], [3]])).toThrow(ShapeError);
     expect(() => fromTypedArray(new Float32Array(5), [2, 3])).toThrow(

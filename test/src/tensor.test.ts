@@ -321,7 +321,7 @@ describe("base concatenation", () => {
     ]);
     expect(v.select(0, 1).toArraySync()).toEqual([10, 20, 30]);
     expect(() => baseCat([a, tensor([[1, 2, 3]])], 0)).toThrow(
-      "concat: x1 (;1,3) does not match x0 (2; 2) outside base axis 0",
+      "baseCat: x1 (;1,3) does not match x0 (2; 2) outside base axis 0",
     );
   });
 });
