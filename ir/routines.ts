@@ -137,15 +137,19 @@ export function runRoutine<F, I, B>(M: Machine<F, I, B>, r: RoutineSpec): void {
     case "qr":
       return qr(M, r.m, r.n, r.cols);
     case "eigh":
-      return eigh(M, r.n, r.sweeps, eps(r.dtype));
+      return eigh(M, r.n, r.sweeps, Math.sqrt(r.n) * eps(r.dtype), eps(r.dtype) ** 2);
     case "svd":
-      return svd(M, r.m, r.n, r.sweeps, eps(r.dtype));
+      return svd(M, r.m, r.n, r.sweeps, Math.sqrt(r.m) * eps(r.dtype), eps(r.dtype) ** 2);
     case "sort":
       return mergeSort(M, r.m, r.n, r.cols === 1, r.dtype === "float32" || r.dtype === "float64");
   }
 }
 
-/** Machine epsilon of a dtype: the Jacobi convergence check's relative tolerance. */
+/**
+ * Machine epsilon of a dtype. The Jacobi convergence tests use `√n·eps` as the
+ * relative tolerance (LAPACK's gesvj uses √m·eps) and `eps²·max|a_ij|` as the
+ * negligible size.
+ */
 function eps(dtype: DType): number {
   return dtype === "float64" ? 2 ** -52 : 2 ** -23;
 }
@@ -233,8 +237,8 @@ function lu<F, I, B>(M: Machine<F, I, B>, n: number): void {
 
 /**
  * Solves a·x = b from lu's packed factors (LAPACK's getrs): the row swaps of `piv`
- * on b, then L·y = P·b (unit diagonal) and U·x = y. A zero on U's diagonal gives
- * Inf or NaN (division by 0).
+ * on b, then L·y = P·b (unit diagonal) and U·x = y. A zero (or NaN) on U's
+ * diagonal makes the whole solution NaN (the failure signal, docs/linalg-accuracy.md).
  */
 function luSolve<F, I, B>(M: Machine<F, I, B>, n: number, k: number): void {
   const w = n + 2;
@@ -276,11 +280,17 @@ function luSolve<F, I, B>(M: Machine<F, I, B>, n: number, k: number): void {
       M.store(o(i, c), M.mul(s.get(), r));
     });
   });
+  // The failure signal: a zero or NaN on U's diagonal (singular) makes the whole solution NaN.
+  const bad = M.ivar(M.i(0));
+  M.loop(M.i(0), N, (i) => bad.set(M.isel(M.gt(M.abs(f(i, i)), M.f(0)), bad.get(), M.i(1))), n);
+  M.when(M.ine(bad.get(), M.i(0)), () =>
+    M.loop(M.i(0), N, (i) => M.loop(M.i(0), K, (c) => M.store(o(i, c), M.f(NaN)), k)),
+  );
 }
 
 /**
- * Cholesky–Banachiewicz by columns, reading the lower triangle: a non-positive
- * pivot gives NaN (the square root of a negative number) from its column on.
+ * Cholesky–Banachiewicz by columns, reading the lower triangle: a pivot that is
+ * not positive (zero included) gives NaN from its column on.
  */
 function cholesky<F, I, B>(M: Machine<F, I, B>, n: number): void {
   const a = (r: I, c: I): F => M.load(0, at(M, r, c, n));
@@ -298,7 +308,9 @@ function cholesky<F, I, B>(M: Machine<F, I, B>, n: number): void {
       },
       n,
     );
-    const ljj = M.sqrt(d.get());
+    // A pivot that is not positive (0, negative or NaN) gives NaN from its column on.
+    const dj = d.get();
+    const ljj = M.sqrt(M.sel(M.gt(dj, M.f(0)), dj, M.f(NaN)));
     M.store(o(j, j), ljj);
     const r = M.div(M.f(1), ljj);
     M.loop(M.iadd(j, M.i(1)), N, (i) => {
@@ -312,7 +324,8 @@ function cholesky<F, I, B>(M: Machine<F, I, B>, n: number): void {
 /**
  * Householder QR (LAPACK's geqrf, then orgqr for Q): reflector j maps column j
  * below the diagonal onto beta·e_j, beta = -sign(a_jj)·‖x‖; a column already zero
- * below the diagonal gets tau = 0 (H = I). The reflectors are kept below R's
+ * below the diagonal gets tau = 0 (H = I), and the others are computed scaled (see
+ * below), so Q stays orthonormal for rank-deficient input. The reflectors are kept below R's
  * diagonal until Q is formed, then zeroed.
  */
 function qr<F, I, B>(M: Machine<F, I, B>, m: number, n: number, qc: number): void {
@@ -336,24 +349,44 @@ function qr<F, I, B>(M: Machine<F, I, B>, m: number, n: number, qc: number): voi
   M.loop(M.i(0), M.i(nr), (j) => {
     const j1 = M.iadd(j, M.i(1));
     const alpha = M.oload(R(j, j));
+    // The largest |x_i| below the diagonal (NaN wins, so that it spreads).
+    const xm = M.fvar(M.f(0));
+    M.loop(
+      j1,
+      Mi,
+      (i) => {
+        const v = M.abs(M.oload(R(i, j)));
+        xm.set(M.sel(M.or(M.gt(v, xm.get()), M.isnan(v)), v, xm.get()));
+      },
+      m,
+    );
+    const xmax = xm.get();
+    // As LAPACK's larfg: a sub-column that is exactly zero gets H = I (tau = 0, even
+    // for alpha < 0). Otherwise the reflector is computed from the column divided by
+    // sc = max(|alpha|, max|x_i|), so that no square under- or overflows (a tiny,
+    // rounding-sized sub-column of a rank-deficient matrix would otherwise give a
+    // tau inconsistent with v, and a Q that is not orthonormal).
+    const zero = M.eq(xmax, M.f(0));
+    const aa = M.abs(alpha);
+    const sc = M.sel(M.gt(aa, xmax), aa, xmax);
     const x2 = M.fvar(M.f(0));
     M.loop(
       j1,
       Mi,
       (i) => {
-        const v = M.oload(R(i, j));
+        const v = M.div(M.oload(R(i, j)), sc);
         x2.set(M.add(x2.get(), M.mul(v, v)));
       },
       m,
     );
-    const xx = x2.get();
-    const norm = M.sqrt(M.add(M.mul(alpha, alpha), xx));
-    const beta = M.sel(M.ge(alpha, M.f(0)), M.neg(norm), norm);
-    const zero = M.eq(xx, M.f(0));
-    const tau = M.sel(zero, M.f(0), M.div(M.sub(beta, alpha), beta));
-    const scale = M.sel(zero, M.f(0), M.div(M.f(1), M.sub(alpha, beta)));
-    M.loop(j1, Mi, (i) => M.store(R(i, j), M.mul(M.oload(R(i, j)), scale)), m);
-    M.store(R(j, j), M.sel(zero, alpha, beta));
+    const as = M.div(alpha, sc);
+    const norm = M.sqrt(M.add(M.mul(as, as), x2.get()));
+    // beta = -sign(alpha)·‖(alpha, x)‖: alpha - beta adds magnitudes, no cancellation.
+    const bs = M.sel(M.ge(alpha, M.f(0)), M.neg(norm), norm);
+    const tau = M.sel(zero, M.f(0), M.div(M.sub(bs, as), bs));
+    const den = M.sub(as, bs);
+    M.loop(j1, Mi, (i) => M.store(R(i, j), M.sel(zero, M.f(0), M.div(M.div(M.oload(R(i, j)), sc), den))), m);
+    M.store(R(j, j), M.sel(zero, alpha, M.mul(bs, sc)));
     M.store(T(j), tau);
     M.loop(j1, M.i(n), (c) => apply(R, j, c, tau));
   });
@@ -446,28 +479,39 @@ function sortKeys<F, I, B>(
 
 /**
  * Cyclic Jacobi for a symmetric matrix (its lower triangle read), at most `sweeps`
- * sweeps. A pair is rotated unless |a_pq| ≤ eps·√|a_pp|·√|a_qq| (then it is already
- * negligible: the relative-accuracy test of one-sided and two-sided Jacobi); a sweep
- * that rotates nothing ends the iteration. NaN entries always rotate, so NaN spreads.
+ * sweeps. A pair is rotated unless it is negligible: |a_pq| ≤ tol·√|a_pp|·√|a_qq|
+ * (the relative test of Jacobi methods) or |a_pq| ≤ tiny·max|a_ij| (below any
+ * normwise error); a sweep that rotates nothing ends the iteration. If the last
+ * sweep still rotated, every pair is tested once more, and a matrix with a pair
+ * that is still not negligible did not converge: its whole output is NaN (the
+ * failure signal). NaN entries never pass the tests, so a NaN input gives NaN.
  */
-function eigh<F, I, B>(M: Machine<F, I, B>, n: number, sweeps: number, e: number): void {
+function eigh<F, I, B>(M: Machine<F, I, B>, n: number, sweeps: number, tol: number, tiny: number): void {
   const N = M.i(n);
   // The working matrix: the lower triangle of rows 0..n-1 (s(i, j) for any i, j).
   const s = (i: I, j: I): I => M.isel(M.ige(i, j), at(M, i, j, n), at(M, j, i, n));
   const V = (r: I, c: I): I => at(M, M.iadd(r, N), c, n);
   copyIn(M, 0, n, n, 0, 0, n);
   identity(M, n, n, n, 0, n);
+  const floor = M.mul(
+    M.f(tiny),
+    largest(M, N, (i, j) => M.oload(s(i, j)), true),
+  );
+  const negligible = (p: I, q: I): B => {
+    const apq = M.abs(M.oload(s(q, p)));
+    const rel = M.mul(M.f(tol), M.mul(M.sqrt(M.abs(M.oload(s(p, p)))), M.sqrt(M.abs(M.oload(s(q, q))))));
+    return M.or(M.le(apq, rel), M.le(apq, floor));
+  };
   const active = M.ivar(M.i(1));
   M.loop(M.i(0), M.i(sweeps), () =>
     M.when(M.ine(active.get(), M.i(0)), () => {
       active.set(M.i(0));
       M.loop(M.i(0), N, (p) =>
         M.loop(M.iadd(p, M.i(1)), N, (q) => {
-          const apq = M.oload(s(q, p));
-          const app = M.oload(s(p, p));
-          const aqq = M.oload(s(q, q));
-          const small = M.le(M.abs(apq), M.mul(M.f(e), M.mul(M.sqrt(M.abs(app)), M.sqrt(M.abs(aqq)))));
-          M.when(M.not(small), () => {
+          M.when(M.not(negligible(p, q)), () => {
+            const apq = M.oload(s(q, p));
+            const app = M.oload(s(p, p));
+            const aqq = M.oload(s(q, q));
             active.set(M.i(1));
             const { c, s: sn, t } = rotation(M, app, aqq, apq);
             M.loop(
@@ -491,48 +535,98 @@ function eigh<F, I, B>(M: Machine<F, I, B>, n: number, sweeps: number, e: number
       );
     }),
   );
+  notConverged(M, active, N, negligible, 2 * n * n);
   sortKeys(M, n, (i) => at(M, i, i, n), [{ X: V, rows: n }], false);
 }
 
 /**
- * One-sided Jacobi (Hestenes) on the columns of a tall m×n matrix, at most
- * `sweeps` sweeps: a pair is rotated unless |g_p·g_q| ≤ eps·‖g_p‖·‖g_q‖, and a sweep
- * that rotates nothing ends the iteration. Then σ_j = ‖g_j‖, sorted descending with
- * the columns of G and V.
+ * The largest |x(i, j)| over i, j < n (j ≤ i when `lower`), NaN if any is NaN.
  */
-function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number, e: number): void {
+function largest<F, I, B>(M: Machine<F, I, B>, N: I, x: (i: I, j: I) => F, lower: boolean, rows?: I): F {
+  const best = M.fvar(M.f(0));
+  M.loop(M.i(0), rows ?? N, (i) =>
+    M.loop(M.i(0), lower ? M.iadd(i, M.i(1)) : N, (j) => {
+      const v = M.abs(x(i, j));
+      best.set(M.sel(M.or(M.gt(v, best.get()), M.isnan(v)), v, best.get()));
+    }),
+  );
+  return best.get();
+}
+
+/**
+ * The Jacobi routines' non-convergence signal: when the last sweep still rotated
+ * (`active`), every pair p < q is tested again, and if one is not negligible the
+ * whole output block (`size` entries) becomes NaN.
+ */
+function notConverged<F, I, B>(
+  M: Machine<F, I, B>,
+  active: Var<I>,
+  N: I,
+  negligible: (p: I, q: I) => B,
+  size: number,
+): void {
+  M.when(M.ine(active.get(), M.i(0)), () => {
+    const bad = M.ivar(M.i(0));
+    M.loop(M.i(0), N, (p) => M.loop(M.iadd(p, M.i(1)), N, (q) => bad.set(M.isel(negligible(p, q), bad.get(), M.i(1)))));
+    M.when(M.ine(bad.get(), M.i(0)), () => M.loop(M.i(0), M.i(size), (k) => M.store(k, M.f(NaN))));
+  });
+}
+
+/**
+ * One-sided Jacobi (Hestenes) on the columns of a tall m×n matrix, at most
+ * `sweeps` sweeps: a pair is rotated unless it is negligible, |g_p·g_q| ≤
+ * tol·‖g_p‖·‖g_q‖ (gesvj's test) or one of the two columns has norm ≤
+ * tiny·max|a_ij| (a rounding-sized column left parallel to a large one would
+ * shrink only by a factor eps per sweep, as in a constant matrix); a sweep that
+ * rotates nothing ends the iteration, and a matrix still not converged after the
+ * last is NaN (see `notConverged`). Then σ_j = ‖g_j‖, sorted descending with the
+ * columns of G and V.
+ */
+function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number, tol: number, tiny: number): void {
   const N = M.i(n);
   const G = (r: I, c: I): I => at(M, r, c, n);
   const V = (r: I, c: I): I => at(M, M.iadd(r, M.i(m)), c, n);
   const S = (c: I): I => at(M, M.i(m + n), c, n);
   copyIn(M, 0, m, n, 0, 0, n);
   identity(M, n, n, m, 0, n);
+  const floor = M.mul(
+    M.f(tiny),
+    largest(M, N, (i, j) => M.oload(G(i, j)), false, M.i(m)),
+  );
+  /** The columns' squared norms and inner product, and whether the pair is negligible. */
+  const pair = (p: I, q: I): { x: F; y: F; z: F; negligible: B } => {
+    const al = M.fvar(M.f(0));
+    const be = M.fvar(M.f(0));
+    const ga = M.fvar(M.f(0));
+    M.loop(
+      M.i(0),
+      M.i(m),
+      (i) => {
+        const x = M.oload(G(i, p));
+        const y = M.oload(G(i, q));
+        al.set(M.add(al.get(), M.mul(x, x)));
+        be.set(M.add(be.get(), M.mul(y, y)));
+        ga.set(M.add(ga.get(), M.mul(x, y)));
+      },
+      m,
+    );
+    const x = al.get();
+    const y = be.get();
+    const z = ga.get();
+    const nx = M.sqrt(x);
+    const ny = M.sqrt(y);
+    const rel = M.le(M.abs(z), M.mul(M.f(tol), M.mul(nx, ny)));
+    const thin = M.or(M.le(nx, floor), M.le(ny, floor));
+    return { x, y, z, negligible: M.or(rel, thin) };
+  };
   const active = M.ivar(M.i(1));
   M.loop(M.i(0), M.i(sweeps), () =>
     M.when(M.ine(active.get(), M.i(0)), () => {
       active.set(M.i(0));
       M.loop(M.i(0), N, (p) =>
         M.loop(M.iadd(p, M.i(1)), N, (q) => {
-          const al = M.fvar(M.f(0));
-          const be = M.fvar(M.f(0));
-          const ga = M.fvar(M.f(0));
-          M.loop(
-            M.i(0),
-            M.i(m),
-            (i) => {
-              const x = M.oload(G(i, p));
-              const y = M.oload(G(i, q));
-              al.set(M.add(al.get(), M.mul(x, x)));
-              be.set(M.add(be.get(), M.mul(y, y)));
-              ga.set(M.add(ga.get(), M.mul(x, y)));
-            },
-            m,
-          );
-          const x = al.get();
-          const y = be.get();
-          const z = ga.get();
-          const small = M.le(M.abs(z), M.mul(M.f(e), M.mul(M.sqrt(x), M.sqrt(y))));
-          M.when(M.not(small), () => {
+          const { x, y, z, negligible } = pair(p, q);
+          M.when(M.not(negligible), () => {
             active.set(M.i(1));
             const { c, s } = rotation(M, x, y, z);
             rotateCols(M, G, m, p, q, c, s);
@@ -542,6 +636,7 @@ function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number,
       );
     }),
   );
+  notConverged(M, active, N, (p, q) => pair(p, q).negligible, (m + n + 1) * n);
   M.loop(M.i(0), N, (j) => {
     const acc = M.fvar(M.f(0));
     M.loop(

@@ -55,7 +55,7 @@ interface Eliminated {
  * never wins), swaps with row k, then rows below subtract multiples of it. A
  * zero pivot (the whole column is 0 below the diagonal) leaves its column of L
  * zero, as getrf does, so a singular matrix gives a zero on U's diagonal and
- * finite factors; dividing by it (`solve`, `inv`) then gives Inf or NaN.
+ * finite factors; the solves (`solve`, `inv`) then give NaN (see `backSubstitute`).
  */
 function eliminate(alg: Alg, a: readonly (readonly Sc[])[], n: number, track: boolean): Eliminated {
   const rows = a.map((r) => [...r]);
@@ -120,10 +120,27 @@ function eliminate(alg: Alg, a: readonly (readonly Sc[])[], n: number, track: bo
   return { rows, l, perm, piv, sign };
 }
 
-/** Solves `U x = y` for every right-hand-side column (columns n.. of `rows`), upper triangular U. */
+/**
+ * Solves `U x = y` for every right-hand-side column (columns n.. of `rows`), upper
+ * triangular U. The failure signal of the solves (docs/linalg-accuracy.md): a zero
+ * (or NaN) on U's diagonal, i.e. a singular matrix, makes every entry of the
+ * solution NaN, not a mix of Inf and NaN.
+ */
 function backSubstitute(alg: Alg, rows: readonly (readonly Sc[])[], n: number): Sc[][] {
   const width = rows[0]?.length ?? n;
   const x: Sc[][] = Array.from({ length: n }, () => Array<Sc>(width - n).fill(0));
+  // ok: every pivot is non-zero and not NaN (|u_ii| > 0).
+  let ok: Tensor | boolean = true;
+  for (let i = 0; i < n; i++) {
+    const u = rows[i]![i]!;
+    if (typeof u === "number") {
+      if (!(Math.abs(u) > 0)) ok = false;
+      continue;
+    }
+    const g = u.abs().gt(0);
+    if (ok === true) ok = g;
+    else if (ok !== false) ok = ok.logicalAnd(g);
+  }
   for (let i = n - 1; i >= 0; i--) {
     const r = alg.div(1, rows[i]![i]!);
     for (let c = n; c < width; c++) {
@@ -132,7 +149,9 @@ function backSubstitute(alg: Alg, rows: readonly (readonly Sc[])[], n: number): 
       x[i]![c - n] = alg.mul(s, r);
     }
   }
-  return x;
+  if (ok === true) return x;
+  const okT = ok;
+  return x.map((row) => row.map((v) => (okT === false ? NaN : alg.where(okT, v, NaN))));
 }
 
 function square(op: string, a: unknown, limit = MAX_DIRECT_SIZE): Mat {
@@ -176,8 +195,9 @@ export function det(a: Tensor): Tensor {
 /**
  * The inverse of each square base matrix, by Gauss-Jordan elimination with
  * partial pivoting (LU, then the triangular solves, unrolled). A singular
- * matrix gives Inf or NaN entries in its batch element (NumPy raises instead;
- * a batched, lazy call cannot); other batch elements are unaffected.
+ * matrix (an exactly zero pivot) gives NaN in every entry of its batch element
+ * (NumPy raises instead; a batched, lazy call cannot); other batch elements are
+ * unaffected. `invEx` also returns LAPACK's info per matrix.
  *
  * @example
  * ```ts
@@ -199,7 +219,8 @@ export function inv(a: Tensor): Tensor {
  * NumPy's `solve`, LAPACK's gesv). `a` is `(…; n,n)`; `b` is a vector
  * `(…; n)` when it has one base dim fewer than `a`, else a matrix `(…; n,k)`
  * of right-hand sides. Batch dims (and leading base dims) broadcast. A
- * singular `a` gives Inf or NaN in its batch element.
+ * singular `a` (an exactly zero pivot) gives NaN in every entry of its batch
+ * element; `solveEx` also returns LAPACK's info per matrix.
  *
  * @example
  * ```ts
@@ -443,8 +464,9 @@ function rightHandSides(
  * The Cholesky factor of each symmetric positive-definite base matrix: lower
  * triangular `L` with `a = L·Lᵀ` (`upper: true` gives `U = Lᵀ`, `a = Uᵀ·U`).
  * Only the lower triangle of `a` is read (NumPy's default). A matrix that is
- * not positive definite gives NaN from its first non-positive pivot on (NumPy
- * raises; PyTorch's `cholesky_ex` reports it), and the columns before it stay.
+ * not positive definite gives NaN from its first pivot that is not positive
+ * (zero included) on, and the columns before it stay (NumPy raises; `choleskyEx`
+ * also returns the failing pivot, as PyTorch's `cholesky_ex`).
  */
 export function cholesky(a: Tensor, opts: { upper?: boolean } = {}): Tensor {
   const A = square("linalg.cholesky", a);
@@ -456,7 +478,8 @@ export function cholesky(a: Tensor, opts: { upper?: boolean } = {}): Tensor {
   for (let j = 0; j < n; j++) {
     let d: Sc = m[j]![j]!;
     for (let k = 0; k < j; k++) d = alg.sub(d, alg.mul(L[j]![k]!, L[j]![k]!));
-    const ljj = alg.sqrt(d);
+    // A pivot that is not positive (0, negative or NaN) gives NaN: the failure signal.
+    const ljj: Sc = typeof d === "number" ? (d > 0 ? Math.sqrt(d) : NaN) : alg.sqrt(where(d.gt(0), d, NaN));
     L[j]![j] = ljj;
     const r = alg.div(1, ljj);
     for (let i = j + 1; i < n; i++) {
@@ -512,4 +535,84 @@ export function trace(x: Tensor): Tensor {
   // The diagonal of the row-major m×n block is every (n+1)-th entry, k of them.
   const flat = x.reshape([...b.slice(0, r), m * n]);
   return flat.slice(r, 0, k === 0 ? 0 : (k - 1) * (n + 1) + 1, n + 1).sum([r]);
+}
+
+/**
+ * LAPACK's `info` per matrix from a bool `(…; lead…, n)` of failing pivots: the
+ * 1-based index of the first, or 0 when none fails (int32 `(…; lead…)`).
+ */
+export function firstFailure(bad: Tensor): Tensor {
+  const ax = bad.baseDim - 1;
+  const n = bad.baseShape[ax]!;
+  if (n === 0) return bad.cast("int32").sum([ax]);
+  const first = bad.cast("int32").argmax(ax).cast("int32").add(Tensor._const(1, "int32"));
+  return where(bad.any([ax]), first, Tensor._const(0, "int32"));
+}
+
+/** The main diagonal `(…; n)` of square base matrices `(…; n,n)`. */
+function diag(x: Tensor): Tensor {
+  const r = x.baseDim - 2;
+  const n = x.baseShape[r]!;
+  return x.reshape([...x.baseShape.slice(0, r), n * n]).slice(r, 0, n * n, n + 1);
+}
+
+/** `choleskyEx`'s result. */
+export interface CholeskyEx {
+  /** The factor, as `cholesky` returns it (NaN from the failing pivot's column on). */
+  readonly L: Tensor;
+  /**
+   * int32 `(…; lead…)`, as LAPACK's potrf `info` and PyTorch's `cholesky_ex`: 0 when the
+   * matrix is positive definite, else k > 0, the 1-based index of the first pivot that
+   * is not positive (zero, negative or NaN).
+   */
+  readonly info: Tensor;
+}
+
+/**
+ * `cholesky` with a per-matrix status (PyTorch's `cholesky_ex`, LAPACK's potrf info):
+ * `{ L, info }`, `L` exactly as `cholesky(a, opts)` gives it.
+ */
+export function choleskyEx(a: Tensor, opts: { upper?: boolean } = {}): CholeskyEx {
+  square("linalg.choleskyEx", a);
+  const L = cholesky(a, opts);
+  // A failing pivot is NaN on L's diagonal, and so is every later one (they read it).
+  return { L, info: firstFailure(diag(L).isNan()) };
+}
+
+/** `luFactorEx`'s result: `luFactor`'s, and LAPACK's getrf info. */
+export interface LUFactorEx extends LUFactor {
+  /** int32 `(…; lead…)`: 0, or the 1-based index of the first zero (or NaN) on U's diagonal (singular). */
+  readonly info: Tensor;
+}
+
+/** The status of LU factors: the first zero or NaN on U's diagonal, 1-based (0: none). */
+function luInfo(LU: Tensor): Tensor {
+  return firstFailure(diag(LU).abs().gt(0).logicalNot());
+}
+
+/** `luFactor` with LAPACK's getrf info per matrix (PyTorch's `lu_factor_ex`). */
+export function luFactorEx(a: Tensor): LUFactorEx {
+  square("linalg.luFactorEx", a);
+  const f = luFactor(a);
+  return { ...f, info: luInfo(f.LU) };
+}
+
+/** `solveEx`'s and `invEx`'s result. */
+export interface SolveEx {
+  /** The solution (the inverse for `invEx`), as `solve`/`inv` give it: NaN for a singular matrix. */
+  readonly result: Tensor;
+  /** int32 `(…; lead…)` of a: 0, or the 1-based index of the first zero pivot (LAPACK's gesv info). */
+  readonly info: Tensor;
+}
+
+/** `solve` with LAPACK's gesv info per matrix of `a` (PyTorch's `solve_ex`). */
+export function solveEx(a: Tensor, b: Tensor): SolveEx {
+  const result = solve(a, b);
+  return { result, info: luInfo(luFactor(a).LU) };
+}
+
+/** `inv` with LAPACK's getrf info per matrix (PyTorch's `inv_ex`). */
+export function invEx(a: Tensor): SolveEx {
+  const result = inv(a);
+  return { result, info: luInfo(luFactor(a).LU) };
 }

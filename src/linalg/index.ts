@@ -17,11 +17,18 @@ export {
   luFactor,
   luSolve,
   cholesky,
+  choleskyEx,
+  luFactorEx,
+  solveEx,
+  invEx,
   triu,
   tril,
   trace,
   type LU,
   type LUFactor,
+  type CholeskyEx,
+  type LUFactorEx,
+  type SolveEx,
 } from "./direct.js";
 export { MAX_DIRECT_SIZE, MAX_JACOBI_SIZE, LOOP_ABOVE, LOOP_ABOVE_JACOBI } from "./matrix.js";
 export { qr, type QR, type QROptions } from "./qr.js";
@@ -31,6 +38,7 @@ export {
   svd,
   svdvals,
   defaultSweeps,
+  MAX_SWEEPS,
   type Eigh,
   type SVD,
   type SVDOptions,

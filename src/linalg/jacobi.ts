@@ -26,26 +26,37 @@ import { checkCount } from "./options.js";
 import { formQ, householder } from "./qr.js";
 
 /**
- * The default number of Jacobi sweeps for an n×n problem: 1 for n ≤ 2 (one
- * rotation is exact), 4 for n = 3, 6 for n = 4, 7 for n = 5..6, 8 for n = 7..8,
- * 10 for n ≤ 16, 12 for n ≤ 32, 15 beyond. Above `LOOP_ABOVE_JACOBI` the looped
- * kernels also stop early, after the first sweep that rotates no pair (every
- * off-diagonal pair negligible: |a_pq| ≤ eps·√|a_pp·a_qq|).
+ * The default number of Jacobi sweeps for an n×n problem. Up to
+ * `LOOP_ABOVE_JACOBI` (unrolled, every sweep runs): 1 for n ≤ 2 (one rotation is
+ * exact), 4 for n = 3, 6 for n = 4, 7 for n = 5..6. Above, the looped kernels stop
+ * after the first sweep that rotates no pair (every pair negligible, see
+ * ir/routines.ts) and this is only a guard: 20 for n ≤ 8, 24 for n ≤ 16, 30 for
+ * n ≤ 32, 40 beyond, about twice the most sweeps measured on random,
+ * rank-deficient, constant, ±1-spectrum and ill-conditioned (1e10, 1e12) matrices
+ * (float64: 10 at n = 8, 12 at 17, 15 at 32, 22 at 64; docs/linalg-accuracy.md). A
+ * looped matrix not converged after the guard is NaN (the failure signal).
  */
 export function defaultSweeps(n: number): number {
   if (n <= 2) return 1;
   if (n === 3) return 4;
   if (n === 4) return 6;
   if (n <= 6) return 7;
-  if (n <= 8) return 8;
-  if (n <= 16) return 10;
-  if (n <= 32) return 12;
-  return 15;
+  if (n <= 8) return 20;
+  if (n <= 16) return 24;
+  if (n <= 32) return 30;
+  return 40;
 }
+
+/** The largest `sweeps` option. */
+export const MAX_SWEEPS = 60;
 
 /** Options of the Jacobi routines. */
 export interface JacobiOptions {
-  /** Sweeps of cyclic Jacobi rotations (default `defaultSweeps(n)`, at most 30). */
+  /**
+   * Sweeps of cyclic Jacobi rotations (default `defaultSweeps(n)`, at most `MAX_SWEEPS`).
+   * Above `LOOP_ABOVE_JACOBI` this is the most sweeps run, and a matrix not
+   * converged by then is NaN rather than silently inaccurate.
+   */
   readonly sweeps?: number;
 }
 
@@ -111,7 +122,7 @@ function sortWith(alg: Alg, keys: Sc[], cols: Sc[][][], descending: boolean): vo
 
 function sweepsOf(op: string, opts: JacobiOptions | undefined, n: number): number {
   const s = opts?.sweeps;
-  return s === undefined ? defaultSweeps(n) : checkCount(op, "sweeps", s, 30);
+  return s === undefined ? defaultSweeps(n) : checkCount(op, "sweeps", s, MAX_SWEEPS);
 }
 
 /** The result of `eigh`. */

@@ -2,8 +2,9 @@
  * QR by Householder reflections, as LAPACK's geqrf/orgqr: reflector j maps
  * column j below the diagonal onto `beta·e_j` with `beta = -sign(a_jj)·‖x‖`,
  * so R's diagonal may be negative (NumPy's and LAPACK's convention). A column
- * that is already zero below the diagonal gets no reflection (tau = 0), so Q
- * stays orthonormal for rank-deficient input.
+ * that is exactly zero below the diagonal gets no reflection (tau = 0), and the
+ * others are computed from the column scaled by its largest entry (LAPACK's
+ * larfg), so Q stays orthonormal for rank-deficient and tiny or huge input.
  */
 import { where, type Tensor } from "../tensor.js";
 import { Alg, type Sc } from "./scalar.js";
@@ -29,18 +30,35 @@ export function householder(
   const refl: Reflector[] = [];
   for (let j = 0; j < Math.min(m - 1, n); j++) {
     const alpha = r[j]![j]!;
-    let xnorm2: Sc = 0;
-    for (let i = j + 1; i < m; i++) xnorm2 = alg.add(xnorm2, alg.mul(r[i]![j]!, r[i]![j]!));
-    if (xnorm2 === 0) continue; // structurally zero below the diagonal: H = I
-    const x2 = alg.t(xnorm2);
-    const norm = alg.sqrt(alg.add(alg.mul(alpha, alpha), x2));
-    const beta = alg.where(alg.t(alpha).ge(0), alg.neg(norm), norm);
-    const zero = x2.eq(0);
-    const tau = alg.where(zero, 0, alg.div(alg.sub(beta, alpha), beta));
-    const scale = alg.where(zero, 0, alg.div(1, alg.sub(alpha, beta)));
+    // The largest |x_i| below the diagonal (NaN wins, so that it spreads).
+    let xm: Sc = 0;
+    for (let i = j + 1; i < m; i++) {
+      const x = r[i]![j]!;
+      if (x === 0) continue;
+      const ax = alg.t(alg.abs(x));
+      xm = xm === 0 ? ax : where(ax.gt(alg.t(xm)).logicalOr(ax.isNan()), ax, alg.t(xm));
+    }
+    if (xm === 0) continue; // structurally zero below the diagonal: H = I
+    // As LAPACK's larfg (see ir/routines.ts, qr): an exactly zero sub-column gets H = I
+    // (tau = 0); otherwise the reflector comes from the column divided by
+    // sc = max(|alpha|, max|x_i|), so that no square under- or overflows.
+    const xmax = alg.t(xm);
+    const zero = xmax.eq(0);
+    const aa = alg.t(alg.abs(alpha));
+    const sc = where(aa.gt(xmax), aa, xmax);
+    const y: Sc[] = [];
+    for (let i = j + 1; i < m; i++) y[i] = alg.div(r[i]![j]!, sc);
+    let x2: Sc = 0;
+    for (let i = j + 1; i < m; i++) x2 = alg.add(x2, alg.mul(y[i]!, y[i]!));
+    const as = alg.div(alpha, sc);
+    const norm = alg.sqrt(alg.add(alg.mul(as, as), x2));
+    // beta = -sign(alpha)·‖(alpha, x)‖: alpha - beta adds magnitudes, no cancellation.
+    const bs = alg.where(alg.t(alpha).ge(0), alg.neg(norm), norm);
+    const tau = alg.where(zero, 0, alg.div(alg.sub(bs, as), bs));
+    const den = alg.sub(as, bs);
     const v: Sc[] = [];
-    for (let i = j + 1; i < m; i++) v[i] = alg.mul(r[i]![j]!, scale);
-    r[j]![j] = alg.where(zero, alpha, beta);
+    for (let i = j + 1; i < m; i++) v[i] = y[i] === 0 ? 0 : alg.where(zero, 0, alg.div(y[i]!, den));
+    r[j]![j] = alg.where(zero, alpha, alg.mul(bs, sc));
     for (let i = j + 1; i < m; i++) r[i]![j] = 0;
     for (let c = j + 1; c < n; c++) applyColumn(alg, r, j, m, c, v, tau);
     refl.push({ j, v, tau });
