@@ -320,7 +320,10 @@ export function describeLayout(kinds: string, types: readonly TensorType[]): str
 
 /** Options of `f.bundleTypes()`. */
 export interface BundleTypesOptions {
-  /** The module the declarations import batchwise's types from (default "batchwise"). */
+  /**
+   * The module the declarations import batchwise's types from (default "batchwise"): "batchwise/runtime"
+   * for a program that loads the bundle with the lean runtime's `loadBundle`.
+   */
   readonly from?: string;
 }
 
@@ -381,19 +384,9 @@ export function bundleTypes(t: Traced, opts: BundleTypesOptions = {}): string {
   ].join("\n");
 }
 
-/**
- * A bundle's argument layout, carrying the traced function's parameter types for
- * TypeScript in a property that exists only in the types (the value is the layout string).
- */
-export type BundleArgs<A extends readonly unknown[]> = string & {
-  /** The traced function's parameter types (never present at run time). */
-  readonly "~args"?: A;
-};
-/** A bundle's result layout, carrying the traced function's result type (types only). */
-export type BundleResults<R> = string & {
-  /** The traced function's result type (never present at run time). */
-  readonly "~results"?: R;
-};
+// BundleArgs and BundleResults live in bundle-types.ts (shared with batchwise/runtime, whose
+// declarations bundleTypes({ from: "batchwise/runtime" }) imports them from).
+export type { BundleArgs, BundleResults } from "./bundle-types.js";
 
 /** Where two canonical encodings first differ, for error messages. */
 function firstDifference(a: string, b: string): string {

@@ -18,6 +18,9 @@
  */
 import { installCompiler } from "./compiler.js";
 import { installTensorApi } from "./api/tensor-api.js";
+// The declarations of the methods installTensorApi installs (a `declare module` augmentation of Tensor): this
+// side-effect import keeps them in the .d.ts, where declaration emit drops the named import above.
+import "./api/tensor-api.js";
 
 // The full library compiles: eager tensor operations and jit use the pass pipeline and the code generators.
 installCompiler();
@@ -101,6 +104,11 @@ export {
   type WebGPUStats,
   type AdapterDescription,
   type DeviceLimits,
+  type GPUDeviceLike,
+  type GPULike,
+  type GPUPowerPreferenceLike,
+  type MinimalGPUDevice,
+  type MinimalGPU,
 } from "./webgpu.js";
 export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
 export { jagged, fromPadded } from "./ragged/build.js";
@@ -199,6 +207,9 @@ export {
 } from "./numerics/index.js";
 export * as random from "./random/index.js";
 import { installNumericMethods } from "./numerics/methods.js";
+// The declarations of those methods (a `declare module` augmentation of Tensor): declaration emit drops
+// the named import above, and with it the augmentation; it keeps a side-effect import.
+import "./numerics/methods.js";
 // The Tensor methods cumsum, sort, softmax, var, … (batchwise/runtime leaves them out).
 installNumericMethods();
 export type { UniformOptions, NormalOptions } from "./random/index.js";

@@ -37,6 +37,7 @@ import {
   parseBundle,
   snapshotOf,
   type BundleFunction,
+  type BundleFunctionOf,
   type BundleModule,
   type LoadBundleOptions,
 } from "./bundle-load.js";
@@ -68,16 +69,30 @@ for (const name of "neg abs sqrt rsqrt exp log sin cos tan tanh sigmoid asin aco
  * and its argument and result layout, then loads the shipped kernels on the
  * current backend (or `opts.backend`) without compiling any. A bundle that
  * takes or returns jagged tensors or TensorDicts needs their classes on the
- * page: one it returns but the page never builds goes in `opts.kinds`.
+ * page: one it returns but the page never builds goes in `opts.kinds`. With the
+ * module's declarations (`f.bundleTypes({ from: "batchwise/runtime" })`, saved
+ * next to it) the result is typed like the traced function, as with the full
+ * entry's `loadBundle`.
  *
  * @example
  * ```ts
  * import { loadBundle, tensor } from "batchwise/runtime";
  * import * as mod from "./det.bundle.mjs";
- * const det = await loadBundle(mod, { sha256: "<the hash of the bundle you wrote>" });
+ * const det = await loadBundle(mod, { sha256: "<the hash of the bundle you wrote>" }); // (x0: Tensor) => Tensor
  * det(tensor([[[2, 0, 0], [0, 3, 0], [0, 0, 4]]], { batchDim: 1 })); // (1;): [24]
  * ```
  */
+export function loadBundle<M extends BundleModule>(mod: M, opts?: LoadBundleOptions): Promise<BundleFunctionOf<M>>;
+/**
+ * `loadBundle<typeof f>(mod, { sha256 })`: typed like the function `F` (a jit
+ * function, or the traced function itself) for a module without declarations.
+ *
+ * @typeParam F - The function whose parameters and result type the loaded bundle takes.
+ */
+export function loadBundle<F extends (...args: never) => unknown>(
+  mod: BundleModule,
+  opts?: LoadBundleOptions,
+): Promise<BundleFunction<Parameters<F>, ReturnType<F>>>;
 export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}): Promise<BundleFunction> {
   if (opts !== null && typeof opts === "object" && opts.sha256 === undefined) {
     throw new BundleError(
@@ -116,8 +131,11 @@ export {
   BUNDLE_VERSION,
   type BundleModule,
   type BundleFunction,
+  type BundleFunctionOf,
   type LoadBundleOptions,
 } from "./bundle-load.js";
+// What the declarations bundleTypes({ from: "batchwise/runtime" }) writes import (types only).
+export type { BundleArgs, BundleResults } from "./bundle-types.js";
 export { Tensor, type NestedArray } from "./tensor.js";
 export type { FormatOptions } from "./format.js";
 export {
@@ -140,6 +158,11 @@ export {
   type WebGPUStats,
   type AdapterDescription,
   type DeviceLimits,
+  type GPUDeviceLike,
+  type GPULike,
+  type GPUPowerPreferenceLike,
+  type MinimalGPUDevice,
+  type MinimalGPU,
 } from "./webgpu.js";
 export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";
 export type { DType, TypedArray } from "../ir/dtype.js";

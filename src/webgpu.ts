@@ -26,3 +26,11 @@ export async function initWebGPU(opts: WebGPUOptions & { select?: boolean } = {}
 }
 
 export type { WebGPUBackend, WebGPUOptions, WebGPUStats, AdapterDescription, DeviceLimits };
+// The WebGPU types of the public declarations: the program's own global WebGPU types where it has them.
+export type {
+  GPUDeviceLike,
+  GPULike,
+  GPUPowerPreferenceLike,
+  MinimalGPUDevice,
+  MinimalGPU,
+} from "../runtime/webgpu/gpu-types.js";

@@ -35,9 +35,19 @@ export interface HeapOptions {
   readonly maximumBytes?: number;
 }
 
+/**
+ * `WebAssembly.Memory`, named through `typeof globalThis` so that the published declarations
+ * type-check in a program whose libs do not declare WebAssembly (ES2022 without DOM or WebWorker).
+ */
+type WasmMemory = typeof globalThis extends {
+  readonly WebAssembly: { readonly Memory: { readonly prototype: infer M } };
+}
+  ? M
+  : { readonly buffer: ArrayBuffer | SharedArrayBuffer };
+
 /** A heap in one WebAssembly memory. */
 export class WasmHeap {
-  readonly memory: WebAssembly.Memory;
+  readonly memory: WasmMemory;
   readonly shared: boolean;
   readonly maximumBytes: number;
   private top = ARGS_BYTES;

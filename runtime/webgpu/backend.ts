@@ -34,6 +34,7 @@ import {
   type WebGPUOptions,
 } from "./device.js";
 import { BackendError } from "./errors.js";
+import type { GPUDeviceLike } from "./gpu-types.js";
 import { DTypeError } from "../../ir/errors.js";
 import { BufferPool } from "./pool.js";
 import { PipelineCache, type PipelineEntry } from "./pipelines.js";
@@ -239,7 +240,7 @@ export class WebGPUBackend implements Backend {
   }
 
   /** The current device (tests use it to simulate loss with `device.destroy()`). */
-  get device(): GPUDevice {
+  get device(): GPUDeviceLike {
     return this.state.acquired.device;
   }
   /** What the adapter reports about the GPU, and the Dawn flags used. */

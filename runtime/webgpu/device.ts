@@ -3,9 +3,11 @@
  * in Node. On a Linux box without a GPU, Dawn's OpenGL ES backend over Mesa's
  * software rasterizer gives a real (slow) adapter (docs/ARCHITECTURE.md, "WebGPU").
  */
-/// <reference types="@webgpu/types" preserve="true" />
+// No `/// <reference types="@webgpu/types" />` here: the public declarations name no global WebGPU type
+// (runtime/webgpu/gpu-types.ts says why); the sources get @webgpu/types from tsconfig.json's `types`.
 import { debugLog } from "../debug.js";
 import { BackendError } from "./errors.js";
+import type { GPUDeviceLike, GPULike, GPUPowerPreferenceLike } from "./gpu-types.js";
 
 /**
  * The Node WebGPU package is an optional peer dependency: it is loaded only when
@@ -18,7 +20,7 @@ const DAWN_PACKAGE = "webgpu";
 /** Options of `initWebGPU`. */
 export interface WebGPUOptions {
   /** A GPU to use (e.g. `navigator.gpu` or a Dawn instance); default: found as described above. */
-  readonly gpu?: GPU;
+  readonly gpu?: GPULike;
   /**
    * Dawn instance flags in Node, e.g. `["backend=opengles"]`. Default: Dawn's own
    * backend choice, then `["backend=opengles"]` (which needs `EGL_PLATFORM=surfaceless`
@@ -27,7 +29,7 @@ export interface WebGPUOptions {
    */
   readonly dawnFlags?: readonly string[];
   /** The adapter to ask for: `"high-performance"` or `"low-power"` (default: the platform's choice). */
-  readonly powerPreference?: GPUPowerPreference;
+  readonly powerPreference?: GPUPowerPreferenceLike;
   /** Use this many workgroups per grid dimension at most (below the device limit); for tests of the 2-D grid. */
   readonly maxWorkgroupsPerDimension?: number;
   /** Make a new backend on a new device instead of sharing the current one. */
@@ -65,7 +67,7 @@ export interface AdapterDescription {
 }
 
 export interface AcquiredDevice {
-  readonly device: GPUDevice;
+  readonly device: GPUDeviceLike;
   readonly adapter: AdapterDescription;
   readonly limits: DeviceLimits;
   /** The device has the "shader-f16" feature (requested whenever the adapter offers it): float16 is available. */
