@@ -72,6 +72,22 @@ export function raw(x: { readonly t: Tensor } | number, op = "typed op", name = 
 }
 
 /**
+ * The Tensor behind a scaling factor: a number or a Scalar. Any other typed value is a
+ * DTypeError naming `op` (it would broadcast into an elementwise product, a silently wrong
+ * answer where the user meant a typed product the type does not have, e.g. SR2·SR2).
+ */
+export function scalarArg(y: unknown, op: string, self: { readonly constructor: unknown }): Tensor | number {
+  const t = raw(y as { readonly t: Tensor } | number, op);
+  if (typeof t !== "number" && (y as { constructor: { NAME?: string } }).constructor.NAME !== "Scalar") {
+    const name = (self.constructor as { NAME?: string }).NAME ?? "a typed tensor";
+    throw new DTypeError(
+      `${op}: y must be a Scalar or a number (${name} has no product with ${describe(y)}; for an elementwise product use the tensors, x.t.mul(y.t))`,
+    );
+  }
+  return t;
+}
+
+/**
  * Checks a typed argument: `x` must be an instance of one of `types` (a DTypeError
  * naming the op and the argument otherwise). Typed methods read `x.t` right away,
  * so without this a wrong argument would surface as a TypeError deep inside.
@@ -249,11 +265,11 @@ export abstract class PrimitiveTensor<Self> {
   }
   /** Scaling by a Scalar or a number; typed products are overloads on each type. */
   mul(y: ScalarLike): Self {
-    return this.make(this.t.mul(raw(y, "mul")));
+    return this.make(this.t.mul(scalarArg(y, `${(this.constructor as PrimitiveClass<Self>).NAME}.mul`, this)));
   }
   /** Division by a Scalar or a number. */
   div(y: ScalarLike): Self {
-    return this.make(this.t.div(raw(y, "div")));
+    return this.make(this.t.div(scalarArg(y, `${(this.constructor as PrimitiveClass<Self>).NAME}.div`, this)));
   }
   /** `-x`. */
   neg(): Self {

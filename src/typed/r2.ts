@@ -2,7 +2,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
 import {
   assemble,
   at,
@@ -132,7 +132,7 @@ export class R2 extends PrimitiveTensor<R2> {
         ),
       );
     }
-    return new R2(this.t.mul(raw(y, "R2.mul")));
+    return new R2(this.t.mul(scalarArg(y, "R2.mul", this)));
   }
 
   /** `det A` by cofactor expansion. */

@@ -6,7 +6,7 @@ import type { DType } from "../../ir/dtype.js";
 import { DTypeError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
 import { assemble, cross3, cst, dotOf, negate, vecOf, zerosOf } from "./components.js";
 import { fillFrom } from "./fill.js";
 import { Quaternion } from "./quaternion.js";
@@ -143,7 +143,7 @@ export class Rot extends PrimitiveTensor<Rot> {
   override mul(y: Rot): Rot;
   override mul(y: ScalarLike): Rot;
   override mul(y: Rot | ScalarLike): Rot {
-    if (!(y instanceof Rot)) return new Rot(this.t.mul(raw(y, "Rot.mul")));
+    if (!(y instanceof Rot)) return new Rot(this.t.mul(scalarArg(y, "Rot.mul", this)));
     const a = vecOf(this.t);
     const b = vecOf(y.t);
     const aa = dotOf(a, a);

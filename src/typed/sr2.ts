@@ -5,7 +5,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
 import {
   assemble,
   at,
@@ -152,7 +152,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
         ),
       );
     }
-    return new SR2(this.t.mul(raw(y, "SR2.mul")));
+    return new SR2(this.t.mul(scalarArg(y, "SR2.mul", this)));
   }
 
   /** The trace `Σ Aᵢᵢ`. */

@@ -2,7 +2,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { eye } from "../creation.js";
 import { where, type Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
 import { assemble, cst, dotOf, mat3, negate, vecOf, zerosOf } from "./components.js";
 import { Scalar } from "./scalar.js";
 import { fillDType, scalarsOf } from "./fill.js";
@@ -158,7 +158,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
       );
     }
     if (y instanceof SSR4) return new SSR4(assemble(matmul6(mat6(this.t), mat6(y.t)).flat(), [6, 6]));
-    return new SSR4(this.t.mul(raw(y, "SSR4.mul")));
+    return new SSR4(this.t.mul(scalarArg(y, "SSR4.mul", this)));
   }
 
   /** Swaps the two Mandel axes. */
