@@ -27,6 +27,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { DTYPES, DTYPE_SHORT } from "../../ir/dtype.js";
 import { BatchwiseError } from "../../ir/errors.js";
 import { parseGraph } from "../../ir/parse.js";
+import { PASS_NAMES } from "../../passes/pipeline.js";
 import type { Kernel } from "../../ir/kernel.js";
 import { fmtType } from "../../ir/types.js";
 import type { Backend } from "../../runtime/backend.js";
@@ -105,8 +106,9 @@ Traces the export from the specs and prints its IR as traced, or after a pass.
 
 Options:
 ${TRACE_OPTIONS_HELP}
-  --after, -a <pass>    the IR after this pass: input (default), lower, canonicalize, fold,
-                        simplify, cse, dce, or fuse (the schedule, one line per kernel)
+  --after, -a <pass>    the IR after this pass (default input):
+                        ${PASS_NAMES.slice(0, -1).join(", ")},
+                        or ${PASS_NAMES[PASS_NAMES.length - 1]} (the schedule, one line per kernel)
   --kernels, -k         the generated kernels' source (JS; WGSL with --backend webgpu;
                         with --backend wasm, each WebAssembly kernel's loop form spelled as JS)
   --dot                 Graphviz DOT of the graph after --after (fuse: a cluster per kernel)

@@ -239,3 +239,12 @@ describe("batchwise CLI", () => {
     });
   });
 });
+
+describe("dump --help", () => {
+  it("lists every pass --after takes, from the pipeline's own table", async () => {
+    const { PASS_NAMES } = await import("../../passes/pipeline.js");
+    const r = await cli(["dump", "--help"]);
+    for (const p of PASS_NAMES) expect(r.stdout).toContain(p);
+    expect(r.stdout).toMatch(/narrow/);
+  });
+});
