@@ -150,8 +150,10 @@ function backSubstitute(alg: Alg, rows: readonly (readonly Sc[])[], n: number): 
     }
   }
   if (ok === true) return x;
-  const okT = ok;
-  return x.map((row) => row.map((v) => (okT === false ? NaN : alg.where(okT, v, NaN))));
+  if (ok === false) return x.map((row) => row.map(() => NaN));
+  // 1, or NaN for a singular matrix: one select, then a product per entry.
+  const flag = alg.where(ok, 1, NaN);
+  return x.map((row) => row.map((v) => alg.mul(v, flag)));
 }
 
 function square(op: string, a: unknown, limit = MAX_DIRECT_SIZE): Mat {
