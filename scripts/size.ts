@@ -61,10 +61,11 @@ export interface PageSize {
  * Budgets, min+gzip bytes. The runtime page keeps the packaging issue's 25 KB. The jit
  * page had 60 KB there; it was raised to 70 KB when index lists, functional updates,
  * the narrow dtypes and the looped routines (with their WGSL lowering, which the
- * synchronous `f.bundle()` ships) came into the full entry: a deliberate change, see
- * the README's sizes table.
+ * synchronous `f.bundle()` ships) came into the full entry, and to 74 KB when the tensor
+ * display, errors naming the called function, linalg's failure signal and the Jacobians'
+ * coupling check did: deliberate changes, see bench/RESULTS.md's sizes table.
  */
-export const BUDGET = { jit: 70 * 1024, runtime: 25 * 1024 } as const;
+export const BUDGET = { jit: 74 * 1024, runtime: 25 * 1024 } as const;
 
 export const PAGES = {
   jit: `import { jit, tensor } from "./src/index.ts";
