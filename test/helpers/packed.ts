@@ -114,6 +114,30 @@ async function build(target: string): Promise<void> {
   await rename(work, target);
 }
 
+/**
+ * Runs `make` once across every worker and process until the file `done` exists: the
+ * first caller takes the lock directory `lock` (mkdir is atomic) and makes it, the
+ * others wait; a lock older than 5 minutes is a dead maker's and is taken over.
+ */
+export async function onceUnderLock(lock: string, done: string, make: () => Promise<void>): Promise<void> {
+  for (;;) {
+    if (existsSync(done)) return;
+    try {
+      await mkdir(lock);
+    } catch {
+      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+      if (age > 300_000) await rm(lock, { recursive: true, force: true });
+      await sleep(500);
+      continue;
+    }
+    try {
+      if (!existsSync(done)) await make();
+    } finally {
+      await rm(lock, { recursive: true, force: true });
+    }
+  }
+}
+
 let cached: Promise<PackedApp> | undefined;
 
 /**
@@ -129,31 +153,15 @@ export function packedApp(): Promise<PackedApp> {
     const target = join(base, key);
     const lock = join(base, `${key}.lock`);
     await mkdir(base, { recursive: true });
-    for (;;) {
-      if (existsSync(join(target, "app/node_modules/batchwise/package.json"))) break;
-      try {
-        await mkdir(lock);
-      } catch {
-        // Another worker is installing: wait for it, unless its lock is older than 5 minutes (it died).
-        const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-        if (age > 300_000) await rm(lock, { recursive: true, force: true });
-        await sleep(500);
-        continue;
+    await onceUnderLock(lock, join(target, "app/node_modules/batchwise/package.json"), async () => {
+      // Old keys: builds more than an hour old go (a younger one may still be in use by another run).
+      for (const old of await readdir(base)) {
+        if (old === key || old.endsWith(".lock")) continue;
+        const age = Date.now() - (await stat(join(base, old)).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+        if (age > 3_600_000) await rm(join(base, old), { recursive: true, force: true });
       }
-      try {
-        if (!existsSync(join(target, "app/node_modules/batchwise/package.json"))) {
-          // Old keys: builds more than an hour old go (a younger one may still be in use by another run).
-          for (const old of await readdir(base)) {
-            if (old === key || old.endsWith(".lock")) continue;
-            const age = Date.now() - (await stat(join(base, old)).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-            if (age > 3_600_000) await rm(join(base, old), { recursive: true, force: true });
-          }
-          await build(target);
-        }
-      } finally {
-        await rm(lock, { recursive: true, force: true });
-      }
-    }
+      await build(target);
+    });
     const [tarball] = (await readdir(join(target, "pack"))).filter((f) => f.endsWith(".tgz"));
     return {
       dir: join(target, "app"),

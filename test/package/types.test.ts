@@ -35,12 +35,12 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, scratchApp } from "../helpers/packed.js";
+import { onceUnderLock, ROOT, scratchApp } from "../helpers/packed.js";
 
 const run = promisify(execFile);
 
@@ -56,42 +56,25 @@ const ENTRIES = [
   { spec: "batchwise/distributed", file: "distributed.ts", src: "src/distributed/index.ts", node: true },
 ] as const;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** TypeScript 7's `tsc` (a JS launcher of the native compiler), installed once into the cache. */
 async function typescript7(): Promise<string> {
   const base = join(ROOT, "node_modules/.cache/batchwise-ts7");
   const target = join(base, TS7_VERSION);
   const tsc = join(target, "node_modules/typescript/bin/tsc");
-  const lock = `${target}.lock`;
   await mkdir(base, { recursive: true });
-  for (;;) {
-    if (existsSync(tsc)) return tsc;
-    try {
-      await mkdir(lock);
-    } catch {
-      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-      if (age > 300_000) await rm(lock, { recursive: true, force: true });
-      await sleep(500);
-      continue;
-    }
-    try {
-      if (!existsSync(tsc)) {
-        const work = `${target}.partial-${process.pid}`;
-        await rm(work, { recursive: true, force: true });
-        await mkdir(work, { recursive: true });
-        await writeFile(join(work, "package.json"), JSON.stringify({ name: "ts7", private: true }));
-        await run(
-          "npm",
-          ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-save", `typescript@${TS7_VERSION}`],
-          { cwd: work, maxBuffer: 16 * 1024 * 1024 },
-        );
-        await rename(work, target);
-      }
-    } finally {
-      await rm(lock, { recursive: true, force: true });
-    }
-  }
+  await onceUnderLock(`${target}.lock`, tsc, async () => {
+    const work = `${target}.partial-${process.pid}`;
+    await rm(work, { recursive: true, force: true });
+    await mkdir(work, { recursive: true });
+    await writeFile(join(work, "package.json"), JSON.stringify({ name: "ts7", private: true }));
+    await run(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-save", `typescript@${TS7_VERSION}`],
+      { cwd: work, maxBuffer: 16 * 1024 * 1024 },
+    );
+    await rename(work, target);
+  });
+  return tsc;
 }
 
 /** What an entry exports at run time, as the inventory script reports it. */
