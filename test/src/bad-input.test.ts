@@ -780,7 +780,7 @@ const typedCases: Case[] = [
     "Vec mul a plain Tensor",
     () => v.mul(any(x)),
     DTypeError,
-    /^mul: y must be a typed tensor or a number, got a Tensor \(wrap a plain Tensor/,
+    /^Vec.mul: y must be a typed tensor or a number, got a Tensor \(wrap a plain Tensor/,
   ],
   ["Vec add an R2", () => v.add(any(r2)), DTypeError, /^Vec.add: y must be a Vec, a Scalar or a number, got an R2/],
   ["Vec.dot a number", () => v.dot(any(1)), DTypeError, /^Vec.dot: v must be a Vec, got 1/],
