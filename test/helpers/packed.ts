@@ -8,7 +8,7 @@
  * this repository, so that Node and TypeScript resolution cannot climb into the
  * repository's own node_modules and find what a user would not have),
  * where the key hashes everything that goes into the tarball (the sources, the
- * build config, package.json, the README and CHANGELOG). Test files run in
+ * build config, package.json, the README, CHANGELOG and guides). Test files run in
  * separate workers; a lock directory makes the second worker wait for the first
  * one's install instead of starting its own. A change to any source gives a new
  * key, so a stale build is never tested.
@@ -35,7 +35,15 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /** What goes into the tarball: folders compiled into dist/, and the files packed beside it. */
 const INPUT_DIRS = ["src", "ir", "passes", "codegen", "runtime"];
-const INPUT_FILES = ["package.json", "tsconfig.build.json", "tsconfig.json", "README.md", "CHANGELOG.md", "LICENSE"];
+const INPUT_FILES = [
+  "package.json",
+  "tsconfig.build.json",
+  "tsconfig.json",
+  "README.md",
+  "CHANGELOG.md",
+  "LICENSE",
+  "bench/RESULTS.md",
+];
 
 /** A packed and installed project. */
 export interface PackedApp {
@@ -62,6 +70,8 @@ export async function packKey(): Promise<string> {
   const h = createHash("sha256");
   const files = [
     ...(await Promise.all(INPUT_DIRS.map((d) => filesUnder(join(ROOT, d))))).flat(),
+    // The guides ship in the tarball (the README links them).
+    ...(await readdir(join(ROOT, "docs"))).filter((f) => f.endsWith(".md")).map((f) => join(ROOT, "docs", f)),
     ...INPUT_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f)),
   ].sort();
   for (const f of files) {

@@ -14,7 +14,8 @@
  * Needs the npm registry (for the tarball's own dependencies), as `npm ci` does.
  */
 import { execFile } from "node:child_process";
-import { readdir, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -185,4 +186,17 @@ describe("the packed package in a fresh project", () => {
     const r = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: dir });
     expect(r.stdout).toMatch(/^true .*npm install webgpu/);
   }, 60_000);
+});
+
+describe("the installed package's README", () => {
+  it("links only to files the tarball holds (the guides, bench/RESULTS.md, the CHANGELOG)", async () => {
+    const pkg = join(dir, "node_modules/batchwise");
+    const readme = await readFile(join(pkg, "README.md"), "utf8");
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)]
+      .map((m) => m[1]!)
+      .filter((l) => !/^[a-z]+:/.test(l));
+    expect(links.length).toBeGreaterThan(10);
+    const missing = links.filter((l) => !existsSync(join(pkg, l)));
+    expect(missing).toEqual([]);
+  });
 });
