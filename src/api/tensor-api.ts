@@ -476,11 +476,12 @@ class At implements TensorAt {
         );
       return r;
     }
+    // Errors of the scatter op name at(idx).<mode> / at({ flat }).<mode>.
     if (this.flat) {
       const flatX = x.reshape([x.baseStorage]);
-      return Tensor._op("scatter", [flatX, idx, u], { axis: 0, mode }).reshape([...x.baseShape]);
+      return asCalled(op, () => Tensor._op("scatter", [flatX, idx, u], { axis: 0, mode })).reshape([...x.baseShape]);
     }
-    return Tensor._op("scatter", [x, idx, u], { axis: this.axis, mode });
+    return asCalled(op, () => Tensor._op("scatter", [x, idx, u], { axis: this.axis, mode }));
   }
 }
 

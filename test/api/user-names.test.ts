@@ -61,6 +61,14 @@ describe("errors name the function the user called", () => {
       ShapeError,
     ],
     [
+      "at(idx).set",
+      () =>
+        tensor([1, 2, 3])
+          .at([0])
+          .set(tensor([1, 2])),
+      ShapeError,
+    ],
+    [
       "TensorDict.setAt",
       () =>
         new TensorDict({ a: tensor([[1], [2]], { batchDim: 1 }) }, [2]).setAt(

@@ -545,11 +545,11 @@ describe("x.at(idx): typed errors in (batch; base) notation", () => {
     ); // (2; 3)
     expect(() => x.at([0, 1]).set(tensor([1, 2, 3]))).toThrow(ShapeError);
     expect(() => x.at([0, 1]).set(tensor([1, 2, 3]))).toThrow(
-      "scatter: upd (;3) does not broadcast to the update shape (2) of x (2; 3) at idx (;2) on base axis 0",
+      "at(idx).set: upd (;3) does not broadcast to the update shape (2) of x (2; 3) at idx (;2) on base axis 0",
     );
     expect(() => x.at(I([[0], [1], [2]], 1)).add(1)).toThrow(ShapeError);
     expect(() => x.at(I([[0], [1], [2]], 1)).add(1)).toThrow(
-      "scatter: cannot broadcast x (2; 3) with idx (3; 1): batch dim 0 is 2 vs 3",
+      "at(idx).add: cannot broadcast x (2; 3) with idx (3; 1): batch dim 0 is 2 vs 3",
     );
     expect(() => x.at([0]).add("a" as never)).toThrow(DTypeError);
     // v is cast to x's dtype (as JAX casts updates): 0.5 is 0 in int32; a number must fit the dtype.
