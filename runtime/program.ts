@@ -124,6 +124,9 @@ function copyRegions(node: Node, sources: readonly Node[], types: ReadonlyMap<No
   const inner = prod(out.batch.slice(axis + 1)) * prod(out.base);
   const outLen = out.batch[axis]!;
   if (hasOp(node, "batch_slice")) {
+    // Nothing to copy from a slice that is empty (bounds past the size clamp to it, as in NumPy):
+    // its start may lie past the end of the source.
+    if (outLen === 0 || outer === 0 || inner === 0) return [[]];
     const srcLen = types.get(sources[0]!)!.batch[axis]!;
     const step = node.attrs.step;
     // A negative step starts at position srcLen-1-start (start counts from the end).

@@ -34,6 +34,13 @@ describe("batchSlice past the batch size (NumPy clamping), eager and jit alike",
       .filter((_, i) => i % step === 0);
     expect(f(rows(12)).toArraySync()).toEqual(big.map((r) => [r, -r]));
     expect(f.stats.traces).toBe(1);
+    // and at sizes the bounds pass entirely: 0 and 1 rows (a batch dim of 1 or 0 may trace anew)
+    for (const n of [0, 1]) {
+      const small = Array.from({ length: n }, (_, r) => r)
+        .slice(start, stop ?? n)
+        .filter((_, i) => i % step === 0);
+      expect(f(rows(n)).toArraySync()).toEqual(small.map((r) => [r, -r]));
+    }
   });
 
   it("flatten of a 0-d base takes axis 0 or -1 only", () => {
