@@ -24,6 +24,9 @@ import {
 } from "../../src/index.js";
 import type { Backend, DeviceBuffer } from "../../runtime/backend.js";
 
+/** The current backend's name, as the header shows it (the suite runs on wasm too: .ci/run). */
+const B = getBackend().name;
+
 const m23 = () =>
   tensor(
     [
@@ -52,66 +55,68 @@ afterEach(() => {
 describe("a realised tensor shows dtype, (batch; base) shape, backend and values", () => {
   it("2-D: nested brackets, one width, the shape split as NEML2 writes it", () => {
     const t = m23();
-    expect(shown(t)).toBe("Tensor float32 (2; 3) js\n[[1., 2., 3.],\n [4., 5., 6.]]");
+    expect(shown(t)).toBe(`Tensor float32 (2; 3) ${B}\n[[1., 2., 3.],\n [4., 5., 6.]]`);
     // toString stays the shape alone (error messages show tensors by it).
     expect(t.toString()).toBe("(2; 3)");
   });
 
   it("3-D: a blank line between the 2-D blocks", () => {
     const t = fromTypedArray(Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8), [2, 2, 2], { batchDim: 1 });
-    expect(shown(t)).toBe("Tensor int32 (2; 2,2) js\n[[[1, 2],\n  [3, 4]],\n\n [[5, 6],\n  [7, 8]]]");
+    expect(shown(t)).toBe(`Tensor int32 (2; 2,2) ${B}\n[[[1, 2],\n  [3, 4]],\n\n [[5, 6],\n  [7, 8]]]`);
   });
 
   it("NaN, ±Infinity and -0 are spelled as JS does; widths include them", () => {
     const t = tensor([NaN, Infinity, -Infinity, -0, 0, 1.5]);
     // 9 characters each ("-Infinity"); 66 with the header is past 75, so the values go below it.
-    expect(shown(t)).toBe("Tensor float32 (;6) js\n[      NaN,  Infinity, -Infinity,       -0.,        0.,       1.5]");
-    expect(shown(tensor([-0]))).toBe("Tensor float32 (;1) js [-0.]");
+    expect(shown(t)).toBe(
+      `Tensor float32 (;6) ${B}\n[      NaN,  Infinity, -Infinity,       -0.,        0.,       1.5]`,
+    );
+    expect(shown(tensor([-0]))).toBe(`Tensor float32 (;1) ${B} [-0.]`);
   });
 
   it("0-d tensors show the value alone", () => {
-    expect(shown(tensor(2.5))).toBe("Tensor float32 (;) js 2.5");
+    expect(shown(tensor(2.5))).toBe(`Tensor float32 (;) ${B} 2.5`);
     // float32(pi) = 3.14159274…: 7 digits (3.141593) round to another float32, 8 do not.
-    expect(shown(tensor(Math.PI))).toBe("Tensor float32 (;) js 3.1415927");
-    expect(shown(tensor(-7, { dtype: "int32" }))).toBe("Tensor int32 (;) js -7");
+    expect(shown(tensor(Math.PI))).toBe(`Tensor float32 (;) ${B} 3.1415927`);
+    expect(shown(tensor(-7, { dtype: "int32" }))).toBe(`Tensor int32 (;) ${B} -7`);
   });
 
   it("empty dims show [] (the shape is in the header); size-1 dims keep their brackets", () => {
-    expect(shown(tensor([]))).toBe("Tensor float32 (;0) js []");
-    expect(shown(fromTypedArray(new Float32Array(0), [2, 0], { batchDim: 1 }))).toBe("Tensor float32 (2; 0) js []");
-    expect(shown(fromTypedArray(new Float32Array(0), [0, 3], { batchDim: 1 }))).toBe("Tensor float32 (0; 3) js []");
-    expect(shown(tensor([[5]], { batchDim: 1 }))).toBe("Tensor float32 (1; 1) js [[5.]]");
-    expect(shown(tensor([[[1, 2]]], { batchDim: 1 }))).toBe("Tensor float32 (1; 1,2) js [[[1., 2.]]]");
+    expect(shown(tensor([]))).toBe(`Tensor float32 (;0) ${B} []`);
+    expect(shown(fromTypedArray(new Float32Array(0), [2, 0], { batchDim: 1 }))).toBe(`Tensor float32 (2; 0) ${B} []`);
+    expect(shown(fromTypedArray(new Float32Array(0), [0, 3], { batchDim: 1 }))).toBe(`Tensor float32 (0; 3) ${B} []`);
+    expect(shown(tensor([[5]], { batchDim: 1 }))).toBe(`Tensor float32 (1; 1) ${B} [[5.]]`);
+    expect(shown(tensor([[[1, 2]]], { batchDim: 1 }))).toBe(`Tensor float32 (1; 1,2) ${B} [[[1., 2.]]]`);
   });
 
   it("bool and integer dtypes", () => {
-    expect(shown(tensor([true, false, true]))).toBe("Tensor bool (;3) js [ true, false,  true]");
-    expect(shown(tensor([-1, 10, 300], { dtype: "int32" }))).toBe("Tensor int32 (;3) js [ -1,  10, 300]");
-    expect(shown(tensor([0, 7, 255], { dtype: "uint8" }))).toBe("Tensor uint8 (;3) js [  0,   7, 255]");
+    expect(shown(tensor([true, false, true]))).toBe(`Tensor bool (;3) ${B} [ true, false,  true]`);
+    expect(shown(tensor([-1, 10, 300], { dtype: "int32" }))).toBe(`Tensor int32 (;3) ${B} [ -1,  10, 300]`);
+    expect(shown(tensor([0, 7, 255], { dtype: "uint8" }))).toBe(`Tensor uint8 (;3) ${B} [  0,   7, 255]`);
     expect(shown(fromTypedArray(Uint32Array.of(4294967295, 0), [2]))).toBe(
-      "Tensor uint32 (;2) js [4294967295,          0]",
+      `Tensor uint32 (;2) ${B} [4294967295,          0]`,
     );
   });
 
   it("floats: the fewest digits that give the value back in the tensor's dtype, at most 8", () => {
     // float32(0.1) is 0.100000001…; "0.1" gives it back.
-    expect(shown(tensor([0.1, 0.25]))).toBe("Tensor float32 (;2) js [ 0.1, 0.25]");
+    expect(shown(tensor([0.1, 0.25]))).toBe(`Tensor float32 (;2) ${B} [ 0.1, 0.25]`);
     expect(shown(tensor([0.1, 1 / 3, 2 / 3], { dtype: "float64" }))).toBe(
-      "Tensor float64 (;3) js [       0.1, 0.33333333, 0.66666667]",
+      `Tensor float64 (;3) ${B} [       0.1, 0.33333333, 0.66666667]`,
     );
-    expect(tensor([Math.PI], { dtype: "float64" }).format({ precision: 3 })).toBe("Tensor float64 (;1) js [3.14]");
+    expect(tensor([Math.PI], { dtype: "float64" }).format({ precision: 3 })).toBe(`Tensor float64 (;1) ${B} [3.14]`);
   });
 
   it("scientific notation for the whole tensor when a value is >= 1e8 or < 1e-4 (NumPy's rule)", () => {
     // 1e10 = 2^10 * 9765625 is a float32.
-    expect(shown(tensor([1e10, 1, -2]))).toBe("Tensor float32 (;3) js [1e+10,  1e+0, -2e+0]");
-    expect(shown(tensor([1e-5, 0.5], { dtype: "float64" }))).toBe("Tensor float64 (;2) js [1e-5, 5e-1]");
+    expect(shown(tensor([1e10, 1, -2]))).toBe(`Tensor float32 (;3) ${B} [1e+10,  1e+0, -2e+0]`);
+    expect(shown(tensor([1e-5, 0.5], { dtype: "float64" }))).toBe(`Tensor float64 (;2) ${B} [1e-5, 5e-1]`);
   });
 
   it("past 1000 elements: 3 items at each end of every dim longer than 6, … between", () => {
     expect(shown(ints(1000))).toContain(" 999]"); // 1000 elements: all of them
     expect(shown(ints(1000)).split(",").length).toBe(1000);
-    expect(shown(ints(2000))).toBe("Tensor int32 (;2000) js [   0,    1,    2, …, 1997, 1998, 1999]");
+    expect(shown(ints(2000))).toBe(`Tensor int32 (;2000) ${B} [   0,    1,    2, …, 1997, 1998, 1999]`);
     const rows = fromTypedArray(
       Float32Array.from({ length: 3000 }, (_, i) => i),
       [1000, 3],
@@ -119,7 +124,7 @@ describe("a realised tensor shows dtype, (batch; base) shape, backend and values
     );
     expect(shown(rows)).toBe(
       [
-        "Tensor float32 (1000; 3) js",
+        `Tensor float32 (1000; 3) ${B}`,
         "[[   0.,    1.,    2.],",
         " [   3.,    4.,    5.],",
         " [   6.,    7.,    8.],",
@@ -131,21 +136,21 @@ describe("a realised tensor shows dtype, (batch; base) shape, backend and values
     );
     // The options: 6 elements past a threshold of 5, 2 at each end.
     const six = fromTypedArray(Int32Array.of(1, 2, 3, 4, 5, 6), [6]);
-    expect(six.format({ threshold: 5, edgeitems: 2 })).toBe("Tensor int32 (;6) js [1, 2, …, 5, 6]");
+    expect(six.format({ threshold: 5, edgeitems: 2 })).toBe(`Tensor int32 (;6) ${B} [1, 2, …, 5, 6]`);
     // A dim of at most 2 * edgeitems is shown whole, as in NumPy.
-    expect(six.format({ threshold: 5 })).toBe("Tensor int32 (;6) js [1, 2, 3, 4, 5, 6]");
+    expect(six.format({ threshold: 5 })).toBe(`Tensor int32 (;6) ${B} [1, 2, 3, 4, 5, 6]`);
   });
 
   it("long rows wrap at linewidth, continuation lines under the first element", () => {
     const t = fromTypedArray(Int32Array.of(1, 2, 3, 4, 5, 6, 7, 8), [8]);
-    expect(t.format({ linewidth: 20 })).toBe("Tensor int32 (;8) js\n[1, 2, 3, 4, 5, 6,\n 7, 8]");
+    expect(t.format({ linewidth: 20 })).toBe(`Tensor int32 (;8) ${B}\n[1, 2, 3, 4, 5, 6,\n 7, 8]`);
   });
 
   it("inside objects and arrays Node indents the display; past inspect's depth only the header", () => {
     const t = tensor([1, 2]);
-    expect(inspect({ t })).toBe("{ t: Tensor float32 (;2) js [1., 2.] }");
+    expect(inspect({ t })).toBe(`{ t: Tensor float32 (;2) ${B} [1., 2.] }`);
     expect(inspect({ a: { b: { c: t } } })).toBe("{ a: { b: { c: [Tensor float32 (;2)] } } }");
-    expect(inspect([m23()])).toBe("[\n  Tensor float32 (2; 3) js\n  [[1., 2., 3.],\n   [4., 5., 6.]]\n]");
+    expect(inspect([m23()])).toBe(`[\n  Tensor float32 (2; 3) ${B}\n  [[1., 2., 3.],\n   [4., 5., 6.]]\n]`);
   });
 
   it("no internals: Node's console shows none of the backend's or the compiler's fields", () => {
@@ -181,17 +186,17 @@ describe("a lazy tensor says it is lazy and computes nothing unless asked", () =
   it("format({ values: true }) computes it (the counters move) and shows its values", () => {
     const y = m23().add(1);
     const before = counterSnapshot();
-    expect(y.format({ values: true })).toBe("Tensor float32 (2; 3) js\n[[2., 3., 4.],\n [5., 6., 7.]]");
+    expect(y.format({ values: true })).toBe(`Tensor float32 (2; 3) ${B}\n[[2., 3., 4.],\n [5., 6., 7.]]`);
     expect(counterSnapshot().dispatches).toBeGreaterThan(before.dispatches);
     // Now realised: plain format() shows the values.
-    expect(y.format()).toBe("Tensor float32 (2; 3) js\n[[2., 3., 4.],\n [5., 6., 7.]]");
+    expect(y.format()).toBe(`Tensor float32 (2; 3) ${B}\n[[2., 3., 4.],\n [5., 6., 7.]]`);
   });
 
   it("print() computes and logs before it returns on JS", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
     const p = m23().mul(2).print();
     expect(log).toHaveBeenCalledTimes(1);
-    expect(log).toHaveBeenCalledWith("Tensor float32 (2; 3) js\n[[ 2.,  4.,  6.],\n [ 8., 10., 12.]]");
+    expect(log).toHaveBeenCalledWith(`Tensor float32 (2; 3) ${B}\n[[ 2.,  4.,  6.],\n [ 8., 10., 12.]]`);
     await p;
   });
 
@@ -228,8 +233,8 @@ describe("a lazy tensor says it is lazy and computes nothing unless asked", () =
 describe("typed tensors, jagged tensors and TensorDicts show their kind", () => {
   it("Vec and R2 show the type's name", () => {
     const v = Vec.create([[1, 2, 3]]);
-    expect(v.format()).toBe("Vec float32 (1; 3) js [[1., 2., 3.]]");
-    expect(inspect(v)).toBe("Vec float32 (1; 3) js [[1., 2., 3.]]");
+    expect(v.format()).toBe(`Vec float32 (1; 3) ${B} [[1., 2., 3.]]`);
+    expect(inspect(v)).toBe(`Vec float32 (1; 3) ${B} [[1., 2., 3.]]`);
     expect(v.toString()).toBe("Vec(1; 3)");
     expect(inspect(v.add(1))).toBe("Vec float32 (1; 3) lazy (add; print() computes it)");
   });
@@ -239,11 +244,11 @@ describe("typed tensors, jagged tensors and TensorDicts show their kind", () => 
     expect(inspect(j)).toBe(
       [
         "JaggedTensor float32 (2,~N; 1)",
-        "  values: Tensor float32 (3; 1) js",
+        `  values: Tensor float32 (3; 1) ${B}`,
         "  [[1.],",
         "   [2.],",
         "   [3.]]",
-        "  offsets: Tensor int32 (3;) js [0, 1, 3]",
+        `  offsets: Tensor int32 (3;) ${B} [0, 1, 3]`,
       ].join("\n"),
     );
   });
