@@ -18,7 +18,6 @@
  * Skipped (with the reason printed) when redis-server is not installed, unless
  * BATCHWISE_REQUIRE_REDIS=1 (set by .ci/run), which makes a missing server a failure.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -33,14 +32,9 @@ import {
   runSharded,
   startWorker,
 } from "../../src/distributed/index.js";
-import { exited, freePort, launch, type Proc } from "./harness.js";
+import { exited, freePort, launch, type Proc, redisAvailability } from "./harness.js";
 
-const hasRedis = spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
-const require = process.env["BATCHWISE_REQUIRE_REDIS"] === "1";
-if (!hasRedis && !require)
-  console.warn(
-    "test/distributed: skipped: redis-server is not installed (apt-get install redis-server; BATCHWISE_REQUIRE_REDIS=1 makes this a failure)",
-  );
+const { hasRedis, require } = redisAvailability();
 
 const N = 400_000;
 /** The README quick start's function. */

@@ -11,7 +11,6 @@
  * Skipped (with the reason printed) when redis-server is not installed, unless
  * BATCHWISE_REQUIRE_REDIS=1 (set by .ci/run), which makes a missing server a failure.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -29,14 +28,9 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { DistributedError, publishBundle, runSharded, type ShardProgress } from "../../src/distributed/index.js";
-import { exited, expectSameBits, freePort, launch, type Proc } from "./harness.js";
+import { exited, expectSameBits, freePort, launch, type Proc, redisAvailability } from "./harness.js";
 
-const hasRedis = spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
-const require = process.env["BATCHWISE_REQUIRE_REDIS"] === "1";
-if (!hasRedis && !require)
-  console.warn(
-    "test/distributed: skipped: redis-server is not installed (apt-get install redis-server; BATCHWISE_REQUIRE_REDIS=1 makes this a failure)",
-  );
+const { hasRedis, require } = redisAvailability();
 
 const N = 1_000_000;
 const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());

@@ -2,7 +2,7 @@
  * The parts test/distributed's files share: a free loopback port, child processes
  * whose stdout lines can be awaited, and a bit-for-bit comparison of sharded results.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -105,4 +105,18 @@ export function expectSameBits(got: unknown, want: unknown, where = "value"): vo
     Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
     `${where} bytes`,
   ).toBe(true);
+}
+
+/**
+ * Whether redis-server is installed, and whether BATCHWISE_REQUIRE_REDIS=1 makes its
+ * absence a failure; warns once per file when the Redis tests are skipped.
+ */
+export function redisAvailability(): { readonly hasRedis: boolean; readonly require: boolean } {
+  const hasRedis = spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
+  const require = process.env["BATCHWISE_REQUIRE_REDIS"] === "1";
+  if (!hasRedis && !require)
+    console.warn(
+      "test/distributed: skipped: redis-server is not installed (apt-get install redis-server; BATCHWISE_REQUIRE_REDIS=1 makes this a failure)",
+    );
+  return { hasRedis, require };
 }
