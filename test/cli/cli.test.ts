@@ -24,6 +24,19 @@ interface Run {
 }
 
 /** `batchwise ...args` in `dir`, as a child process. */
+/** Loads a bundle of the pair example (det and a scaled vector) and checks it on values worked by hand. */
+async function expectPairBundle(file: string): Promise<void> {
+  const g = await loadBundle(await importModule(file));
+  const m = fromTypedArray(Float32Array.from([2, 0, 0, 0, 3, 0, 0, 0, 4, 1, 2, 3, 0, 1, 4, 5, 6, 0]), [2, 3, 3], {
+    batchDim: 1,
+  });
+  const v = fromTypedArray(Float32Array.from([1, 1, 1, 2, 0, -1]), [2, 3], { batchDim: 1 });
+  const [det, scaled] = g(m, v) as Tensor[];
+  // det diag(2,3,4) = 24; det [[1,2,3],[0,1,4],[5,6,0]] = 1(0-24) - 2(0-20) + 3(0-5) = 1
+  expect(Array.from(det!.dataSync())).toEqual([24, 1]);
+  expect(Array.from(scaled!.dataSync())).toEqual([1, 2, 3, 2, 0, -3]);
+}
+
 function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
   if (!("BATCHWISE_DEBUG" in env)) delete childEnv["BATCHWISE_DEBUG"];
@@ -115,15 +128,7 @@ describe("batchwise CLI", () => {
     const decl = readFileSync(join(dir, "pair.bundle.d.mts"), "utf8");
     expect(decl).toContain("export declare const args: BundleArgs<[x0: Tensor, x1: Tensor]>;");
     expect(decl).toContain("export declare const results: BundleResults<[Tensor, Tensor]>;");
-    const g = await loadBundle(await importModule(join(dir, "pair.bundle.mjs")));
-    const m = fromTypedArray(Float32Array.from([2, 0, 0, 0, 3, 0, 0, 0, 4, 1, 2, 3, 0, 1, 4, 5, 6, 0]), [2, 3, 3], {
-      batchDim: 1,
-    });
-    const v = fromTypedArray(Float32Array.from([1, 1, 1, 2, 0, -1]), [2, 3], { batchDim: 1 });
-    const [det, scaled] = g(m, v) as Tensor[];
-    // det diag(2,3,4) = 24; det [[1,2,3],[0,1,4],[5,6,0]] = 1(0-24) - 2(0-20) + 3(0-5) = 1
-    expect(Array.from(det!.dataSync())).toEqual([24, 1]);
-    expect(Array.from(scaled!.dataSync())).toEqual([1, 2, 3, 2, 0, -3]);
+    await expectPairBundle(join(dir, "pair.bundle.mjs"));
   });
 
   it("dump: the IR as traced (the captured (1,2,3) an input) and the schedule after fuse", () => {
@@ -223,15 +228,7 @@ describe("batchwise CLI", () => {
     expect(b.stdout).toMatch(/^wrote pair-wasm\.bundle\.mjs \(2 kernel\(s\), sha256 [0-9a-f]{64}\)\n/);
     const text = readFileSync(join(dir, "pair-wasm.bundle.mjs"), "utf8");
     expect(text).toContain(`export const traced = "wasm";`);
-    const g = await loadBundle(await importModule(join(dir, "pair-wasm.bundle.mjs")));
-    const m = fromTypedArray(Float32Array.from([2, 0, 0, 0, 3, 0, 0, 0, 4, 1, 2, 3, 0, 1, 4, 5, 6, 0]), [2, 3, 3], {
-      batchDim: 1,
-    });
-    const v = fromTypedArray(Float32Array.from([1, 1, 1, 2, 0, -1]), [2, 3], { batchDim: 1 });
-    const [det, scaled] = g(m, v) as Tensor[];
-    // det diag(2,3,4) = 24; det [[1,2,3],[0,1,4],[5,6,0]] = 1(0-24) - 2(0-20) + 3(0-5) = 1
-    expect(Array.from(det!.dataSync())).toEqual([24, 1]);
-    expect(Array.from(scaled!.dataSync())).toEqual([1, 2, 3, 2, 0, -3]);
+    await expectPairBundle(join(dir, "pair-wasm.bundle.mjs"));
     expect(runs["badBackend"]).toEqual({
       code: 2,
       stdout: "",
