@@ -9,22 +9,17 @@
  * made after that work (buffers of the lost device are gone and say so).
  */
 import { ARRAY_CTOR, F16_UNAVAILABLE, isNarrowInt, type DType, type TypedArray } from "../../ir/dtype.js";
-import { kernelConsts, launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
-import { kernelToWGSL, outputCount, treeReduction, wgslLaunchPlan, wgslParamLayout } from "../../codegen/wgsl.js";
+import { launchRank, numel, type Kernel, type Launch } from "../../ir/kernel.js";
+import { kernelToWGSL, outputCount } from "../../codegen/wgsl.js";
+import { combineToWGSL, rowCombineToWGSL } from "../../codegen/wgsl-combine.js";
 import {
-  WGSL_COMBINE_CHUNK,
-  WGSL_WORKGROUP_SIZE,
-  reducedCount,
-  scatterPasses,
-  segmentRowBound,
-} from "../../codegen/wgsl-launch.js";
-import {
-  combineReadsOffsets,
-  combineToWGSL,
-  partialLength,
-  rowCombineToWGSL,
-  treeOuts,
-} from "../../codegen/wgsl-combine.js";
+  mainReadsChunks,
+  planGpuLaunch,
+  wgslUniform,
+  type GpuBuffer,
+  type GpuPass,
+  type GpuProgram,
+} from "../../codegen/gpu-plan.js";
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
 import {
   acquireDevice,
@@ -119,10 +114,8 @@ class WebGPUBuffer implements DeviceBuffer {
 }
 
 class WebGPUKernel implements CompiledKernel {
-  /** Sources of the combine kernels (partials to partials, partials to outputs), made on first need. */
-  combineSources?: readonly [string, string];
-  /** Source of the row-combine kernel of a segmented reduce over packed values, made on first need. */
-  rowCombineSource?: string;
+  /** Sources of the plan's other programs (combine, row-combine), made on first need. */
+  private readonly sources = new Map<Exclude<GpuProgram, "main">, string>();
   constructor(
     readonly kernel: Kernel,
     readonly source: string,
@@ -130,6 +123,19 @@ class WebGPUKernel implements CompiledKernel {
     public gen: number,
     readonly owner: WebGPUBackend,
   ) {}
+
+  /** WGSL of a pass program other than the main one (codegen/wgsl-combine.ts). */
+  sourceOf(program: Exclude<GpuProgram, "main">): string {
+    let src = this.sources.get(program);
+    if (src === undefined) {
+      src =
+        program === "row-combine"
+          ? rowCombineToWGSL(this.kernel)
+          : combineToWGSL(this.kernel, program === "combine-final");
+      this.sources.set(program, src);
+    }
+    return src;
+  }
 }
 
 function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float64"> {
@@ -138,63 +144,8 @@ function checkDType(d: DType, what: string): asserts d is Exclude<DType, "float6
   }
 }
 
-/**
- * Writes a kernel's constants into the uniform at `at` (one u32 slot each, in expr
- * order): the bits of the value in its dtype, so NaN, ±Inf and -0 arrive exactly.
- */
-function writeConsts(kernel: Kernel, given: Float64Array | undefined, params: Uint32Array, at: number): void {
-  // A direct dispatch without constants runs with the values of the compiled kernel's own IR.
-  const consts = given ?? kernelConsts(kernel);
-  let slot = 0;
-  const f32 = new Float32Array(params.buffer);
-  const i32 = new Int32Array(params.buffer);
-  for (const e of kernel.exprs) {
-    if (e.k !== "const") continue;
-    const v = consts[slot];
-    if (v === undefined)
-      throw new BackendError(`webgpu: dispatch: the kernel has more constants than the ${consts.length} passed`);
-    const i = at + slot++;
-    if (e.dtype === "float32" || e.dtype === "float16") f32[i] = v;
-    else if (e.dtype === "int32" || isNarrowInt(e.dtype)) i32[i] = v;
-    else if (e.dtype === "bool") params[i] = v !== 0 ? 1 : 0;
-    else params[i] = v;
-  }
-}
-
 function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(2)} MiB`;
-}
-
-/**
- * The longest row a segmented kernel's loop may walk, from what the host knows: the
- * packed inputs' lengths, a map kernel's output length (it writes every position), or
- * for a reduce kernel reading only right-padded inputs their padded length M (past it
- * the body is the same and folded in closed form, see `segmentRowBound`).
- */
-function rowBound(
-  kernel: Kernel,
-  ins: readonly WebGPUBuffer[],
-  outs: readonly WebGPUBuffer[],
-  strides: Launch["inputBatchStrides"],
-): number {
-  const seg = kernel.segment;
-  if (seg === undefined || seg.mode === "pad") return 0;
-  let rows = 0;
-  kernel.inputs.forEach((inp, i) => {
-    if (inp.packed === true) rows = Math.max(rows, Math.ceil(ins[i]!.length / Math.max(1, numel(inp.baseShape))));
-  });
-  // A map writes every packed position: its output has exactly the packed rows.
-  if (seg.mode === "map")
-    return numel(kernel.baseShape) === 0 ? 0 : Math.floor(outs[0]!.length / numel(kernel.baseShape));
-  const bound = segmentRowBound(kernel);
-  if (bound === "none") return 0;
-  if (bound === "packed") return rows;
-  kernel.inputs.forEach((inp, i) => {
-    const [s0, s1] = strides[i] ?? [];
-    if (inp.padded === true && s0 !== undefined && s1 !== undefined && s1 > 0)
-      rows = Math.max(rows, Math.floor(s0 / s1));
-  });
-  return rows;
 }
 
 /**
@@ -467,7 +418,7 @@ export class WebGPUBackend implements Backend {
     if (typeof shipped.wgsl !== "string") throw new BackendError("webgpu: a bundled kernel has no WGSL source");
     // Tree reductions and segmented kernels read their chunk count (see wgslLaunchPlan); WGSL
     // written before chunking existed would loop unbounded and write finals where partials go.
-    if ((treeReduction(kernel) || kernel.segment !== undefined) && !shipped.wgsl.includes("let chunks = ")) {
+    if (mainReadsChunks(kernel) && !shipped.wgsl.includes("let chunks = ")) {
       throw new BackendError(
         "webgpu: a bundled reduction kernel was generated by an older batchwise (its WGSL does not split long loops into chunks); rebuild the bundle",
       );
@@ -509,17 +460,8 @@ export class WebGPUBackend implements Backend {
     const ins = inputs.map((b, i) => this.own(b, `input ${i}`));
     const outs = outputs.map((b, j) => this.own(b, `output ${j}`));
     const count = outputCount(kernel, batchSizes);
-
-    const layout = wgslParamLayout(kernel);
-    const params = new Uint32Array(Math.max(1, Math.ceil(layout.length / 4)) * 4);
-    const u32 = (v: number, what: string): number => {
-      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff)
-        throw new BackendError(`webgpu: dispatch: ${what} ${v} is not a u32`);
-      return v;
-    };
-    params[layout.count] = u32(count, "output element count");
-    batchSizes.forEach((n, a) => (params[layout.batchSizes + a] = u32(n, `batch size ${a}`)));
-    writeConsts(kernel, launch.consts, params, layout.consts);
+    // The uniform of the main pass (checks every value is a u32).
+    wgslUniform(kernel, launch);
 
     kernel.inputs.forEach((spec, i) => {
       const buf = ins[i]!;
@@ -541,7 +483,6 @@ export class WebGPUBackend implements Backend {
         let size = batchSizes[kernel.batchRank - spec.batchRank + j]!;
         if (kernel.segment !== undefined && i !== kernel.segment.offsets)
           size = spec.packed || spec.padded ? 0 : j === 0 ? batchSizes[0]! - 1 : 1;
-        params[layout.inputStrides[i]! + j] = u32(st, `input ${i} batch stride ${j}`);
         if (size > 0) need += (size - 1) * st;
         else if (kernel.segment === undefined) empty = true;
       });
@@ -571,20 +512,17 @@ export class WebGPUBackend implements Backend {
     // A launch with no output elements writes nothing: a no-op.
     if (count === 0) return;
 
-    // Long loops are cut into chunks (see wgslLaunchPlan): no invocation loops more than
-    // WGSL_LOOP_BUDGET times, on any adapter; a reduction in chunks writes partials that
-    // combine passes fold into the outputs.
-    const plan = wgslLaunchPlan(kernel, batchSizes, rowBound(kernel, ins, outs, inputBatchStrides));
-    // The kernel indexes (element, chunk) pairs in u32: by workgroup for a tree, else by invocation.
-    const indexed = treeReduction(kernel) ? plan.workgroups : plan.workgroups * WGSL_WORKGROUP_SIZE;
-    if (indexed > 0xffffffff) {
+    // The passes, their uniforms, buffers and workgroup counts (codegen/gpu-plan.ts).
+    const plan = planGpuLaunch(kernel, launch, {
+      inputs: ins.map((b) => b.length),
+      outputs: outs.map((b) => b.length),
+    });
+    if (plan.indexed > 0xffffffff) {
       throw new BackendError(
-        `webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks need ${indexed} indices, over the 2^32 a launch can count; split the batch`,
+        `webgpu: dispatch: ${count} output elements in ${plan.chunks} chunks need ${plan.indexed} indices, over the 2^32 a launch can count; split the batch`,
       );
     }
-    if (plan.workgroups === 0) return; // e.g. a map over rows that are all empty
-    params[layout.count] = plan.count;
-    params[layout.chunks] = plan.chunks;
+    if (plan.passes.length === 0) return; // e.g. a map over rows that are all empty
     const maxDim = s.acquired.limits.maxComputeWorkgroupsPerDimension;
     const grid = (groups: number): [number, number] => {
       const gy = Math.ceil(groups / maxDim);
@@ -600,131 +538,47 @@ export class WebGPUBackend implements Backend {
     }
     const device = s.acquired.device;
     const uniforms: GPUBuffer[] = [];
-    const scratch: GPUBuffer[] = [];
-    const outs2 = plan.partial || plan.windows > 0 ? treeOuts(kernel) : [];
-    /** Scratch buffers for `count` elements × `chunks` partials of each output. */
-    const scratchFor = (count: number, chunks: number): Binding[] =>
-      outs2.map((o) => {
-        const bytes = partialLength(o, count, chunks) * ELEMENT_BYTES;
-        const gpu = s.storage.acquire(bytes);
-        scratch.push(gpu);
-        return { gpu, bytes };
-      });
-    const asBinding = (b: WebGPUBuffer): Binding => ({ gpu: b.gpu, bytes: b.byteLength });
-    const offsets = kernel.segment !== undefined ? [asBinding(ins[kernel.segment.offsets]!)] : [];
+    const scratch: Binding[] = plan.scratch.map((sc) => {
+      const bytes = sc.length * ELEMENT_BYTES;
+      return { gpu: s.storage.acquire(bytes), bytes };
+    });
+    const binding = (b: GpuBuffer): Binding => {
+      if (b.k === "scratch") return scratch[b.s]!;
+      const buf = b.k === "input" ? ins[b.i]! : outs[b.j]!;
+      return { gpu: buf.gpu, bytes: buf.byteLength };
+    };
+    const entryFor = (p: GpuPass): PipelineEntry =>
+      p.program === "main" ? k.entry : s.pipelines.getSync(k.sourceOf(p.program), p.reads.length, p.writes.length);
 
     device.pushErrorScope("validation");
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
-    const run = (
-      entry: PipelineEntry,
-      values: Uint32Array<ArrayBuffer>,
-      buffers: readonly Binding[],
-      groups: number,
-    ): void => {
-      const uniform = s.uniforms.acquire(values.byteLength);
+    for (const p of plan.passes) {
+      const uniform = s.uniforms.acquire(p.params.byteLength);
       uniforms.push(uniform);
-      device.queue.writeBuffer(uniform, 0, values);
+      device.queue.writeBuffer(uniform, 0, p.params);
       const entries: GPUBindGroupEntry[] = [
-        { binding: 0, resource: { buffer: uniform, offset: 0, size: values.byteLength } },
+        { binding: 0, resource: { buffer: uniform, offset: 0, size: p.params.byteLength } },
       ];
-      buffers.forEach((b, i) =>
+      [...p.reads, ...p.writes].map(binding).forEach((b, i) =>
         entries.push({
           binding: 1 + i,
           resource: { buffer: b.gpu, offset: 0, size: Math.max(ELEMENT_BYTES, b.bytes) },
         }),
       );
-      const [gx, gy] = grid(groups);
+      const entry = entryFor(p);
+      const [gx, gy] = grid(p.workgroups);
       pass.setPipeline(entry.pipeline);
       pass.setBindGroup(0, device.createBindGroup({ layout: entry.layout, entries }));
       pass.dispatchWorkgroups(gx, gy);
       this.counters.dispatches++;
-    };
-    /** Combine passes folding `gin` partials per output element into the outputs. */
-    const combine = (partials: Binding[], gin: number): void => {
-      k.combineSources ??= [combineToWGSL(kernel, false), combineToWGSL(kernel, true)];
-      const readsOffsets = combineReadsOffsets(kernel);
-      const rn = kernel.segment === undefined ? reducedCount(kernel, batchSizes) : 0;
-      for (;;) {
-        const gout = Math.ceil(gin / WGSL_COMBINE_CHUNK);
-        const final = gout === 1;
-        const entry = s.pipelines.getSync(
-          k.combineSources[final ? 1 : 0],
-          outs2.length + (final && readsOffsets ? 1 : 0),
-          outs2.length,
-        );
-        const next = final ? outs.map(asBinding) : scratchFor(count, gout);
-        run(
-          entry,
-          Uint32Array.of(count, gin, gout, rn >>> 0),
-          [...partials, ...(final && readsOffsets ? offsets : []), ...next],
-          count * gout,
-        );
-        if (final) return;
-        partials = next;
-        gin = gout;
-      }
-    };
-
-    if (kernel.scatter !== undefined) {
-      // --- scatter --- the copy pass (an invocation per output element), then the update
-      // passes in order (an invocation per batch element, WGSL_SCATTER_CHUNK positions each).
-      const elements = count / numel(kernel.baseShape);
-      const bound = [...ins.map(asBinding), ...outs.map(asBinding)];
-      const passParams = (n: number, p: number): Uint32Array<ArrayBuffer> => {
-        const v = params.slice();
-        v[layout.count] = n;
-        v[layout.chunks] = p;
-        return v;
-      };
-      run(k.entry, passParams(count, 0), bound, Math.ceil(count / WGSL_WORKGROUP_SIZE));
-      const passes = scatterPasses(kernel);
-      for (let p = 1; p <= passes; p++)
-        run(k.entry, passParams(elements, p), bound, Math.ceil(elements / WGSL_WORKGROUP_SIZE));
-    }
-    const partials = plan.partial ? scratchFor(count, plan.chunks) : [];
-    if (kernel.scatter === undefined)
-      run(
-        k.entry,
-        params,
-        [...ins.map(asBinding), ...(plan.partial ? partials : outs.map(asBinding))],
-        plan.workgroups,
-      );
-    if (plan.partial) combine(partials, plan.chunks);
-    if (plan.windows > 0) {
-      // Long rows of a segmented reduce: the windows pass (the same kernel), then the row-combine pass.
-      const S = Math.max(1, numel(kernel.baseShape));
-      const slots = plan.windows * 2 * S;
-      const windowParams = params.slice();
-      windowParams[layout.count] = slots;
-      windowParams[layout.chunks] = 2;
-      const windowPartials = scratchFor(slots, 1);
-      run(k.entry, windowParams, [...ins.map(asBinding), ...windowPartials], Math.ceil(slots / WGSL_WORKGROUP_SIZE));
-      k.rowCombineSource ??= rowCombineToWGSL(kernel);
-      const entry = s.pipelines.getSync(k.rowCombineSource, 2, 1);
-      const parts = plan.rowChunks;
-      const rowPartials = parts > 1 ? scratchFor(count, parts) : outs.map(asBinding);
-      const invocations = (n: number): number => Math.ceil(n / WGSL_WORKGROUP_SIZE);
-      run(
-        entry,
-        Uint32Array.of(count, parts, 0, 0),
-        [...windowPartials, ...offsets, ...rowPartials],
-        invocations(count * parts),
-      );
-      if (parts > 1)
-        run(
-          entry,
-          Uint32Array.of(count, parts, 1, 0),
-          [...rowPartials, ...offsets, ...outs.map(asBinding)],
-          invocations(count),
-        );
     }
     pass.end();
     device.queue.submit([enc.finish()]);
     this.watch(device.popErrorScope(), s.gen);
     // Queue order makes uniforms and scratch buffers safe to reuse by later writes at once.
     for (const u of uniforms) s.uniforms.release(u);
-    for (const b of scratch) s.storage.release(b);
+    for (const b of scratch) s.storage.release(b.gpu);
   }
 
   private watch(scope: Promise<GPUError | null>, gen: number): void {
