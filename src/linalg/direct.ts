@@ -1,16 +1,20 @@
 /**
  * The direct routines: LU with partial pivoting (and through it `det`, `inv`,
- * `solve`), Cholesky, triangles and the trace. Each unrolls over the matrix
- * components into straight-line code per matrix (pivot rows chosen with
- * comparisons and `where`, no data-dependent control flow), so a call fuses
- * into one kernel that serves every batch size.
+ * `solve`), Cholesky, triangles and the trace. LU, the LU solve and Cholesky are
+ * the routines of ir/routines.ts (the looped kernels' algorithms), run by the
+ * unrolling machine (./unroll.ts) over the matrix components into straight-line
+ * code per matrix (pivot rows chosen with comparisons and `where`, no
+ * data-dependent control flow), so a call fuses into one kernel that serves every
+ * batch size.
  */
 import { promote, type DType } from "../../ir/dtype.js";
 import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import { arange } from "../creation.js";
 import { Tensor, where } from "../tensor.js";
+import type { RoutineSpec } from "../../ir/routines.js";
 import { Alg, type Sc } from "./scalar.js";
+import { block, unrolled, type Unroller } from "./unroll.js";
 import {
   choleskyLooped,
   detLooped,
@@ -34,126 +38,40 @@ import {
 
 const I32 = new Alg("int32");
 
-/** What partial-pivoting elimination gives. */
-interface Eliminated {
-  /** The working rows after elimination: U in columns 0..n-1, the transformed right-hand sides after. */
-  readonly rows: Sc[][];
-  /** The multipliers `L[i][k]` (i > k), in the final row order (LAPACK's unit lower factor). */
-  readonly l: Sc[][];
-  /** `perm[r]`: the original row now at row r (int32). */
-  readonly perm: Sc[];
-  /** The pivot row chosen at each step (int32, 0-based). */
-  readonly piv: Sc[];
-  /** +1 or -1: the parity of the row swaps. */
-  readonly sign: Sc;
+/** The spec of routine `name` of ir/routines.ts on the n×n operand `A` (`cols`: right-hand sides). */
+function spec(name: "lu" | "lu_solve" | "cholesky", A: Mat, cols = 0): RoutineSpec {
+  return { name, m: A.n, n: A.n, cols, sweeps: 0, dtype: A.x.dtype };
 }
 
 /**
- * Gaussian elimination with partial pivoting on the rows `a` (n rows of n
- * matrix columns followed by any right-hand-side columns), as LAPACK's getrf:
- * at step k the row with the largest |a_ik|, i ≥ k (the first on ties; NaN
- * never wins), swaps with row k, then rows below subtract multiples of it. A
- * zero pivot (the whole column is 0 below the diagonal) leaves its column of L
- * zero, as getrf does, so a singular matrix gives a zero on U's diagonal and
- * finite factors; the solves (`solve`, `inv`) then give NaN (see `backSubstitute`).
+ * LU with partial pivoting of ir/routines.ts (`lu`, LAPACK's getrf), unrolled: the
+ * machine, whose `out` is the packed (n, n+2) block (U and L's multipliers, then
+ * `perm` and `piv`).
  */
-function eliminate(alg: Alg, a: readonly (readonly Sc[])[], n: number, track: boolean): Eliminated {
-  const rows = a.map((r) => [...r]);
-  const width = rows[0]?.length ?? 0;
-  const l: Sc[][] = Array.from({ length: n }, () => Array<Sc>(n).fill(0));
-  const perm: Sc[] = Array.from({ length: n }, (_, i) => i);
-  const piv: Sc[] = [];
-  let sign: Sc = 1;
-  for (let k = 0; k < n; k++) {
-    // The pivot: the first largest |a_ik| over i >= k.
-    let best: Sc = alg.abs(rows[k]![k]!);
-    let p: Sc = k;
-    for (let i = k + 1; i < n; i++) {
-      const v = rows[i]![k]!;
-      if (v === 0) continue;
-      const av = alg.abs(v);
-      const g = alg.t(av).gt(alg.t(best));
-      best = alg.where(g, av, best);
-      p = I32.where(g, i, p);
-    }
-    piv.push(p);
-    if (typeof p !== "number") {
-      const sel = rows.map((_, i) => (i > k ? (p as Tensor).eq(i) : undefined));
-      const swapRows = (m: Sc[][], from: number, to: number): void => {
-        for (let c = from; c < to; c++) {
-          const top = m[k]![c]!;
-          let chosen: Sc = top;
-          for (let i = k + 1; i < n; i++) {
-            const s = sel[i]!;
-            const below = m[i]![c]!;
-            chosen = alg.where(s, below, chosen);
-            m[i]![c] = alg.where(s, top, below);
-          }
-          m[k]![c] = chosen;
-        }
-      };
-      swapRows(rows, k, width);
-      if (track) {
-        swapRows(l, 0, k);
-        const top = perm[k]!;
-        let chosen: Sc = top;
-        for (let i = k + 1; i < n; i++) {
-          const s = sel[i]!;
-          chosen = I32.where(s, perm[i]!, chosen);
-          perm[i] = I32.where(s, top, perm[i]!);
-        }
-        perm[k] = chosen;
-      }
-      sign = alg.where(p.eq(k), sign, alg.neg(sign));
-    }
-    const pivot = rows[k]![k]!;
-    // 1/pivot, or 1 for a zero pivot (then the column below it is zero too, or NaN).
-    const r: Sc = typeof pivot === "number" ? (pivot === 0 ? 1 : 1 / pivot) : alg.div(1, where(pivot.eq(0), 1, pivot));
-    for (let i = k + 1; i < n; i++) {
-      const f = alg.mul(rows[i]![k]!, r);
-      l[i]![k] = f;
-      rows[i]![k] = 0;
-      if (f === 0) continue;
-      for (let c = k + 1; c < width; c++) rows[i]![c] = alg.sub(rows[i]![c]!, alg.mul(f, rows[k]![c]!));
-    }
-  }
-  return { rows, l, perm, piv, sign };
+function factorUnrolled(A: Mat): Unroller {
+  return unrolled(spec("lu", A), [comps(A).flat()], A.n * (A.n + 2));
 }
 
 /**
- * Solves `U x = y` for every right-hand-side column (columns n.. of `rows`), upper
- * triangular U. The failure signal of the solves (docs/linalg-accuracy.md): a zero
- * (or NaN) on U's diagonal, i.e. a singular matrix, makes every entry of the
- * solution NaN, not a mix of Inf and NaN.
+ * The LU solve of ir/routines.ts (`lu_solve`, LAPACK's getrs), unrolled: x (n×k) from
+ * the packed factors and the rows of b. A zero or NaN on U's diagonal makes the
+ * whole solution NaN (the failure signal, docs/linalg-accuracy.md).
  */
-function backSubstitute(alg: Alg, rows: readonly (readonly Sc[])[], n: number): Sc[][] {
-  const width = rows[0]?.length ?? n;
-  const x: Sc[][] = Array.from({ length: n }, () => Array<Sc>(width - n).fill(0));
-  // ok: every pivot is non-zero and not NaN (|u_ii| > 0).
-  let ok: Tensor | boolean = true;
-  for (let i = 0; i < n; i++) {
-    const u = rows[i]![i]!;
-    if (typeof u === "number") {
-      if (!(Math.abs(u) > 0)) ok = false;
-      continue;
-    }
-    const g = u.abs().gt(0);
-    if (ok === true) ok = g;
-    else if (ok !== false) ok = ok.logicalAnd(g);
-  }
-  for (let i = n - 1; i >= 0; i--) {
-    const r = alg.div(1, rows[i]![i]!);
-    for (let c = n; c < width; c++) {
-      let s: Sc = rows[i]![c]!;
-      for (let j = i + 1; j < n; j++) s = alg.sub(s, alg.mul(rows[i]![j]!, x[j]![c - n]!));
-      x[i]![c - n] = alg.mul(s, r);
-    }
-  }
-  if (ok === true) return x;
-  if (ok === false) return x.map((row) => row.map(() => NaN));
-  // 1, or NaN for a singular matrix: one select, then a product per entry.
-  const flag = alg.where(ok, 1, NaN);
-  return x.map((row) => row.map((v) => alg.mul(v, flag)));
+function solveUnrolled(
+  A: Mat,
+  factors: readonly Sc[],
+  b: readonly (readonly Sc[])[],
+  opts: { after?: Unroller; prepare?: (u: Unroller) => void } = {},
+): Sc[][] {
+  const n = A.n;
+  const k = b[0]!.length;
+  return block(unrolled(spec("lu_solve", A, k), [factors, b.flat()], n * k, opts).out, k, 0, n, 0, k);
+}
+
+/** Solves with the unrolled LU and LU solve: x (n×k) for the rows of b. */
+function luSolveRows(A: Mat, b: readonly (readonly Sc[])[]): Sc[][] {
+  const f = factorUnrolled(A);
+  return solveUnrolled(A, f.out, b, { after: f });
 }
 
 function square(op: string, a: unknown, limit = MAX_DIRECT_SIZE): Mat {
@@ -187,9 +105,15 @@ export function det(a: Tensor): Tensor {
       alg.sub(alg.mul(e(r0, c0), e(r1, c1)), alg.mul(e(r0, c1), e(r1, c0)));
     d = alg.dot(m[0]!, [minor(1, 2, 1, 2), minor(1, 2, 2, 0), minor(1, 2, 0, 1)]);
   } else {
-    const el = eliminate(alg, m, n, false);
-    d = el.sign;
-    for (let k = 0; k < n; k++) d = alg.mul(d, el.rows[k]![k]!);
+    // U's diagonal product times the parity of the row swaps (step k swapped rows k and piv[k]).
+    const f = factorUnrolled(A);
+    const w = n + 2;
+    d = 1;
+    for (let k = 0; k < n; k++) {
+      const swapped = f.ine(f.toI(f.out[k * w + n + 1]!), k);
+      d = typeof swapped === "boolean" ? (swapped ? alg.neg(d) : d) : alg.where(swapped, alg.neg(d), d);
+    }
+    for (let k = 0; k < n; k++) d = alg.mul(d, f.out[k * w + k]!);
   }
   return leadTensor(alg, d, lead, A.x);
 }
@@ -211,9 +135,8 @@ export function inv(a: Tensor): Tensor {
   const { alg, n, lead } = A;
   if (n === 0) return A.x;
   if (n > LOOP_ABOVE) return invLooped(A);
-  const rows: Sc[][] = comps(A).map((row, i) => [...row, ...Array.from({ length: n }, (_, j) => (i === j ? 1 : 0))]);
-  const el = eliminate(alg, rows, n, false);
-  return assembleMat(alg, backSubstitute(alg, el.rows, n), lead, A.x);
+  const eye = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
+  return assembleMat(alg, luSolveRows(A, eye), lead, A.x);
 }
 
 /**
@@ -264,8 +187,7 @@ export function solve(a: Tensor, b: Tensor): Tensor {
     const k = bx.baseShape[bx.baseDim - 1]!;
     rhs = Array.from({ length: n }, (_, i) => vecComps(bx.select(r, i), r, k));
   }
-  const rows: Sc[][] = comps(A).map((row, i) => [...row, ...rhs[i]!]);
-  const x = backSubstitute(alg, eliminate(alg, rows, n, false).rows, n);
+  const x = luSolveRows(A, rhs);
   const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
   return vector
     ? assembleVec(
@@ -320,16 +242,17 @@ export function lu(a: Tensor): LU {
   const { alg, n, lead } = A;
   if (n === 0) return { P: A.x, L: A.x, U: A.x };
   if (n > LOOP_ABOVE) return luLooped(A);
-  const el = eliminate(alg, comps(A), n, true);
-  const L = el.l.map((row, i) => row.map((v, j) => (i === j ? 1 : j < i ? v : 0)));
+  const F = block(factorUnrolled(A).out, n + 2, 0, n, 0, n + 1);
+  const L = F.map((row, i) => row.slice(0, n).map((v, j) => (i === j ? 1 : j < i ? v : 0)));
+  const U = F.map((row, i) => row.slice(0, n).map((v, j) => (j < i ? 0 : v)));
   // Row r of L·U is row perm[r] of a, so P[i][r] = (perm[r] == i).
   const P = Array.from({ length: n }, (_, i) =>
-    el.perm.map((pr) => (typeof pr === "number" ? (pr === i ? 1 : 0) : alg.where(pr.eq(i), 1, 0))),
+    F.map(({ [n]: pr }) => (typeof pr === "number" ? (pr === i ? 1 : 0) : alg.where(pr!.eq(i), 1, 0))),
   );
   return {
     P: assembleMat(alg, P, lead, A.x),
     L: assembleMat(alg, L, lead, A.x),
-    U: assembleMat(alg, el.rows, lead, A.x),
+    U: assembleMat(alg, U, lead, A.x),
   };
 }
 
@@ -354,13 +277,15 @@ export function luFactor(a: Tensor): LUFactor {
   const { alg, n, lead } = A;
   if (n === 0) return { LU: A.x, pivots: A.x.cast("int32").sum([A.x.baseDim - 1]) };
   if (n > LOOP_ABOVE) return luFactorLooped(A);
-  const el = eliminate(alg, comps(A), n, true);
-  const packed = el.rows.map((row, i) => row.map((v, j) => (j < i ? el.l[i]![j]! : v)));
+  const f = factorUnrolled(A);
+  const w = n + 2;
+  const piv = Array.from({ length: n }, (_, k) => f.toI(f.out[k * w + n + 1]!));
   return {
-    LU: assembleMat(alg, packed, lead, A.x),
+    LU: assembleMat(alg, block(f.out, w, 0, n, 0, n), lead, A.x),
+    // The pivots as 1-based int32 (the routine's are indices, kept as floats in its block).
     pivots: assembleVec(
       I32,
-      el.piv.map((p) => I32.add(p, 1)),
+      piv.map((p) => (typeof p === "number" ? p + 1 : f.intOf(f.iadd(p, 1)))),
       lead,
       A.x,
     ),
@@ -371,7 +296,8 @@ export function luFactor(a: Tensor): LUFactor {
  * Solves `a x = b` from `luFactor(a)`'s packed factors (PyTorch's `lu_solve`,
  * LAPACK's getrs): the row swaps of `pivots`, then the unit lower and the upper
  * triangular solves. `b` is a vector or a matrix of right-hand sides, as in
- * `solve`. Factor once, solve for many right-hand sides.
+ * `solve`. Factor once, solve for many right-hand sides. A pivot out of range
+ * is clamped: step k swaps row k with row `min(max(pivots[k] - 1, k), n - 1)`.
  */
 export function luSolve(factors: LUFactor, b: Tensor): Tensor {
   const op = "linalg.luSolve";
@@ -400,30 +326,11 @@ export function luSolve(factors: LUFactor, b: Tensor): Tensor {
     const x = luSolveLooped(A, piv, vector ? bx.unsqueeze(-1) : bx, lead);
     return vector ? x.squeeze(-1) : x;
   }
-  const m = comps(A);
-  const rows: Sc[][] = rhs.map((row) => [...row]);
-  const k = rows[0]!.length;
+  // The routine's (n, n+2) block: the factors, an unused perm column, then the pivots
+  // (1-based int32 components, known to the machine as indices `pivots - 1`).
   const pv = vecComps(piv, piv.baseDim - 1, n);
-  // Step i swapped rows i and pivots[i] - 1 (> i or = i).
-  for (let i = 0; i < n; i++) {
-    const sel = Array.from({ length: n }, (_, j) => (j > i ? pv[i]!.eq(j + 1) : undefined));
-    for (let c = 0; c < k; c++) {
-      const top = rows[i]![c]!;
-      let chosen: Sc = top;
-      for (let j = i + 1; j < n; j++) {
-        const below = rows[j]![c]!;
-        chosen = alg.where(sel[j]!, below, chosen);
-        rows[j]![c] = alg.where(sel[j]!, top, below);
-      }
-      rows[i]![c] = chosen;
-    }
-  }
-  // L y = P b (unit diagonal), then U x = y.
-  for (let i = 1; i < n; i++)
-    for (let c = 0; c < k; c++)
-      for (let j = 0; j < i; j++) rows[i]![c] = alg.sub(rows[i]![c]!, alg.mul(m[i]![j]!, rows[j]![c]!));
-  const upper = m.map((row, i) => [...row.map((v, j) => (j < i ? 0 : v)), ...rows[i]!]);
-  const x = backSubstitute(alg, upper, n);
+  const factorsBlock = comps(A).flatMap((row, i) => [...row, 0, pv[i]!]);
+  const x = solveUnrolled(A, factorsBlock, rhs, { prepare: (u) => pv.forEach((p) => u.oneBased(p)) });
   const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
   return vector
     ? assembleVec(
@@ -475,21 +382,7 @@ export function cholesky(a: Tensor, opts: { upper?: boolean } = {}): Tensor {
   const { alg, n, lead } = A;
   if (n === 0) return A.x;
   if (n > LOOP_ABOVE) return choleskyLooped(A, opts?.upper === true);
-  const m = comps(A);
-  const L: Sc[][] = Array.from({ length: n }, () => Array<Sc>(n).fill(0));
-  for (let j = 0; j < n; j++) {
-    let d: Sc = m[j]![j]!;
-    for (let k = 0; k < j; k++) d = alg.sub(d, alg.mul(L[j]![k]!, L[j]![k]!));
-    // A pivot that is not positive (0, negative or NaN) gives NaN: the failure signal.
-    const ljj: Sc = typeof d === "number" ? (d > 0 ? Math.sqrt(d) : NaN) : alg.sqrt(where(d.gt(0), d, NaN));
-    L[j]![j] = ljj;
-    const r = alg.div(1, ljj);
-    for (let i = j + 1; i < n; i++) {
-      let s: Sc = m[i]![j]!;
-      for (let k = 0; k < j; k++) s = alg.sub(s, alg.mul(L[i]![k]!, L[j]![k]!));
-      L[i]![j] = alg.mul(s, r);
-    }
-  }
+  const L = block(unrolled(spec("cholesky", A), [comps(A).flat()], n * n).out, n, 0, n, 0, n);
   const upper = opts?.upper === true;
   return assembleMat(alg, upper ? L.map((_, i) => L.map((row) => row[i]!)) : L, lead, A.x);
 }
