@@ -31,7 +31,9 @@ export type IndexExpr =
 export type { KBinaryOp, KUnaryOp } from "./elementwise.js";
 import type { KBinaryOp, KUnaryOp } from "./elementwise.js";
 
-export type KReduceOp = "sum" | "mean" | "prod" | "min" | "max" | "argmin" | "argmax" | "all" | "any";
+// The reduction union is derived from the reduction-facts table.
+export type { KReduceOp } from "./reductions.js";
+import type { KReduceOp } from "./reductions.js";
 
 /**
  * One SSA value of a kernel body. Operand fields (`x`, `a`, `b`, `c`) are indices

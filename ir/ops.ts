@@ -7,6 +7,7 @@ import { DTypeError, ShapeError } from "./errors.js";
 import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
 import { ROUTINE_NAMES } from "./routines.js";
 import type { KReduceOp } from "./kernel.js";
+import { SEGMENT_REDUCE_OPS, type SegmentReduceOp } from "./reductions.js";
 import {
   broadcastShapes,
   broadcastTypes,
@@ -29,17 +30,7 @@ export {
   UNARY_OPS,
 } from "./elementwise.js";
 
-export const REDUCE_OPS: ReadonlySet<KReduceOp> = new Set<KReduceOp>([
-  "sum",
-  "mean",
-  "prod",
-  "min",
-  "max",
-  "argmin",
-  "argmax",
-  "all",
-  "any",
-]);
+export { REDUCE_OPS } from "./reductions.js";
 
 export type MovementOp =
   | "reshape"
@@ -86,7 +77,7 @@ export const SEGMENT_OPS: ReadonlySet<string> = new Set<SegmentOp>([
   "segment_mask",
   "segment_unpad",
 ]);
-export type SegmentReduceOp = "sum" | "mean" | "max" | "min" | "argmax" | "count";
+export type { SegmentReduceOp } from "./reductions.js";
 
 export type Op =
   | "input"
@@ -616,7 +607,7 @@ function checkPacked(op: Op, name: string, t: TensorType): void {
     throw new ShapeError(`${op}: ${name} must have one (packed) batch dim, got ${name} ${fmtTypeShape(t)}`);
 }
 
-const segmentReduceSpec = { op: ["sum", "mean", "max", "min", "argmax", "count"] } as const;
+const segmentReduceSpec = { op: SEGMENT_REDUCE_OPS } as const;
 const segmentPadSpec = { maxN: "maxN", value: "number", left: "bool" } as const;
 const segmentMaskSpec = { maxN: "maxN", left: "bool" } as const;
 
