@@ -52,6 +52,10 @@ export interface Prim<V, K extends Op = Op> {
 /** A tangent or cotangent: a value, or null for the symbolic zero. */
 export type Lin<V> = V | null;
 
+/** The linear movement ops `Diff.move` folds, each with its own attributes. */
+type MoveOp = "reshape" | "slice" | "permute" | "expand";
+type MoveArgs<V> = { [K in MoveOp]: [op: K, a: Lin<V>, attrs: AttrsOf<K>] }[MoveOp];
+
 /** The derivative rule of op `K`. */
 export interface Rule<K extends Op> {
   /** The tangent of the result from the tangents of the inputs (not all null). */
@@ -239,18 +243,18 @@ export class Diff<V> {
     return this.op("where", [c, a ?? z, b ?? z]);
   }
   /** A linear movement op on a (co)tangent, folded on known constants and on concatenations of parts. */
-  move(op: "reshape" | "slice" | "permute" | "expand", a: Lin<V>, attrs: Attrs): Lin<V> {
-    a = this.nz(a);
+  move(...[op, a0, attrs]: MoveArgs<V>): Lin<V> {
+    const a = this.nz(a0);
     if (a === null) return null;
     const k = this.known.get(a);
     if (k !== undefined && (op === "reshape" || op === "slice")) {
       const dtype = this.type(a).dtype;
-      if (op === "reshape") return this.nz(this.constant(attrs.shape as number[], k.data, dtype));
-      const r = sliceHost(k, attrs as AttrsOf<"slice">);
+      if (op === "reshape") return this.nz(this.constant(attrs.shape, k.data, dtype));
+      const r = sliceHost(k, attrs);
       return this.nz(this.constant(r.shape, r.data, dtype));
     }
     if (op === "slice") {
-      const { axis, start, stop, step } = attrs as AttrsOf<"slice">;
+      const { axis, start, stop, step } = attrs;
       if (step === 1 || stop - start <= 1) {
         const r = this.part(a, axis, start, step === 1 ? stop : start + 1);
         if (r !== undefined) return r;
@@ -641,17 +645,17 @@ function spread<V>(d: Diff<V>, v: V, x: TensorType): V {
 function countOf<V>(d: Diff<V>, x: V, a: AttrsOf<"sum">): V {
   const t = d.type(x);
   const sizes = [...a.batchAxes.map((ax) => t.batch[ax]!), ...a.baseAxes.map((ax) => t.base[ax]!)];
-  if (sizes.every((s) => typeof s === "number")) return d.scalar(prod(sizes as number[]), t.dtype);
+  if (isNumbers(sizes)) return d.scalar(prod(sizes), t.dtype);
   // A symbolic batch size: the sum of ones over the reduced axes (where(isnan(x), 1, 1) has x's shape).
   const one = d.scalar(1, t.dtype);
   return d.op("sum", [d.op("where", [d.op("isnan", [x]), one, one])], a);
 }
 
 /** The (co)tangent of a `max`/`min` reduction: shared equally among the elements equal to the result (JAX). */
-function extremeInd<V, K extends "max" | "min">(d: Diff<V>, n: Prim<V, K>): { ind: V; counts: V } {
+function extremeInd<V>(d: Diff<V>, n: Extreme<V>): { ind: V; counts: V } {
   const x = n.inputs[0]!;
   const xt = d.type(x);
-  const a = n.attrs as AttrsOf<"sum">;
+  const a = n.attrs;
   const yk = spread(d, unreduce(d, n.out, d.type(n.out), n.out, a), xt);
   const ind = d.op("eq", [x, yk]);
   const counts = d.op("sum", [d.op("cast", [ind], { dtype: xt.dtype })], a);
@@ -659,8 +663,14 @@ function extremeInd<V, K extends "max" | "min">(d: Diff<V>, n: Prim<V, K>): { in
 }
 
 /** `max`/`min` reductions: the (co)tangent is shared equally among the elements equal to the result (JAX). */
-function extremeRule<K extends "max" | "min">(): Rule<K> {
-  const axes = (n: Prim<unknown, K>): AttrsOf<"sum"> => n.attrs as AttrsOf<"sum">;
+type Extreme<V> = Prim<V, "max"> | Prim<V, "min">;
+/** One rule for both extremes: its methods take either op's node, so it is a `Rule<"max">` and a `Rule<"min">`. */
+interface ExtremeRule {
+  jvp<V>(d: Diff<V>, n: Extreme<V>, t: readonly Lin<V>[]): Lin<V>;
+  vjp<V>(d: Diff<V>, n: Extreme<V>, ct: V): readonly Lin<V>[];
+}
+function extremeRule(): ExtremeRule {
+  const axes = <V>(n: Extreme<V>): AttrsOf<"sum"> => n.attrs;
   return {
     jvp: (d, n, [t]) => {
       const x = n.inputs[0]!;
@@ -1285,4 +1295,8 @@ export function vjpValues<V>(
     p.inputs.forEach((x, i) => acc(x, d.fit(gs[i] ?? null, d.type(x))));
   }
   return leaves.map((l) => ct.get(l) ?? null);
+}
+
+function isNumbers(xs: readonly unknown[]): xs is number[] {
+  return xs.every((x) => typeof x === "number");
 }
