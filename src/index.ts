@@ -97,19 +97,8 @@ export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
 export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
-export {
-  initWebGPU,
-  type WebGPUBackend,
-  type WebGPUOptions,
-  type WebGPUStats,
-  type AdapterDescription,
-  type DeviceLimits,
-  type GPUDeviceLike,
-  type GPULike,
-  type GPUPowerPreferenceLike,
-  type MinimalGPUDevice,
-  type MinimalGPU,
-} from "./webgpu.js";
+// WebGPU: initWebGPU and the types of its options and backend (all of src/webgpu.ts, the public WebGPU surface of both entries).
+export * from "./webgpu.js";
 export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
 export { jagged, fromPadded } from "./ragged/build.js";
 export * from "./typed/index.js";

@@ -42,15 +42,15 @@ import {
   type LoadBundleOptions,
 } from "./bundle-load.js";
 import { Tensor } from "./tensor.js";
+import { EAGER_OP_NAMES } from "./api/tensor-op-names.js";
 
 // The eager Tensor operations record nodes that only the compiler can run: the full
-// entry installs them with it (src/api/tensor-ops.ts, installTensorOps). This page has
+// entry installs them with it (src/api/tensor-ops.ts, installTensorOps; their names are
+// src/api/tensor-op-names.ts, which tsc checks against the bodies). This page has
 // no compiler, so each is a stub that says so (a BackendError); where the full entry
 // is loaded too, its methods stay (or replace these).
 const P = Tensor.prototype as unknown as Record<string, unknown>;
-for (const name of "neg abs sqrt rsqrt exp log sin cos tan tanh sigmoid asin acos atan floor ceil round trunc sign isNan isInf isFinite logicalNot add sub mul div pow maximum minimum mod atan2 eq ne lt le gt ge logicalAnd logicalOr logicalXor clip reduce sum mean prod min max all any argmin argmax batchSum batchMean batchProd batchMin batchMax batchAll batchAny batchArgmin batchArgmax reshape flatten permute transpose expand unsqueeze squeeze slice select matmul batchReshape batchUnsqueeze batchSqueeze batchSlice batchIndex rebatch batchFlatten batchExpand".split(
-  " ",
-)) {
+for (const name of EAGER_OP_NAMES) {
   if (!(name in P)) {
     const stub = function (this: Tensor): never {
       throw new BackendError(
@@ -151,19 +151,8 @@ export {
 } from "./creation.js";
 export { getBackend, setBackend } from "./backend.js";
 export type { Backend, BackendCapabilities } from "../runtime/backend.js";
-export {
-  initWebGPU,
-  type WebGPUBackend,
-  type WebGPUOptions,
-  type WebGPUStats,
-  type AdapterDescription,
-  type DeviceLimits,
-  type GPUDeviceLike,
-  type GPULike,
-  type GPUPowerPreferenceLike,
-  type MinimalGPUDevice,
-  type MinimalGPU,
-} from "./webgpu.js";
+// WebGPU: initWebGPU and the types of its options and backend (all of src/webgpu.ts, the public WebGPU surface of both entries).
+export * from "./webgpu.js";
 export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";
 export type { DType, TypedArray } from "../ir/dtype.js";
 export { JaggedTensor } from "./ragged/jagged.js";

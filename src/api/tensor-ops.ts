@@ -7,106 +7,136 @@
  * carries neither them nor their argument checks; there, calling one is a
  * BackendError that names the full entry (src/runtime-entry.ts).
  */
-import { isFloat, promote, promoteWithNumber, type DType } from "../../ir/dtype.js";
+import { isFloat, isInt, promote, promoteWithNumber, type DType } from "../../ir/dtype.js";
 import { DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../../ir/errors.js";
-import { factsOf, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
+import { ELEMENTWISE, factsOf, isUnaryOp, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
 import type { KReduceOp } from "../../ir/kernel.js";
 import { REDUCE_OPS } from "../../ir/ops.js";
 import { prod } from "../../ir/types.js";
 import { asCalled, checkSizes, describe } from "../check.js";
+import { METHOD_OF, OTHER_OP_NAMES } from "./tensor-op-names.js";
 import { checkOperand, normAxis, Tensor, weakConst, type ReduceOptions } from "../tensor.js";
 
+/**
+ * The Tensor method of every elementwise op (`METHOD_OF`, src/api/tensor-op-names.ts): a
+ * unary op's method takes no argument, a binary op's one operand. Their bodies are made
+ * from the op-facts table (`elementwiseMethods` below); `tsc` checks that each method here
+ * is the method of an op and each op's method is declared here, with its kind's signature.
+ */
+export interface ElementwiseMethods {
+  /** Elementwise `-x`. */
+  neg(): Tensor;
+  /** Elementwise absolute value. */
+  abs(): Tensor;
+  /** Elementwise square root (NaN for negatives; integers give float32). */
+  sqrt(): Tensor;
+  /** Elementwise `1 / sqrt(x)`. */
+  rsqrt(): Tensor;
+  /** Elementwise `e^x`. */
+  exp(): Tensor;
+  /** Elementwise natural logarithm. */
+  log(): Tensor;
+  /** Elementwise sine (radians). */
+  sin(): Tensor;
+  /** Elementwise cosine (radians). */
+  cos(): Tensor;
+  /** Elementwise tangent (radians). */
+  tan(): Tensor;
+  /** Elementwise hyperbolic tangent. */
+  tanh(): Tensor;
+  /** Elementwise logistic function `1 / (1 + e^-x)`. */
+  sigmoid(): Tensor;
+  /** Inverse sine in [-π/2, π/2]; NaN outside [-1, 1] (NumPy `arcsin`). */
+  asin(): Tensor;
+  /** Inverse cosine in [0, π]; NaN outside [-1, 1] (NumPy `arccos`). */
+  acos(): Tensor;
+  /** Inverse tangent in [-π/2, π/2]. */
+  atan(): Tensor;
+  /** Rounds down elementwise. */
+  floor(): Tensor;
+  /** Rounds up elementwise. */
+  ceil(): Tensor;
+  /** Rounds half to even, as NumPy and PyTorch do. */
+  round(): Tensor;
+  /** Rounds toward zero elementwise. */
+  trunc(): Tensor;
+  /** Elementwise -1, 0 or 1 by the sign of `x` (NaN stays NaN). */
+  sign(): Tensor;
+  /** Elementwise bool: `x` is NaN. */
+  isNan(): Tensor;
+  /** Elementwise bool: `x` is +∞ or -∞. */
+  isInf(): Tensor;
+  /** Elementwise bool: `x` is neither infinite nor NaN. */
+  isFinite(): Tensor;
+  /** Elementwise bool NOT (non-zero is true). */
+  logicalNot(): Tensor;
+  /**
+   * `x + y`, broadcast over batch and base; dtypes promote and plain numbers take `x`'s dtype where they fit.
+   * @example tensor([1, 2]).add(10) // [11, 12]
+   */
+  add(y: Tensor | number): Tensor;
+  /** `x - y`, broadcast; dtypes promote as in `add`. */
+  sub(y: Tensor | number): Tensor;
+  /** `x * y`, broadcast; dtypes promote as in `add`. */
+  mul(y: Tensor | number): Tensor;
+  /** True division: integer operands give float32 (as NumPy and PyTorch). */
+  div(y: Tensor | number): Tensor;
+  /** `x ** y`, broadcast; dtypes promote as in `add`. */
+  pow(y: Tensor | number): Tensor;
+  /** The larger of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
+  maximum(y: Tensor | number): Tensor;
+  /** The smaller of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
+  minimum(y: Tensor | number): Tensor;
+  /** Floor modulo: the result has the sign of the divisor (NumPy `%`). */
+  mod(y: Tensor | number): Tensor;
+  /**
+   * The angle of the point (x, y) with `this` as y, in [-π, π], as `Math.atan2`
+   * (signed zeros and infinities included); integers give float32.
+   * @example tensor([1, 0, -0]).atan2(tensor([0, -1, -1])) // [π/2, π, -π]
+   */
+  atan2(x: Tensor | number): Tensor;
+  /** Elementwise bool `x == y`, broadcast. */
+  eq(y: Tensor | number): Tensor;
+  /** Elementwise bool `x != y`, broadcast. */
+  ne(y: Tensor | number): Tensor;
+  /** Elementwise bool `x < y`, broadcast. */
+  lt(y: Tensor | number): Tensor;
+  /** Elementwise bool `x <= y`, broadcast. */
+  le(y: Tensor | number): Tensor;
+  /** Elementwise bool `x > y`, broadcast. */
+  gt(y: Tensor | number): Tensor;
+  /** Elementwise bool `x >= y`, broadcast. */
+  ge(y: Tensor | number): Tensor;
+  /** Elementwise bool AND (non-zero is true), broadcast. */
+  logicalAnd(y: Tensor | number): Tensor;
+  /** Elementwise bool OR (non-zero is true), broadcast. */
+  logicalOr(y: Tensor | number): Tensor;
+  /** Elementwise bool XOR (non-zero is true), broadcast. */
+  logicalXor(y: Tensor | number): Tensor;
+  /**
+   * Elementwise bitwise AND of integers (int32, uint32; dtypes promote, a plain number
+   * takes `x`'s dtype and must fit it). Floats and bool are a DTypeError.
+   * @example tensor([12], { dtype: "uint32" }).bitwiseAnd(10) // [8]
+   */
+  bitwiseAnd(y: Tensor | number): Tensor;
+  /** Elementwise bitwise OR of integers (int32, uint32), as `bitwiseAnd`. */
+  bitwiseOr(y: Tensor | number): Tensor;
+  /** Elementwise bitwise XOR of integers (int32, uint32), as `bitwiseAnd`. */
+  bitwiseXor(y: Tensor | number): Tensor;
+  /**
+   * Elementwise `x << y` on integers (int32, uint32), wrapping to 32 bits. As NumPy, a
+   * shift count outside [0, 32) (32 or more, or negative) shifts every bit out: 0.
+   */
+  leftShift(y: Tensor | number): Tensor;
+  /**
+   * Elementwise `x >> y` on integers: logical on uint32, arithmetic on int32 (the sign
+   * fills), as NumPy. A count outside [0, 32) gives 0, or -1 for a negative int32.
+   */
+  rightShift(y: Tensor | number): Tensor;
+}
+
 declare module "../tensor.js" {
-  interface Tensor {
-    /** Elementwise `-x`. */
-    neg(): Tensor;
-    /** Elementwise absolute value. */
-    abs(): Tensor;
-    /** Elementwise square root (NaN for negatives; integers give float32). */
-    sqrt(): Tensor;
-    /** Elementwise `1 / sqrt(x)`. */
-    rsqrt(): Tensor;
-    /** Elementwise `e^x`. */
-    exp(): Tensor;
-    /** Elementwise natural logarithm. */
-    log(): Tensor;
-    /** Elementwise sine (radians). */
-    sin(): Tensor;
-    /** Elementwise cosine (radians). */
-    cos(): Tensor;
-    /** Elementwise tangent (radians). */
-    tan(): Tensor;
-    /** Elementwise hyperbolic tangent. */
-    tanh(): Tensor;
-    /** Elementwise logistic function `1 / (1 + e^-x)`. */
-    sigmoid(): Tensor;
-    /** Inverse sine in [-π/2, π/2]; NaN outside [-1, 1] (NumPy `arcsin`). */
-    asin(): Tensor;
-    /** Inverse cosine in [0, π]; NaN outside [-1, 1] (NumPy `arccos`). */
-    acos(): Tensor;
-    /** Inverse tangent in [-π/2, π/2]. */
-    atan(): Tensor;
-    /** Rounds down elementwise. */
-    floor(): Tensor;
-    /** Rounds up elementwise. */
-    ceil(): Tensor;
-    /** Rounds half to even, as NumPy and PyTorch do. */
-    round(): Tensor;
-    /** Rounds toward zero elementwise. */
-    trunc(): Tensor;
-    /** Elementwise -1, 0 or 1 by the sign of `x` (NaN stays NaN). */
-    sign(): Tensor;
-    /** Elementwise bool: `x` is NaN. */
-    isNan(): Tensor;
-    /** Elementwise bool: `x` is +∞ or -∞. */
-    isInf(): Tensor;
-    /** Elementwise bool: `x` is neither infinite nor NaN. */
-    isFinite(): Tensor;
-    /** Elementwise bool NOT (non-zero is true). */
-    logicalNot(): Tensor;
-    /**
-     * `x + y`, broadcast over batch and base; dtypes promote and plain numbers take `x`'s dtype where they fit.
-     * @example tensor([1, 2]).add(10) // [11, 12]
-     */
-    add(y: Tensor | number): Tensor;
-    /** `x - y`, broadcast; dtypes promote as in `add`. */
-    sub(y: Tensor | number): Tensor;
-    /** `x * y`, broadcast; dtypes promote as in `add`. */
-    mul(y: Tensor | number): Tensor;
-    /** True division: integer operands give float32 (as NumPy and PyTorch). */
-    div(y: Tensor | number): Tensor;
-    /** `x ** y`, broadcast; dtypes promote as in `add`. */
-    pow(y: Tensor | number): Tensor;
-    /** The larger of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
-    maximum(y: Tensor | number): Tensor;
-    /** The smaller of `x` and `y` elementwise, broadcast (NaN if either is NaN). */
-    minimum(y: Tensor | number): Tensor;
-    /** Floor modulo: the result has the sign of the divisor (NumPy `%`). */
-    mod(y: Tensor | number): Tensor;
-    /**
-     * The angle of the point (x, y) with `this` as y, in [-π, π], as `Math.atan2`
-     * (signed zeros and infinities included); integers give float32.
-     * @example tensor([1, 0, -0]).atan2(tensor([0, -1, -1])) // [π/2, π, -π]
-     */
-    atan2(x: Tensor | number): Tensor;
-    /** Elementwise bool `x == y`, broadcast. */
-    eq(y: Tensor | number): Tensor;
-    /** Elementwise bool `x != y`, broadcast. */
-    ne(y: Tensor | number): Tensor;
-    /** Elementwise bool `x < y`, broadcast. */
-    lt(y: Tensor | number): Tensor;
-    /** Elementwise bool `x <= y`, broadcast. */
-    le(y: Tensor | number): Tensor;
-    /** Elementwise bool `x > y`, broadcast. */
-    gt(y: Tensor | number): Tensor;
-    /** Elementwise bool `x >= y`, broadcast. */
-    ge(y: Tensor | number): Tensor;
-    /** Elementwise bool AND (non-zero is true), broadcast. */
-    logicalAnd(y: Tensor | number): Tensor;
-    /** Elementwise bool OR (non-zero is true), broadcast. */
-    logicalOr(y: Tensor | number): Tensor;
-    /** Elementwise bool XOR (non-zero is true), broadcast. */
-    logicalXor(y: Tensor | number): Tensor;
+  interface Tensor extends ElementwiseMethods {
     /** Limits values to [lo, hi]; if lo > hi every element becomes hi (Open3D). NaN stays NaN. */
     clip(lo: number | Tensor, hi: number | Tensor): Tensor;
     /** Reduces over base and batch axes at once; `op` is sum, mean, prod, min, max, argmin, argmax, all or any. */
@@ -241,60 +271,6 @@ function keepdimOf(op: string, opts: ReduceOptions | undefined): boolean {
   return k;
 }
 
-/**
- * The Tensor method of every elementwise op of the op-facts table (ir/elementwise.ts), also its
- * name in messages. A mapped type over the op unions: an op without its method fails `tsc`.
- */
-const METHOD_OF: { readonly [K in KUnaryOp | KBinaryOp]: keyof Tensor } = {
-  neg: "neg",
-  abs: "abs",
-  sqrt: "sqrt",
-  rsqrt: "rsqrt",
-  exp: "exp",
-  log: "log",
-  sin: "sin",
-  cos: "cos",
-  tan: "tan",
-  tanh: "tanh",
-  sigmoid: "sigmoid",
-  asin: "asin",
-  acos: "acos",
-  atan: "atan",
-  floor: "floor",
-  ceil: "ceil",
-  round: "round",
-  trunc: "trunc",
-  sign: "sign",
-  not: "logicalNot",
-  isnan: "isNan",
-  isinf: "isInf",
-  isfinite: "isFinite",
-  add: "add",
-  sub: "sub",
-  mul: "mul",
-  div: "div",
-  pow: "pow",
-  maximum: "maximum",
-  minimum: "minimum",
-  mod: "mod",
-  atan2: "atan2",
-  eq: "eq",
-  ne: "ne",
-  lt: "lt",
-  le: "le",
-  gt: "gt",
-  ge: "ge",
-  and: "logicalAnd",
-  or: "logicalOr",
-  xor: "logicalXor",
-  // --- numerics/random: integer bitwise ops ---
-  bitwise_and: "bitwiseAnd",
-  bitwise_or: "bitwiseOr",
-  bitwise_xor: "bitwiseXor",
-  left_shift: "leftShift",
-  right_shift: "rightShift",
-};
-
 /** Resolves one -1 in a target shape against a known element count. */
 function inferShape(op: string, target: readonly number[], total: number, t: Tensor, what: string): number[] {
   const neg = target.filter((d) => d === -1).length;
@@ -328,16 +304,70 @@ function unary(t: Tensor, op: KUnaryOp): Tensor {
 }
 
 function binary(t: Tensor, op: KBinaryOp, other: Tensor | number): Tensor {
-  checkOperand(METHOD_OF[op], "y", other, t);
+  const name = METHOD_OF[op];
+  checkOperand(name, "y", other, t);
   // The op's dtype rule (ir/elementwise.ts): operands promote; logical ops compute in
-  // bool, arithmetic takes bool as int32, float-only ops and true division take ints as float32.
+  // bool, arithmetic takes bool as int32, float-only ops and true division take ints as
+  // float32, and integer-only ops refuse floats and bool (a plain number takes `x`'s dtype).
   const facts = factsOf(op);
   let dtype: DType = typeof other === "number" ? promoteWithNumber(t.dtype, other) : promote(t.dtype, other.dtype);
   if (facts.dtype === "logical") dtype = "bool";
   else if ((facts.dtype === "arith" || facts.dtype === "float") && dtype === "bool") dtype = "int32";
   if ((facts.dtype === "float" || facts.trueDivision === true) && !isFloat(dtype)) dtype = "float32";
-  const y = typeof other === "number" ? weakConst(METHOD_OF[op], "y", other, dtype, t) : other.cast(dtype);
+  if (facts.dtype === "int") {
+    if (typeof other === "number" && t.dtype === "bool") dtype = "bool";
+    if (!isInt(dtype)) {
+      const y = typeof other === "number" ? `y = ${other}` : `y ${other.toString()} of dtype ${other.dtype}`;
+      throw new DTypeError(
+        `${name}: needs integer operands (int32, uint32, int16, uint16, int8 or uint8), got x ${t.toString()} of dtype ${t.dtype} and ${y}`,
+      );
+    }
+  }
+  const y = typeof other === "number" ? weakConst(name, "y", other, dtype, t) : other.cast(dtype);
   return Tensor._op(op, [t.cast(dtype), y]);
+}
+
+type Op = KUnaryOp | KBinaryOp;
+type MethodOf = typeof METHOD_OF;
+/** The signature of an op's method by the op's kind. */
+type MethodType<K extends Op> = K extends KUnaryOp ? () => Tensor : (y: Tensor | number) => Tensor;
+/** The ops whose declared method (in `ElementwiseMethods`) has not the signature of the op's kind. */
+type WrongSignature = {
+  [K in Op]: MethodOf[K] extends keyof ElementwiseMethods
+    ? [MethodType<K>, ElementwiseMethods[MethodOf[K]]] extends [ElementwiseMethods[MethodOf[K]], MethodType<K>]
+      ? never
+      : K
+    : K;
+}[Op];
+/** The declared elementwise methods that are the method of no op (they would have no body). */
+type Undefined = Exclude<keyof ElementwiseMethods, MethodOf[Op]>;
+// Each fails `tsc` with the names at fault: an op whose method is not declared in
+// ElementwiseMethods or has the wrong signature, and a declared method of no op.
+const EVERY_OP_DECLARED: [WrongSignature] extends [never] ? true : { readonly opsWithoutTheirMethod: WrongSignature } =
+  true;
+const EVERY_METHOD_HAS_AN_OP: [Undefined] extends [never] ? true : { readonly methodsOfNoOp: Undefined } = true;
+void EVERY_OP_DECLARED;
+void EVERY_METHOD_HAS_AN_OP;
+
+/**
+ * The bodies of the elementwise methods, made from the op-facts table: each op's method
+ * (`METHOD_OF`) applies its dtype rule (`unary`, `binary`) and records the op.
+ */
+function elementwiseMethods(): ElementwiseMethods {
+  const out: Record<string, (this: Tensor, y: Tensor | number) => Tensor> = {};
+  for (const op of Object.keys(ELEMENTWISE) as Op[]) {
+    const fn = isUnaryOp(op)
+      ? function (this: Tensor): Tensor {
+          return unary(this, op);
+        }
+      : function (this: Tensor, y: Tensor | number): Tensor {
+          return binary(this, op, y);
+        };
+    out[METHOD_OF[op]] = Object.defineProperty(fn, "name", { value: METHOD_OF[op] });
+  }
+  // Complete and of the right signatures: every op has a method (the loop above), whose
+  // signature is its kind's (EVERY_OP_DECLARED), and every method is an op's (EVERY_METHOD_HAS_AN_OP).
+  return out as unknown as ElementwiseMethods;
 }
 
 function baseReduce(
@@ -368,129 +398,14 @@ function batchReduce(
 
 function methods() {
   return {
-    neg(this: Tensor): Tensor {
-      return unary(this, "neg");
-    },
-    abs(this: Tensor): Tensor {
-      return unary(this, "abs");
-    },
-    sqrt(this: Tensor): Tensor {
-      return unary(this, "sqrt");
-    },
-    rsqrt(this: Tensor): Tensor {
-      return unary(this, "rsqrt");
-    },
-    exp(this: Tensor): Tensor {
-      return unary(this, "exp");
-    },
-    log(this: Tensor): Tensor {
-      return unary(this, "log");
-    },
-    sin(this: Tensor): Tensor {
-      return unary(this, "sin");
-    },
-    cos(this: Tensor): Tensor {
-      return unary(this, "cos");
-    },
-    tan(this: Tensor): Tensor {
-      return unary(this, "tan");
-    },
-    tanh(this: Tensor): Tensor {
-      return unary(this, "tanh");
-    },
-    sigmoid(this: Tensor): Tensor {
-      return unary(this, "sigmoid");
-    },
-    asin(this: Tensor): Tensor {
-      return unary(this, "asin");
-    },
-    acos(this: Tensor): Tensor {
-      return unary(this, "acos");
-    },
-    atan(this: Tensor): Tensor {
-      return unary(this, "atan");
-    },
-    floor(this: Tensor): Tensor {
-      return unary(this, "floor");
-    },
-    ceil(this: Tensor): Tensor {
-      return unary(this, "ceil");
-    },
-    round(this: Tensor): Tensor {
-      return unary(this, "round");
-    },
-    trunc(this: Tensor): Tensor {
-      return unary(this, "trunc");
-    },
-    sign(this: Tensor): Tensor {
-      return unary(this, "sign");
-    },
-    isNan(this: Tensor): Tensor {
-      return unary(this, "isnan");
-    },
-    isInf(this: Tensor): Tensor {
-      return unary(this, "isinf");
-    },
-    isFinite(this: Tensor): Tensor {
-      return unary(this, "isfinite");
-    },
-    logicalNot(this: Tensor): Tensor {
-      return unary(this, "not");
-    },
-    add(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "add", y);
-    },
-    sub(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "sub", y);
-    },
-    mul(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "mul", y);
-    },
-    div(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "div", y);
-    },
-    pow(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "pow", y);
-    },
-    maximum(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "maximum", y);
-    },
-    minimum(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "minimum", y);
-    },
-    mod(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "mod", y);
-    },
-    atan2(this: Tensor, x: Tensor | number): Tensor {
-      return binary(this, "atan2", x);
-    },
-    eq(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "eq", y);
-    },
-    ne(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "ne", y);
-    },
-    lt(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "lt", y);
-    },
-    le(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "le", y);
-    },
-    gt(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "gt", y);
-    },
-    ge(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "ge", y);
-    },
-    logicalAnd(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "and", y);
-    },
-    logicalOr(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "or", y);
-    },
-    logicalXor(this: Tensor, y: Tensor | number): Tensor {
-      return binary(this, "xor", y);
-    },
+    ...elementwiseMethods(),
+    ...otherMethods(),
+  };
+}
+
+/** The eager operations that are not the method of one elementwise op (`OTHER_OP_NAMES`). */
+function otherMethods() {
+  return {
     clip(this: Tensor, lo: number | Tensor, hi: number | Tensor): Tensor {
       if (this.dtype === "bool") throw new DTypeError(`clip: x ${this.toString()} of dtype bool cannot be clipped`);
       checkOperand("clip", "lo", lo, this);
@@ -722,7 +637,7 @@ function methods() {
       checkSizes("batchExpand", "shape", shape, -1, this);
       return asCalled("batchExpand", () => Tensor._op("batch_expand", [this], { shape: [...shape] }));
     },
-  };
+  } satisfies { [M in (typeof OTHER_OP_NAMES)[number]]: Tensor[M] };
 }
 
 /** The names of the methods `installTensorOps` puts on `Tensor.prototype` (batchwise/runtime stubs each of them). */

@@ -1,40 +1,20 @@
 /**
  * The Tensor methods of the numerics along base axes (cumsum, softmax, var, sort, …)
- * and of the integer bitwise ops (bitwiseAnd, leftShift, …):
+ * and bitwiseNot (the other bitwise ops, bitwiseAnd, leftShift, …, are the methods of
+ * their elementwise ops, src/api/tensor-ops.ts):
  * installed on `Tensor.prototype` by the full entry (`src/index.ts` calls
  * `installNumericMethods()`), so that `batchwise/runtime`, which only runs bundles,
  * carries neither them nor the compositions they call.
  */
-import { isFloat, isInt, promote, type DType } from "../../ir/dtype.js";
+import { isInt } from "../../ir/dtype.js";
 import { DTypeError } from "../../ir/errors.js";
-import type { KBinaryOp } from "../../ir/kernel.js";
-import { checkOperand, Tensor, weakConst, type ReduceOptions } from "../tensor.js";
+import { Tensor, type ReduceOptions } from "../tensor.js";
 import * as N from "./index.js";
 
 declare module "../tensor.js" {
   interface Tensor {
-    /**
-     * Elementwise bitwise AND of integers (int32, uint32; dtypes promote, a plain number
-     * takes `x`'s dtype and must fit it). Floats and bool are a DTypeError.
-     * @example tensor([12], { dtype: "uint32" }).bitwiseAnd(10) // [8]
-     */
-    bitwiseAnd(y: Tensor | number): Tensor;
-    /** Elementwise bitwise OR of integers (int32, uint32), as `bitwiseAnd`. */
-    bitwiseOr(y: Tensor | number): Tensor;
-    /** Elementwise bitwise XOR of integers (int32, uint32), as `bitwiseAnd`. */
-    bitwiseXor(y: Tensor | number): Tensor;
     /** Elementwise bitwise NOT of integers (int32, uint32): `x ^ ~0` (NumPy's `invert`; int32 `~x` is `-x - 1`). */
     bitwiseNot(): Tensor;
-    /**
-     * Elementwise `x << y` on integers (int32, uint32), wrapping to 32 bits. As NumPy, a
-     * shift count outside [0, 32) (32 or more, or negative) shifts every bit out: 0.
-     */
-    leftShift(y: Tensor | number): Tensor;
-    /**
-     * Elementwise `x >> y` on integers: logical on uint32, arithmetic on int32 (the sign
-     * fills), as NumPy. A count outside [0, 32) gives 0, or -1 for a negative int32.
-     */
-    rightShift(y: Tensor | number): Tensor;
     /** Cumulative sum along a base axis (default the last); see `cumsum`. */
     cumsum(axis?: number): Tensor;
     /** Cumulative product along a base axis (default the last); see `cumprod`. */
@@ -69,24 +49,9 @@ export function installNumericMethods(): void {
   const P = Tensor.prototype;
   if (Object.hasOwn(P, "cumsum")) return;
   const methods = {
-    bitwiseAnd(this: Tensor, y: Tensor | number): Tensor {
-      return bitwiseBinary("bitwise_and", this, y);
-    },
-    bitwiseOr(this: Tensor, y: Tensor | number): Tensor {
-      return bitwiseBinary("bitwise_or", this, y);
-    },
-    bitwiseXor(this: Tensor, y: Tensor | number): Tensor {
-      return bitwiseBinary("bitwise_xor", this, y);
-    },
     bitwiseNot(this: Tensor): Tensor {
-      bitwiseBinary("bitwise_not", this, 0); // the dtype check: a DTypeError for floats and bool
+      checkBitwiseNot(this);
       return Tensor._op("bitwise_xor", [this, Tensor._const(this.dtype === "uint32" ? 0xffffffff : -1, this.dtype)]);
-    },
-    leftShift(this: Tensor, y: Tensor | number): Tensor {
-      return bitwiseBinary("left_shift", this, y);
-    },
-    rightShift(this: Tensor, y: Tensor | number): Tensor {
-      return bitwiseBinary("right_shift", this, y);
     },
     cumsum(this: Tensor, axis = -1): Tensor {
       return N.cumsum(this, axis);
@@ -126,34 +91,15 @@ export function installNumericMethods(): void {
     Object.defineProperty(P, name, { value: fn, writable: true, configurable: true, enumerable: false });
 }
 
-const BITWISE_NAME = {
-  bitwise_and: "bitwiseAnd",
-  bitwise_or: "bitwiseOr",
-  bitwise_xor: "bitwiseXor",
-  left_shift: "leftShift",
-  right_shift: "rightShift",
-} as const;
-
 /**
- * A bitwise op on integer operands: dtypes promote (a plain number takes `x`'s dtype and
- * must fit it); a float or bool operand is a DTypeError naming the method.
+ * `bitwiseNot`'s dtype check: an integer operand (the binary bitwise ops are the methods of
+ * their elementwise ops, src/api/tensor-ops.ts, with the same message); floats and bool are
+ * a DTypeError naming the method.
  */
-function bitwiseBinary(op: KBinaryOp | "bitwise_not", x: Tensor, other: Tensor | number): Tensor {
-  const name = op === "bitwise_not" ? "bitwiseNot" : BITWISE_NAME[op as keyof typeof BITWISE_NAME];
-  checkOperand(name, "y", other, x);
-  const dtype: DType =
-    typeof other === "number"
-      ? isFloat(x.dtype) || x.dtype === "bool" || Number.isInteger(other)
-        ? x.dtype
-        : "float32"
-      : promote(x.dtype, other.dtype);
-  if (!isInt(dtype)) {
-    const y = typeof other === "number" ? `y = ${other}` : `y ${other.toString()} of dtype ${other.dtype}`;
+function checkBitwiseNot(x: Tensor): void {
+  if (!isInt(x.dtype)) {
     throw new DTypeError(
-      `${name}: needs integer operands (int32, uint32, int16, uint16, int8 or uint8), got x ${x.toString()} of dtype ${x.dtype}${op === "bitwise_not" ? "" : ` and ${y}`}`,
+      `bitwiseNot: needs integer operands (int32, uint32, int16, uint16, int8 or uint8), got x ${x.toString()} of dtype ${x.dtype}`,
     );
   }
-  if (op === "bitwise_not") return x;
-  const y = typeof other === "number" ? weakConst(name, "y", other, dtype, x) : other.cast(dtype);
-  return Tensor._op(op, [x.cast(dtype), y]);
 }

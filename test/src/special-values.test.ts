@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { makeGraph, Node } from "../../ir/graph.js";
-import type { KBinaryOp, KUnaryOp } from "../../ir/kernel.js";
+import { ELEMENTWISE, factsOf, isBinaryOp, isUnaryOp, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
+import { METHOD_OF } from "../../src/api/tensor-op-names.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import { fromTypedArray, jit, tensor, where, type Tensor } from "../../src/index.js";
 import type { DType, TypedArray } from "../../ir/dtype.js";
@@ -30,6 +31,7 @@ import {
   withConstants,
 } from "../helpers/special-values.js";
 import { check, DTYPES, make } from "../helpers/special-value-suite.js";
+import { I32 as BITWISE_I32, REF as BITWISE_REF, U32 as BITWISE_U32 } from "../numerics/bitwise-cases.js";
 
 const f32 = Math.fround;
 const read = (t: Tensor): TypedArray => t.dataSync();
@@ -250,47 +252,11 @@ describe("algebraic rules keep NaN, ±Inf and signed zeros (JS)", () => {
 });
 
 describe("constant folding uses the documented rules", () => {
-  const IR_BINARY: Record<string, KBinaryOp> = {
-    add: "add",
-    sub: "sub",
-    mul: "mul",
-    div: "div",
-    pow: "pow",
-    maximum: "maximum",
-    minimum: "minimum",
-    mod: "mod",
-    atan2: "atan2",
-    eq: "eq",
-    ne: "ne",
-    lt: "lt",
-    le: "le",
-    gt: "gt",
-    ge: "ge",
-  };
-  const IR_UNARY: Record<string, KUnaryOp> = {
-    neg: "neg",
-    abs: "abs",
-    sqrt: "sqrt",
-    rsqrt: "rsqrt",
-    exp: "exp",
-    log: "log",
-    sin: "sin",
-    cos: "cos",
-    tan: "tan",
-    tanh: "tanh",
-    sigmoid: "sigmoid",
-    asin: "asin",
-    acos: "acos",
-    atan: "atan",
-    floor: "floor",
-    ceil: "ceil",
-    round: "round",
-    trunc: "trunc",
-    sign: "sign",
-    isNan: "isnan",
-    isInf: "isinf",
-    isFinite: "isfinite",
-  };
+  /** The special-value case of each elementwise op (by its Tensor method, METHOD_OF); the bitwise ops' are bitwise-cases.ts's. */
+  const UNARY_BY_METHOD = new Map(UNARY_CASES.map((c) => [c.name, c]));
+  const BINARY_BY_METHOD = new Map(BINARY_CASES.map((c) => [c.name, c]));
+  const UNARY = Object.keys(ELEMENTWISE).filter(isUnaryOp);
+  const BINARY = Object.keys(ELEMENTWISE).filter(isBinaryOp);
   /** Runs the pass pipeline on `out` and returns the value of the constant it folds to. */
   const folded = (out: Node): number => {
     const g = runPipeline(makeGraph("fold", [], [out], [])).stages.get("dce")!;
@@ -299,19 +265,42 @@ describe("constant folding uses the documented rules", () => {
     return o.attrs.value as number;
   };
   const cst = (v: number, dtype: DType): Node => Node.make("const", [], { dtype, value: v });
+  /**
+   * A constant operand of `op` as the Tensor method builds it (its dtype rule, ir/elementwise.ts):
+   * float-only ops and true division take ints as float32, logical ops take bool.
+   */
+  const operand = (op: KUnaryOp | KBinaryOp, v: number, d: DType): Node => {
+    const f = factsOf(op);
+    const c = cst(v, d);
+    if ((f.dtype === "float" || f.trueDivision === true) && d !== "float32")
+      return Node.make("cast", [c], { dtype: "float32" });
+    if (f.dtype === "logical") return Node.make("cast", [c], { dtype: "bool" });
+    return c;
+  };
+
+  it("every elementwise op has a special-value case (int-only ops: the bitwise grid's)", () => {
+    const missing = [
+      ...UNARY.filter((op) => !UNARY_BY_METHOD.has(METHOD_OF[op])),
+      ...BINARY.filter((op) =>
+        factsOf(op).dtype === "int" ? BITWISE_REF[METHOD_OF[op]] === undefined : !BINARY_BY_METHOD.has(METHOD_OF[op]),
+      ),
+    ];
+    expect(missing).toEqual([]);
+  });
 
   it.each(["float32", "int32", "uint32"] as const)("binary ops on %s constants", (d) => {
     const gr = GRIDS[d];
     const errors: string[] = [];
-    for (const c of BINARY_CASES) {
-      const op = IR_BINARY[c.name];
-      if (op === undefined || (d !== "float32" && (op === "div" || op === "atan2"))) continue;
+    for (const op of BINARY) {
+      if (factsOf(op).dtype === "int") continue; // on the bitwise grid below
+      const c = BINARY_BY_METHOD.get(METHOD_OF[op]);
+      if (c === undefined) throw new Error(`no special-value case for ${op} (${METHOD_OF[op]})`);
       for (const a of gr) {
         for (const b of gr) {
           errors.push(
             ...mismatches(
-              c.name,
-              [folded(Node.make(op, [cst(a, d), cst(b, d)]))],
+              op,
+              [folded(Node.make(op, [operand(op, a, d), operand(op, b, d)]))],
               [expectedBinary(c, a, b, d)],
               () => `(${fmt(a)}, ${fmt(b)}) on ${d}`,
             ),
@@ -322,18 +311,39 @@ describe("constant folding uses the documented rules", () => {
     check(errors);
   });
 
-  it("unary ops on float32 constants", () => {
+  it.each(["int32", "uint32"] as const)("integer-only (bitwise) ops on %s constants of the bitwise grid", (d) => {
+    const gr = d === "int32" ? BITWISE_I32 : BITWISE_U32;
     const errors: string[] = [];
-    for (const c of UNARY_CASES) {
-      const op = IR_UNARY[c.name];
-      if (op === undefined) continue;
-      for (const a of GRIDS.float32)
+    for (const op of BINARY) {
+      if (factsOf(op).dtype !== "int") continue;
+      const ref = BITWISE_REF[METHOD_OF[op]];
+      if (ref === undefined) throw new Error(`no bitwise reference for ${op} (${METHOD_OF[op]})`);
+      for (const a of gr)
+        for (const b of gr)
+          errors.push(
+            ...mismatches(
+              op,
+              [folded(Node.make(op, [cst(a, d), cst(b, d)]))],
+              [ref(a, b, d)],
+              () => `(${fmt(a)}, ${fmt(b)}) on ${d}`,
+            ),
+          );
+    }
+    check(errors);
+  });
+
+  it.each(["float32", "int32", "uint32"] as const)("unary ops on %s constants", (d) => {
+    const errors: string[] = [];
+    for (const op of UNARY) {
+      const c = UNARY_BY_METHOD.get(METHOD_OF[op]);
+      if (c === undefined) throw new Error(`no special-value case for ${op} (${METHOD_OF[op]})`);
+      for (const a of GRIDS[d])
         errors.push(
           ...mismatches(
-            c.name,
-            [folded(Node.make(op, [cst(a, "float32")]))],
-            [expectedUnary(c, a, "float32")],
-            () => `(${fmt(a)})`,
+            op,
+            [folded(Node.make(op, [operand(op, a, d)]))],
+            [expectedUnary(c, a, d)],
+            () => `(${fmt(a)}) on ${d}`,
           ),
         );
     }
