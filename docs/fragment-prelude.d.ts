@@ -1,5 +1,5 @@
 /**
- * Free names of the docs' `fragment` blocks (convention: /work/notes/DOCBLOCKS.md;
+ * Free names of the docs' `fragment` blocks (convention: docs/contributing/doc-blocks.md;
  * checked by test/package/doc-blocks.test.ts). Only fragments see this file: the
  * runner appends it to each fragment, whose module it then belongs to (so a name
  * declared here is visible in every fragment, and in no other block). A normal

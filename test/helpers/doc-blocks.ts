@@ -1,5 +1,5 @@
 /**
- * The docs as tests (issue 25, /work/notes/DOCBLOCKS.md is the convention):
+ * The docs as tests (issue 25, docs/contributing/doc-blocks.md is the convention):
  *
  * - `extractBlocks` finds the fenced code blocks of a Markdown file, with the line
  *   of the opening fence, the language and the info-string flags;

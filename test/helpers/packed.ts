@@ -65,13 +65,22 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out;
 }
 
+/** The folders whose guides (`*.md`) ship in the tarball (package.json "files"). */
+const GUIDE_DIRS = ["docs", "docs/contributing"];
+
 /** A hash of every input of the tarball: paths and contents. */
 export async function packKey(): Promise<string> {
   const h = createHash("sha256");
   const files = [
     ...(await Promise.all(INPUT_DIRS.map((d) => filesUnder(join(ROOT, d))))).flat(),
     // The guides ship in the tarball (the README links them).
-    ...(await readdir(join(ROOT, "docs"))).filter((f) => f.endsWith(".md")).map((f) => join(ROOT, "docs", f)),
+    ...(
+      await Promise.all(
+        GUIDE_DIRS.map(async (d) =>
+          (await readdir(join(ROOT, d))).filter((f) => f.endsWith(".md")).map((f) => join(ROOT, d, f)),
+        ),
+      )
+    ).flat(),
     ...INPUT_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f)),
   ].sort();
   for (const f of files) {

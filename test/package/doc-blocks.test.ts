@@ -1,5 +1,5 @@
 /**
- * The docs run as printed (issue 25, item 1; convention: /work/notes/DOCBLOCKS.md).
+ * The docs run as printed (issue 25, item 1; convention: docs/contributing/doc-blocks.md).
  * Every fenced `ts`/`js` block of README.md and docs/**\/*.md (not docs/api/) is a
  * test named `<file>:<line of the opening fence>`:
  *
@@ -529,7 +529,7 @@ afterAll(async () => {
   const lines = [
     "# Doc blocks that fail",
     "",
-    "Written by test/package/doc-blocks.test.ts (BATCHWISE_DOC_BLOCK_REPORT=<this file>); convention: /work/notes/DOCBLOCKS.md.",
+    "Written by test/package/doc-blocks.test.ts (BATCHWISE_DOC_BLOCK_REPORT=<this file>); convention: docs/contributing/doc-blocks.md.",
     "",
     `Run ${new Date().toISOString()}: ${blocks.length} blocks, ${rows.length - failing.length - skipped.length} pass, ` +
       `${failing.length} fail, ${skipped.length} skipped. Wall time ${((Date.now() - started) / 1000).toFixed(0)} s ` +

@@ -1,5 +1,5 @@
 /**
- * The docs name only what exists ("Names" in /work/notes/DOCBLOCKS.md): every
+ * The docs name only what exists ("Names" in docs/contributing/doc-blocks.md): every
  * repository path README.md and docs/**\/*.md mention in backticks (`src/jit.ts`,
  * `passes/fuse/`, `./package.json`) exists, every `path:identifier` names an
  * identifier declared in that file, and every relative Markdown link points to a
