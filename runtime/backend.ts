@@ -4,6 +4,9 @@
  */
 import type { DType, TypedArray } from "../ir/dtype.js";
 import type { Kernel, Launch } from "../ir/kernel.js";
+import type { BackendName } from "./backend-name.js";
+
+export type { BackendName } from "./backend-name.js";
 
 /** A device buffer of `length` elements of `dtype`, owned by one backend. */
 export interface DeviceBuffer {
@@ -56,7 +59,7 @@ export interface BackendCapabilities {
  */
 export interface Backend extends BackendCapabilities {
   /** For cache keys and `setBackend`; decisions go by the capability fields. */
-  readonly name: "js" | "webgpu" | "wasm";
+  readonly name: BackendName;
   /** The name messages print ("JS", "WebGPU"). */
   readonly displayName: string;
   /** A new buffer of `length` elements of `dtype` (contents unspecified until written). */

@@ -1,6 +1,7 @@
 /** Backend selection. The JS backend is the default and needs nothing installed. */
 import { BackendError } from "../ir/errors.js";
 import type { Backend } from "../runtime/backend.js";
+import { isBackendName, listBackendNames, type BackendName } from "../runtime/backend-name.js";
 import { JsHostBackend } from "../runtime/js-host.js";
 import { describe } from "./check.js";
 
@@ -8,11 +9,13 @@ import { describe } from "./check.js";
 const jsBackend = new JsHostBackend();
 const backends = new Map<string, Backend>([["js", jsBackend]]);
 let current: Backend = jsBackend;
-/** How to make a backend available, for the error when it is not. */
-const INIT_HINT: Readonly<Record<string, string>> = {
+/** How to make each backend available, for the error when it is not (js always is). */
+const INIT_HINT: { readonly [K in BackendName]: string } = {
+  js: "",
   webgpu: " (call await initWebGPU() first)",
   wasm: " (call await initWasm() first)",
 };
+const initHint = (name: string): string => (isBackendName(name) ? INIT_HINT[name] : "");
 
 export function getJsBackend(): JsHostBackend {
   return jsBackend;
@@ -38,7 +41,7 @@ export function resolveBackend(op: string, b: unknown): Backend {
     if (r === undefined) {
       const known = [...backends.keys()].map((k) => `"${k}"`).join(", ");
       throw new BackendError(
-        `${op}: backend "${b}" is not initialised${INIT_HINT[b] ?? ""}; initialised backends are ${known}`,
+        `${op}: backend "${b}" is not initialised${initHint(b)}; initialised backends are ${known}`,
       );
     }
     return r;
@@ -55,16 +58,15 @@ export function resolveBackend(op: string, b: unknown): Backend {
   ) {
     return o as Backend;
   }
-  throw new BackendError(`${op}: backend must be "js", "webgpu", "wasm" or a Backend object, got ${describe(b)}`);
+  throw new BackendError(`${op}: backend must be ${listBackendNames()} or a Backend object, got ${describe(b)}`);
 }
 
 /**
  * Selects the backend for new tensors and programs: `setBackend("js")`, or
  * `setBackend("webgpu")` after `await initWebGPU()`, `setBackend("wasm")` after `await initWasm()`.
  */
-export function setBackend(name: "js" | "webgpu" | "wasm"): void {
+export function setBackend(name: BackendName): void {
   const b = backends.get(name);
-  if (b === undefined)
-    throw new BackendError(`setBackend: backend "${name}" is not initialised${INIT_HINT[name] ?? ""}`);
+  if (b === undefined) throw new BackendError(`setBackend: backend "${name}" is not initialised${initHint(name)}`);
   current = b;
 }

@@ -66,7 +66,7 @@ export {
   type DumpOptions,
 } from "./jit.js";
 export { getBackend, setBackend } from "./backend.js";
-export type { Backend, BackendCapabilities } from "../runtime/backend.js";
+export type { Backend, BackendCapabilities, BackendName } from "../runtime/backend.js";
 export { parseSpec } from "./cli/spec.js";
 export {
   loadBundle,

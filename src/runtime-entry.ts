@@ -150,7 +150,7 @@ export {
   type CreateOptions,
 } from "./creation.js";
 export { getBackend, setBackend } from "./backend.js";
-export type { Backend, BackendCapabilities } from "../runtime/backend.js";
+export type { Backend, BackendCapabilities, BackendName } from "../runtime/backend.js";
 // WebGPU: initWebGPU and the types of its options and backend (all of src/webgpu.ts, the public WebGPU surface of both entries).
 export * from "./webgpu.js";
 export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";

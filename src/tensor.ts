@@ -9,7 +9,7 @@ import { BackendError, DTypeError, ShapeError } from "../ir/errors.js";
 import { OPS, type Attrs, type Op } from "../ir/ops.js";
 import type { AttrsArg } from "../ir/graph.js";
 import { fmtShape, prod, type Dim, type TensorType } from "../ir/types.js";
-import type { Backend, DeviceBuffer } from "../runtime/backend.js";
+import type { Backend, BackendName, DeviceBuffer } from "../runtime/backend.js";
 import { asCalled, checkDType, describe, fitsDType } from "./check.js";
 import { resolveBackend } from "./backend.js";
 import { readTensor, readTensorSync, realize } from "./realize.js";
@@ -288,7 +288,7 @@ export class Tensor {
    * stays valid. A dtype the target cannot hold (float64 on WebGPU) is a DTypeError, an
    * unknown or uninitialised backend a BackendError.
    */
-  async to(backend: Backend | "js" | "webgpu" | "wasm"): Promise<Tensor> {
+  async to(backend: Backend | BackendName): Promise<Tensor> {
     const target = resolveBackend("to", backend);
     if (this._src.kind === "buffer" && this._src.backend === target) return this;
     if (!target.dtypes.includes(this.dtype)) {

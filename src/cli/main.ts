@@ -31,6 +31,7 @@ import { PASS_NAMES } from "../../passes/pipeline.js";
 import type { Kernel } from "../../ir/kernel.js";
 import { fmtType } from "../../ir/types.js";
 import type { Backend } from "../../runtime/backend.js";
+import { BACKEND_NAMES, isBackendName, listBackendNames, type BackendName } from "../../runtime/backend-name.js";
 import { bundleSha256, describeLayout, loadBundle, type BundleModule } from "../bundle.js";
 import { getJsBackend } from "../backend.js";
 import { trace, type JitFunction, type JitOptions } from "../jit.js";
@@ -62,12 +63,32 @@ const SPEC_HELP = `Specs: <dtype>[<batch labels>; <base shape>], one --spec per 
   "f32[B, ~N; 3]"     a jagged tensor: values (T; 3) and int32 offsets
 ${DTYPE_HELP}`;
 
-/** The backends --backend takes in bundle and dump. */
-const TRACE_BACKENDS = ["js", "wasm", "webgpu"] as const;
+/**
+ * How bundle and dump bring up each backend `--backend` takes (every `BackendName`: a new
+ * backend fails tsc here until it has an entry), and release it afterwards.
+ */
+const TRACE_BACKENDS: {
+  readonly [K in BackendName]: () => Promise<{ readonly backend: Backend; readonly release: () => void }>;
+} = {
+  js: async () => ({ backend: getJsBackend(), release: () => undefined }),
+  webgpu: async () => {
+    const { initWebGPU } = await import("../webgpu.js");
+    const gpu = await initWebGPU({ select: false });
+    return { backend: gpu, release: () => gpu.destroy() };
+  },
+  // One thread: tracing and bundling run no large kernels; no worker threads to stop afterwards.
+  wasm: async () => {
+    const { initWasm } = await import("../wasm.js");
+    return { backend: await initWasm({ select: false, threads: 1 }), release: () => undefined };
+  },
+};
+
+/** The backends `worker --backend` takes: those whose kernels run in a Node process without a GPU. */
+const WORKER_BACKENDS = ["js", "wasm"] as const satisfies readonly BackendName[];
 
 const TRACE_OPTIONS_HELP = `  --export, -e <name>   the export to trace (a function of tensors; "default" for the default export)
   --spec, -s <spec>     an argument's spec (repeat, one per argument)
-  --backend <js|wasm|webgpu>  the backend to trace and fuse for (default js; webgpu needs the webgpu package)
+  --backend <${BACKEND_NAMES.join("|")}>  the backend to trace and fuse for (default js; webgpu needs the webgpu package)
   --float32 <relaxed|exact>  float32 rounding of fused JS kernels (default relaxed)`;
 
 const USAGE: Record<string, string> = {
@@ -129,7 +150,7 @@ Importing a module runs its code: inspect only files you trust.
 Options:
   --sha256 <hex>        also require this SHA-256 (exit code 1 if the bundle's differs)
   --help, -h            this help`,
-  worker: `Usage: batchwise worker --redis <url> [--queue <name>] [--concurrency <n>] [--backend js|wasm] [--threads <n>]
+  worker: `Usage: batchwise worker --redis <url> [--queue <name>] [--concurrency <n>] [--backend ${WORKER_BACKENDS.join("|")}] [--threads <n>]
 
 Runs a batchwise/distributed worker: takes shard jobs from the BullMQ queue,
 loads their bundles from Redis by SHA-256 (verified), runs them on the JS
@@ -141,7 +162,7 @@ Options:
   --redis <url>             the Redis server (redis://host:port[/db])
   --queue <name>            the queue (default batchwise)
   --concurrency <n>         shards run at once (default 1)
-  --backend <js|wasm>       where shards run (default js); wasm: SIMD kernels on worker threads
+  --backend <${WORKER_BACKENDS.join("|")}>       where shards run (default js); wasm: SIMD kernels on worker threads
   --threads <n>             wasm threads, the calling one included (default: the available cores)
   --lock-duration <ms>      a job whose lock is not renewed for this long is stalled (default 30000)
   --stalled-interval <ms>   how often stalled jobs are looked for (default 30000)
@@ -231,8 +252,10 @@ async function traceExport(
   if (v.export === undefined) throw new UsageError("missing --export <name>");
   if (v.spec === undefined || v.spec.length === 0)
     throw new UsageError('missing --spec (one per argument of the function, e.g. --spec "f32[B; 3,3]")');
-  if (v.backend !== undefined && !(TRACE_BACKENDS as readonly string[]).includes(v.backend))
-    throw new UsageError(`--backend must be js, wasm or webgpu, got ${JSON.stringify(v.backend)}`);
+  if (v.backend !== undefined && !isBackendName(v.backend))
+    throw new UsageError(
+      `--backend must be ${listBackendNames(BACKEND_NAMES, false)}, got ${JSON.stringify(v.backend)}`,
+    );
   if (v.float32 !== undefined && v.float32 !== "exact" && v.float32 !== "relaxed")
     throw new UsageError(`--float32 must be exact or relaxed, got ${JSON.stringify(v.float32)}`);
   // Specs first: a bad spec is reported before the module runs.
@@ -263,20 +286,7 @@ async function traceExport(
     throw new CliError(
       `export "${name}" of ${file} takes ${arity} arguments, got ${specs.length} --spec (one per argument, in order)`,
     );
-  let backend: Backend;
-  let release = (): void => undefined;
-  if (v.backend === "webgpu") {
-    const { initWebGPU } = await import("../webgpu.js");
-    const gpu = await initWebGPU({ select: false });
-    backend = gpu;
-    release = () => gpu.destroy();
-  } else if (v.backend === "wasm") {
-    // One thread: tracing and bundling run no large kernels; no worker threads to stop afterwards.
-    const { initWasm } = await import("../wasm.js");
-    backend = await initWasm({ select: false, threads: 1 });
-  } else {
-    backend = getJsBackend();
-  }
+  const { backend, release } = await TRACE_BACKENDS[isBackendName(v.backend) ? v.backend : "js"]();
   const opts: JitOptions = {
     name: name.replace(/[^\w.-]/g, "_") || "f",
     backend,
@@ -419,9 +429,10 @@ async function workerCommand(argv: readonly string[], io: CliIO): Promise<number
   const concurrency = intOption("concurrency", values.concurrency);
   const lockDuration = intOption("lock-duration", values["lock-duration"]);
   const stalledInterval = intOption("stalled-interval", values["stalled-interval"]);
-  const backend = values.backend ?? "js";
-  if (backend !== "js" && backend !== "wasm")
-    throw new UsageError(`--backend must be js or wasm, got ${JSON.stringify(backend)}`);
+  const given = values.backend ?? "js";
+  const backend = WORKER_BACKENDS.find((b) => b === given);
+  if (backend === undefined)
+    throw new UsageError(`--backend must be ${listBackendNames(WORKER_BACKENDS, false)}, got ${JSON.stringify(given)}`);
   const threads = intOption("threads", values.threads);
   if (threads !== undefined && backend !== "wasm") throw new UsageError("--threads needs --backend wasm");
   if (backend === "wasm") {

@@ -35,7 +35,7 @@ export interface StartWorkerOptions {
    * process's current backend (`setBackend`), so that the shards' tensors live on
    * it; initialise it first (`await initWebGPU()` for "webgpu").
    */
-  readonly backend?: "js" | "webgpu" | "wasm";
+  readonly backend?: import("../../runtime/backend-name.js").BackendName;
   /** BullMQ's lock duration in ms: a job whose worker stops renewing its lock for this long is stalled (default 30000). */
   readonly lockDuration?: number;
   /** BullMQ's stalled-job check interval in ms (default 30000). */

@@ -13,7 +13,7 @@ import { longestRow } from "../../ir/shapes.js";
 import { checkElements, describeValue, optionsArg, paddingArg, sideArg, tensorArg } from "./check.js";
 import { knownHostValues, onHost } from "./device.js";
 import type { SegmentReduceOp } from "../../ir/ops.js";
-import type { Backend } from "../../runtime/backend.js";
+import type { Backend, BackendName } from "../../runtime/backend.js";
 import { fmtShape } from "../../ir/types.js";
 import { offsetsProblem } from "../../runtime/program.js";
 import { registerJaggedArgKind } from "../args.js";
@@ -159,7 +159,7 @@ export class JaggedTensor {
    * A copy on another backend (`Tensor.to` on the values and the offsets): the same
    * jagged tensor when both already live there.
    */
-  async to(backend: Backend | "js" | "webgpu"): Promise<JaggedTensor> {
+  async to(backend: Backend | BackendName): Promise<JaggedTensor> {
     const values = await this.values.to(backend);
     const offsets = await this.offsets.to(backend);
     return values === this.values && offsets === this.offsets ? this : new JaggedTensor(values, offsets);

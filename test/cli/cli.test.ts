@@ -214,7 +214,7 @@ describe("batchwise CLI", () => {
         "  or as the IR prints them: f32 f64 i32 u32 u8 i8 u16 i16 f16\n" +
         "  (float16 needs WebGPU with shader-f16).\n",
     );
-    expect(r.stdout).toContain("--backend <js|wasm|webgpu>");
+    expect(r.stdout).toContain("--backend <js|webgpu|wasm>");
   });
 
   it("--backend wasm: dump prints WebAssembly kernels; bundle writes a bundle that computes det and v * (1, 2, 3)", async () => {
@@ -232,7 +232,7 @@ describe("batchwise CLI", () => {
     expect(runs["badBackend"]).toEqual({
       code: 2,
       stdout: "",
-      stderr: `batchwise dump: --backend must be js, wasm or webgpu, got "cuda"\nSee "batchwise dump --help".\n`,
+      stderr: `batchwise dump: --backend must be js, webgpu or wasm, got "cuda"\nSee "batchwise dump --help".\n`,
     });
   });
 });

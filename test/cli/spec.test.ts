@@ -115,7 +115,7 @@ describe("CLI usage and input errors (in-process)", () => {
       ],
       [
         ["dump", m, "-e", "exp", "-s", "f32[B; 3]", "--backend", "cuda"],
-        `batchwise dump: --backend must be js, wasm or webgpu, got "cuda"`,
+        `batchwise dump: --backend must be js, webgpu or wasm, got "cuda"`,
       ],
       [
         ["bundle", m, "-e", "exp", "-s", "f32[B; 3]", "-o", "out.txt"],
