@@ -2,14 +2,15 @@
  * The arguments and results of compiled functions (jit, bundles): tensors,
  * jagged tensors and TensorDicts, flattened to tensors.
  *
- * `kinds` describes the items, one code each, and is part of the trace key:
+ * They flatten as trees (src/tree.ts). `kinds` describes the items, one code
+ * each, and is part of the trace key:
  * - `t`: a tensor;
  * - `j`: a jagged tensor (two tensors: values, offsets);
  * - `d<n>:<json>`: a TensorDict, `<json>` (n characters) being
  *   `{"b": batch rank, "k": [[key, kinds], ...]}` (its entries' tensors follow
  *   in key order, nested dicts inline). The batch size is read off the first
- *   tensor, so no size enters the trace key; only a dict with no tensors under
- *   it records its size (`"s"`).
+ *   tensor, so no size enters the trace key; only a dict with no entries records
+ *   its size (`"s"`).
  */
 import { isDType } from "../ir/dtype.js";
 import { DTypeError, TraceError } from "../ir/errors.js";
@@ -17,13 +18,24 @@ import { describe } from "./check.js";
 import type { JaggedTensor } from "./ragged/jagged.js";
 import { Tensor } from "./tensor.js";
 import type { TensorDict } from "./tensordict/tensordict.js";
+import {
+  flattenInto,
+  LEAF,
+  leafCount,
+  unflatten as unflattenTree,
+  type DictKind,
+  type JaggedKind,
+  type TreeBuild,
+  type TreeDef,
+  type TreeView,
+} from "./tree.js";
 
 /** What a compiled function takes and returns. */
 export type JitArg = Tensor | JaggedTensor | TensorDict;
 
 interface DictShape {
   readonly b: number;
-  /** The batch size, recorded only for a dict with no tensors under it. */
+  /** The batch size, recorded only for a dict with no entries. */
   readonly s?: readonly number[];
   readonly k: readonly (readonly [string, string])[];
 }
@@ -33,19 +45,10 @@ interface DictShape {
  * when it loads (not imported from here), so that a page that only runs bundles of
  * plain tensors through `batchwise/runtime` does not carry the ragged code.
  */
-export interface JaggedArgKind {
-  readonly is: (a: unknown) => a is JaggedTensor;
-  readonly make: (values: Tensor, offsets: Tensor) => JaggedTensor;
-}
+export type JaggedArgKind = JaggedKind;
 
 /** How TensorDicts flatten and unflatten; registered by src/tensordict/tensordict.ts (see `JaggedArgKind`). */
-export interface DictArgKind {
-  readonly is: (a: unknown) => a is TensorDict;
-  /** A dict of `size` holding `entries` in this order. */
-  readonly make: (size: readonly number[], entries: readonly (readonly [string, JitArg])[]) => TensorDict;
-  /** The batch sizes an entry shows a dict (a jagged entry's ragged dim is NaN). */
-  readonly entryBatch: (v: JitArg) => readonly number[];
-}
+export type DictArgKind = DictKind;
 
 const registered: { jagged?: JaggedArgKind; dict?: DictArgKind } = {};
 
@@ -59,19 +62,66 @@ export function registerDictArgKind(k: DictArgKind): void {
   registered.dict = k;
 }
 
-/** Each item code of a `kinds` string (`t`, `j`, `d`), TensorDicts' entries included. */
-function itemCodes(kinds: string, out = new Set<string>()): Set<string> {
+/** The structures of the items of a `kinds` string, parsed once per string (`kinds` must be well formed). */
+interface ParsedKinds {
+  readonly defs: readonly TreeDef[];
+  /** Whether a jagged tensor or a TensorDict is among the items or their entries. */
+  readonly jagged: boolean;
+  readonly dict: boolean;
+}
+
+const parsedKinds = new Map<string, ParsedKinds>();
+
+/** `kinds` as the structures of its items (see the file comment). */
+function parseKinds(kinds: string): ParsedKinds {
+  let p = parsedKinds.get(kinds);
+  if (p !== undefined) return p;
+  const has = { jagged: false, dict: false };
+  const defs = parseItems(kinds, has);
+  p = { defs, ...has };
+  if (parsedKinds.size >= 256) parsedKinds.clear();
+  parsedKinds.set(kinds, p);
+  return p;
+}
+
+const JAGGED_PAIR: TreeDef = { kind: "jagged", children: [LEAF, LEAF] };
+
+function parseItems(kinds: string, has: { jagged: boolean; dict: boolean }): TreeDef[] {
+  const out: TreeDef[] = [];
   for (let pos = 0; pos < kinds.length;) {
-    const c = kinds[pos++]!;
-    out.add(c);
-    if (c !== "d") continue;
-    const colon = kinds.indexOf(":", pos);
-    const len = Number(kinds.slice(pos, colon));
-    const shape = JSON.parse(kinds.slice(colon + 1, colon + 1 + len)) as DictShape;
-    for (const [, sub] of shape.k) itemCodes(sub, out);
-    pos = colon + 1 + len;
+    const c = kinds[pos++];
+    if (c === "t") out.push(LEAF);
+    else if (c === "j") {
+      has.jagged = true;
+      out.push(JAGGED_PAIR);
+    } else if (c === "d") {
+      has.dict = true;
+      const colon = kinds.indexOf(":", pos);
+      const n = Number(kinds.slice(pos, colon));
+      const shape = JSON.parse(kinds.slice(colon + 1, colon + 1 + n)) as DictShape;
+      pos = colon + 1 + n;
+      out.push({
+        kind: "dict",
+        batchDim: shape.b,
+        ...(shape.s !== undefined ? { batchSize: shape.s } : {}),
+        keys: shape.k.map(([key]) => key),
+        children: shape.k.map(([, sub]) => parseItems(sub, has)[0]!),
+      });
+    } else throw new TraceError(`internal: bad argument kinds "${kinds}" at ${pos - 1}`);
   }
   return out;
+}
+
+/** The `kinds` code of one item's structure. */
+function kindsOf(def: TreeDef): string {
+  if (def.kind === "leaf") return "t";
+  if (def.kind === "jagged") return "j";
+  if (def.kind !== "dict") throw new TraceError(`internal: argument structure ${def.kind}`);
+  const k = def.keys.map((key, e) => [key, kindsOf(def.children[e]!)] as const);
+  // Sizes stay out of the trace key: a dict's batch size is read off its first entry.
+  const shape: DictShape = k.length > 0 ? { b: def.batchDim, k } : { b: def.batchDim, s: def.batchSize ?? [], k };
+  const json = JSON.stringify(shape);
+  return `d${json.length}:${json}`;
 }
 
 /**
@@ -80,40 +130,40 @@ function itemCodes(kinds: string, out = new Set<string>()): Set<string> {
  * loads both. `kinds` must be well formed (checked by the bundle loaders first).
  */
 export function unregisteredArgKinds(kinds: string): string[] {
-  const codes = itemCodes(kinds);
+  const p = parseKinds(kinds);
   const out: string[] = [];
-  if (codes.has("j") && registered.jagged === undefined) out.push("JaggedTensor");
-  if (codes.has("d") && registered.dict === undefined) out.push("TensorDict");
+  if (p.jagged && registered.jagged === undefined) out.push("JaggedTensor");
+  if (p.dict && registered.dict === undefined) out.push("TensorDict");
   return out;
 }
 
-function flattenOne(a: unknown, tensors: Tensor[], who: string, where = "an argument"): string {
+/** The tree view of compiled functions' arguments and results: tensors, jagged tensors (values, offsets), TensorDicts. */
+function argView(who: string, where: string): TreeView<Tensor> {
   const { jagged, dict } = registered;
-  if (jagged?.is(a) === true) {
-    tensors.push(a.values, a.offsets);
-    return "j";
-  }
-  if (a instanceof Tensor) {
-    tensors.push(a);
-    return "t";
-  }
-  if (dict?.is(a) === true) {
-    const k = a.entries().map(([key, v]) => [key, flattenOne(v, tensors, who)] as const);
-    // Sizes stay out of the trace key: a dict's batch size is read off its first entry.
-    const shape: DictShape = k.length > 0 ? { b: a.batchDim, k } : { b: a.batchDim, s: a.batchSize, k };
-    const json = JSON.stringify(shape);
-    return `d${json.length}:${json}`;
-  }
-  throw new TraceError(
-    `${who}: ${where} is ${describe(a)}; arguments and results must be Tensors, JaggedTensors or TensorDicts`,
-  );
+  return {
+    isLeaf: (a): a is Tensor => a instanceof Tensor,
+    ...(jagged !== undefined ? { jagged: { kind: jagged, split: "pair" } } : {}),
+    ...(dict !== undefined ? { dict } : {}),
+    // A dict's entries are named as "an argument" (the path is not in the message).
+    reject: (a, path) =>
+      new TraceError(
+        `${who}: ${path.length === 0 ? where : "an argument"} is ${describe(a)}; arguments and results must be Tensors, JaggedTensors or TensorDicts`,
+      ),
+  };
 }
 
 /** The tensors of `items`, and their `kinds` (see the file comment). */
 export function flatten(items: readonly unknown[], who = "jit"): { tensors: Tensor[]; kinds: string } {
   const tensors: Tensor[] = [];
   let kinds = "";
-  for (let i = 0; i < items.length; i++) kinds += flattenOne(items[i], tensors, who, `argument ${i}`);
+  for (let i = 0; i < items.length; i++) {
+    const a = items[i];
+    // The common case first: a tensor is one leaf, code "t".
+    if (a instanceof Tensor) {
+      tensors.push(a);
+      kinds += "t";
+    } else kinds += kindsOf(flattenInto(a, argView(who, `argument ${i}`), tensors, []));
+  }
   return { tensors, kinds };
 }
 
@@ -148,54 +198,35 @@ export function isJitArg(a: unknown): a is JitArg {
   return a instanceof Tensor || registered.jagged?.is(a) === true || registered.dict?.is(a) === true;
 }
 
-/** Reads one item of `kinds` from `at`, taking its tensors from `tensors[k.i]` on. */
-function unflattenOne(tensors: readonly Tensor[], kinds: string, at: { pos: number; i: number }): JitArg {
-  const c = kinds[at.pos++];
-  if (c === "t") return tensors[at.i++]!;
-  if (c === "j") {
-    const values = tensors[at.i++]!;
-    return kindOf(kinds, "jagged").make(values, tensors[at.i++]!);
-  }
-  if (c !== "d") throw new TraceError(`internal: bad argument kinds "${kinds}" at ${at.pos - 1}`);
-  const dict = kindOf(kinds, "dict");
-  const colon = kinds.indexOf(":", at.pos);
-  const n = Number(kinds.slice(at.pos, colon));
-  const shape = JSON.parse(kinds.slice(colon + 1, colon + 1 + n)) as DictShape;
-  at.pos = colon + 1 + n;
-  const entries = shape.k.map(([key, sub]) => {
-    const inner = { pos: 0, i: at.i };
-    const v = unflattenOne(tensors, sub, inner);
-    at.i = inner.i;
-    return [key, v] as const;
-  });
-  // The batch size is the first entry's leading dims (symbolic inside a trace); a dict without entries recorded it.
-  const first = entries[0]?.[1];
-  const size = first === undefined ? (shape.s ?? []) : dict.entryBatch(first).slice(0, shape.b);
-  return dict.make(size, entries);
-}
-
 /** `kinds` with every TensorDict replaced by its entries' codes, in tensor order: only `t` and `j` remain. */
 export function leafKinds(kinds: string): string {
   let out = "";
-  for (let pos = 0; pos < kinds.length;) {
-    const c = kinds[pos++]!;
-    if (c === "t" || c === "j") out += c;
-    else {
-      const colon = kinds.indexOf(":", pos);
-      const len = Number(kinds.slice(pos, colon));
-      const shape = JSON.parse(kinds.slice(colon + 1, colon + 1 + len)) as DictShape;
-      for (const [, sub] of shape.k) out += leafKinds(sub);
-      pos = colon + 1 + len;
-    }
-  }
+  const walk = (d: TreeDef): void => {
+    if (d.kind === "leaf") out += "t";
+    else if (d.kind === "jagged") out += "j";
+    else for (const c of d.children) walk(c);
+  };
+  for (const d of parseKinds(kinds).defs) walk(d);
   return out;
 }
 
 /** The inverse of `flatten`. */
 export function unflatten(tensors: readonly Tensor[], kinds: string): JitArg[] {
+  const p = parseKinds(kinds);
+  const build: TreeBuild = {
+    ...(p.jagged ? { jagged: kindOf(kinds, "jagged") } : {}),
+    ...(p.dict ? { dict: kindOf(kinds, "dict") } : {}),
+  };
   const out: JitArg[] = [];
-  const at = { pos: 0, i: 0 };
-  while (at.pos < kinds.length) out.push(unflattenOne(tensors, kinds, at));
+  let i = 0;
+  for (const d of p.defs) {
+    if (d.kind === "leaf") out.push(tensors[i++]!);
+    else {
+      const n = leafCount(d);
+      out.push(unflattenTree(d, tensors.slice(i, i + n), build) as JitArg);
+      i += n;
+    }
+  }
   return out;
 }
 

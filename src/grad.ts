@@ -23,8 +23,13 @@ import { REDUCE_OPS, SEGMENT_OPS, type Attrs, type Op } from "../ir/ops.js";
 import { fmtTypeShape, prod, type TensorType } from "../ir/types.js";
 import { describe } from "./check.js";
 import { Tensor } from "./tensor.js";
-import { JaggedTensor } from "./ragged/jagged.js";
-import { TensorDict } from "./tensordict/tensordict.js";
+import { argKind } from "./args.js";
+import { flatten as flattenTree, unflatten, type TreeBuild, type TreePath, type TypedKind } from "./tree.js";
+import type { JaggedTensor } from "./ragged/jagged.js";
+import type { TensorDict } from "./tensordict/tensordict.js";
+// Loaded for their registered kinds (argKind): the derivatives take jagged tensors and TensorDicts.
+import "./ragged/jagged.js";
+import "./tensordict/tensordict.js";
 import { PrimitiveTensor, type PrimitiveClass } from "./typed/base.js";
 import { R2 } from "./typed/r2.js";
 import { SSR4 } from "./typed/ssr4.js";
@@ -88,7 +93,7 @@ function leafOf(x: Tensor): Tensor {
 }
 
 // ---------------------------------------------------------------------------
-// Structures (JAX's pytrees): flatten to tensors and rebuild.
+// Structures (JAX's pytrees, src/tree.ts): flatten to tensors and rebuild.
 
 interface Flat {
   readonly leaves: Tensor[];
@@ -102,58 +107,48 @@ interface Flat {
   readonly typed?: PrimitiveClass<PrimitiveTensor<unknown>>;
 }
 
+/** `what`, then the path into it: `[i]` for an array element, `["a.b"]` for a TensorDict entry (its keys joined). */
+function whereOf(what: string, path: TreePath): string {
+  let out = what;
+  for (let i = 0; i < path.length;) {
+    const p = path[i]!;
+    if (typeof p === "number") {
+      out += `[${p}]`;
+      i++;
+      continue;
+    }
+    const keys: string[] = [];
+    while (i < path.length && typeof path[i] === "string") keys.push(path[i++] as string);
+    out += `[${JSON.stringify(keys.join("."))}]`;
+  }
+  return out;
+}
+
+const TYPED: TypedKind = {
+  is: (a): a is PrimitiveTensor<unknown> => a instanceof PrimitiveTensor,
+  classOf: (a) => a.constructor as PrimitiveClass<PrimitiveTensor<unknown>>,
+};
+
 function flatten(op: string, what: string, x: unknown): Flat {
-  if (x instanceof Tensor) return { leaves: [x], build: (v) => v[0] };
-  if (x instanceof PrimitiveTensor) {
-    const C = x.constructor as PrimitiveClass<PrimitiveTensor<unknown>>;
-    return { leaves: [x.t], build: (v, jac) => (!jac && v[0] instanceof Tensor ? new C(v[0]) : v[0]), typed: C };
-  }
-  if (x instanceof JaggedTensor) {
-    const off = x.offsets;
-    return {
-      leaves: [x.values],
-      build: (v) => (v[0] instanceof Tensor ? new JaggedTensor(v[0], off) : v[0]),
-    };
-  }
-  if (x instanceof TensorDict) {
-    const entries = x.leaves();
-    const parts = entries.map(([path, v], i) => ({
-      path,
-      f: flatten(op, `${what}[${JSON.stringify(path.join("."))}]`, v),
-      i,
-    }));
-    return {
-      leaves: parts.flatMap((p) => p.f.leaves),
-      build: (vals, jac) => {
-        const out = new TensorDict({}, x.batchSize);
-        let k = 0;
-        for (const p of parts) {
-          const n = p.f.leaves.length;
-          out.set(p.path, p.f.build(vals.slice(k, k + n), jac) as Tensor);
-          k += n;
-        }
-        return out;
-      },
-    };
-  }
-  if (Array.isArray(x)) {
-    const parts = x.map((e, i) => flatten(op, `${what}[${i}]`, e));
-    return {
-      leaves: parts.flatMap((p) => p.leaves),
-      build: (vals, jac) => {
-        let k = 0;
-        return parts.map((p) => {
-          const n = p.leaves.length;
-          const r = p.build(vals.slice(k, k + n), jac);
-          k += n;
-          return r;
-        });
-      },
-    };
-  }
-  throw new DTypeError(
-    `${op}: ${what} must be a Tensor, a typed tensor, a JaggedTensor, a TensorDict or an array of these, got ${describe(x)}`,
-  );
+  // Jagged tensors vary by their values; their offsets stay. TensorDicts by every entry.
+  const { leaves, def } = flattenTree(x, {
+    isLeaf: (a): a is Tensor => a instanceof Tensor,
+    arrays: true,
+    typed: TYPED,
+    jagged: { kind: argKind("jagged", op), split: "values" },
+    dict: argKind("dict", op),
+    reject: (a, path) =>
+      new DTypeError(
+        `${op}: ${whereOf(what, path)} must be a Tensor, a typed tensor, a JaggedTensor, a TensorDict or an array of these, got ${describe(a)}`,
+      ),
+  });
+  const build: TreeBuild = { jagged: argKind("jagged", op), dict: argKind("dict", op) };
+  const buildJac: TreeBuild = { ...build, keepTyped: true };
+  return {
+    leaves,
+    build: (v, jac) => unflatten(def, v, jac === true ? buildJac : build),
+    ...(def.kind === "typed" ? { typed: def.cls } : {}),
+  };
 }
 
 function argnumsOf(op: string, opts: GradOptions | undefined, nargs: number): { nums: number[]; many: boolean } {
