@@ -11,7 +11,9 @@
  */
 import { lowerKernel } from "../../codegen/lower-loops.js";
 import { loopToJS } from "../../codegen/js.js";
-import { KERNEL_HOST, KERNEL_HOST_SOURCE, loopToWasm, type ArgsLayout } from "../../codegen/wasm/print.js";
+import type { ArgsLayout } from "../../codegen/wasm/args.js";
+import { KERNEL_HOST, KERNEL_HOST_SOURCE } from "../../codegen/wasm/host.js";
+import { loopToWasm } from "../../codegen/wasm/print.js";
 import type { DType, TypedArray } from "../../ir/dtype.js";
 import { BackendError } from "../../ir/errors.js";
 import { kernelConsts, type Kernel, type Launch } from "../../ir/kernel.js";
@@ -45,7 +47,7 @@ export interface WasmOptions {
 export interface WasmCompiled extends CompiledKernel {
   readonly run: (args: number, begin: number, end: number) => void;
   readonly units: (args: number) => number;
-  /** The split over the loop inside the sharded one (codegen/wasm/print.ts, `findInnerShard`), if any. */
+  /** The split over the loop inside the sharded one (codegen/wasm/shard.ts, `findInnerShard`), if any. */
   readonly inner: {
     readonly run: (args: number, begin: number, end: number) => void;
     readonly units: (args: number) => number;
@@ -246,7 +248,7 @@ export class WasmBackend implements Backend {
     }
     const i32 = this.argsI32!;
     const f64 = this.argsF64!;
-    // The int32 arguments are consecutive from byte 0 (codegen/wasm/print.ts, argsLayout):
+    // The int32 arguments are consecutive from byte 0 (codegen/wasm/args.ts, argsLayout):
     // each input's pointer and length, each output's pointer, the batch sizes, the strides.
     let a = 0;
     for (let i = 0; i < inputs.length; i++) {
