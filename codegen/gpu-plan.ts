@@ -18,6 +18,7 @@
 import { isNarrowInt, type DType } from "../ir/dtype.js";
 import { BackendError } from "../ir/errors.js";
 import { kernelConsts, numel, type Kernel, type Launch } from "../ir/kernel.js";
+import { isPositional } from "../ir/reductions.js";
 import { combineReadsOffsets, partialDType, partialOuts, type PartialOut } from "./lower-workgroup.js";
 import {
   WGSL_COMBINE_CHUNK,
@@ -90,7 +91,7 @@ export function mainReadsChunks(kernel: Kernel): boolean {
 
 /** Elements of the scratch buffer holding an output's partials for `count` elements × `chunks`. */
 export function partialLength(o: PartialOut, count: number, chunks: number): number {
-  return count * chunks * (o.op === "argmin" || o.op === "argmax" ? 2 : 1);
+  return count * chunks * (isPositional(o.op) ? 2 : 1);
 }
 
 function u32(v: number, what: string): number {

@@ -5,6 +5,7 @@
  * codegen/gpu-plan.ts plans when they run; codegen/wgsl-combine.ts prints them.
  */
 import { numel, type Kernel } from "../../ir/kernel.js";
+import { reductionFacts } from "../../ir/reductions.js";
 import { finishValue, LoopBuilder, startAccumulator } from "../lower-loops.js";
 import type { LoopProgram } from "../loop.js";
 import { WGSL_COMBINE_CHUNK, WGSL_ROW_COMBINE_CHUNK, WGSL_WORKGROUP_SIZE, wgslChunk } from "../wgsl-launch.js";
@@ -23,12 +24,17 @@ const W = WGSL_WORKGROUP_SIZE;
 
 /**
  * Whether the final combine pass reads the offsets (after the partials): a segmented
- * mean divides by its row's length, a segmented float32 sum of an empty row is +0.
+ * reduction that divides (mean) divides by its row's length; one whose empty start
+ * differs from its identity (sum: +0, not -0) needs to know a float32 row is empty
+ * (ir/reductions.ts).
  */
 export function combineReadsOffsets(k: Kernel): boolean {
   return (
     k.segment !== undefined &&
-    k.outputs.some((o) => o.reduce === "mean" || (o.reduce === "sum" && o.dtype === "float32"))
+    k.outputs.some((o) => {
+      const f = reductionFacts(o.reduce!);
+      return f.divides === true || (f.emptyStart !== undefined && o.dtype === "float32");
+    })
   );
 }
 

@@ -7,6 +7,7 @@
  */
 import type { DType } from "../../ir/dtype.js";
 import type { KReduceOp, Kernel } from "../../ir/kernel.js";
+import { isPositional } from "../../ir/reductions.js";
 import { accType, pairBetter, reduceStep, type Accumulator, type LoopTarget } from "../lower-loops.js";
 import type { LoopBuilder } from "../loop-builder.js";
 import { WGSL_WORKGROUP_SIZE } from "../wgsl-launch.js";
@@ -15,7 +16,8 @@ import { WGSL_WORKGROUP_SIZE } from "../wgsl-launch.js";
 export const WORKGROUP_TARGET: LoopTarget = { accumulation: "float32" };
 
 const W = WGSL_WORKGROUP_SIZE;
-export const isArg = (op: KReduceOp | null): boolean => op === "argmin" || op === "argmax";
+/** A positional reduction (argmin/argmax, ir/reductions.ts): its partials are (value, position) pairs. */
+export const isArg = isPositional;
 
 /** What a tree or a combine pass keeps per output: its op and accumulator dtype (argmin/argmax: the compared values'). */
 export interface PartialOut {
