@@ -5,7 +5,7 @@
 import { computeDType, isDType, isFloat, isInt, isNarrowInt, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
-import { ROUTINE_NAMES } from "./routines.js";
+import { ROUTINE_FACTS, ROUTINE_NAMES } from "./routine-facts.js";
 import type { KReduceOp } from "./kernel.js";
 import { SEGMENT_REDUCE_OPS, type SegmentReduceOp } from "./reductions.js";
 import {
@@ -755,37 +755,17 @@ const routineSpec = { name: ROUTINE_NAMES, arg: "nat" } as const;
 function routineType(op: Op, ins: readonly TensorType[], a: SpecAttrs<typeof routineSpec>): TensorType {
   const [x, y] = ins as [TensorType, TensorType?];
   const name = a.name;
+  const facts = ROUTINE_FACTS[name];
   const [m = -1, n = -1] = x.base;
-  const b = y?.base ?? [];
-  const s = name === "lu_solve";
   const rb = broadcastShapes<Dim>(x.batch, y?.batch ?? []);
+  const base = facts.base(m, n, a.arg, y?.base ?? []);
   if (
     !rb.ok ||
     !ins.every((t) => t.base.length === 2) ||
-    (name === "sort" ? x.dtype === "bool" : !isFloat(x.dtype)) ||
-    !(s
-      ? n === m + 2 && b[0] === m
-      : name === "qr"
-        ? a.arg === m || a.arg === n
-        : name === "svd"
-          ? m >= n
-          : name === "sort" || m === n)
+    (facts.dtypes === "float" ? !isFloat(x.dtype) : x.dtype === "bool") ||
+    base === undefined
   )
     throw new ShapeError(`${op} ${name}: bad ${JSON.stringify(ins)}`);
-  const base =
-    name === "lu"
-      ? [n, n + 2]
-      : s
-        ? [m, b[1]!]
-        : name === "qr"
-          ? [m, a.arg + n + 1]
-          : name === "eigh"
-            ? [2 * n, n]
-            : name === "svd"
-              ? [m + n + 1, n]
-              : name === "sort"
-                ? [m, 4 * n]
-                : [n, n];
   return { dtype: x.dtype, batch: rb.shape, base };
 }
 // --- end looped matrix routines ---

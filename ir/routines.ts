@@ -32,10 +32,9 @@
  *   routine that also takes integer dtypes (positions are exact below 2^24).
  */
 import type { DType } from "./dtype.js";
+import { ROUTINE_FACTS, type RoutineName } from "./routine-facts.js";
 
-/** The routines of the `routine` op. */
-export const ROUTINE_NAMES = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd", "sort"] as const;
-export type RoutineName = (typeof ROUTINE_NAMES)[number];
+export { ROUTINE_FACTS, ROUTINE_NAMES, type RoutineFacts, type RoutineName } from "./routine-facts.js";
 
 /** What a routine needs besides its inputs: the sizes and its attributes. */
 export interface RoutineSpec {
@@ -120,29 +119,29 @@ export function routineSpec(
   rhsCols = 0,
 ): RoutineSpec {
   const m = base[0]!;
-  const n = name === "lu_solve" ? m : base[1]!;
-  const cols = name === "lu_solve" ? rhsCols : attrs.cols;
+  const rhs = ROUTINE_FACTS[name].rhs;
+  const n = rhs ? m : base[1]!;
+  const cols = rhs ? rhsCols : attrs.cols;
   return { name, m, n, cols, sweeps: attrs.sweeps, dtype };
 }
 
+/** A routine's algorithm, staged on any machine. */
+type Algorithm = <F, I, B>(M: Machine<F, I, B>, r: RoutineSpec) => void;
+
+/** The algorithm of each routine: one entry per name of `ROUTINE_NAMES`. */
+const ALGORITHMS: { readonly [K in RoutineName]: Algorithm } = {
+  lu: (M, r) => lu(M, r.n),
+  lu_solve: (M, r) => luSolve(M, r.n, r.cols),
+  cholesky: (M, r) => cholesky(M, r.n),
+  qr: (M, r) => qr(M, r.m, r.n, r.cols),
+  eigh: (M, r) => eigh(M, r.n, r.sweeps, Math.sqrt(r.n) * eps(r.dtype), eps(r.dtype) ** 2),
+  svd: (M, r) => svd(M, r.m, r.n, r.sweeps, Math.sqrt(r.m) * eps(r.dtype), eps(r.dtype) ** 2),
+  sort: (M, r) => mergeSort(M, r.m, r.n, r.cols === 1, r.dtype === "float32" || r.dtype === "float64"),
+};
+
 /** Runs routine `r` on machine `M` (one base matrix). */
 export function runRoutine<F, I, B>(M: Machine<F, I, B>, r: RoutineSpec): void {
-  switch (r.name) {
-    case "lu":
-      return lu(M, r.n);
-    case "lu_solve":
-      return luSolve(M, r.n, r.cols);
-    case "cholesky":
-      return cholesky(M, r.n);
-    case "qr":
-      return qr(M, r.m, r.n, r.cols);
-    case "eigh":
-      return eigh(M, r.n, r.sweeps, Math.sqrt(r.n) * eps(r.dtype), eps(r.dtype) ** 2);
-    case "svd":
-      return svd(M, r.m, r.n, r.sweeps, Math.sqrt(r.m) * eps(r.dtype), eps(r.dtype) ** 2);
-    case "sort":
-      return mergeSort(M, r.m, r.n, r.cols === 1, r.dtype === "float32" || r.dtype === "float64");
-  }
+  ALGORITHMS[r.name](M, r);
 }
 
 /**

@@ -13,10 +13,18 @@
  * whose remaining loops would still pass the budget is an UnsupportedOpError when
  * its kernel is lowered, naming the routine and its size.
  */
-import type { DType } from "../../ir/dtype.js";
+import { isFloat, type DType } from "../../ir/dtype.js";
 import { UnsupportedOpError } from "../../ir/errors.js";
 import { launchRank, numel, type Kernel } from "../../ir/kernel.js";
-import { countTrips, routineSpec, runRoutine, type Machine, type RoutineSpec, type Var } from "../../ir/routines.js";
+import {
+  countTrips,
+  ROUTINE_FACTS,
+  routineSpec,
+  runRoutine,
+  type Machine,
+  type RoutineSpec,
+  type Var,
+} from "../../ir/routines.js";
 import type { LoopProgram } from "../loop.js";
 import { LoopBuilder } from "../loop-builder.js";
 import { WGSL_LOOP_BUDGET, WGSL_WORKGROUP_SIZE, wgslParamLayout } from "../wgsl-launch.js";
@@ -28,7 +36,7 @@ export const GPU_UNROLL = 64;
 export function kernelRoutineSpec(k: Kernel): RoutineSpec {
   const r = k.routine!;
   const dtype = k.outputs[0]!.dtype;
-  if (dtype === "bool" || (r.name !== "sort" && dtype !== "float32" && dtype !== "float64"))
+  if (ROUTINE_FACTS[r.name].dtypes === "float" ? !isFloat(dtype) : dtype === "bool")
     throw new UnsupportedOpError(`loop form: routine ${r.name} on ${dtype}`);
   return routineSpec(r.name, k.inputs[0]!.baseShape, r, dtype, k.inputs[1]?.baseShape[1] ?? 0);
 }
