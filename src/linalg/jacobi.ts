@@ -23,7 +23,7 @@ import { Alg, type Sc } from "./scalar.js";
 import { assembleMat, assembleVec, comps, LOOP_ABOVE_JACOBI, matrixArg, MAX_JACOBI_SIZE, type Mat } from "./matrix.js";
 import { eighLooped, svdLooped } from "./looped.js";
 import { checkCount } from "./options.js";
-import { formQ, householder } from "./qr.js";
+import { householderQR } from "./qr.js";
 
 /**
  * The default number of Jacobi sweeps for an n×n problem. Up to
@@ -311,8 +311,7 @@ function jacobiSvd(
   if (!vectors) return { sv, u: [], v: [] };
   // U: Q of g = Q·R, R diagonal up to rounding; column j takes the sign of R_jj (+ for 0).
   const rows = Array.from({ length: m }, (_, i) => g.map((col) => col[i]!));
-  const { refl, r } = householder(alg, rows, m, n);
-  const q = formQ(alg, refl, m, full ? m : n);
+  const { Q: q, R: r } = householderQR(alg.dtype, rows, m, n, full ? m : n);
   const u = Array.from({ length: m }, (_, i) =>
     q[i]!.map((x, j) => (j < n ? alg.where(alg.t(r[j]![j]!).lt(0), alg.neg(x), x) : x)),
   );

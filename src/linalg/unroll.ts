@@ -80,6 +80,11 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
   private readonly wheres: WeakMap<Tensor, { c: Tensor; a: Sc; b: Sc }>;
   private readonly conds: WeakMap<Tensor, Map<string, Tensor>>;
   private readonly indexOf: WeakMap<Tensor, Dyn>;
+  /** `|x|` results, and the conditions `|x| > 0`, `isnan(|x|)` and their `or` (see `sel`). */
+  private readonly absolute = new WeakSet<Tensor>();
+  private readonly positive = new WeakMap<Tensor, Tensor>();
+  private readonly nan = new WeakMap<Tensor, Tensor>();
+  private readonly positiveOrNaN = new WeakMap<Tensor, Tensor>();
 
   /** `after`: a machine whose results are among the inputs (its pivots stay known indices). */
   constructor(
@@ -121,7 +126,9 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
     return this.alg.neg(a);
   }
   abs(a: Sc): Sc {
-    return this.alg.abs(a);
+    const r = this.alg.abs(a);
+    if (typeof r !== "number") this.absolute.add(r);
+    return r;
   }
   sqrt(a: Sc): Sc {
     return this.alg.sqrt(a);
@@ -143,7 +150,9 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
     return this.cmp(a, b, "le");
   }
   gt(a: Sc, b: Sc): Bo {
-    return this.cmp(a, b, "gt");
+    const c = this.cmp(a, b, "gt");
+    if (b === 0 && typeof a !== "number" && typeof c !== "boolean" && this.absolute.has(a)) this.positive.set(c, a);
+    return c;
   }
   ge(a: Sc, b: Sc): Bo {
     return this.cmp(a, b, "ge");
@@ -152,7 +161,10 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
     return this.cmp(a, b, "eq");
   }
   isnan(a: Sc): Bo {
-    return typeof a === "number" ? Number.isNaN(a) : a.isNan();
+    if (typeof a === "number") return Number.isNaN(a);
+    const c = a.isNan();
+    this.nan.set(c, a);
+    return c;
   }
 
   // Bools.
@@ -169,11 +181,16 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
   or(a: Bo, b: Bo): Bo {
     if (typeof a === "boolean") return a ? true : b;
     if (typeof b === "boolean") return b ? true : a;
-    return a.logicalOr(b);
+    const c = a.logicalOr(b);
+    const x = this.positive.get(a);
+    if (x !== undefined && this.nan.get(b) === x) this.positiveOrNaN.set(c, x);
+    return c;
   }
   sel(c: Bo, a: Sc, b: Sc): Sc {
     if (typeof c === "boolean") return c ? a : b;
     if (a === b) return a;
+    // The NaN-spreading max of |x| and a structural 0 (`|x| > 0 || isnan(|x|) ? |x| : 0`) is |x|.
+    if (b === 0 && this.positiveOrNaN.get(c) === a) return a;
     const w = where(c, this.alg.t(a), this.alg.t(b));
     this.wheres.set(w, { c, a, b });
     return w;

@@ -30,6 +30,19 @@ function same(got: readonly number[], want: readonly number[]): void {
   expect(bad.map((i) => [i, got[i], want[i]])).toEqual([]);
 }
 
+/**
+ * Bitwise equality except where the reference is NaN and the unrolled result is not:
+ * unrolled, a structural zero (the identity Q starts from) times NaN is 0, as BLAS
+ * skips a zero multiplier (src/linalg/scalar.ts), so fewer entries become NaN.
+ */
+function sameBesideNaN(got: readonly number[], want: readonly number[]): void {
+  same(
+    got,
+    want.map((w, i) => (Number.isNaN(w) ? got[i]! : w)),
+  );
+  expect(got.some(Number.isNaN)).toBe(want.some(Number.isNaN));
+}
+
 /** Test matrices of size n: random, with ties in the pivot column, singular (a zero pivot), with a NaN. */
 function cases(n: number): number[][] {
   const out: number[][] = [];
@@ -87,6 +100,50 @@ describe("unrolled routines are ir/routines.ts's, bit for bit (float64)", () => 
       );
     });
   }
+});
+
+describe("unrolled QR is ir/routines.ts's, bit for bit (float64)", () => {
+  it("qr, reduced and complete, of 3×3, 4×2 and 2×4 matrices (one with a zero sub-column, one with a NaN)", () => {
+    for (const [m, n] of [
+      [3, 3],
+      [4, 2],
+      [2, 4],
+    ] as const) {
+      const r = randomMats(2, m, n, 11 + m);
+      const cs = [0, 1].map((b) => Array.from(r.subarray(b * m * n, (b + 1) * m * n)));
+      cs.push(cs[0]!.map((v, k) => (k % n === 0 && k >= n ? 0 : v))); // column 0 zero below the diagonal
+      cs.push(cs[1]!.map((v, k) => (k === m * n - 1 ? NaN : v)));
+      const a = tensor(
+        cs.map((c) => Array.from({ length: m }, (_, i) => c.slice(i * n, (i + 1) * n))),
+        { ...f64, batchDim: 1 },
+      );
+      for (const mode of ["reduced", "complete"] as const) {
+        const cols = mode === "complete" ? m : Math.min(m, n);
+        const rows = mode === "complete" ? m : Math.min(m, n);
+        const { Q, R } = linalg.qr(a, { mode });
+        const Qs = host(Q);
+        const Rs = host(R);
+        const w = cols + n + 1;
+        cs.forEach((c, k) => {
+          const out = new Array<number>(m * w).fill(0);
+          const M = numberMachine("float64", (_i, at) => c[at]!, {
+            get: (at) => out[at]!,
+            set: (at, v) => void (out[at] = v),
+          });
+          runRoutine(M, routineSpec("qr", [m, n], { cols, sweeps: 0 }, "float64"));
+          const check = k === 3 ? sameBesideNaN : same;
+          check(
+            Qs[k]!.flat(),
+            Array.from({ length: m * cols }, (_, e) => out[Math.floor(e / cols) * w + (e % cols)]!),
+          );
+          check(
+            Rs[k]!.flat(),
+            Array.from({ length: rows * n }, (_, e) => out[Math.floor(e / n) * w + cols + (e % n)]!),
+          );
+        });
+      }
+    }
+  });
 });
 
 describe("luSolve's pivots", () => {
