@@ -3,9 +3,10 @@
  * its passes (main, combine, row-combine; scatter's copy and update passes) run as
  * workgroup programs in the loop-form interpreter (invocations in lockstep between
  * barriers, shared memory, u32 index arithmetic), compared with the reference
- * interpreter on random graphs: elementwise kernels, looped and tree reductions (over
- * batch axes, in one chunk and in several with a combine pass), scatter, jagged
- * segment reduce/map/pad/unpad, and long rows (windows and row-combine passes).
+ * interpreter on random graphs: elementwise kernels, random reductions of every op
+ * (looped and tree kernels), trees in one chunk and in several with a combine
+ * pass, scatter, jagged segment reduce/map/pad/unpad, and long rows (windows and
+ * row-combine passes).
  */
 import { describe, expect, it } from "vitest";
 import { lowerCombine } from "../../codegen/lower-workgroup.js";
@@ -14,13 +15,16 @@ import type { GpuProgram } from "../../codegen/gpu-plan.js";
 import type { LoopProgram } from "../../codegen/loop.js";
 import { WGSL_COMBINE_CHUNK } from "../../codegen/wgsl-launch.js";
 import { interpret, type Value } from "../../ir/interpret.js";
-import { kernelConsts, type Kernel } from "../../ir/kernel.js";
+import { kernelConsts, numel, type Kernel } from "../../ir/kernel.js";
 import { makeGraph, Node, type Graph } from "../../ir/graph.js";
 import { printGraph } from "../../ir/print.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import { JsHostBackend, type JsCompiled } from "../../runtime/js-host.js";
 import { Program } from "../../runtime/program.js";
-import { closeEnough, randomCase, randomInputs, randomScatterCase, type Family } from "../helpers/random-graph.js";
+import { closeEnough, randomCase, randomInputs, randomScatterCase, rng, type Family } from "../helpers/random-graph.js";
+import { ARRAY_CTOR } from "../../ir/dtype.js";
+import { isPositional, NON_EMPTY_REDUCE, REDUCE_OPS } from "../../ir/reductions.js";
+import { treeReduction } from "../../codegen/wgsl-launch.js";
 import { raggedCase, raggedInputs } from "../helpers/ragged.js";
 
 /** Programs the plans ran, over the whole file (the coverage check at the end). */
@@ -49,6 +53,7 @@ const gpuless = new JsHostBackend({
   },
 });
 
+const REDUCE_OPS_LIST = [...REDUCE_OPS];
 const TOL: Record<Family, number> = { float64: 0, float32: 1e-4, int32: 0, uint32: 0 };
 
 /** Runs a graph's WebGPU plans in the interpreter and compares with the reference; false when it holds float64. */
@@ -85,6 +90,49 @@ describe("WebGPU plans and workgroup lowering in the loop-form interpreter equal
       expect(run).toBeGreaterThan(SEEDS.length / 2);
     });
   }
+
+  it("random reductions: every op over random batch and base axes (looped and tree kernels; NaN, ±Inf, -0, empty axes)", () => {
+    const kinds = new Set<string>();
+    for (const seed of Array.from({ length: 40 }, (_, i) => 1 + i * 104729)) {
+      const r = rng(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+      const family = pick(["float32", "int32"] as const);
+      const op = pick(REDUCE_OPS_LIST.filter((o) => family === "float32" || (o !== "mean" && o !== "prod")));
+      const emptyOk = !NON_EMPTY_REDUCE.has(op);
+      const batch = Array.from({ length: 1 + Math.floor(r() * 2) }, () =>
+        emptyOk && r() < 0.08 ? 0 : 1 + Math.floor(r() * 5),
+      );
+      const base = Array.from({ length: Math.floor(r() * 3) }, () => pick([1, 2, 3, 7, 40, 300]));
+      const axes = [...batch.map((_, a) => ({ batch: true, a })), ...base.map((_, a) => ({ batch: false, a }))];
+      // argmin/argmax reduce one axis; the others a random non-empty subset.
+      let chosen = axes.filter(() => r() < 0.5);
+      if (isPositional(op) || chosen.length === 0) chosen = [pick(axes)];
+      const reducedBase = numel(chosen.filter((x) => !x.batch).map((x) => base[x.a]!));
+      if (op === "prod" && reducedBase > 16) continue; // float32 products of many factors over/underflow at different steps
+      const x = Node.make("input", [], { index: 0 }, { dtype: family, batch: batch.map((_, j) => `b${j}`), base });
+      const pre = family === "float32" ? Node.make("mul", [x, Node.make("abs", [x])]) : Node.make("add", [x, x]);
+      const y = Node.make(op, [pre], {
+        batchAxes: chosen.filter((c) => c.batch).map((c) => c.a),
+        baseAxes: chosen.filter((c) => !c.batch).map((c) => c.a),
+        keep: r() < 0.3,
+      });
+      const n = numel([...batch, ...base]);
+      const specials = family === "float32" ? [NaN, Infinity, -Infinity, -0, 0] : [2147483647, -2147483648];
+      const data = new ARRAY_CTOR[family](n).map(() =>
+        r() < 0.1
+          ? pick(specials)
+          : family === "float32"
+            ? Math.round((r() * 4 - 2) * 1000) / 1000
+            : Math.floor(r() * 11) - 5,
+      );
+      const g = makeGraph("reduction", [x], [y], ["x"]);
+      const { schedule } = runPipeline(g, { maxKernelBuffers: 8, unrollLimit: 64, mixedBaseOutputs: false });
+      for (const st of schedule.steps)
+        if (st.kind === "kernel" && st.kernel.reduce !== null) kinds.add(treeReduction(st.kernel) ? "tree" : "looped");
+      check(g, [{ type: { dtype: family, batch, base }, data }], TOL[family], `reduction seed ${seed} (${op})`);
+    }
+    expect([...kinds].sort()).toEqual(["looped", "tree"]);
+  });
 
   it("scatter (copy pass, update passes) on random graphs", () => {
     for (const seed of SEEDS)
