@@ -28,6 +28,7 @@ import {
   type KExpr,
   type Kernel,
 } from "../ir/kernel.js";
+import { isPositional, reductionFacts } from "../ir/reductions.js";
 import type { LoopProgram } from "./loop.js";
 import { LoopBuilder } from "./loop-builder.js";
 import { lowerRoutine } from "./routines/lower.js";
@@ -302,9 +303,8 @@ export function checkKernel(k: Kernel): void {
     if (out.value < 0 || out.value >= k.exprs.length) fail(`an output stores %${out.value}, which does not exist`);
     if ((k.reduce === null) !== (out.reduce === null))
       fail("an output's reduce op must be set exactly when the kernel reduces");
-    if ((out.reduce === "argmin" || out.reduce === "argmax") && out.dtype !== "int32")
-      fail(`${out.reduce} gives int32, not ${out.dtype}`);
-    if ((out.reduce === "argmin" || out.reduce === "argmax") && k.segment === undefined && rb.length + rs.length !== 1)
+    if (isPositional(out.reduce) && out.dtype !== "int32") fail(`${out.reduce} gives int32, not ${out.dtype}`);
+    if (isPositional(out.reduce) && k.segment === undefined && rb.length + rs.length !== 1)
       fail(`${out.reduce} must reduce exactly one axis, got ${rb.length + rs.length}`);
   }
 }
@@ -524,7 +524,8 @@ function lowerSegmented(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: read
 
   if (seg.mode === "reduce") {
     const op = out.reduce!;
-    if (op === "argmin" || op === "prod" || op === "all" || op === "any")
+    // A segmented kernel's reduce is a segment reduction (`count` lowers to a sum of ones).
+    if (!reductionFacts(op).segment)
       throw new UnsupportedOpError(`loop form: segment reduction ${op} is not supported`);
     openBase();
     const vd = k.exprs[out.value]!.dtype;

@@ -16,7 +16,9 @@ import type { DType } from "../ir/dtype.js";
 import { intRange, isFloat } from "../ir/dtype.js";
 import { UnsupportedOpError } from "../ir/errors.js";
 import type { Accumulation } from "../ir/interpret.js";
+import { IDEMPOTENT } from "../ir/elementwise.js";
 import type { KReduceOp } from "../ir/kernel.js";
+import { isInlineable, isPositional, reductionFacts } from "../ir/reductions.js";
 import type { LoopBuilder } from "./loop-builder.js";
 
 /** What a target offers the lowering. */
@@ -25,27 +27,27 @@ export interface LoopTarget {
   readonly accumulation: Accumulation;
 }
 
+/** The accumulator dtype of a sum or mean (and a float product): float64 where the target has it. */
+const wide = (_v: DType, out: DType, t: LoopTarget): DType =>
+  t.accumulation === "float64" ? "float64" : out === "float16" ? "float32" : out; // float16 as NumPy's: in float32
+/** The accumulator dtype of every reduction, given the reduced values' and the output's dtypes (a missing one fails `tsc`). */
+const ACC_TYPE: { readonly [K in KReduceOp]: (valueType: DType, outType: DType, t: LoopTarget) => DType } = {
+  sum: wide,
+  mean: wide,
+  // float64 accumulation for float products only: integer products wrap in int32.
+  prod: (v, out, t) => (isFloat(out) ? wide(v, out, t) : out),
+  min: (v) => v,
+  max: (v) => v,
+  // The best value so far, compared in the values' dtype (bool as uint32).
+  argmin: (v) => (v === "bool" ? "uint32" : v),
+  argmax: (v) => (v === "bool" ? "uint32" : v),
+  all: () => "bool",
+  any: () => "bool",
+};
+
 /** The dtype a reduction accumulates in, given the reduced values' and the output's dtypes. */
 export function accType(op: KReduceOp, valueType: DType, outType: DType, t: LoopTarget): DType {
-  switch (op) {
-    case "all":
-    case "any":
-      return "bool";
-    case "argmin":
-    case "argmax":
-      // The best value so far, compared in the values' dtype (bool as uint32).
-      return valueType === "bool" ? "uint32" : valueType;
-    case "min":
-    case "max":
-      return valueType;
-    case "sum":
-    case "mean":
-    case "prod":
-      // float64 accumulation: every sum and mean, and float products (integer products wrap in int32).
-      if (t.accumulation === "float64" && (op !== "prod" || isFloat(outType))) return "float64";
-      // float16 accumulates in float32 (as NumPy's float16 reductions), rounded once at the end.
-      return outType === "float16" ? "float32" : outType;
-  }
+  return ACC_TYPE[op](valueType, outType, t);
 }
 
 /**
@@ -74,36 +76,18 @@ export function startAccumulator(
 ): Accumulator {
   const type = accType(op, valueType, outType, t);
   const acc = b.local(type);
-  const arg = op === "argmin" || op === "argmax" ? b.local("int32") : -1;
-  let init: number;
-  switch (op) {
-    case "sum":
-      init =
-        empty === "never"
-          ? b.lit(-0, type)
-          : empty === "always"
-            ? b.lit(0, type)
-            : b.let(type, { k: "where", c: empty(), a: b.lit(0, type), b: b.lit(-0, type) });
-      break;
-    case "mean":
-      init = b.lit(-0, type);
-      break;
-    case "prod":
-    case "all":
-      init = b.lit(1, type);
-      break;
-    case "any":
-      init = b.lit(0, type);
-      break;
-    case "min":
-    case "argmin":
-      init = b.lit(extreme(type, true), type);
-      break;
-    case "max":
-    case "argmax":
-      init = b.lit(extreme(type, false), type);
-      break;
-  }
+  const f = reductionFacts(op);
+  const arg = f.positional ? b.local("int32") : -1;
+  // The identity (see ir/reductions.ts); a sum that may be empty starts at +0 when it is (`emptyStart`).
+  const identity = (): number =>
+    b.lit(typeof f.identity === "number" ? f.identity : extreme(type, f.identity === "highest"), type);
+  const e = f.emptyStart;
+  const init =
+    e === undefined || empty === "never"
+      ? identity()
+      : empty === "always"
+        ? b.lit(e, type)
+        : b.let(type, { k: "where", c: empty(), a: b.lit(e, type), b: identity() });
   b.set(acc, init);
   if (arg >= 0) b.set(arg, b.lit(0, "int32"));
   return { op, acc, arg, type };
@@ -130,22 +114,9 @@ function extreme(d: DType, high: boolean): number {
 
 /** The step of a (non-arg) reduction: `cur` combined with `v` (both of the accumulator's dtype `d`). */
 export function reduceStep(b: LoopBuilder, op: KReduceOp, d: DType, cur: number, v: number): number {
-  switch (op) {
-    case "sum":
-    case "mean":
-      return b.let(d, { k: "binary", op: "add", a: cur, b: v });
-    case "prod":
-      return b.let(d, { k: "binary", op: "mul", a: cur, b: v });
-    case "min":
-    case "max":
-      return b.let(d, { k: "binary", op: op === "min" ? "minimum" : "maximum", a: cur, b: v });
-    case "all":
-    case "any":
-      return b.let("bool", { k: "binary", op: op === "all" ? "and" : "or", a: cur, b: v });
-    case "argmin":
-    case "argmax":
-      throw new UnsupportedOpError(`loop form: ${op} has no plain step`);
-  }
+  const f = reductionFacts(op);
+  if (f.positional) throw new UnsupportedOpError(`loop form: ${op} has no plain step`);
+  return b.let(d, { k: "binary", op: f.combine, a: cur, b: v });
 }
 
 const not = (b: LoopBuilder, x: number): number => b.let("bool", { k: "unary", op: "not", x });
@@ -158,7 +129,7 @@ const isnan = (b: LoopBuilder, x: number): number => b.let("bool", { k: "unary",
  * strictly better keeps the first position on ties; a NaN wins once and then sticks.
  */
 export function argBetter(b: LoopBuilder, op: KReduceOp, d: DType, x: number, best: number): number {
-  const better = b.let("bool", { k: "binary", op: op === "argmax" ? "gt" : "lt", a: x, b: best });
+  const better = b.let("bool", { k: "binary", op: reductionFacts(op).combine, a: x, b: best });
   if (!isFloat(d)) return better;
   return and(b, not(b, isnan(b, best)), or(b, isnan(b, x), better));
 }
@@ -179,7 +150,7 @@ export function pairBetter(
   pi: number,
 ): number {
   const earlier = b.let("bool", { k: "binary", op: "lt", a: qi, b: pi });
-  const strictly = b.let("bool", { k: "binary", op: op === "argmax" ? "gt" : "lt", a: qb, b: pb });
+  const strictly = b.let("bool", { k: "binary", op: reductionFacts(op).combine, a: qb, b: pb });
   const cond = or(b, strictly, and(b, b.let("bool", { k: "binary", op: "eq", a: qb, b: pb }), earlier));
   if (!isFloat(d)) return cond;
   const pNum = not(b, isnan(b, pb));
@@ -189,7 +160,7 @@ export function pairBetter(
 /** Folds value `v` (at position `pos`, an index, for argmin/argmax) into the accumulator. */
 export function accumulate(b: LoopBuilder, a: Accumulator, v: number, pos: number): void {
   const cur = b.get(a.acc);
-  if (a.op === "argmin" || a.op === "argmax") {
+  if (isPositional(a.op)) {
     const x = b.cast(v, a.type);
     b.when(argBetter(b, a.op, a.type, x, cur));
     b.set(a.acc, x);
@@ -202,15 +173,17 @@ export function accumulate(b: LoopBuilder, a: Accumulator, v: number, pos: numbe
 
 /**
  * Folds `n` copies of value `v` at once (`n` an index, at least 1; `pos` the first
- * copy's position): a sum or mean adds v × n, the other reductions fold v once (they
- * are idempotent; argmin/argmax keep the first position).
+ * copy's position): a sum or mean adds v × n, the idempotent reductions (min, max, all,
+ * any; argmin/argmax keep the first position) fold v once.
  */
 export function accumulateRepeated(b: LoopBuilder, a: Accumulator, v: number, n: number, pos: number): void {
-  if (a.op === "sum" || a.op === "mean") {
+  const f = reductionFacts(a.op);
+  if (f.combine === "add") {
     const cur = b.get(a.acc);
     const times = b.let(a.type, { k: "binary", op: "mul", a: b.cast(v, a.type), b: b.cast(n, a.type) });
     b.set(a.acc, reduceStep(b, a.op, a.type, cur, times));
-  } else accumulate(b, a, v, pos);
+  } else if (f.positional || IDEMPOTENT.has(f.combine)) accumulate(b, a, v, pos);
+  else throw new UnsupportedOpError(`loop form: ${a.op} of repeated values is not supported`);
 }
 
 /**
@@ -226,9 +199,10 @@ export function finishValue(
   out: DType,
   count: () => number,
 ): number {
-  if (op === "argmin" || op === "argmax") return b.cast(arg, out);
+  const f = reductionFacts(op);
+  if (f.positional) return b.cast(arg, out);
   let v = acc;
-  if (op === "mean") v = b.let(type, { k: "binary", op: "div", a: v, b: b.cast(count(), type) });
+  if (f.divides) v = b.let(type, { k: "binary", op: "div", a: v, b: b.cast(count(), type) });
   return b.cast(v, out);
 }
 
@@ -245,38 +219,14 @@ export function finishAccumulator(b: LoopBuilder, a: Accumulator, out: DType, co
  * targets that have it), so that a reduction's result does not depend on its length.
  */
 export function combine(b: LoopBuilder, op: KReduceOp, xs: readonly number[], dtype: DType, t: LoopTarget): number {
-  if (op === "argmin" || op === "argmax") throw new UnsupportedOpError(`loop form: ${op} cannot be inlined`);
-  const bin = (o: "add" | "mul" | "minimum" | "maximum" | "and" | "or", d: DType, terms: number[]): number =>
-    terms.slice(1).reduce((acc, x) => b.let(d, { k: "binary", op: o, a: acc, b: x }), terms[0]!);
-  switch (op) {
-    case "sum":
-    case "mean":
-    case "prod": {
-      // The accumulator of the loop form, also in a relaxed kernel: `relaxedFloat32` only lets a target keep
-      // float32 intermediates wider, and one that rounds every float32 op (WebAssembly) summed a short float32
-      // reduction in float32 (3e38 + 3e38 - 3e38 - 3e38 + 1 = Infinity where a long one, and JS, give 1).
-      const ad = accType(op, dtype, dtype, t);
-      const terms = xs.map((x) => b.cast(x, ad));
-      let v = bin(op === "prod" ? "mul" : "add", ad, terms);
-      if (op === "mean") v = b.let(ad, { k: "binary", op: "div", a: v, b: b.lit(xs.length, ad) });
-      return b.cast(v, dtype);
-    }
-    case "min":
-    case "max":
-      return bin(
-        op === "min" ? "minimum" : "maximum",
-        dtype,
-        xs.map((x) => b.cast(x, dtype)),
-      );
-    case "all":
-    case "any":
-      return b.cast(
-        bin(
-          op === "all" ? "and" : "or",
-          "bool",
-          xs.map((x) => b.cast(x, "bool")),
-        ),
-        dtype,
-      );
-  }
+  if (!isInlineable(op)) throw new UnsupportedOpError(`loop form: ${op} cannot be inlined`);
+  const f = reductionFacts(op);
+  // The accumulator of the loop form, also in a relaxed kernel: `relaxedFloat32` only lets a target keep
+  // float32 intermediates wider, and one that rounds every float32 op (WebAssembly) summed a short float32
+  // reduction in float32 (3e38 + 3e38 - 3e38 - 3e38 + 1 = Infinity where a long one, and JS, give 1).
+  const ad = accType(op, dtype, dtype, t);
+  const terms = xs.map((x) => b.cast(x, ad));
+  let v = terms.slice(1).reduce((acc, x) => b.let(ad, { k: "binary", op: f.combine, a: acc, b: x }), terms[0]!);
+  if (f.divides) v = b.let(ad, { k: "binary", op: "div", a: v, b: b.lit(xs.length, ad) });
+  return b.cast(v, dtype);
 }

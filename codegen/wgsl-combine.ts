@@ -15,6 +15,7 @@
  * position; the first NaN wins over any number.
  */
 import type { KReduceOp, Kernel } from "../ir/kernel.js";
+import { isPositional } from "../ir/reductions.js";
 import { lowerCombine, lowerRowCombine, partialOuts } from "./lower-workgroup.js";
 import { loopToWGSL } from "./wgsl.js";
 
@@ -32,7 +33,7 @@ export function treeOuts(kernel: Kernel): TreeOut[] {
 
 /** Elements of the scratch buffer holding an output's partials for `count` elements × `chunks`. */
 export function partialLength(o: TreeOut, count: number, chunks: number): number {
-  return count * chunks * (o.op === "argmin" || o.op === "argmax" ? 2 : 1);
+  return count * chunks * (isPositional(o.op) ? 2 : 1);
 }
 
 /**

@@ -34,10 +34,11 @@
  *  - `segment`: allowed as the `op` of `segment_reduce` (per-row reductions of a jagged tensor).
  */
 import { computeDType, isFloat, isNarrowInt, type DType } from "./dtype.js";
+import type { KBinaryOp } from "./elementwise.js";
 
 export type ReductionDTypeRule = "widen" | "float" | "same" | "index" | "bool";
 /** How a reduction folds values: the elementwise binary op (see the module comment). */
-export type ReductionCombine = "add" | "mul" | "minimum" | "maximum" | "and" | "or" | "lt" | "gt";
+export type ReductionCombine = Extract<KBinaryOp, "add" | "mul" | "minimum" | "maximum" | "and" | "or" | "lt" | "gt">;
 
 export interface ReductionFacts {
   readonly dtype: ReductionDTypeRule;
@@ -110,6 +111,9 @@ export const SEGMENT_REDUCE_OPS: readonly SegmentReduceOp[] = [
 
 export function isReduceOp(op: string): op is KReduceOp {
   return REDUCE_OPS.has(op as KReduceOp);
+}
+export function isInlineable(op: KReduceOp): op is InlineReduceOp {
+  return reductionFacts(op).inline === true;
 }
 export function isPositional(op: KReduceOp | null): op is PositionalReduceOp {
   return op !== null && reductionFacts(op).positional === true;
