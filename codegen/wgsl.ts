@@ -58,10 +58,29 @@ export { combineToWGSL } from "./wgsl-combine.js";
  *   const src = kernelToWGSL(kernel); // "struct Params { ... } ... @compute @workgroup_size(64) fn main(...)"
  */
 export function kernelToWGSL(kernel: Kernel): string {
+  return loopToWGSL(lowerForWGSL(kernel));
+}
+
+/** The kernel's workgroup loop form, once its dtypes are ones WGSL holds. */
+function lowerForWGSL(kernel: Kernel): LoopProgram {
   kernel.inputs.forEach((inp, i) => checkDType(inp.dtype, `input ${i}`));
   kernel.outputs.forEach((out, i) => checkDType(out.dtype, `output ${i}`));
   kernel.exprs.forEach((e, i) => checkDType(e.dtype, `value %${i} (${e.k})`));
-  return loopToWGSL(lowerKernelWorkgroup(kernel));
+  return lowerKernelWorkgroup(kernel);
+}
+
+/**
+ * What a bundle ships for a kernel's WGSL (`kernelToWGSL`'s source) and whether that
+ * source reads its chunk count (the `chunks` parameter of tree reductions and
+ * segmented kernels, see `wgslLaunchPlan`): told from the loop form, not the text.
+ */
+export function kernelToWGSLShipped(kernel: Kernel): { readonly wgsl: string; readonly chunked: boolean } {
+  const p = lowerForWGSL(kernel);
+  let chunked = false;
+  walkStmts(p.body, (s) => {
+    if (s.k === "let" && s.e.k === "param" && s.e.name === "chunks") chunked = true;
+  });
+  return { wgsl: loopToWGSL(p), chunked };
 }
 
 const IDX_WGSL: { readonly [K in Extract<LExpr, { k: "idx" }>["op"]]: (a: string, b: string) => string } = {
@@ -233,7 +252,8 @@ export function loopToWGSL(p: LoopProgram): string {
             name[s.id] = code;
             break;
           }
-          // The chunk count keeps its name: a loader tells chunked kernels by "let chunks = ".
+          // The chunk count keeps its name: a loader tells the chunked kernels of format-2 bundles
+          // (which have no `chunked` flag) by "let chunks = ".
           const v = s.e.k === "param" && s.e.name === "chunks" ? "chunks" : `v${s.id}`;
           name[s.id] = v;
           B.line(v === "chunks" ? `let chunks = ${code};` : `let ${v}: ${reg(s.type)} = ${code};`);

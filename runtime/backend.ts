@@ -48,7 +48,7 @@ export interface BackendCapabilities {
   /** `compile` returns the kernel itself, never a Promise, so programs run synchronously. */
   readonly syncCompile: boolean;
   /** The code a bundle must ship for each kernel so that `load` can run it without code generation. */
-  readonly shippedKernel: keyof ShippedKernel;
+  readonly shippedKernel: KernelTarget;
 }
 
 /**
@@ -102,7 +102,18 @@ export interface CopySource {
   readonly regions: readonly (readonly [number, number, number])[];
 }
 
-/** The code a bundle ships for one kernel. */
+/**
+ * The kinds of code a bundle ships for a kernel, once: each is a field of `ShippedKernel`
+ * and what a backend's `shippedKernel` names (the JS function; the WGSL module text).
+ */
+export const KERNEL_TARGETS = ["js", "wgsl"] as const;
+/** A kind of shipped kernel code: `"js"` or `"wgsl"` (`KERNEL_TARGETS`). */
+export type KernelTarget = (typeof KERNEL_TARGETS)[number];
+
+/**
+ * The code a bundle ships for one kernel: one field per target (`KernelTarget`) it can
+ * hold, and what the code generator knew about it (`chunked`).
+ */
 export interface ShippedKernel {
   /** `function (ins, outs, sizes, strides, consts)`, as the JS code generator writes it. */
   readonly js?: (
@@ -114,4 +125,10 @@ export interface ShippedKernel {
   ) => void;
   /** The WGSL module text. */
   readonly wgsl?: string;
+  /**
+   * The WGSL reads its chunk count (tree reductions and segmented kernels, see
+   * `wgslLaunchPlan`): written by the code generator with the source (bundle format 3;
+   * for format 2, which has no such field, the loader tells it from the WGSL text).
+   */
+  readonly chunked?: boolean;
 }

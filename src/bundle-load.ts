@@ -14,7 +14,7 @@ import { parseGraph } from "../ir/parse.js";
 import { printGraph } from "../ir/print.js";
 import type { Step, StepOf } from "../ir/schedule.js";
 import { fmtShape } from "../ir/types.js";
-import type { Backend, ShippedKernel } from "../runtime/backend.js";
+import { KERNEL_TARGETS, type Backend, type KernelTarget, type ShippedKernel } from "../runtime/backend.js";
 import { Program, type BoundValue } from "../runtime/program.js";
 import { flatten, leafKinds, unflatten, unregisteredArgKinds, type JitArg } from "./args.js";
 import { checkBatchesAgree } from "./trace-flags.js";
@@ -28,8 +28,17 @@ import type { TensorDict } from "./tensordict/tensordict.js";
 
 /** The `format` every bundle module exports. */
 export const BUNDLE_FORMAT = "batchwise-bundle";
-/** 2: the fusion options and the SHA-256 of the content are recorded (version 1 had neither). */
-export const BUNDLE_VERSION = 2;
+/**
+ * The version bundles are written in. 3: each kernel that ships WGSL says whether it
+ * reads its chunk count (`chunked`, from the code generator). 2: the fusion options
+ * and the SHA-256 of the content are recorded (version 1 had neither).
+ */
+export const BUNDLE_VERSION = 3;
+/**
+ * The versions this batchwise loads: 3, and 2 (whose kernels' chunking is told from
+ * their WGSL text, see `shippedFor`), with the hashes they were written with.
+ */
+export const BUNDLE_VERSIONS_READ = [2, 3] as const;
 
 /** A schedule step with nodes named by their index in the graph's topological order. */
 export type BundleStep = StepOf<number>;
@@ -116,10 +125,11 @@ export function jsText(fnOrSource: unknown): string {
   return text.replace(/[\s;]+/g, "");
 }
 
-/** A shipped kernel's content for hashing: its sources as text. */
+/** A shipped kernel's content for hashing: its sources as text, and its `chunked` flag (format 3). */
 export interface KernelText {
   readonly js?: string;
   readonly wgsl?: string;
+  readonly chunked?: boolean;
 }
 
 /** The fields the SHA-256 covers (everything but `sha256`), kernels as their source text. */
@@ -146,8 +156,9 @@ export function bundleContent(c: Content): string {
 
 /** The content of a (validated) bundle module: kernels' JS functions as their source text. */
 export function moduleContent(mod: BundleModule): Content {
+  // A format-2 kernel has no `chunked` (undefined fields are not encoded): its hash is the one it was written with.
   const kernels = mod.kernels.map((k) =>
-    k === null ? null : { js: k.js === undefined ? undefined : jsText(k.js), wgsl: k.wgsl },
+    k === null ? null : { js: k.js === undefined ? undefined : jsText(k.js), wgsl: k.wgsl, chunked: k.chunked },
   );
   return {
     format: mod.format,
@@ -311,6 +322,25 @@ function plainCopy(v: unknown, budget = { nodes: 1_000_000 }, depth = 0): unknow
   return out;
 }
 
+/**
+ * Per shipped-kernel target: what its code must be (checked before hashing: the
+ * canonical encoding hashes a function and its source text alike) and what messages
+ * call it. A new `KernelTarget` fails tsc here until it has an entry.
+ */
+export const TARGET: {
+  readonly [T in KernelTarget]: {
+    readonly valid: (v: unknown) => boolean;
+    readonly must: string;
+    readonly what: string;
+  };
+} = {
+  js: { valid: (v) => typeof v === "function", must: "must be a function", what: "JS function" },
+  wgsl: { valid: (v) => typeof v === "string", must: "must be a string", what: "WGSL" },
+};
+
+/** The fields of a shipped kernel: one per target, and `chunked`. */
+const KERNEL_KEYS: readonly string[] = [...KERNEL_TARGETS, "chunked"];
+
 const MODULE_KEYS = [
   "format",
   "version",
@@ -363,12 +393,18 @@ export function snapshotOf(mod: BundleModule): BundleModule | string {
       kernels.push(null);
       continue;
     }
-    if (k === undefined || typeof k !== "object" || Object.keys(k).some((key) => key !== "js" && key !== "wgsl"))
-      return `kernels[${i}] must be null or { js?, wgsl? }`;
-    const { js, wgsl } = k as ShippedKernel;
-    if (js !== undefined && typeof js !== "function") return `kernels[${i}].js must be a function`;
-    if (wgsl !== undefined && typeof wgsl !== "string") return `kernels[${i}].wgsl must be a string`;
-    kernels.push({ js, wgsl });
+    if (k === undefined || typeof k !== "object" || Object.keys(k).some((key) => !KERNEL_KEYS.includes(key)))
+      return `kernels[${i}] must be null or { ${KERNEL_KEYS.map((key) => `${key}?`).join(", ")} }`;
+    const shipped = k as ShippedKernel;
+    for (const t of KERNEL_TARGETS)
+      if (shipped[t] !== undefined && !TARGET[t].valid(shipped[t])) return `kernels[${i}].${t} ${TARGET[t].must}`;
+    const { js, wgsl, chunked } = shipped;
+    if (chunked !== undefined && typeof chunked !== "boolean") return `kernels[${i}].chunked must be a boolean`;
+    if (m.version === 2 && chunked !== undefined)
+      return `kernels[${i}].chunked is a field of bundle version 3, this bundle says version 2`;
+    if (m.version !== 2 && (wgsl === undefined) !== (chunked === undefined))
+      return `kernels[${i}]: ${wgsl === undefined ? "chunked without wgsl" : "wgsl without chunked (true when the WGSL reads its chunk count)"}`;
+    kernels.push({ js, wgsl, chunked });
   }
   if (!Array.isArray(m.captured)) return "captured must be an array";
   const captured: BundleConstant[] = [];
@@ -421,8 +457,8 @@ export function checkFormat(mod: unknown): void {
     `not a batchwise bundle (format ${typeof format === "string" ? JSON.stringify(format) : String(typeof format === "object" ? typeof format : format)})`,
   );
   check(
-    version === BUNDLE_VERSION,
-    `bundle version ${typeof version === "number" ? version : JSON.stringify(String(version))}, this batchwise reads version ${BUNDLE_VERSION}${version === 1 ? " (write it again with f.bundle())" : ""}`,
+    (BUNDLE_VERSIONS_READ as readonly unknown[]).includes(version),
+    `bundle version ${typeof version === "number" ? version : JSON.stringify(String(version))}, this batchwise reads versions ${BUNDLE_VERSIONS_READ.join(" and ")}${version === 1 ? " (write it again with f.bundle())" : ""}`,
   );
 }
 
@@ -474,6 +510,17 @@ export function checkLayout(mod: BundleModule, graph: Graph): void {
       k += 2;
     } else k++;
   }
+}
+
+/**
+ * A shipped kernel as the backend loads it. Format 2 has no `chunked` flag: the only
+ * way to tell whether its WGSL reads the chunk count is its text (the WGSL printer names
+ * that value `chunks`, codegen/wgsl.ts); WGSL written before chunking existed does not,
+ * and WebGPU refuses such a kernel where the launch needs chunks.
+ */
+export function shippedFor(version: number, k: ShippedKernel): ShippedKernel {
+  if (version !== 2 || k.wgsl === undefined) return k;
+  return { ...k, chunked: k.wgsl.includes("let chunks = ") };
 }
 
 /** Options of `loadBundle`. */
@@ -575,16 +622,15 @@ export async function bundleFunction(
   );
   shipped.forEach((k, i) => {
     if (steps[i]!.kind !== "kernel") return;
-    const has = backend.shippedKernel === "js" ? typeof k?.js === "function" : typeof k?.wgsl === "string";
     check(
-      has,
-      `step ${i} ships no ${backend.shippedKernel === "js" ? "JS function" : "WGSL"} kernel (the bundle was traced on ${snapshot.traced}; kernels WGSL cannot hold, such as float64 or, from a JS trace, outputs of mixed base shapes, ship JS only: trace with jit(fn, { backend }) on the backend you will load on)`,
+      k?.[backend.shippedKernel] !== undefined,
+      `step ${i} ships no ${TARGET[backend.shippedKernel].what} kernel (the bundle was traced on ${snapshot.traced}; kernels WGSL cannot hold, such as float64 or, from a JS trace, outputs of mixed base shapes, ship JS only: trace with jit(fn, { backend }) on the backend you will load on)`,
     );
   });
   const program = await Program.fromShipped(
     { graph, order, steps: steps as Step[] },
     backend,
-    shipped.map((k) => k ?? undefined),
+    shipped.map((k) => (k === null ? undefined : shippedFor(snapshot.version, k))),
   );
   const captured = constants.map((c) =>
     fromTypedArray(c.data as TypedArray, [...c.batch, ...c.base], { batchDim: c.batch.length, dtype: c.dtype }),

@@ -10,10 +10,11 @@ import { ARRAY_CTOR, DTYPES, type DType, type TypedArray } from "../ir/dtype.js"
 import { BundleError } from "../ir/errors.js";
 import { fmtShape } from "../ir/types.js";
 import type { ShippedKernel } from "../runtime/backend.js";
+import { BACKEND_NAMES } from "../runtime/backend-name.js";
 import {
   ARRAY_NAME,
   BUNDLE_FORMAT,
-  BUNDLE_VERSION,
+  BUNDLE_VERSIONS_READ,
   checkFormat,
   checkOptions,
   describeError,
@@ -21,6 +22,7 @@ import {
   layoutLeaves,
   parseBundle,
   snapshotOf,
+  TARGET,
   type BundleModule,
   type LoadBundleOptions,
   type ReadBundle,
@@ -67,8 +69,9 @@ function buildSchemas() {
     z.strictObject({ kind: z.literal("copy"), node, sources: z.array(node) }),
   ]);
   const shipped = z.strictObject({
-    js: z.optional(z.custom<NonNullable<ShippedKernel["js"]>>((v) => typeof v === "function", "must be a function")),
+    js: z.optional(z.custom<NonNullable<ShippedKernel["js"]>>((v) => TARGET.js.valid(v), TARGET.js.must)),
     wgsl: z.optional(z.string()),
+    chunked: z.optional(z.boolean()),
   });
   const constant = z
     .strictObject({
@@ -106,8 +109,8 @@ function buildSchemas() {
   /** The whole module (format and version are checked first, with their own messages). */
   const module = z.strictObject({
     format: z.literal(BUNDLE_FORMAT),
-    version: z.literal(BUNDLE_VERSION),
-    traced: z.enum(["js", "webgpu", "wasm"]),
+    version: z.literal(BUNDLE_VERSIONS_READ),
+    traced: z.enum(BACKEND_NAMES),
     fuse: z.strictObject({
       maxKernelBuffers: z.union([z.int().check(z.minimum(1)), z.literal(Infinity)]),
       unrollLimit: size,

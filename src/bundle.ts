@@ -53,7 +53,7 @@ import { printGraph } from "../ir/print.js";
 import { mapStep, type Schedule, type Step } from "../ir/schedule.js";
 import { fmtShape, fmtType, type TensorType } from "../ir/types.js";
 import { kernelToJS } from "../codegen/js.js";
-import { kernelToWGSL } from "../codegen/wgsl.js";
+import { kernelToWGSLShipped } from "../codegen/wgsl.js";
 import { fuse, type FuseOptions } from "../passes/fuse.js";
 import {
   ARRAY_NAME,
@@ -136,15 +136,18 @@ export async function bundleSha256(mod: BundleModule): Promise<string> {
   return sha256Hex(bundleContent(moduleContent(mod)));
 }
 
-/** A kernel's shipped sources: what the writer ships and what the loader requires. */
+/**
+ * A kernel's shipped sources and what the code generator knows of them (`chunked`: the
+ * WGSL reads its chunk count): what the writer ships and what the loader requires.
+ */
 function kernelText(k: Kernel): KernelText {
-  let wgsl: string | undefined;
+  let wgsl: { readonly wgsl: string; readonly chunked: boolean } | undefined;
   try {
-    wgsl = kernelToWGSL(k);
+    wgsl = kernelToWGSLShipped(k);
   } catch {
     wgsl = undefined; // float64 and other kernels WGSL cannot hold: the bundle runs on JS only
   }
-  return { js: `function (ins, outs, sizes, strides, consts) {\n${kernelToJS(k).body}\n}`, wgsl };
+  return { js: `function (ins, outs, sizes, strides, consts) {\n${kernelToJS(k).body}\n}`, ...wgsl };
 }
 
 /** Fusion options with every field explicit (the defaults `fuse` applies). */
@@ -213,11 +216,13 @@ export function bundleSource(t: Traced, values?: readonly ArrayLike<number>[]): 
   const sha256 = sha256HexSync(
     bundleContent({
       ...content,
-      kernels: kernels.map((k) => (k === null ? null : { js: jsText(k.js), wgsl: k.wgsl })),
+      kernels: kernels.map((k) => (k === null ? null : { js: jsText(k.js), wgsl: k.wgsl, chunked: k.chunked })),
     }),
   );
   const kernelsText = kernels.map((k) =>
-    k === null ? "null" : `{ js: ${k.js!}, wgsl: ${k.wgsl === undefined ? "undefined" : JSON.stringify(k.wgsl)} }`,
+    k === null
+      ? "null"
+      : `{ js: ${k.js!}, wgsl: ${k.wgsl === undefined ? "undefined" : `${JSON.stringify(k.wgsl)}, chunked: ${k.chunked!}`} }`,
   );
   const capturedText = captured.map((c) => {
     const data = Array.from(c.data, (v) => literal(v)).join(", ");
@@ -447,6 +452,11 @@ function checkSchedule(mod: BundleModule, graph: Graph, order: readonly Node[]):
       check(
         shipped.wgsl === text.wgsl,
         `step ${i}'s WGSL kernel is not the code its kernel IR gives (an edited kernel): ${firstDifference(text.wgsl, shipped.wgsl)}`,
+      );
+      // Format 3 records the code generator's flag; format 2's is told from the WGSL (equal, checked above).
+      check(
+        mod.version === 2 || shipped.chunked === text.chunked,
+        `step ${i}'s WGSL kernel says chunked: ${String(shipped.chunked)}, its kernel IR gives chunked: ${String(text.chunked)} (an edited kernel)`,
       );
     }
   });
