@@ -125,11 +125,14 @@ export function jsText(fnOrSource: unknown): string {
   return text.replace(/[\s;]+/g, "");
 }
 
-/** A shipped kernel's content for hashing: its sources as text, and its `chunked` flag (format 3). */
-export interface KernelText {
-  readonly js?: string;
-  readonly wgsl?: string;
-  readonly chunked?: boolean;
+/** A shipped kernel's content for hashing: its code per target as text, and its `chunked` flag (format 3). */
+export type KernelText = { readonly [T in KernelTarget]?: string } & { readonly chunked?: boolean };
+
+/** A shipped kernel (or its text) as hashed: every target's code as its text (`TARGET[t].text`). */
+export function kernelContent(k: ShippedKernel | KernelText): KernelText {
+  const text: { [T in KernelTarget]?: string } = {};
+  for (const t of KERNEL_TARGETS) if (k[t] !== undefined) text[t] = TARGET[t].text(k[t]);
+  return { ...text, chunked: k.chunked };
 }
 
 /** The fields the SHA-256 covers (everything but `sha256`), kernels as their source text. */
@@ -157,9 +160,7 @@ export function bundleContent(c: Content): string {
 /** The content of a (validated) bundle module: kernels' JS functions as their source text. */
 export function moduleContent(mod: BundleModule): Content {
   // A format-2 kernel has no `chunked` (undefined fields are not encoded): its hash is the one it was written with.
-  const kernels = mod.kernels.map((k) =>
-    k === null ? null : { js: k.js === undefined ? undefined : jsText(k.js), wgsl: k.wgsl, chunked: k.chunked },
-  );
+  const kernels = mod.kernels.map((k) => (k === null ? null : kernelContent(k)));
   return {
     format: mod.format,
     version: mod.version,
@@ -332,10 +333,12 @@ export const TARGET: {
     readonly valid: (v: unknown) => boolean;
     readonly must: string;
     readonly what: string;
+    /** The code as the hash covers it (a JS function: its source, `jsText`). */
+    readonly text: (v: unknown) => string;
   };
 } = {
-  js: { valid: (v) => typeof v === "function", must: "must be a function", what: "JS function" },
-  wgsl: { valid: (v) => typeof v === "string", must: "must be a string", what: "WGSL" },
+  js: { valid: (v) => typeof v === "function", must: "must be a function", what: "JS function", text: jsText },
+  wgsl: { valid: (v) => typeof v === "string", must: "must be a string", what: "WGSL", text: String },
 };
 
 /** The fields of a shipped kernel: one per target, and `chunked`. */
@@ -398,13 +401,14 @@ export function snapshotOf(mod: BundleModule): BundleModule | string {
     const shipped = k as ShippedKernel;
     for (const t of KERNEL_TARGETS)
       if (shipped[t] !== undefined && !TARGET[t].valid(shipped[t])) return `kernels[${i}].${t} ${TARGET[t].must}`;
-    const { js, wgsl, chunked } = shipped;
+    const { wgsl, chunked } = shipped;
     if (chunked !== undefined && typeof chunked !== "boolean") return `kernels[${i}].chunked must be a boolean`;
     if (m.version === 2 && chunked !== undefined)
       return `kernels[${i}].chunked is a field of bundle version 3, this bundle says version 2`;
     if (m.version !== 2 && (wgsl === undefined) !== (chunked === undefined))
       return `kernels[${i}]: ${wgsl === undefined ? "chunked without wgsl" : "wgsl without chunked (true when the WGSL reads its chunk count)"}`;
-    kernels.push({ js, wgsl, chunked });
+    // Every target's code, read once: what is checked and hashed is what runs.
+    kernels.push(Object.assign({ chunked }, ...KERNEL_TARGETS.map((t) => ({ [t]: shipped[t] }))) as ShippedKernel);
   }
   if (!Array.isArray(m.captured)) return "captured must be an array";
   const captured: BundleConstant[] = [];

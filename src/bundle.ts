@@ -67,6 +67,7 @@ import {
   checkLayout,
   describeError,
   jsText,
+  kernelContent,
   moduleContent,
   type BundleConstant,
   type BundleFunction,
@@ -216,7 +217,7 @@ export function bundleSource(t: Traced, values?: readonly ArrayLike<number>[]): 
   const sha256 = sha256HexSync(
     bundleContent({
       ...content,
-      kernels: kernels.map((k) => (k === null ? null : { js: jsText(k.js), wgsl: k.wgsl, chunked: k.chunked })),
+      kernels: kernels.map((k) => (k === null ? null : kernelContent(k))),
     }),
   );
   const kernelsText = kernels.map((k) =>
