@@ -30,7 +30,7 @@ import { parseGraph } from "../../ir/parse.js";
 import { PASS_NAMES } from "../../passes/pipeline.js";
 import type { Kernel } from "../../ir/kernel.js";
 import { fmtType } from "../../ir/types.js";
-import type { Backend } from "../../runtime/backend.js";
+import { KERNEL_TARGETS, type Backend } from "../../runtime/backend.js";
 import { BACKEND_NAMES, isBackendName, listBackendNames, type BackendName } from "../../runtime/backend-name.js";
 import { bundleSha256, describeLayout, loadBundle, type BundleModule } from "../bundle.js";
 import { getJsBackend } from "../backend.js";
@@ -364,9 +364,7 @@ function kernelLine(
       : k.reduce !== null
         ? `reduce (batch axes [${k.reduce.batchAxes.join(",")}], base axes [${k.reduce.baseAxes.join(",")}])`
         : "elementwise";
-  const ships = [shipped?.js !== undefined ? "js" : "", shipped?.wgsl !== undefined ? "wgsl" : ""]
-    .filter((s) => s !== "")
-    .join("+");
+  const ships = KERNEL_TARGETS.filter((t) => shipped?.[t] !== undefined).join("+");
   return `  kernel ${i} (step ${step}): ${kind}, base (${k.baseShape.join(",")}), ${k.inputs.length} in, ${k.outputs.length} out, ${k.exprs.length} exprs${k.unroll ? ", unrolled" : ""}; ships ${ships}`;
 }
 
