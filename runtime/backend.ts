@@ -28,7 +28,7 @@ export interface CompiledKernel {
 
 /**
  * What a backend can do. The library decides by these fields, never by the backend's
- * name, so a third backend states its capabilities here and needs no other changes.
+ * name (whose list is `BACKEND_NAMES`, runtime/backend-name.ts).
  */
 export interface BackendCapabilities {
   /**
