@@ -24,51 +24,45 @@
  * seven): together with tanh's single expm1 these took B1's kernel from 8.7 to about
  * 5 ms per million elements on one thread.
  */
+import { UnsupportedOpError } from "../../ir/errors.js";
 import { Code, F64, ModuleBuilder, Op, Simd, V128, type ValType } from "./encoder.js";
 
-/** The unary vector functions. */
-export type MathFn1 =
-  "exp" | "log" | "sin" | "cos" | "tan" | "tanh" | "sigmoid" | "atan" | "asin" | "acos" | "sqrt" | "rsqrt";
-/** The binary vector functions. */
-export type MathFn2 = "atan2" | "pow";
-export type MathFn = MathFn1 | MathFn2;
-export const MATH_FN1: readonly MathFn1[] = [
-  "exp",
-  "log",
-  "sin",
-  "cos",
-  "tan",
-  "tanh",
-  "sigmoid",
-  "atan",
-  "asin",
-  "acos",
-  "sqrt",
-  "rsqrt",
-];
-export const MATH_FN2: readonly MathFn2[] = ["atan2", "pow"];
-
 /**
- * The tested bound per function: max distance in float32 ulps to `Math.fround` of the
- * float64 result (NaN, ±Infinity and ±0 results exact). Measured maxima are in
- * the README's WebAssembly section (bench/wasm-math-ulp.ts); test/wasm/math.test.ts asserts these.
+ * The vector functions, in one table: arity (1 for f32x4 -> f32x4, 2 for atan2(y, x) and
+ * pow(x, y)) and the tested bound, the max distance in float32 ulps to `Math.fround` of
+ * the float64 result (NaN, ±Infinity and ±0 results exact). Measured maxima are in the
+ * README's WebAssembly section (bench/wasm-math-ulp.ts); test/wasm/math.test.ts asserts
+ * these. `defineMath` has a case for each (a missing one fails `tsc`).
  */
-export const ULP_BOUND: Readonly<Record<MathFn, number>> = {
-  exp: 1,
-  log: 1,
-  sin: 2,
-  cos: 2,
-  tan: 1,
-  tanh: 2,
-  sigmoid: 2,
-  atan: 1,
-  asin: 1,
-  acos: 1,
-  sqrt: 0,
-  rsqrt: 1,
-  atan2: 1,
-  pow: 1,
-};
+export const MATH_FNS = {
+  exp: { arity: 1, ulp: 1 },
+  log: { arity: 1, ulp: 1 },
+  sin: { arity: 1, ulp: 2 },
+  cos: { arity: 1, ulp: 2 },
+  tan: { arity: 1, ulp: 1 },
+  tanh: { arity: 1, ulp: 2 },
+  sigmoid: { arity: 1, ulp: 2 },
+  atan: { arity: 1, ulp: 1 },
+  asin: { arity: 1, ulp: 1 },
+  acos: { arity: 1, ulp: 1 },
+  sqrt: { arity: 1, ulp: 0 },
+  rsqrt: { arity: 1, ulp: 1 },
+  atan2: { arity: 2, ulp: 1 },
+  pow: { arity: 2, ulp: 1 },
+} as const satisfies Readonly<Record<string, { readonly arity: 1 | 2; readonly ulp: number }>>;
+
+export type MathFn = keyof typeof MATH_FNS;
+/** The unary vector functions. */
+export type MathFn1 = { [K in MathFn]: (typeof MATH_FNS)[K]["arity"] extends 1 ? K : never }[MathFn];
+/** The binary vector functions. */
+export type MathFn2 = Exclude<MathFn, MathFn1>;
+const ALL_FNS = Object.keys(MATH_FNS) as MathFn[];
+export const MATH_FN1: readonly MathFn1[] = ALL_FNS.filter((f): f is MathFn1 => MATH_FNS[f].arity === 1);
+export const MATH_FN2: readonly MathFn2[] = ALL_FNS.filter((f): f is MathFn2 => MATH_FNS[f].arity === 2);
+/** The tested bound per function (see `MATH_FNS`). */
+export const ULP_BOUND: Readonly<Record<MathFn, number>> = Object.fromEntries(
+  ALL_FNS.map((f) => [f, MATH_FNS[f].ulp]),
+) as Record<MathFn, number>;
 
 /** IEEE pow with the JS backend's two exceptions: 1 ** y = 1 (y NaN too) and (-1) ** ±Infinity = 1. */
 function hostPow(a: number, b: number): number {
@@ -722,6 +716,10 @@ export function defineMath(
           ),
         );
         break;
+      default: {
+        const missing: never = fn;
+        throw new UnsupportedOpError(`wasm math: no body for ${String(missing)}`);
+      }
     }
   }
   return out;
@@ -770,7 +768,7 @@ export function mathTestModule(
   const host = importMath(m);
   const idx = defineMath(m, host, fns, "f_");
   for (const fn of fns) {
-    const arity = (MATH_FN2 as readonly string[]).includes(fn) ? 2 : 1;
+    const arity = MATH_FNS[fn].arity;
     const I32 = 0x7f;
     const params: ValType[] = arity === 1 ? [I32, I32, I32] : [I32, I32, I32, I32];
     m.func(

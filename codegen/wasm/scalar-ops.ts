@@ -6,7 +6,6 @@ import type { LExpr, LType } from "../loop.js";
 import { F64, I32, Op, Simd, type Code } from "./encoder.js";
 import type { Host } from "./host.js";
 import type { MathFn } from "./math.js";
-import { F32_MATH } from "./simd-rules.js";
 import { isInt, wasmType, X } from "./types.js";
 
 /** Pushes the scalar value of an expression whose operands are pushed by the callbacks. */
@@ -170,7 +169,7 @@ export class ScalarOps {
       case "asin":
       case "acos":
       case "atan":
-        if (f32) this.f32Math(F32_MATH[op]!, 1, x);
+        if (f32) this.f32Math(op, 1, x);
         else (x(), c.op(Op.call).u32(this.host.f64[op]));
         return;
       case "floor":

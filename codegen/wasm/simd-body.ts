@@ -7,7 +7,7 @@ import type { Host } from "./host.js";
 import type { MathFn } from "./math.js";
 import type { Printer } from "./scalar-body.js";
 import type { Let, Loop, Shard } from "./shard.js";
-import { SimdOps } from "./simd-ops.js";
+import { SIMD_BINARY, simdBinary, simdUnary, type Lanes } from "./simd-ops.js";
 import { X } from "./types.js";
 
 /** i8x16.shuffle lanes: bytes 8-15 (float lanes 2-3) in both halves; the low halves of two vectors. */
@@ -156,7 +156,7 @@ class VectorBody {
   private readonly slot = new Map<number, number>();
   /** float64 values: `slot` holds lanes 0-1 (an f64x2), `high` lanes 2-3. */
   private readonly high = new Map<number, number>();
-  private readonly ops: SimdOps;
+  private readonly lanes: Lanes;
 
   constructor(
     private readonly scalar: Printer,
@@ -173,7 +173,7 @@ class VectorBody {
      */
     private readonly fast: ReadonlyMap<number, FastAccess> | null = null,
   ) {
-    this.ops = new SimdOps(c, math, host);
+    this.lanes = { c, math, host };
   }
 
   /** Values defined inside the loop get vector locals; outer ones are splatted when read. */
@@ -207,7 +207,9 @@ class VectorBody {
     }
     if (e.k !== "binary") throw new UnsupportedOpError(`wasm: ${e.k} on float64 lanes`);
     (this.vec64(e.a, h), this.vec64(e.b, h));
-    c.simd({ add: Simd.f64x2_add, sub: Simd.f64x2_sub, mul: Simd.f64x2_mul, div: Simd.f64x2_div }[e.op as "add"]);
+    const o = SIMD_BINARY[e.op].f64;
+    if (o === "scalar") throw new UnsupportedOpError(`wasm: ${e.op} on float64 lanes`);
+    c.simd(o);
   }
 
   /**
@@ -451,9 +453,10 @@ class VectorBody {
         return;
       }
       case "unary":
-        return this.ops.unary(e.op, typeOf(e.x), () => v(e.x));
+        return simdUnary(this.lanes, e.op, typeOf(e.x), () => v(e.x));
       case "binary":
-        return this.ops.binary(
+        return simdBinary(
+          this.lanes,
           e.op,
           typeOf(e.a),
           () => v(e.a),

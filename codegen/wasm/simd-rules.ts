@@ -1,38 +1,28 @@
 /**
  * Which loop bodies run in four SIMD lanes (see print.ts, Vectorisation), and which
- * float32 vector math functions (./math.ts) a program needs.
+ * float32 vector math functions (./math.ts) a program needs: both read the per-op
+ * four-lane rules of ./simd-ops.ts (`SIMD_UNARY`, `SIMD_BINARY`).
  */
-import type { KBinaryOp, KUnaryOp } from "../../ir/kernel.js";
+import { UnsupportedOpError } from "../../ir/errors.js";
 import { operands as operandsOf, walkStmts, type LExpr, type LType, type LoopProgram } from "../loop.js";
 import type { MathFn } from "./math.js";
 import type { Let, Shard } from "./shard.js";
+import { laneKind, SIMD_BINARY, SIMD_UNARY } from "./simd-ops.js";
 import { isNarrowL } from "./types.js";
 
-export const F32_MATH: Partial<Record<KUnaryOp, MathFn>> = {
-  exp: "exp",
-  log: "log",
-  sin: "sin",
-  cos: "cos",
-  tan: "tan",
-  tanh: "tanh",
-  sigmoid: "sigmoid",
-  asin: "asin",
-  acos: "acos",
-  atan: "atan",
-};
-
-/** The f32x4 math functions and host imports a program needs. */
+/** The f32x4 math functions a program needs (each float32 unary or binary op's `math`, in program order). */
 export function mathNeeds(p: LoopProgram, defs: readonly (Let | undefined)[]): Set<MathFn> {
   const need = new Set<MathFn>();
   walkStmts(p.body, (s) => {
     if (s.k !== "let") return;
     const e = s.e;
-    if (e.k === "unary" && defs[e.x]?.type === "float32") {
-      const fn = F32_MATH[e.op];
-      if (fn !== undefined) need.add(fn);
-    }
-    if (e.k === "unary" && e.op === "rsqrt" && defs[e.x]?.type === "float32") need.add("rsqrt");
-    if (e.k === "binary" && defs[e.a]?.type === "float32" && (e.op === "pow" || e.op === "atan2")) need.add(e.op);
+    const fn =
+      e.k === "unary" && defs[e.x]?.type === "float32"
+        ? SIMD_UNARY[e.op].math
+        : e.k === "binary" && defs[e.a]?.type === "float32"
+          ? SIMD_BINARY[e.op].math
+          : undefined;
+    if (fn !== undefined) need.add(fn);
   });
   return need;
 }
@@ -66,20 +56,11 @@ export function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let |
         if (shard.counter === null || e.local !== shard.counter.local) return false;
         break;
       case "unary":
-        if (s.type !== "float32" && s.type !== "bool" && defs[e.x]?.type === "float32") {
-          // predicates on float32: fine
-        }
-        if (!VEC_UNARY.has(e.op)) return false;
-        if (defs[e.x]?.type !== "float32" && !["neg", "abs", "not", "isnan", "isinf", "isfinite"].includes(e.op))
-          return false;
+        if (SIMD_UNARY[e.op][laneKind(defs[e.x]?.type)] === "scalar") return false;
         break;
-      case "binary": {
-        const d = defs[e.a]?.type;
-        if (d === "float32") {
-          if (!VEC_BINARY_F32.has(e.op)) return false;
-        } else if (!VEC_BINARY_INT.has(e.op)) return false;
+      case "binary":
+        if (SIMD_BINARY[e.op][laneKind(defs[e.a]?.type)] === "scalar") return false;
         break;
-      }
       case "cast": {
         const from = defs[e.x]?.type;
         if (from === "float64") return false;
@@ -96,81 +77,32 @@ export function vectorizable(p: LoopProgram, shard: Shard, defs: readonly (Let |
       case "sload":
       case "oload":
         return false;
-      default:
+      case "size":
+      case "stride":
+      case "const":
+      case "lit":
+      case "load":
+      case "where":
+      case "icmp":
         break;
+      default: {
+        const kind: never = e;
+        throw new UnsupportedOpError(`wasm: no four-lane decision for ${String(kind)}`);
+      }
     }
   }
   return true;
 }
 
 /** The float64 values a four-lane body computes (as two f64x2 halves): see `vectorizable`. */
-const VEC_BINARY_F64 = new Set<KBinaryOp>(["add", "sub", "mul", "div"]);
 function float64Lanes(t: LType, e: LExpr, defs: readonly (Let | undefined)[]): boolean {
   const from = (id: number): LType | undefined => defs[id]?.type;
   if (e.k === "cast") return t === "float64" ? from(e.x) === "float32" || from(e.x) === "float64" : t === "float32";
   return (
     t === "float64" &&
     e.k === "binary" &&
-    VEC_BINARY_F64.has(e.op) &&
+    SIMD_BINARY[e.op].f64 !== "scalar" &&
     from(e.a) === "float64" &&
     from(e.b) === "float64"
   );
 }
-
-const VEC_UNARY = new Set<KUnaryOp>([
-  "neg",
-  "abs",
-  "sqrt",
-  "rsqrt",
-  "exp",
-  "log",
-  "sin",
-  "cos",
-  "tan",
-  "tanh",
-  "sigmoid",
-  "asin",
-  "acos",
-  "atan",
-  "floor",
-  "ceil",
-  "round",
-  "trunc",
-  "sign",
-  "not",
-  "isnan",
-  "isinf",
-  "isfinite",
-]);
-const VEC_BINARY_F32 = new Set<KBinaryOp>([
-  "add",
-  "sub",
-  "mul",
-  "div",
-  "pow",
-  "maximum",
-  "minimum",
-  "atan2",
-  "eq",
-  "ne",
-  "lt",
-  "le",
-  "gt",
-  "ge",
-]);
-const VEC_BINARY_INT = new Set<KBinaryOp>([
-  "add",
-  "sub",
-  "mul",
-  "maximum",
-  "minimum",
-  "eq",
-  "ne",
-  "lt",
-  "le",
-  "gt",
-  "ge",
-  "and",
-  "or",
-  "xor",
-]);
