@@ -247,35 +247,38 @@ export function reduceRef(
 ): number {
   // The dtype the op accumulates in: a mean of integers is float32.
   const f32 = acc === "float32" && (dtype === "float32" || (op === "mean" && !isFloat(dtype)));
-  const round = f32 ? Math.fround : (v: number) => v;
-  switch (op) {
-    case "sum":
-      return sumRef(values, round);
-    case "mean":
-      return sumRef(values, round) / values.length;
-    case "prod":
-      return values.reduce((s, v) => (isFloat(dtype) ? round(s * v) : Math.imul(s, v)), 1);
-    case "min":
-      return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.min(m, v)), Infinity);
-    case "max":
-      return values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity);
-    case "argmin":
-    case "argmax": {
-      let best = 0;
-      for (let i = 1; i < values.length; i++) {
-        const v = values[i]!;
-        const cur = values[best]!;
-        if (Number.isNaN(cur)) break;
-        if (Number.isNaN(v) || (op === "argmax" ? v > cur : v < cur)) best = i;
-      }
-      return best;
-    }
-    case "all":
-      return values.every((v) => v !== 0) ? 1 : 0;
-    case "any":
-      return values.some((v) => v !== 0) ? 1 : 0;
-  }
+  return REDUCE_REF[op](values, dtype, f32 ? Math.fround : (v: number) => v);
 }
+
+/** The first position of the best value (`better`: strictly better); the first NaN wins and sticks. */
+function argRef(values: readonly number[], better: (v: number, cur: number) => boolean): number {
+  let best = 0;
+  for (let i = 1; i < values.length; i++) {
+    const v = values[i]!;
+    const cur = values[best]!;
+    if (Number.isNaN(cur)) break;
+    if (Number.isNaN(v) || better(v, cur)) best = i;
+  }
+  return best;
+}
+
+/**
+ * The definition of every reduction on one group of values (in iteration order), `round`
+ * rounding each running value to the accumulation dtype; a missing reduction fails `tsc`.
+ */
+const REDUCE_REF: {
+  readonly [K in KReduceOp]: (values: readonly number[], dtype: DType, round: (v: number) => number) => number;
+} = {
+  sum: (values, _d, round) => sumRef(values, round),
+  mean: (values, _d, round) => sumRef(values, round) / values.length,
+  prod: (values, dtype, round) => values.reduce((s, v) => (isFloat(dtype) ? round(s * v) : Math.imul(s, v)), 1),
+  min: (values) => values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.min(m, v)), Infinity),
+  max: (values) => values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity),
+  argmin: (values) => argRef(values, (v, cur) => v < cur),
+  argmax: (values) => argRef(values, (v, cur) => v > cur),
+  all: (values) => (values.every((v) => v !== 0) ? 1 : 0),
+  any: (values) => (values.some((v) => v !== 0) ? 1 : 0),
+};
 
 function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumulation): TypedArray {
   const out = new ARRAY_CTOR[t.dtype](prod(fullShape(t)));
@@ -377,14 +380,8 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
       for (let s = 0; s < S; s++) {
         const vals: number[] = [];
         for (let t = lo; t < hi; t++) vals.push(v!.data[t * S + s]!);
-        out[b * S + s] =
-          r === "count"
-            ? hi - lo
-            : r === "argmax"
-              ? vals.length
-                ? reduceRef("argmax", vals, v!.type.dtype)
-                : 0
-              : reduceRef(r as KReduceOp, vals, v!.type.dtype, acc);
+        // An empty row gives 0 for argmax (its position rule starts at 0), as for count.
+        out[b * S + s] = r === "count" ? hi - lo : reduceRef(r, vals, v!.type.dtype, acc);
       }
     }
   } else if (op === "segment_expand") {

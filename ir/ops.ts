@@ -2,12 +2,12 @@
  * The closed op set of the graph IR and its one typed table (docs/ARCHITECTURE.md, The graph IR).
  * Adding an op to the union without its table entry fails `tsc`.
  */
-import { computeDType, isDType, isFloat, isInt, isNarrowInt, type DType } from "./dtype.js";
+import { isDType, isFloat, isInt, type DType } from "./dtype.js";
 import { DTypeError, ShapeError } from "./errors.js";
 import { ELEMENTWISE, factsOf, type KBinaryOp, type KUnaryOp } from "./elementwise.js";
 import { ROUTINE_FACTS, ROUTINE_NAMES } from "./routine-facts.js";
 import type { KReduceOp } from "./kernel.js";
-import { SEGMENT_REDUCE_OPS, type SegmentReduceOp } from "./reductions.js";
+import { reductionDType, reductionFacts, SEGMENT_REDUCE_OPS, type SegmentReduceOp } from "./reductions.js";
 import {
   broadcastShapes,
   broadcastTypes,
@@ -325,23 +325,19 @@ function reduceType(op: Op, [x]: readonly TensorType[], attrs: SpecAttrs<typeof 
   checkAxes(op, "batch", batchAxes, x!.batch.length, x!);
   checkAxes(op, "base", baseAxes, x!.base.length, x!);
   const o = op as KReduceOp;
-  if ((o === "argmin" || o === "argmax") && batchAxes.length + baseAxes.length !== 1) {
+  const f = reductionFacts(o);
+  if (f.positional && batchAxes.length + baseAxes.length !== 1) {
     throw new ShapeError(
       `${op}: needs exactly one axis, got ${batchAxes.length + baseAxes.length} for x ${fmtTypeShape(x!)}`,
     );
   }
   const shrink = <D>(dims: readonly D[], axes: readonly number[], one: D): D[] =>
     keep ? dims.map((d, i) => (axes.includes(i) ? one : d)) : dims.filter((_, i) => !axes.includes(i));
-  let dtype: DType = x!.dtype;
-  // Sums and products of bool are int32; of the narrow integers (as NumPy's, which give its default
-  // 64-bit integers) the 32-bit integer of the same signedness.
-  if (o === "sum" || o === "prod")
-    dtype = x!.dtype === "bool" ? "int32" : isNarrowInt(x!.dtype) ? computeDType(x!.dtype) : x!.dtype;
-  else if (o === "mean") dtype = isFloat(x!.dtype) ? x!.dtype : "float32";
-  else if (o === "argmin" || o === "argmax") dtype = "int32";
-  else if (o === "all" || o === "any") dtype = "bool";
+  // The dtype rule of the facts table: sums and products of bool are int32, of the narrow integers (as
+  // NumPy's, which give its default 64-bit integers) the 32-bit integer of the same signedness; …
+  const dtype = reductionDType(o, x!.dtype);
   for (const a of baseAxes) {
-    if (x!.base[a] === 0 && (o === "min" || o === "max" || o === "argmin" || o === "argmax")) {
+    if (x!.base[a] === 0 && f.nonEmpty) {
       throw new ShapeError(`${op}: cannot reduce an empty base axis ${a} of x ${fmtTypeShape(x!)}`);
     }
   }
@@ -618,15 +614,7 @@ function segmentReduceType(op: Op, ins: readonly TensorType[], attrs: SpecAttrs<
   const r: SegmentReduceOp = attrs.op;
   if (v!.dtype === "bool" && r !== "count")
     throw new DTypeError(`${op}: values ${fmtTypeShape(v!)} of dtype bool cannot be reduced with ${r}`);
-  const dtype: DType =
-    r === "argmax" || r === "count"
-      ? "int32"
-      : r === "mean" && !isFloat(v!.dtype)
-        ? "float32"
-        : r === "sum" && isNarrowInt(v!.dtype)
-          ? computeDType(v!.dtype)
-          : v!.dtype;
-  return { dtype, batch: [rows], base: v!.base };
+  return { dtype: reductionDType(r, v!.dtype), batch: [rows], base: v!.base };
 }
 
 function segmentExpandType(op: Op, ins: readonly TensorType[]): TensorType {

@@ -19,7 +19,8 @@ import { Diff, jvpValues, vjpValues as vjpSweep, type Builder, type Lin, type So
 import { noteReverseSweep } from "./trace-flags.js";
 import { DTypeError, ShapeError, TraceError } from "../ir/errors.js";
 import { isFloat } from "../ir/dtype.js";
-import { REDUCE_OPS, SEGMENT_OPS, type Attrs, type Op } from "../ir/ops.js";
+import { SEGMENT_OPS, type Attrs, type Op } from "../ir/ops.js";
+import { isReduceOp } from "../ir/reductions.js";
 import { fmtTypeShape, prod, type TensorType } from "../ir/types.js";
 import { describe } from "./check.js";
 import { Tensor } from "./tensor.js";
@@ -409,7 +410,7 @@ function batchLike(y: Tensor, x: Tensor): Tensor {
  * batch dims added or removed, broadcasting a batch of one).
  */
 function couplingOf(op: Op, attrs: Attrs): string | undefined {
-  if (REDUCE_OPS.has(op as never)) {
+  if (isReduceOp(op)) {
     const axes = attrs.batchAxes;
     return Array.isArray(axes) && axes.length > 0
       ? `a reduction over batch axes (${op} over batch axes ${JSON.stringify(axes)}: batchSum, batchMean, …)`

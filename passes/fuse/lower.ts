@@ -118,8 +118,25 @@ const reduceRule: LowerRule<KReduceOp> = (b, n, idx, ctx) => {
 const each = <K extends Op>(ops: Iterable<K>, rule: LowerRule<K>): { [P in K]: LowerRule<P> } =>
   Object.fromEntries([...ops].map((op) => [op, rule])) as unknown as { [P in K]: LowerRule<P> };
 
-/** One lowering rule per op that can be inlined into a kernel. */
-const LOWER: { readonly [K in Op]?: LowerRule<K> } = {
+/**
+ * The lowering decision of every op (a missing op fails `tsc`): its rule when it can be inlined into a
+ * kernel, or `null` when it never is (it always gets a buffer: it is a kernel, copy or view of its own,
+ * or an input).
+ */
+const LOWER: { readonly [K in Op]: LowerRule<K> | null } = {
+  // --- no lowering: read from a buffer ---
+  input: null, // a graph input: always a buffer
+  matmul: null, // lowered to elementwise products and a sum before fusion (passes/lower.ts)
+  routine: null, // a looped routine kernel of its own (codegen/routines/)
+  scatter: null, // a scatter kernel of its own (buildScatterKernel)
+  segment_reduce: null, // the root of a segmented reduce kernel (buildSegmentKernel)
+  batch_reshape: null, // views: the same buffer (VIEW_OPS)
+  batch_unsqueeze: null,
+  batch_squeeze: null,
+  rebatch: null,
+  batch_slice: null, // copies of whole blocks (COPY_OPS)
+  batch_concat: null,
+  // --- inlined ---
   ...each(UNARY_OPS, unaryRule),
   ...each(BINARY_OPS, binaryRule),
   ...each(REDUCE_OPS, reduceRule),
@@ -281,9 +298,8 @@ export class KernelBuilder {
     let v: number;
     if (!root && !padHere && (this.materialized.has(n) || n.op === "input")) v = this.readBuffer(n, idx, ctx);
     else {
-      const rule = LOWER[n.op] as LowerRule<Op> | undefined;
-      if (rule === undefined)
-        throw new UnsupportedOpError(`fuse: op ${n.op} must be materialized or lowered before fusion`);
+      const rule = LOWER[n.op] as LowerRule<Op> | null;
+      if (rule === null) throw new UnsupportedOpError(`fuse: op ${n.op} must be materialized or lowered before fusion`);
       v = rule(this, n as NodeOf<Op>, idx, ctx);
     }
     this.genMemo.set(key, v);

@@ -14,16 +14,15 @@ import { CHEAP } from "../../ir/elementwise.js";
 import { isReduceNode, topoOrder, useCounts, type Graph, type Node, type NodeOf } from "../../ir/graph.js";
 import { numel, type KReduceOp } from "../../ir/kernel.js";
 import { COPY_OPS, SEGMENT_OPS, VIEW_OPS } from "../../ir/ops.js";
+import { isInlineable } from "../../ir/reductions.js";
 import type { FuseOptions } from "./options.js";
 
 /** Reductions over base axes only, of at most this many elements per output, inline as `combine`. */
 export const INLINE_REDUCE_LIMIT = 16;
 
-const INLINE_REDUCE_OPS: ReadonlySet<string> = new Set(["sum", "mean", "prod", "min", "max", "all", "any"]);
-
 /** Whether `n` is a small base-axes reduction that inlines (then it is a reduction node). */
 export function inlineReduce(n: Node): n is NodeOf<KReduceOp> {
-  if (!INLINE_REDUCE_OPS.has(n.op) || !isReduceNode(n) || n.attrs.batchAxes.length > 0) return false;
+  if (!isReduceNode(n) || !isInlineable(n.op) || n.attrs.batchAxes.length > 0) return false;
   const x = n.inputs[0]!;
   const count = numel(n.attrs.baseAxes.map((a) => x.type.base[a]!));
   return count >= 1 && count <= INLINE_REDUCE_LIMIT;
