@@ -52,6 +52,10 @@ export class ScalarOps {
       case "max":
         (a(), b(), a(), b(), c.op(Op.i32_gt_s).op(Op.select));
         return;
+      default: {
+        const missing: never = op;
+        throw new UnsupportedOpError(`wasm: no rule for the index op ${String(missing)}`);
+      }
     }
   }
 
@@ -329,19 +333,16 @@ export class ScalarOps {
         return simple(u ? Op.i32_gt_u : Op.i32_gt_s, Op.f32_gt, Op.f64_gt);
       case "ge":
         return simple(u ? Op.i32_ge_u : Op.i32_ge_s, Op.f32_ge, Op.f64_ge);
+      // Logical ops on bool (0/1) and the integer bitwise ops (int32, uint32): the same bits.
       case "and":
-        return simple(Op.i32_and, Op.i32_and, Op.i32_and);
-      case "or":
-        return simple(Op.i32_or, Op.i32_or, Op.i32_or);
-      case "xor":
-        return simple(Op.i32_xor, Op.i32_xor, Op.i32_xor);
-      // Integer bitwise ops (int32, uint32 only; the graph refuses floats and bool).
       case "bitwise_and":
-        return simple(Op.i32_and, Op.i32_and, Op.i32_and);
+        return (a(), b(), void c.op(Op.i32_and));
+      case "or":
       case "bitwise_or":
-        return simple(Op.i32_or, Op.i32_or, Op.i32_or);
+        return (a(), b(), void c.op(Op.i32_or));
+      case "xor":
       case "bitwise_xor":
-        return simple(Op.i32_xor, Op.i32_xor, Op.i32_xor);
+        return (a(), b(), void c.op(Op.i32_xor));
       case "left_shift":
       case "right_shift": {
         // NumPy's shift counts: a count outside [0, 32) (unsigned compare: a negative int32
