@@ -6,7 +6,15 @@
 import fc from "fast-check";
 import { ARRAY_CTOR, castScalar, isFloat, type DType, type TypedArray } from "../../ir/dtype.js";
 import { makeGraph, Node, type Graph } from "../../ir/graph.js";
-import type { KBinaryOp, KReduceOp, KUnaryOp } from "../../ir/kernel.js";
+import {
+  ELEMENTWISE,
+  factsOf,
+  isUnaryOp,
+  type ElementwiseOp,
+  type KBinaryOp,
+  type KUnaryOp,
+} from "../../ir/elementwise.js";
+import { REDUCTIONS, reductionFacts, type KReduceOp } from "../../ir/reductions.js";
 import type { Value } from "../../ir/interpret.js";
 import type { ConcreteType } from "../../ir/shapes.js";
 import { OPS } from "../../ir/ops.js";
@@ -84,38 +92,158 @@ function specialsOf(family: Family): readonly number[] {
   return family === "int32" || family === "uint32" ? SPECIAL_INTS[family] : SPECIAL_FLOATS[family];
 }
 
-const FLOAT_UNARY: KUnaryOp[] = [
-  "neg",
-  "abs",
-  "sqrt",
-  "exp",
-  "sin",
-  "cos",
-  "tanh",
-  "sigmoid",
-  "floor",
-  "ceil",
-  "round",
-  "trunc",
-  "sign",
-  "rsqrt",
-  "log",
-  "tan",
-  "asin",
-  "acos",
-  "atan",
-];
-const INT_UNARY: KUnaryOp[] = ["neg", "abs", "sign"];
-const FLOAT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod", "pow", "atan2"];
-const INT_BINARY: KBinaryOp[] = ["add", "sub", "mul", "div", "maximum", "minimum", "mod"];
-// --- numerics/random: the integer bitwise ops join the integer graphs (shift counts from the
-// data and constants: negative, 0, 1, >= 32 and the integer extremes all occur) ---
-const INT_BITWISE: KBinaryOp[] = ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"];
-INT_BINARY.push(...INT_BITWISE);
-/** With `specials`, integer graphs also raise to powers (wrapping like the other integer ops). */
-const INT_BINARY_SPECIAL: KBinaryOp[] = [...INT_BINARY, "pow"];
-const COMPARE: KBinaryOp[] = ["eq", "ne", "lt", "le", "gt", "ge"];
-const REDUCE: KReduceOp[] = ["sum", "mean", "prod", "min", "max", "argmin", "argmax", "all", "any"];
+// --- the ops drawn, from the facts tables (ir/elementwise.ts, ir/reductions.ts): every
+// elementwise op and every reduction is drawn by its dtype rule, so a new op is fuzzed
+// as soon as it is in its table; an op of a rule this file does not know is an error ---
+const FLOAT_UNARY: KUnaryOp[] = [];
+const INT_UNARY: KUnaryOp[] = [];
+/** Unary ops with a bool result whatever the operand (isnan, …): conditions of `where`. */
+const PREDICATE: KUnaryOp[] = [];
+/** Unary ops on bool (not): conditions of `where`. */
+const LOGICAL_UNARY: KUnaryOp[] = [];
+const FLOAT_BINARY: KBinaryOp[] = [];
+const INT_BINARY: KBinaryOp[] = [];
+const COMPARE: KBinaryOp[] = [];
+/** Binary ops on bool (and, or, xor): conditions of `where`. */
+const LOGICAL_BINARY: KBinaryOp[] = [];
+/**
+ * Ops drawn in integer graphs only with `specials` (integer `pow`: with small data and
+ * exponents it wraps like the other integer ops, so it needs the extremes to mean much).
+ */
+const INT_ONLY_WITH_SPECIALS: ReadonlySet<ElementwiseOp> = new Set(["pow"]);
+/** Where `randomCase` draws an op of each dtype rule (ir/elementwise.ts), unary and binary. */
+function drawUnary(op: KUnaryOp): void {
+  const rule = factsOf(op).dtype;
+  switch (rule) {
+    case "arith":
+      FLOAT_UNARY.push(op);
+      INT_UNARY.push(op);
+      return;
+    case "float":
+      FLOAT_UNARY.push(op);
+      return;
+    case "int":
+      INT_UNARY.push(op);
+      return;
+    case "predicate":
+      PREDICATE.push(op);
+      return;
+    case "logical":
+      LOGICAL_UNARY.push(op);
+      return;
+    case "compare":
+      break;
+    default: {
+      const never: never = rule;
+      void never;
+    }
+  }
+  throw new Error(`random-graph: no way to draw the unary op ${op} of dtype rule ${rule}; say how in drawUnary`);
+}
+function drawBinary(op: KBinaryOp): void {
+  const rule = factsOf(op).dtype;
+  switch (rule) {
+    case "arith":
+      FLOAT_BINARY.push(op);
+      if (!INT_ONLY_WITH_SPECIALS.has(op)) INT_BINARY.push(op);
+      return;
+    case "float":
+      FLOAT_BINARY.push(op);
+      return;
+    case "int":
+      INT_BINARY.push(op);
+      return;
+    case "compare":
+      COMPARE.push(op);
+      return;
+    case "logical":
+      LOGICAL_BINARY.push(op);
+      return;
+    case "predicate":
+      break;
+    default: {
+      const never: never = rule;
+      void never;
+    }
+  }
+  throw new Error(`random-graph: no way to draw the binary op ${op} of dtype rule ${rule}; say how in drawBinary`);
+}
+for (const op of Object.keys(ELEMENTWISE) as ElementwiseOp[]) {
+  if (isUnaryOp(op)) drawUnary(op);
+  else drawBinary(op);
+}
+/** With `specials`, integer graphs also draw INT_ONLY_WITH_SPECIALS (wrapping like the other integer ops). */
+const INT_BINARY_SPECIAL: KBinaryOp[] = [...INT_BINARY, ...FLOAT_BINARY.filter((op) => INT_ONLY_WITH_SPECIALS.has(op))];
+/** Every reduction (positional ones reduce one axis, bool ones take a bool operand: `case 6` below). */
+const REDUCE: readonly KReduceOp[] = Object.keys(REDUCTIONS) as KReduceOp[];
+/**
+ * Whether an op's result jumps when an operand moves by one rounding error (so `smooth`
+ * graphs leave it out): a total table, so `tsc` asks for each new op's entry. asin/acos:
+ * NaN just past ±1 and an infinite slope at ±1; atan2: the branch cut at y = ±0, x < 0.
+ * (Comparisons, predicates and logical ops only build `where` conditions, which smooth
+ * graphs leave out whatever this says; the integer-only ops are never in smooth graphs.)
+ */
+const JUMPY: { readonly [K in ElementwiseOp]: boolean } = {
+  neg: false,
+  abs: false,
+  sqrt: false,
+  rsqrt: false,
+  exp: false,
+  log: false,
+  sin: false,
+  cos: false,
+  tan: true,
+  tanh: false,
+  sigmoid: false,
+  asin: true,
+  acos: true,
+  atan: false,
+  floor: true,
+  ceil: true,
+  round: true,
+  trunc: true,
+  sign: true,
+  not: true,
+  isnan: true,
+  isinf: true,
+  isfinite: true,
+  add: false,
+  sub: false,
+  mul: false,
+  div: true,
+  pow: true,
+  maximum: false,
+  minimum: false,
+  mod: true,
+  atan2: true,
+  eq: true,
+  ne: true,
+  lt: true,
+  le: true,
+  gt: true,
+  ge: true,
+  and: true,
+  or: true,
+  xor: true,
+  bitwise_and: true,
+  bitwise_or: true,
+  bitwise_xor: true,
+  left_shift: true,
+  right_shift: true,
+};
+
+/** The ops `randomCase` draws, by use (test/src/fuzz-coverage.test.ts checks each is drawn). */
+export const DRAWN = {
+  floatUnary: FLOAT_UNARY,
+  intUnary: INT_UNARY,
+  predicate: PREDICATE,
+  logicalUnary: LOGICAL_UNARY,
+  floatBinary: FLOAT_BINARY,
+  intBinary: INT_BINARY_SPECIAL,
+  compare: COMPARE,
+  logicalBinary: LOGICAL_BINARY,
+  reduce: REDUCE,
+} as const;
 
 export interface RandomCase {
   readonly graph: Graph;
@@ -225,26 +353,11 @@ export function randomCase(
   });
   const pool: Node[] = [...inputs];
   const steps = opts.steps ?? 2 + Math.floor(r() * 6);
-  // asin/acos: NaN just past ±1 and an infinite slope at ±1; atan2: the branch cut at y = ±0, x < 0.
-  const JUMPY = new Set<string>([
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "sign",
-    "mod",
-    "tan",
-    "pow",
-    "div",
-    "asin",
-    "acos",
-    "atan2",
-  ]);
   const smooth = opts.smooth === true && family !== "int32" && family !== "uint32";
   const int = family === "int32" || family === "uint32";
-  const unary = (int ? INT_UNARY : FLOAT_UNARY).filter((o) => !smooth || !JUMPY.has(o));
+  const unary = (int ? INT_UNARY : FLOAT_UNARY).filter((o) => !smooth || !JUMPY[o]);
   const binary = (int ? (specials ? INT_BINARY_SPECIAL : INT_BINARY) : FLOAT_BINARY).filter(
-    (o) => !smooth || !JUMPY.has(o),
+    (o) => !smooth || !JUMPY[o],
   );
   /** Axes of a reduction: a random subset, in decreasing order half the time with specials (the op takes them in any order). */
   const axesOf = (rank: number, p: number): number[] => {
@@ -309,15 +422,16 @@ export function randomCase(
       }
       case 5: {
         if (opts.allowCompare === false || smooth) break;
-        const cmp = tryMake(pick(r, COMPARE), [x, y]);
-        if (cmp) n = tryMake("where", [cmp, x, y]);
+        const cond = condition(r, x, y, 0);
+        if (cond) n = tryMake("where", [cond, x, y]);
         break;
       }
       case 6: {
-        const op = pick(r, smooth ? REDUCE.filter((o) => o !== "argmin" && o !== "argmax") : REDUCE);
+        const op = pick(r, smooth ? REDUCE.filter((o) => reductionFacts(o).positional !== true) : REDUCE);
         const batchAxes = axesOf(x.type.batch.length, 0.4);
         const baseAxes = axesOf(x.type.base.length, 0.5);
-        if (op === "argmin" || op === "argmax") {
+        const facts = reductionFacts(op);
+        if (facts.positional === true) {
           const all = [...batchAxes.map((a) => ["b", a] as const), ...baseAxes.map((a) => ["s", a] as const)];
           if (all.length === 0) break;
           const [side, a] = pick(r, all);
@@ -327,7 +441,7 @@ export function randomCase(
             keep: r() < 0.5,
           });
           n = red && red.type.dtype !== dtype ? tryMake("cast", [red], { dtype }) : red;
-        } else if (op === "all" || op === "any") {
+        } else if (facts.dtype === "bool") {
           const red = tryMake(op, [tryMake("cast", [x], { dtype: "bool" })!], { batchAxes, baseAxes, keep: r() < 0.5 });
           n = red ? tryMake("cast", [red], { dtype }) : undefined;
         } else {
@@ -387,6 +501,25 @@ export function randomCase(
   if (pool.length > 2 && r() < 0.5) outs.push(pool[pool.length - 2]!);
   narrowTail(seed, pool, outs, specials);
   return { graph: makeGraph("random", inputs, outs), inputTypes, seed, specials };
+}
+
+/**
+ * A bool condition on x and y for `where`: a comparison of x and y, a predicate of x
+ * (isnan, …), or, nested up to twice, a logical op of two conditions or of one (not).
+ */
+function condition(r: () => number, x: Node, y: Node, depth: number): Node | undefined {
+  const k = r();
+  if (depth < 2 && k < 0.15) {
+    const a = condition(r, x, y, depth + 1);
+    const b = condition(r, y, x, depth + 1);
+    return a && b && tryMake(pick(r, LOGICAL_BINARY), [a, b]);
+  }
+  if (depth < 2 && k < 0.25) {
+    const a = condition(r, x, y, depth + 1);
+    return a && tryMake(pick(r, LOGICAL_UNARY), [a]);
+  }
+  if (k < 0.4) return tryMake(pick(r, PREDICATE), [x]);
+  return tryMake(pick(r, COMPARE), [x, y]);
 }
 
 /** The dtype a value of `d` is promoted to on the way (as the frontend promotes mixed operands). */
@@ -527,6 +660,11 @@ export function randomReductionCase(seed: number, family: "float32" | "float64")
 // the graph before it is the one the seed gave before) ---
 const NARROW: readonly DType[] = ["uint8", "int8", "uint16", "int16"];
 /** Values at and past the narrow dtypes' edges (wrapped by the const's dtype when they do not fit). */
+/** The reductions of a narrow tail: those whose result is not float or bool (an integer, or a position). */
+const NARROW_REDUCE: readonly KReduceOp[] = REDUCE.filter((op) => {
+  const d = reductionFacts(op).dtype;
+  return d !== "float" && d !== "bool";
+});
 const NARROW_SPECIALS = [0, 1, -1, 2, 7, 127, -128, 128, 255, 256, 32767, -32768, 65535, 8, 16, 31];
 
 /**
@@ -562,7 +700,7 @@ function narrowTail(seed: number, pool: readonly Node[], outs: Node[], specials:
       const cmp = tryMake(pick(r, COMPARE), [x, other]);
       n = cmp && tryMake("where", [cmp, x, other]);
     } else if (x.type.base.length > 0) {
-      const op = pick(r, ["sum", "prod", "min", "max", "argmax"] as const);
+      const op = pick(r, NARROW_REDUCE);
       const red = tryMake(op, [x], { batchAxes: [], baseAxes: [x.type.base.length - 1], keep: r() < 0.5 });
       n = red && (red.type.dtype === d ? red : tryMake("cast", [red], { dtype: d }));
     }
