@@ -16,13 +16,12 @@ import {
   jit,
   nonzero,
   nonzeroAsync,
-  setBackend,
   tensor,
   zeros,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const X = () => arange(24).reshape([4, 2, 3]).rebatch(2); // (4,2; 3), values 0..23
 
@@ -135,17 +134,12 @@ describe("TensorDict.booleanMask", () => {
 
 const probe = await probeWebGPUForFile();
 describeWebGPU(probe, "booleanMask and nonzero on WebGPU", (backend) => {
-  it("the async forms read from the device; the sync forms say to use them", async () => {
-    registerBackend(backend);
-    setBackend("webgpu");
-    try {
+  it("the async forms read from the device; the sync forms say to use them", () =>
+    onWebGPU(backend, async () => {
       const x = tensor([NaN, -0, 0, Infinity, 2], { batchDim: 1 });
       expect(Array.from(await (await booleanMaskAsync(x, x)).data())).toEqual([NaN, Infinity, 2]);
       expect(Array.from(await (await nonzeroAsync(x)).data())).toEqual([0, 3, 4]);
       expect(() => booleanMask(x, x)).toThrow(BackendError);
       expect(() => nonzero(x)).toThrow(/nonzeroAsync/);
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });

@@ -23,7 +23,6 @@ import {
   logspace,
   padAppend,
   padPrepend,
-  setBackend,
   storageSize,
   tensor,
   zeros,
@@ -31,8 +30,8 @@ import {
   Scalar,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const vals = (t: Tensor): number[] => Array.from(t.dataSync());
 const f32 = Math.fround;
@@ -470,10 +469,8 @@ describe("inside jit: one trace across batch sizes", () => {
 
 const probe = await probeWebGPUForFile();
 describeWebGPU(probe, "comparisons and small ops on WebGPU", (backend) => {
-  it("special values match the JS expectations", async () => {
-    registerBackend(backend);
-    setBackend("webgpu");
-    try {
+  it("special values match the JS expectations", () =>
+    onWebGPU(backend, async () => {
       const x = tensor(CLOSE_X, { batchDim: 1 });
       const y = tensor(CLOSE_Y, { batchDim: 1 });
       expect(Array.from(await x.isClose(y).data())).toEqual(CLOSE);
@@ -511,8 +508,5 @@ describeWebGPU(probe, "comparisons and small ops on WebGPU", (backend) => {
       expect(Array.from(await p.batchTranspose(0, 1).data())).toEqual([0, 3, 1, 4, 2, 5]);
       const l = Array.from(await logspace(0, 2, 3).data());
       l.forEach((v, i) => expect(v).toBeCloseTo([1, 10, 100][i]!, 4));
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });

@@ -4,19 +4,16 @@
  * for two batch sizes, empty dims; and float16, which needs the device's
  * "shader-f16" feature (Dawn on llvmpipe has none: there it is a DTypeError).
  */
-import { beforeAll, expect, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import { counters, DTypeError, fromTypedArray, jit, setBackend, tensor, zeros, type Tensor } from "../../src/index.js";
+import { expect, it } from "vitest";
+import { counters, DTypeError, fromTypedArray, jit, tensor, zeros, type Tensor } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { ALL_CASES, runCases } from "./cases.js";
+import { selectWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "narrow dtypes on WebGPU", (gpu) => {
-  beforeAll(() => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-  });
+  selectWebGPU(gpu);
 
   it("wrap, promote and cast as NumPy (eager and in jit)", async () => {
     expect(await runCases(ALL_CASES)).toEqual([]);

@@ -11,10 +11,10 @@
  *   C = K 1⊗1 + 2μθ(I − 1⊗1/3) − 2μθ̄ n⊗n.
  */
 import { expect, it } from "vitest";
-import { counters, counterSnapshot, fromTypedArray, setBackend } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
+import { counters, counterSnapshot, fromTypedArray } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { j2Kernel, run, sampleStrains, STEEL } from "../../examples/j2-plasticity.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -96,10 +96,8 @@ it("J2 radial return: stress, state and consistent tangent (jacobian of the resi
 });
 
 describeWebGPU(probe, "J2 on WebGPU (float32)", (gpu) => {
-  it("stress and consistent tangent match the closed form at float32 precision, one trace for two sizes", async () => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
+  it("stress and consistent tangent match the closed form at float32 precision, one trace for two sizes", () =>
+    onWebGPU(gpu, async () => {
       const f = j2Kernel();
       for (const n of [1, 1000]) {
         const e64 = sampleStrains(n);
@@ -123,8 +121,5 @@ describeWebGPU(probe, "J2 on WebGPU (float32)", (gpu) => {
         }
       }
       expect(f.stats.traces).toBe(1);
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });

@@ -17,8 +17,8 @@ import {
   where,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -95,13 +95,8 @@ it("derivatives on the JS backend", async () => {
 });
 
 describeWebGPU(probe, "derivatives on WebGPU", (gpu) => {
-  it("the same results on WebGPU", async () => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
+  it("the same results on WebGPU", () =>
+    onWebGPU(gpu, async () => {
       await suite();
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });

@@ -11,7 +11,6 @@ import {
   fromTypedArray,
   jit,
   resolveBaseIndex,
-  setBackend,
   ShapeError,
   sl,
   tensor,
@@ -19,8 +18,8 @@ import {
   zeros,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 /** `np.arange(prod(shape)).reshape(shape)` as a float32 tensor with `batchDim` batch dims. */
 function arange(shape: readonly number[], batchDim = 0): Tensor {
@@ -333,15 +332,14 @@ describe("index lists: typed errors", () => {
 
 const probe = await probeWebGPUForFile();
 describeWebGPU(probe, "index lists on WebGPU", (backend) => {
-  it("NumPy's results, special values, empty dims and jit match the JS expectations", async () => {
-    registerBackend(backend);
-    setBackend("webgpu");
-    try {
-      await numpyCases();
-      await specialCases();
-      await jitCases();
-    } finally {
-      setBackend("js");
-    }
-  }, 120_000);
+  it(
+    "NumPy's results, special values, empty dims and jit match the JS expectations",
+    () =>
+      onWebGPU(backend, async () => {
+        await numpyCases();
+        await specialCases();
+        await jitCases();
+      }),
+    120_000,
+  );
 });

@@ -22,12 +22,11 @@ import {
   saveNpySync,
   saveNpz,
   saveNpzSync,
-  setBackend,
   tensor,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/npy");
 const file = (name: string): Uint8Array => new Uint8Array(readFileSync(join(DIR, name)));
@@ -305,10 +304,8 @@ describe("npz", () => {
 
 const probe = await probeWebGPUForFile();
 describeWebGPU(probe, "npy on WebGPU", (backend) => {
-  it("loads onto the device and saves back NumPy's bytes", async () => {
-    registerBackend(backend);
-    setBackend("webgpu");
-    try {
+  it("loads onto the device and saves back NumPy's bytes", () =>
+    onWebGPU(backend, async () => {
       const x = loadNpy(file("f4.npy"), { batchDim: 1 });
       expect(await saveNpy(x.mul(1))).toEqual(file("f4.npy"));
       const a = loadNpz(file("arrays.npz"));
@@ -319,8 +316,5 @@ describeWebGPU(probe, "npy on WebGPU", (backend) => {
       // float64 cannot live on WebGPU: loading it is the backend's DTypeError.
       expect(() => loadNpy(file("f8.npy"))).toThrow(DTypeError);
       expect(() => saveNpySync(x)).toThrow(/asynchronously/);
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });

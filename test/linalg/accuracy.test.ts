@@ -9,10 +9,10 @@
  */
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
 import { initWasm, setBackend } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { ALGS, measure, SIZES, supported, type Alg, type DT, type Measured } from "./accuracy-suite.js";
+import { selectWebGPU } from "../helpers/on-webgpu.js";
 
 const results: Measured[] = [];
 const probe = await probeWebGPUForFile();
@@ -42,10 +42,7 @@ suite("js", "float32", 64);
 suite("wasm", "float32", 64);
 
 describeWebGPU(probe, "webgpu float32", (gpu) => {
-  beforeAll(() => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-  });
+  selectWebGPU(gpu);
   // Mesa's software rasterizer compiles slowly: two unrolled sizes with every
   // algorithm, and one looped size with the direct ones (the Jacobi routines at
   // n = 17 pass WebGPU's loop budget: the documented UnsupportedOpError).

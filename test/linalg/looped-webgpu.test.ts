@@ -5,20 +5,17 @@
  * rasterizer is slow). Sizes whose loops would pass the WebGPU loop budget are a
  * typed error.
  */
-import { beforeAll, expect, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, linalg, setBackend, sort, UnsupportedOpError } from "../../src/index.js";
+import { expect, it } from "vitest";
+import { fromTypedArray, linalg, sort, UnsupportedOpError } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { randomMats } from "./helpers.js";
 import { checkLoopedJit, matsOf } from "./looped-suite.js";
+import { selectWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "looped linalg on WebGPU", (gpu) => {
-  beforeAll(() => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-  });
+  selectWebGPU(gpu);
 
   it("values: det, inv, cholesky and eigvalsh of 2·I + 0.1·J (n = 9), NaN and empty batches", async () => {
     const n = 9;

@@ -3,9 +3,8 @@
  * values, reconstruction identities on random batches checked by host loops,
  * NaN/Inf/singular inputs, empty batches, and one jit trace for two batch sizes.
  */
-import { beforeAll, expect, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, jit, linalg, setBackend, tensor, type Tensor } from "../../src/index.js";
+import { expect, it } from "vitest";
+import { fromTypedArray, jit, linalg, tensor, type Tensor } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import {
   checkSpecialValues,
@@ -18,6 +17,7 @@ import {
   symMats,
   transpose,
 } from "./helpers.js";
+import { selectWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -30,10 +30,7 @@ async function hostOf(t: Tensor): Promise<number[][][]> {
 const diag = (v: number[]): number[][] => v.map((x, i) => v.map((_, j) => (i === j ? x : 0)));
 
 describeWebGPU(probe, "linalg on WebGPU", (gpu) => {
-  beforeAll(() => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-  });
+  selectWebGPU(gpu);
 
   it("documented values: det, inv, solve, lu pivots, cholesky, qr, eigh, lstsq, norms, triu", async () => {
     const a = tensor([

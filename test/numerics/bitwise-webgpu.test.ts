@@ -3,20 +3,17 @@
  * and more and negative ones included, which WGSL would take modulo 32) against NumPy's
  * rules written with BigInt, with operands from buffers and as constants.
  */
-import { beforeAll, expect, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, jit, setBackend, type Tensor } from "../../src/index.js";
+import { expect, it } from "vitest";
+import { fromTypedArray, jit, type Tensor } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { APPLY, I32, mismatches, pairTensors, REF, U32 } from "./bitwise-cases.js";
+import { selectWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 const OPS = Object.keys(APPLY);
 
 describeWebGPU(probe, "bitwise ops on WebGPU", (gpu) => {
-  beforeAll(() => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-  });
+  selectWebGPU(gpu);
 
   it("match NumPy's rules on every pair of the grid (operands from buffers, in jit)", async () => {
     const errors: string[] = [];

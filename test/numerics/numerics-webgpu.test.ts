@@ -4,19 +4,16 @@
  * transcendental results within the device's float32 accuracy), and one trace for two
  * batch sizes.
  */
-import { beforeAll, expect, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import { counters, jit, setBackend, tensor, type Tensor } from "../../src/index.js";
+import { expect, it } from "vitest";
+import { counters, jit, tensor, type Tensor } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { CASES, mismatches } from "./numerics-cases.js";
+import { selectWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "numerics on WebGPU", (gpu) => {
-  beforeAll(() => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-  });
+  selectWebGPU(gpu);
 
   it("every case (one program for all of them)", async () => {
     // One jit of all cases: one pipeline build per kernel, not per case (llvmpipe compiles slowly).

@@ -13,14 +13,13 @@ import {
   ones,
   parseGraph,
   printGraph,
-  setBackend,
   ShapeError,
   tensor,
   zeros,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -228,10 +227,8 @@ describe("IR text from jit", () => {
 });
 
 describeWebGPU(probe, "input data on WebGPU", (gpu) => {
-  it("a Uint8Array given as bool holds 0/1, so casts agree with the JS backend", async () => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
+  it("a Uint8Array given as bool holds 0/1, so casts agree with the JS backend", () =>
+    onWebGPU(gpu, async () => {
       const b = fromTypedArray(new Uint8Array([0, 2, 255, 1]), [4], { dtype: "bool" });
       expect(Array.from(await b.cast("int32").data())).toEqual([0, 1, 1, 1]);
       // Without a dtype a Uint8Array is uint8 (widened to one i32 per element on the device).
@@ -246,8 +243,5 @@ describeWebGPU(probe, "input data on WebGPU", (gpu) => {
             .data(),
         ),
       ).toEqual([15]);
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });

@@ -19,14 +19,13 @@ import {
   jagged,
   jit,
   lazyStack,
-  setBackend,
   stack,
   tensor,
   zeros,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const arr = (t: unknown) => (t as Tensor).toArraySync();
 const vals = (t: unknown) => Array.from((t as Tensor).dataSync());
@@ -401,10 +400,8 @@ describe("LazyStackedTensorDict.set, toPaddedTensor, lazy stacks of lazy stacks,
 
 const probe = await probeWebGPUForFile();
 describeWebGPU(probe, "tensordict setAt and toPaddedTensor on WebGPU", (backend) => {
-  it("writes special values and pads", async () => {
-    registerBackend(backend);
-    setBackend("webgpu");
-    try {
+  it("writes special values and pads", () =>
+    onWebGPU(backend, async () => {
       const td = new TensorDict({ x: zeros([4], []) }, [4]);
       const out = Array.from(
         await td
@@ -422,8 +419,5 @@ describeWebGPU(probe, "tensordict setAt and toPaddedTensor on WebGPU", (backend)
       const p = ls.toPaddedTensor({ padding: Infinity, maskKey: "m" });
       expect(Array.from(await p.getTensor("x").data())).toEqual([1, 2, 3, Infinity]);
       expect(Array.from(await p.getTensor("m").data())).toEqual([1, 1, 1, 0]);
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });

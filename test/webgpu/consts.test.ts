@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Kernel } from "../../ir/kernel.js";
-import { registerBackend } from "../../src/backend.js";
-import { counters, fromTypedArray, jit, setBackend, spec, tensor, trace, type Tensor } from "../../src/index.js";
+import { counters, fromTypedArray, jit, spec, tensor, trace, type Tensor } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { PIPELINE_CACHE_LIMIT, PipelineCache } from "../../runtime/webgpu/pipelines.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -66,10 +66,8 @@ describeWebGPU(probe, "constants on WebGPU", (gpu) => {
     expect(second[5]).toEqual([0, 0]);
   });
 
-  it("eager: NaN after Infinity, -Infinity after Infinity, -0 after 0 each give their own results", async () => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
+  it("eager: NaN after Infinity, -Infinity after Infinity, -0 after 0 each give their own results", () =>
+    onWebGPU(gpu, async () => {
       const a = tensor([1, 2, 3]);
       expect(await read(a.mul(Infinity))).toEqual([Infinity, Infinity, Infinity]);
       expect(await read(a.mul(NaN))).toEqual([NaN, NaN, NaN]);
@@ -79,34 +77,28 @@ describeWebGPU(probe, "constants on WebGPU", (gpu) => {
       expect(await read(a.div(-0))).toEqual([-Infinity, -Infinity, -Infinity]);
       expect((await read(a.mul(-0))).map((v) => Object.is(v, -0))).toEqual([true, true, true]);
       expect((await read(a.mul(0))).map((v) => Object.is(v, -0))).toEqual([false, false, false]);
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 
-  it("x.mul(i + 0.5) for 200 values of i builds one pipeline and gives the right values", async () => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
-      const x = fromTypedArray(new Float32Array([1, -2, 3, 0.25]), [4]);
-      const compiles = counters.compiles;
-      const pipelines = gpu.stats.pipelines;
-      for (let i = 0; i < 200; i++) {
-        const c = i + 0.5;
-        const want = [1, -2, 3, 0.25].map((v) => Math.fround(Math.fround(v * c) + v));
-        expect(await read(x.mul(c).add(x)), `i = ${i}`).toEqual(want);
-      }
-      expect(counters.compiles - compiles).toBe(1);
-      expect(gpu.stats.pipelines - pipelines).toBe(1);
-    } finally {
-      setBackend("js");
-    }
-  }, 120_000);
+  it(
+    "x.mul(i + 0.5) for 200 values of i builds one pipeline and gives the right values",
+    () =>
+      onWebGPU(gpu, async () => {
+        const x = fromTypedArray(new Float32Array([1, -2, 3, 0.25]), [4]);
+        const compiles = counters.compiles;
+        const pipelines = gpu.stats.pipelines;
+        for (let i = 0; i < 200; i++) {
+          const c = i + 0.5;
+          const want = [1, -2, 3, 0.25].map((v) => Math.fround(Math.fround(v * c) + v));
+          expect(await read(x.mul(c).add(x)), `i = ${i}`).toEqual(want);
+        }
+        expect(counters.compiles - compiles).toBe(1);
+        expect(gpu.stats.pipelines - pipelines).toBe(1);
+      }),
+    120_000,
+  );
 
-  it("dump({ kernels: true }) gives the WGSL while the pipelines compile and after", async () => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
+  it("dump({ kernels: true }) gives the WGSL while the pipelines compile and after", () =>
+    onWebGPU(gpu, async () => {
       const fn = (x: Tensor): Tensor => x.mul(Infinity).add(x.mul(NaN).sum(0, { keepdim: true }));
       const f = trace(fn, [spec("float32", ["B"], [3])]);
       // Right after the trace the pipelines are still compiling (WebGPU compiles asynchronously).
@@ -119,10 +111,7 @@ describeWebGPU(probe, "constants on WebGPU", (gpu) => {
       const g = jit((t: Tensor) => t.mul(2));
       await g.callAsync(fromTypedArray(new Float32Array([1]), [1]));
       expect(g.dump({ kernels: true })).toContain("@compute");
-    } finally {
-      setBackend("js");
-    }
-  });
+    }));
 });
 
 describe("pipeline cache (no GPU: a stand-in device that counts pipelines)", () => {

@@ -4,23 +4,15 @@
  * elements still writes its identity, and zero-length buffers bind.
  */
 import { expect, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, setBackend, type Tensor } from "../../src/index.js";
+import { fromTypedArray, type Tensor } from "../../src/index.js";
 import { checkEmptyBase, checkEmptyBatch, checkEmptyJit } from "../helpers/empty.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
 describeWebGPU(probe, "empty reductions on WebGPU", (gpu) => {
-  const on = (f: () => Promise<void>) => async (): Promise<void> => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
-      await f();
-    } finally {
-      setBackend("js");
-    }
-  };
+  const on = (f: () => Promise<void>) => (): Promise<void> => onWebGPU(gpu, f);
   it(
     "over an empty batch axis: sum 0, prod 1, mean NaN, any false, all true; min/max/argmin/argmax a ShapeError",
     on(checkEmptyBatch),

@@ -6,19 +6,10 @@
  * read); a failed run frees what it allocated; good offsets give hand-computed values.
  */
 import { expect, it, vi } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import {
-  fromTypedArray,
-  jagged,
-  JaggedTensor,
-  jit,
-  loadBundle,
-  setBackend,
-  ShapeError,
-  type Tensor,
-} from "../../src/index.js";
+import { fromTypedArray, jagged, JaggedTensor, jit, loadBundle, ShapeError, type Tensor } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -35,18 +26,8 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 }
 
 describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
-  const onGpu = async (body: () => Promise<void>): Promise<void> => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
-      await body();
-    } finally {
-      setBackend("js");
-    }
-  };
-
   it("the issue's repro: offsets [0,3,2,5] computed lazily are a ShapeError, for every segmented op", async () => {
-    await onGpu(async () => {
+    await onWebGPU(gpu, async () => {
       // add(0) and a multiplication by 1 computed on the device: both lazy, neither host-known.
       for (const o of [ints([0, 3, 2, 5]).add(0), ints([0, 3, 2, 5]).mul(ints([1, 1, 1, 1]))]) {
         const j = new JaggedTensor(values(), o);
@@ -67,7 +48,7 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
   });
 
   it("offsets past the end of the values are refused before the segmented kernel is launched, and the run frees its buffers", async () => {
-    await onGpu(async () => {
+    await onWebGPU(gpu, async () => {
       const v = values();
       const half = ints([0, 1, 500000]);
       // Warm the program up with good offsets ([0,2,4] over 4 values), so the failing run compiles nothing.
@@ -87,7 +68,7 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
   });
 
   it("good offsets computed on the device give the hand-computed sums, and checked inputs are not read again", async () => {
-    await onGpu(async () => {
+    await onWebGPU(gpu, async () => {
       const v = values();
       // [0,1,1,2] * 2 = [0,2,2,4] over the first 4 values: rows [1,2], [], [3,4].
       const four = fromTypedArray(Float32Array.from([1, 2, 3, 4]), [4], { batchDim: 1 });
@@ -115,7 +96,7 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
   });
 
   it("inside jit (callAsync): offsets the traced function computes are checked at every call", async () => {
-    await onGpu(async () => {
+    await onWebGPU(gpu, async () => {
       const f = jit((v: Tensor, o: Tensor) => new JaggedTensor(v, o.mul(2)).sum());
       const four = fromTypedArray(Float32Array.from([1, 2, 3, 4]), [4], { batchDim: 1 });
       expect(Array.from(await (await f.callAsync(four, ints([0, 1, 2]))).data())).toEqual([3, 7]);
@@ -145,7 +126,7 @@ describeWebGPU(probe, "jagged offsets checked on WebGPU", (gpu) => {
     const four = () => fromTypedArray(Float32Array.from([1, 2, 3, 4]), [4], { batchDim: 1 });
     f(four(), ints([0, 1, 2]));
     const mod = await importBundle(f.bundle());
-    await onGpu(async () => {
+    await onWebGPU(gpu, async () => {
       const g = await loadBundle(mod);
       expect(Array.from(await ((await g.callAsync(four(), ints([0, 1, 2]))) as Tensor).data())).toEqual([2, 4]);
       await expect(g.callAsync(four(), ints([0, 2, 1]))).rejects.toThrow(

@@ -11,10 +11,10 @@ import { expect, it } from "vitest";
 import { combineToWGSL, kernelToWGSL, WGSL_LOOP_BUDGET, wgslLaunchPlan, wgslLoopTrips } from "../../codegen/wgsl.js";
 import { rowCombineToWGSL } from "../../codegen/wgsl-combine.js";
 import { ix, type Kernel } from "../../ir/kernel.js";
-import { registerBackend } from "../../src/backend.js";
 import { fromTypedArray, jit, JaggedTensor, setBackend, type Tensor } from "../../src/index.js";
 import { rng } from "../helpers/random-graph.js";
 import { closeTo, describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -118,11 +118,7 @@ function raw(device: GPUDevice) {
 }
 
 describeWebGPU(probe, "long reductions on WebGPU", (gpu) => {
-  const on = <T>(f: () => Promise<T>): Promise<T> => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    return f().finally(() => setBackend("js"));
-  };
+  const on = <T>(f: () => Promise<T>): Promise<T> => onWebGPU(gpu, f);
 
   it("base sum, mean and int32 sum over 70,000 and 1,000,000 elements", async () => {
     await on(async () => {

@@ -4,24 +4,16 @@
  * rules (the same values JS gives).
  */
 import { expect, it } from "vitest";
-import { registerBackend } from "../../src/backend.js";
-import { fromTypedArray, full, jit, setBackend, tensor, where, zeros, type Tensor } from "../../src/index.js";
+import { fromTypedArray, full, jit, tensor, where, zeros, type Tensor } from "../../src/index.js";
 import { checkSignedZeroSums } from "../helpers/signed-zero-sums.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { onWebGPU } from "../helpers/on-webgpu.js";
 
 const probe = await probeWebGPUForFile();
 const fmt = (a: ArrayLike<number>): string[] => Array.from(a, (v) => (Object.is(v, -0) ? "-0" : String(v)));
 
 describeWebGPU(probe, "fuzz regressions (WebGPU)", (gpu) => {
-  const on = (f: () => Promise<void>) => async (): Promise<void> => {
-    registerBackend(gpu);
-    setBackend("webgpu");
-    try {
-      await f();
-    } finally {
-      setBackend("js");
-    }
-  };
+  const on = (f: () => Promise<void>) => (): Promise<void> => onWebGPU(gpu, f);
 
   it(
     "where(x < y, y, x) passes a NaN on (the driver made it max(x, y))",
