@@ -5,25 +5,23 @@
  * two batch sizes, fusion with elementwise producers and consumers), derivatives
  * and typed errors.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   counters,
   DTypeError,
-  initWasm,
   jagged,
   jit,
   jvp,
   loadBundle,
-  setBackend,
   ShapeError,
   tensor,
   vjp,
   zeros,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { importBundle } from "../helpers/bundle.js";
-import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { probeWebGPUForFile } from "../helpers/webgpu.js";
+import { describeOnEachBackend } from "../helpers/each-backend.js";
 
 const I = (data: Parameters<typeof tensor>[0], batchDim = 0): Tensor => tensor(data, { dtype: "int32", batchDim });
 /** Values with -0 spelled out, so that a sign error fails. */
@@ -197,36 +195,14 @@ async function specialCases(float64 = true): Promise<void> {
   expect(await read(r)).toEqual([6, NaN, NaN, 8]);
 }
 
-describe("take: special values on JS", () => {
-  it("NaN, ±Inf, -0, wrapped and out-of-range indices, int extremes, empty tensors", async () => {
-    await specialCases();
-  });
-});
-
-describe("take: special values on WebAssembly", () => {
-  beforeAll(async () => {
-    await initWasm({ threads: 1 });
-  });
-  afterAll(() => setBackend("js"));
-  it("NaN, ±Inf, -0, wrapped and out-of-range indices, int extremes, empty tensors", async () => {
-    setBackend("wasm");
-    await specialCases();
-  });
-});
-
 const probe = await probeWebGPUForFile();
-describeWebGPU(probe, "take: special values on WebGPU", (backend) => {
-  it("NaN, ±Inf, -0, wrapped and out-of-range indices, int extremes, empty tensors", async () => {
-    registerBackend(backend);
-    setBackend("webgpu");
-    try {
-      // WGSL has no float64.
-      await specialCases(false);
-    } finally {
-      setBackend("js");
-    }
-  }, 60_000);
-});
+describeOnEachBackend(
+  probe,
+  "take: special values",
+  "NaN, ±Inf, -0, wrapped and out-of-range indices, int extremes, empty tensors",
+  specialCases,
+  60_000,
+);
 
 describe("take inside jit", () => {
   it("one trace and one compile serve two batch sizes; take fuses with the index's producer and its consumer into one kernel", () => {

@@ -7,15 +7,13 @@
  * errors, and derivatives (hand values; random graphs against finite differences
  * are in scatter-grad.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   counters,
   DTypeError,
-  initWasm,
   jit,
   jvp,
   loadBundle,
-  setBackend,
   ShapeError,
   tensor,
   UnsupportedOpError,
@@ -23,9 +21,9 @@ import {
   zeros,
   type Tensor,
 } from "../../src/index.js";
-import { registerBackend } from "../../src/backend.js";
 import { importBundle } from "../helpers/bundle.js";
-import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
+import { probeWebGPUForFile } from "../helpers/webgpu.js";
+import { describeOnEachBackend } from "../helpers/each-backend.js";
 
 const I = (data: Parameters<typeof tensor>[0], batchDim = 0): Tensor => tensor(data, { dtype: "int32", batchDim });
 const F64 = (data: Parameters<typeof tensor>[0]): Tensor => tensor(data, { dtype: "float64" });
@@ -398,36 +396,14 @@ async function specialCases(float64 = true): Promise<void> {
   expect(await read(tensor([1, 2, 3]).at([2, 2]).add(1).mul(2))).toEqual([2, 4, 10]);
 }
 
-describe("x.at(idx): special values on JS", () => {
-  it("NaN, ±Inf, ±0, wrapped and dropped indices, many duplicates, empty tensors", async () => {
-    await specialCases();
-  });
-});
-
-describe("x.at(idx): special values on WebAssembly", () => {
-  beforeAll(async () => {
-    await initWasm({ threads: 1 });
-  });
-  afterAll(() => setBackend("js"));
-  it("NaN, ±Inf, ±0, wrapped and dropped indices, many duplicates, empty tensors", async () => {
-    setBackend("wasm");
-    await specialCases();
-  });
-});
-
 const probe = await probeWebGPUForFile();
-describeWebGPU(probe, "x.at(idx): special values on WebGPU", (backend) => {
-  it("NaN, ±Inf, ±0, wrapped and dropped indices, many duplicates, empty tensors", async () => {
-    registerBackend(backend);
-    setBackend("webgpu");
-    try {
-      // WGSL has no float64.
-      await specialCases(false);
-    } finally {
-      setBackend("js");
-    }
-  }, 120_000);
-});
+describeOnEachBackend(
+  probe,
+  "x.at(idx): special values",
+  "NaN, ±Inf, ±0, wrapped and dropped indices, many duplicates, empty tensors",
+  specialCases,
+  120_000,
+);
 
 describe("x.at(idx) inside jit", () => {
   it("one trace and one compile serve two batch sizes; the compiled kernels ran", () => {
