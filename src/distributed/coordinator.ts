@@ -8,11 +8,12 @@ import type { TypedArray } from "../../ir/dtype.js";
 import { BackendMismatchError, DistributedError, positiveInt } from "./errors.js";
 import { concatGot, type Got } from "./gather.js";
 import { client, deps, DEFAULT_QUEUE, redisOptions, RUN_KEY, type RedisConnection } from "./redis.js";
-import { flattenInput, rowsOf, shardRanges, type InputLeaf, type InputTmpl } from "./shard.js";
+import { flattenInput, rowsOf, shardRanges, type InputLeaf } from "./shard.js";
 import {
   blobKeys,
   fmtValue,
   isDictRef,
+  treeRef,
   type BlobRef,
   type Ref,
   type ShardJob,
@@ -136,7 +137,11 @@ export async function runSharded(
   if (!Array.isArray(inputs))
     throw new DistributedError(`${op}: inputs must be an array of tensors, jagged tensors or TensorDicts`);
   const leaves: InputLeaf[] = [];
-  const tmpls = inputs.map((v, i) => flattenInput(op, i, v, leaves));
+  const firstLeaf: number[] = [];
+  const tmpls = inputs.map((v, i) => {
+    firstLeaf.push(leaves.length);
+    return flattenInput(op, i, v, leaves);
+  });
   const first = inputs.findIndex((t) => rowsOf(t) !== undefined);
   if (first < 0)
     throw new ShapeError(`${op}: no input has a batch dim to shard along (inputs ${inputs.map(fmtValue).join(", ")})`);
@@ -246,14 +251,6 @@ export async function runSharded(
         refs.push({ key, batchDim: 1, offsets: okey });
       }
       if (piped >= 4 << 20) await flush();
-      // A batched dict's shard has the shard's rows in the first dim of its batch size.
-      const refOf = (t: InputTmpl): Ref =>
-        "leaf" in t
-          ? refs[t.leaf]!
-          : {
-              dict: t.batched ? [b - a, ...t.size.slice(1)] : t.size,
-              entries: t.entries.map(([k, e]) => [k, refOf(e)] as const),
-            };
       jobs.push({
         name: "shard",
         data: {
@@ -261,7 +258,12 @@ export async function runSharded(
           shard: s,
           rows: [a, b],
           hash: bundleHash,
-          inputs: tmpls.map(refOf),
+          inputs: tmpls.map((def, i) =>
+            // A batched dict's shard has the shard's rows in the first dim of its batch size.
+            treeRef(def, refs.slice(firstLeaf[i]!), (dict) =>
+              dict.batchDim > 0 ? [b - a, ...(dict.batchSize ?? []).slice(1)] : (dict.batchSize ?? []),
+            ),
+          ),
           ttl,
           backend: expected ?? null,
         },

@@ -1,10 +1,12 @@
-/** How a run's inputs are cut into shards: their leaves, their structure, and the row ranges. */
+/** How a run's inputs are cut into shards: their leaves and structure (src/tree.ts), and the row ranges. */
 import { ShapeError } from "../../ir/errors.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
 import { LazyStackedTensorDict } from "../tensordict/lazy.js";
 import { isNonTensor } from "../tensordict/nontensor.js";
 import { TensorDict } from "../tensordict/tensordict.js";
+import { argKind } from "../args.js";
+import { flattenInto, type TreeDef, type TreePath } from "../tree.js";
 import type { RunShardedOptions } from "./coordinator.js";
 import { DistributedError, positiveInt } from "./errors.js";
 import { fmtPath, fmtValue, type ShardedValue } from "./wire.js";
@@ -34,59 +36,52 @@ export interface InputLeaf {
   readonly batched: boolean;
 }
 
-/** An input's structure: a leaf (an index into the leaves), or a TensorDict's batch size and entries. */
-export type InputTmpl =
-  | { readonly leaf: number }
-  | {
-      readonly size: readonly number[];
-      readonly batched: boolean;
-      readonly entries: readonly (readonly [string, InputTmpl])[];
-    };
-
 /**
- * Flattens input `i` into `leaves` and returns its structure. A TensorDict's
- * entries are batched when the dict is (every entry's batch shape starts with
- * the dict's batch size); lazy stacks and non-tensor entries are typed errors.
+ * Flattens input `i` (src/tree.ts: tensors and jagged tensors are leaves,
+ * TensorDicts nodes), appending its leaves to `leaves`, and returns its
+ * structure. A TensorDict's entries are batched when the dict is (every entry's
+ * batch shape starts with the dict's batch size); lazy stacks and non-tensor
+ * entries are typed errors.
  */
-export function flattenInput(
-  op: string,
-  i: number,
-  v: unknown,
-  leaves: InputLeaf[],
-  path: readonly string[] = [],
-): InputTmpl {
-  const where = path.length === 0 ? `input ${i}` : `input ${i} entry ${fmtPath(path)}`;
-  if (v instanceof Tensor || v instanceof JaggedTensor) {
-    leaves.push({ value: v, batched: v instanceof JaggedTensor || v.batchDim > 0 });
-    return { leaf: leaves.length - 1 };
-  }
-  if (v instanceof TensorDict) {
-    const batched = v.batchDim > 0;
-    const start = leaves.length;
-    const entries = v.entries().map(([k, e]) => {
-      const p = [...path, k];
-      if (isNonTensor(e))
-        throw new DistributedError(
-          `${op}: input ${i} holds the non-tensor entry ${fmtPath(p)} (${e.toString()}); compiled functions take tensor entries only: td.exclude(${JSON.stringify(p.length === 1 ? p[0] : p)}) before the call and set it on the result after it`,
+export function flattenInput(op: string, i: number, v: unknown, leaves: InputLeaf[]): TreeDef {
+  const where = (path: TreePath) =>
+    path.length === 0 ? `input ${i}` : `input ${i} entry ${fmtPath(path.map(String))}`;
+  const batched = (l: Tensor | JaggedTensor) => l instanceof JaggedTensor || l.batchDim > 0;
+  const values: (Tensor | JaggedTensor)[] = [];
+  const def = flattenInto(
+    v,
+    {
+      isLeaf: (a): a is Tensor | JaggedTensor => a instanceof Tensor || a instanceof JaggedTensor,
+      dict: argKind("dict", op),
+      afterDict: (d, path, under) => {
+        if (d.batchDim > 0) return;
+        const stray = under.find(batched);
+        if (stray !== undefined)
+          throw new ShapeError(
+            `${op}: ${where(path)} is ${fmtValue(d)} with the batched entry ${fmtValue(stray)}: give the dict a batch size of at least the leading batch dim its entries share to shard it (runSharded cuts a TensorDict along the first dim of its batch size)`,
+          );
+      },
+      reject: (a, path) => {
+        if (path.length > 0 && isNonTensor(a)) {
+          const p = path.map(String);
+          return new DistributedError(
+            `${op}: input ${i} holds the non-tensor entry ${fmtPath(p)} (${a.toString()}); compiled functions take tensor entries only: td.exclude(${JSON.stringify(p.length === 1 ? p[0] : p)}) before the call and set it on the result after it`,
+          );
+        }
+        if (a instanceof LazyStackedTensorDict)
+          return new DistributedError(
+            `${op}: ${where(path)} is a lazy stack (${a.toString()}); runSharded takes dense TensorDicts: call .densify() (members of different lengths become jagged entries) or stack the members with stack()`,
+          );
+        return new DistributedError(
+          `${op}: ${where(path)} is a ${fmtValue(a)}; plain tensors, jagged tensors and TensorDicts are sharded`,
         );
-      return [k, flattenInput(op, i, e, leaves, p)] as const;
-    });
-    if (!batched) {
-      const stray = leaves.slice(start).find((l) => l.batched);
-      if (stray !== undefined)
-        throw new ShapeError(
-          `${op}: ${where} is ${fmtValue(v)} with the batched entry ${fmtValue(stray.value)}: give the dict a batch size of at least the leading batch dim its entries share to shard it (runSharded cuts a TensorDict along the first dim of its batch size)`,
-        );
-    }
-    return { size: v.batchSize, batched, entries };
-  }
-  if (v instanceof LazyStackedTensorDict)
-    throw new DistributedError(
-      `${op}: ${where} is a lazy stack (${v.toString()}); runSharded takes dense TensorDicts: call .densify() (members of different lengths become jagged entries) or stack the members with stack()`,
-    );
-  throw new DistributedError(
-    `${op}: ${where} is a ${fmtValue(v)}; plain tensors, jagged tensors and TensorDicts are sharded`,
+      },
+    },
+    values,
+    [],
   );
+  for (const value of values) leaves.push({ value, batched: batched(value) });
+  return def;
 }
 
 /** The rows input `v` is cut into (undefined for one stored whole). */

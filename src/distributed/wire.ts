@@ -7,6 +7,7 @@
 import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
 import { TensorDict } from "../tensordict/tensordict.js";
+import type { TreeDef } from "../tree.js";
 
 /** One tensor of a shard in Redis: a tensor's `.npy` blob, or a jagged tensor's values and offsets blobs. */
 export interface BlobRef {
@@ -26,6 +27,23 @@ export interface DictRef {
 export type Ref = BlobRef | DictRef;
 
 export const isDictRef = (r: Ref): r is DictRef => "dict" in r;
+
+/**
+ * The `Ref` of a value of structure `def` (src/tree.ts) whose leaves are stored
+ * as `leaves`, in order; `size` gives each dict's batch size in the ref.
+ */
+export function treeRef(
+  def: TreeDef,
+  leaves: readonly BlobRef[],
+  size: (dict: Extract<TreeDef, { kind: "dict" }>) => readonly number[],
+): Ref {
+  let i = 0;
+  const refOf = (d: TreeDef): Ref =>
+    d.kind !== "dict"
+      ? leaves[i++]!
+      : { dict: size(d), entries: d.keys.map((k, e) => [k, refOf(d.children[e]!)] as const) };
+  return refOf(def);
+}
 
 /** The blob keys under `r`, depth first (a jagged tensor's values, then its offsets). */
 export function blobKeys(r: Ref, out: string[] = []): string[] {

@@ -8,9 +8,21 @@ import { readNpy, writeNpy } from "../io/npy.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
 import { TensorDict } from "../tensordict/tensordict.js";
+import { argKind } from "../args.js";
+import { flatten } from "../tree.js";
 import { DistributedError, positiveInt } from "./errors.js";
 import { BUNDLE_KEY, client, deps, DEFAULT_QUEUE, RUN_KEY, redisOptions, type RedisConnection } from "./redis.js";
-import { blobKeys, fmtValue, isDictRef, type Ref, type ShardedValue, type ShardJob, type ShardResult } from "./wire.js";
+import {
+  blobKeys,
+  fmtValue,
+  isDictRef,
+  treeRef,
+  type BlobRef,
+  type Ref,
+  type ShardedValue,
+  type ShardJob,
+  type ShardResult,
+} from "./wire.js";
 
 /** What a worker is about to run (`StartWorkerOptions.beforeShard`). */
 export interface ShardInfo {
@@ -148,17 +160,7 @@ export async function startWorker(
       const list = Array.isArray(out) ? out : [out];
       const pipe = redis.pipeline();
       let k = 0;
-      const store = async (item: unknown, what: string): Promise<Ref> => {
-        if (item instanceof TensorDict) {
-          const entries: (readonly [string, Ref])[] = [];
-          for (const [key, e] of item.entries())
-            entries.push([key, await store(e, `${what} entry ${JSON.stringify(key)}`)]);
-          return { dict: item.batchSize, entries };
-        }
-        if (!(item instanceof Tensor) && !(item instanceof JaggedTensor))
-          throw new DistributedError(
-            `${what} is ${fmtValue(item)}; only tensors, jagged tensors and TensorDicts of them are gathered`,
-          );
+      const store = async (item: Tensor | JaggedTensor): Promise<BlobRef> => {
         const t = item instanceof JaggedTensor ? item.values : item;
         const bytes = writeNpy(t.dtype, t.shape, await t.data());
         const key = `${RUN_KEY}${d.run}:out:${d.shard}:${k++}`;
@@ -171,7 +173,20 @@ export async function startWorker(
         return { key, batchDim: 1, offsets: okey };
       };
       const outputs: Ref[] = [];
-      for (let r = 0; r < list.length; r++) outputs.push(await store(list[r], `result ${r}`));
+      for (let r = 0; r < list.length; r++) {
+        // Tensors and jagged tensors are stored, TensorDicts kept as their batch sizes and entries.
+        const { leaves, def } = flatten(list[r], {
+          isLeaf: (a): a is Tensor | JaggedTensor => a instanceof Tensor || a instanceof JaggedTensor,
+          dict: argKind("dict", "worker"),
+          reject: (a, path) =>
+            new DistributedError(
+              `result ${r}${path.map((key) => ` entry ${JSON.stringify(key)}`).join("")} is ${fmtValue(a)}; only tensors, jagged tensors and TensorDicts of them are gathered`,
+            ),
+        });
+        const refs: BlobRef[] = [];
+        for (const leaf of leaves) refs.push(await store(leaf));
+        outputs.push(treeRef(def, refs, (dict) => dict.batchSize ?? []));
+      }
       await pipe.exec();
       return { outputs, multi: Array.isArray(out), worker: name, backend: f.backend.name };
     } catch (e) {
