@@ -65,7 +65,7 @@ export interface PageSize {
  * display, errors naming the called function, linalg's failure signal and the Jacobians'
  * coupling check did: deliberate changes, see bench/RESULTS.md's sizes table.
  */
-export const BUDGET = { jit: 74 * 1024, runtime: 25 * 1024 } as const;
+export const BUDGET = { jit: 74 * 1024, runtime: 27.5 * 1024 } as const;
 
 export const PAGES = {
   jit: `import { jit, tensor } from "./src/index.ts";

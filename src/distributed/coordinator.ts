@@ -7,7 +7,8 @@ import { JaggedTensor } from "../ragged/jagged.js";
 import type { TypedArray } from "../../ir/dtype.js";
 import { BackendMismatchError, DistributedError, positiveInt } from "./errors.js";
 import { concatGot, type Got } from "./gather.js";
-import { client, deps, DEFAULT_QUEUE, redisOptions, RUN_KEY, type RedisConnection } from "./redis.js";
+import { client, deps, DEFAULT_QUEUE, redisOptions, RUN_KEY } from "./redis.js";
+import type { RedisConnection } from "./connection.js";
 import { flattenInput, rowsOf, shardRanges, type InputLeaf } from "./shard.js";
 import {
   blobKeys,

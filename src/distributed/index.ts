@@ -74,7 +74,7 @@
 import "../index.js";
 
 export { BackendMismatchError, DistributedError } from "./errors.js";
-export { DEFAULT_QUEUE, type RedisConnection } from "./redis.js";
+export { DEFAULT_QUEUE, type RedisConnection } from "./connection.js";
 export { publishBundle } from "./publish.js";
 export type { ShardedValue } from "./wire.js";
 export { runSharded, type RunShardedOptions, type ShardProgress } from "./coordinator.js";

@@ -2,7 +2,8 @@
 import { BundleError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import { bytesView, copyBytes } from "../io/bytes.js";
-import { BUNDLE_KEY, client, type RedisConnection } from "./redis.js";
+import { BUNDLE_KEY, client } from "./redis.js";
+import type { RedisConnection } from "./connection.js";
 
 /** The module text of `publishBundle`'s source: the text itself, or the UTF-8 bytes of the file (any form of bytes). */
 function bundleText(source: unknown): string {

@@ -3,28 +3,9 @@ import type { Redis as IORedis } from "ioredis";
 import { BackendError } from "../../ir/errors.js";
 import { DistributedError } from "./errors.js";
 
-/**
- * Where Redis is: a URL (`redis://127.0.0.1:6379/0`) or ioredis-style options
- * (`{ host, port, password, db }`).
- */
-export type RedisConnection =
-  | string
-  | {
-      /** The host (default 127.0.0.1). */
-      readonly host?: string;
-      /** The port (default 6379). */
-      readonly port?: number;
-      /** The password, if Redis requires one. */
-      readonly password?: string;
-      /** The database index (default 0). */
-      readonly db?: number;
-    };
+import { BUNDLE_KEY, DEFAULT_QUEUE, RUN_KEY, type RedisConnection } from "./connection.js";
 
-/** The default BullMQ queue name of `runSharded` and `startWorker`. */
-export const DEFAULT_QUEUE = "batchwise";
-
-export const BUNDLE_KEY = "batchwise:bundle:";
-export const RUN_KEY = "batchwise:run:";
+export { BUNDLE_KEY, DEFAULT_QUEUE, RUN_KEY, type RedisConnection };
 
 export interface Deps {
   readonly bullmq: typeof import("bullmq");

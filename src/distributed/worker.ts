@@ -11,7 +11,8 @@ import { TensorDict } from "../tensordict/tensordict.js";
 import { argKind } from "../args.js";
 import { flatten } from "../tree.js";
 import { DistributedError, positiveInt } from "./errors.js";
-import { BUNDLE_KEY, client, deps, DEFAULT_QUEUE, RUN_KEY, redisOptions, type RedisConnection } from "./redis.js";
+import { BUNDLE_KEY, client, deps, DEFAULT_QUEUE, RUN_KEY, redisOptions } from "./redis.js";
+import type { RedisConnection } from "./connection.js";
 import {
   blobKeys,
   fmtValue,

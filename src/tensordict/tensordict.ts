@@ -717,7 +717,8 @@ registerDictArgKind({
   is: (a): a is TensorDict => a instanceof TensorDict,
   make: (size, entries) => {
     const td = new TensorDict({}, size);
-    for (const [key, v] of entries) td.set(key, v);
+    // The entries are what unflatten rebuilt from a TensorDict's own flattening: tensors, jagged tensors, dicts.
+    for (const [key, v] of entries) td.set(key, v as TensorDictValue);
     return td;
   },
   entryBatch,

@@ -31,6 +31,6 @@ describe("bundle sizes", () => {
     expect(lazy.some((f) => f.includes("node_modules/@noble/hashes/"))).toBe(true);
     expect(s.jit.gzip).toBeLessThanOrEqual(BUDGET.jit);
     expect(s.runtime.gzip).toBeLessThanOrEqual(BUDGET.runtime);
-    expect(BUDGET).toEqual({ jit: 74 * 1024, runtime: 25 * 1024 });
+    expect(BUDGET).toEqual({ jit: 74 * 1024, runtime: 27.5 * 1024 });
   });
 });
