@@ -8,6 +8,7 @@ import { BackendError, ShapeError } from "../ir/errors.js";
 import { attrsOf, hasOp, isReduceNode, type Node } from "../ir/graph.js";
 import { kernelConsts, kernelKey, type Launch } from "../ir/kernel.js";
 import { SEGMENT_OPS } from "../ir/ops.js";
+import { NON_EMPTY_REDUCE } from "../ir/reductions.js";
 import type { Schedule } from "../ir/schedule.js";
 import {
   inferConcrete,
@@ -287,17 +288,16 @@ function segmentOpName(n: Node): string {
   return hasOp(n, "segment_reduce") ? `segment_reduce(${n.attrs.op})` : n.op;
 }
 
-/** Reductions that have no value over no elements (NumPy raises for them too). */
-const NO_EMPTY = new Set(["min", "max", "argmin", "argmax"]);
 
 /**
- * Batch sizes are known only here, so this is where a min/max/argmin/argmax over an
+ * Batch sizes are known only here, so this is where a reduction that has no value over no
+ * elements (`nonEmpty` in ir/reductions.ts: min, max, argmin, argmax; NumPy raises too) over an
  * empty batch axis becomes a ShapeError (as over an empty base axis at trace time),
  * never a silent ±Inf or 0. sum gives 0, prod 1, mean NaN, all true, any false.
  */
 function checkEmptyReductions(order: readonly Node[], types: ReadonlyMap<Node, ConcreteType>): void {
   for (const n of order) {
-    if (!NO_EMPTY.has(n.op) || !isReduceNode(n)) continue;
+    if (!isReduceNode(n) || !NON_EMPTY_REDUCE.has(n.op)) continue;
     const x = types.get(n.inputs[0]!)!;
     for (const a of n.attrs.batchAxes) {
       if (x.batch[a] === 0)

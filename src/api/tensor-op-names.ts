@@ -10,6 +10,7 @@
  * of `OTHER_OP_NAMES`.
  */
 import type { KBinaryOp, KUnaryOp } from "../../ir/elementwise.js";
+import type { KReduceOp } from "../../ir/reductions.js";
 
 /** The Tensor method of every elementwise op of the op-facts table, also its name in messages. */
 export const METHOD_OF = {
@@ -62,28 +63,28 @@ export const METHOD_OF = {
   right_shift: "rightShift",
 } as const satisfies { readonly [K in KUnaryOp | KBinaryOp]: string };
 
-/** The eager operations that are not the method of one elementwise op (src/api/tensor-ops.ts). */
+/**
+ * The Tensor methods of every reduction of the reduction facts table (ir/reductions.ts): the
+ * one over base axes, named as the op, and the one over batch axes. A mapped type over
+ * `KReduceOp`, so a new reduction fails `tsc` here until its methods are named; their
+ * declarations are checked against these names in src/api/tensor-ops.ts.
+ */
+export const REDUCTION_METHODS = {
+  sum: ["sum", "batchSum"],
+  mean: ["mean", "batchMean"],
+  prod: ["prod", "batchProd"],
+  min: ["min", "batchMin"],
+  max: ["max", "batchMax"],
+  argmin: ["argmin", "batchArgmin"],
+  argmax: ["argmax", "batchArgmax"],
+  all: ["all", "batchAll"],
+  any: ["any", "batchAny"],
+} as const satisfies { readonly [K in KReduceOp]: readonly [K, `batch${Capitalize<K>}`] };
+
+/** The eager operations that are the method of neither an elementwise op nor a reduction (src/api/tensor-ops.ts). */
 export const OTHER_OP_NAMES = [
   "clip",
   "reduce",
-  "sum",
-  "mean",
-  "prod",
-  "min",
-  "max",
-  "all",
-  "any",
-  "argmin",
-  "argmax",
-  "batchSum",
-  "batchMean",
-  "batchProd",
-  "batchMin",
-  "batchMax",
-  "batchAll",
-  "batchAny",
-  "batchArgmin",
-  "batchArgmax",
   "reshape",
   "flatten",
   "permute",
@@ -105,4 +106,8 @@ export const OTHER_OP_NAMES = [
 ] as const;
 
 /** The names of every eager operation: the methods `installTensorOps` installs, which batchwise/runtime stubs. */
-export const EAGER_OP_NAMES: readonly string[] = [...Object.values(METHOD_OF), ...OTHER_OP_NAMES];
+export const EAGER_OP_NAMES: readonly string[] = [
+  ...Object.values(METHOD_OF),
+  ...Object.values(REDUCTION_METHODS).flat(),
+  ...OTHER_OP_NAMES,
+];

@@ -11,10 +11,11 @@ import { isFloat, isInt, promote, promoteWithNumber, type DType } from "../../ir
 import { DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../../ir/errors.js";
 import { ELEMENTWISE, factsOf, isUnaryOp, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
 import type { KReduceOp } from "../../ir/kernel.js";
+import type { PositionalReduceOp } from "../../ir/reductions.js";
 import { REDUCE_OPS } from "../../ir/ops.js";
 import { prod } from "../../ir/types.js";
 import { asCalled, checkSizes, describe } from "../check.js";
-import { METHOD_OF, OTHER_OP_NAMES } from "./tensor-op-names.js";
+import { METHOD_OF, OTHER_OP_NAMES, REDUCTION_METHODS } from "./tensor-op-names.js";
 import { checkOperand, normAxis, Tensor, weakConst, type ReduceOptions } from "../tensor.js";
 
 /**
@@ -135,8 +136,60 @@ export interface ElementwiseMethods {
   rightShift(y: Tensor | number): Tensor;
 }
 
+/**
+ * The Tensor methods of every reduction (`REDUCTION_METHODS`, src/api/tensor-op-names.ts):
+ * over base axes (named as the op) and over batch axes (`batch…`). A positional reduction
+ * (argmin, argmax) takes one axis, the others an axis or a list of them (all by default).
+ * Their bodies are made from the table (`reductionMethods` below); `tsc` checks that each
+ * method here is a reduction's, with its kind's signature, and each reduction's are declared.
+ */
+export interface ReductionMethods {
+  /** Sum over base axes (all base axes by default). */
+  sum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Mean over base axes (all base axes by default); integers give float32. */
+  mean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Product over base axes (all base axes by default). */
+  prod(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Minimum over base axes (all base axes by default). */
+  min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Maximum over base axes (all base axes by default). */
+  max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /**
+   * True where every value over the base axes is non-zero (all base axes by default); on
+   * any dtype, as NumPy's `all` (int32 `[0, 2]` gives false, NaN counts as non-zero), a bool result.
+   */
+  all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /**
+   * True where some value over the base axes is non-zero (all base axes by default); on any
+   * dtype, as NumPy's `any` (int32 `[0, 2]` gives true, NaN counts as non-zero), a bool result.
+   */
+  any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Position of the smallest value along one base axis (first on ties; NaN counts as smallest). */
+  argmin(axis: number, opts?: ReduceOptions): Tensor;
+  /** Position of the largest value along one base axis (first on ties; NaN counts as largest). */
+  argmax(axis: number, opts?: ReduceOptions): Tensor;
+  /** Sum over batch axes (all batch axes by default). */
+  batchSum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Mean over batch axes (all batch axes by default). */
+  batchMean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Product over batch axes (all batch axes by default). */
+  batchProd(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Minimum over batch axes (all batch axes by default). */
+  batchMin(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Maximum over batch axes (all batch axes by default). */
+  batchMax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** True where every value over the batch axes is non-zero (all batch axes by default). */
+  batchAll(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** True where some value over the batch axes is non-zero (all batch axes by default). */
+  batchAny(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
+  /** Position of the smallest value along one batch axis (first on ties; NaN counts as smallest). */
+  batchArgmin(axis: number, opts?: ReduceOptions): Tensor;
+  /** Position of the largest value along one batch axis (first on ties; NaN counts as largest). */
+  batchArgmax(axis: number, opts?: ReduceOptions): Tensor;
+}
+
 declare module "../tensor.js" {
-  interface Tensor extends ElementwiseMethods {
+  interface Tensor extends ElementwiseMethods, ReductionMethods {
     /** Limits values to [lo, hi]; if lo > hi every element becomes hi (Open3D). NaN stays NaN. */
     clip(lo: number | Tensor, hi: number | Tensor): Tensor;
     /** Reduces over base and batch axes at once; `op` is sum, mean, prod, min, max, argmin, argmax, all or any. */
@@ -144,48 +197,6 @@ declare module "../tensor.js" {
       op: KReduceOp,
       spec?: { batchAxes?: readonly number[]; baseAxes?: readonly number[]; keepdim?: boolean },
     ): Tensor;
-    /** Sum over base axes (all base axes by default). */
-    sum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Mean over base axes (all base axes by default); integers give float32. */
-    mean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Product over base axes (all base axes by default). */
-    prod(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Minimum over base axes (all base axes by default). */
-    min(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Maximum over base axes (all base axes by default). */
-    max(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /**
-     * True where every value over the base axes is non-zero (all base axes by default); on
-     * any dtype, as NumPy's `all` (int32 `[0, 2]` gives false, NaN counts as non-zero), a bool result.
-     */
-    all(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /**
-     * True where some value over the base axes is non-zero (all base axes by default); on any
-     * dtype, as NumPy's `any` (int32 `[0, 2]` gives true, NaN counts as non-zero), a bool result.
-     */
-    any(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Position of the smallest value along one base axis (first on ties; NaN counts as smallest). */
-    argmin(axis: number, opts?: ReduceOptions): Tensor;
-    /** Position of the largest value along one base axis (first on ties; NaN counts as largest). */
-    argmax(axis: number, opts?: ReduceOptions): Tensor;
-    /** Sum over batch axes (all batch axes by default). */
-    batchSum(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Mean over batch axes (all batch axes by default). */
-    batchMean(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Product over batch axes (all batch axes by default). */
-    batchProd(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Minimum over batch axes (all batch axes by default). */
-    batchMin(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Maximum over batch axes (all batch axes by default). */
-    batchMax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** True where every value over the batch axes is non-zero (all batch axes by default). */
-    batchAll(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** True where some value over the batch axes is non-zero (all batch axes by default). */
-    batchAny(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-    /** Position of the smallest value along one batch axis (first on ties; NaN counts as smallest). */
-    batchArgmin(axis: number, opts?: ReduceOptions): Tensor;
-    /** Position of the largest value along one batch axis (first on ties; NaN counts as largest). */
-    batchArgmax(axis: number, opts?: ReduceOptions): Tensor;
     /** Reshapes the base (one -1 is inferred); the batch is untouched. */
     reshape(shape: readonly number[]): Tensor;
     /** Flattens base axes `start..end` (inclusive) into one. */
@@ -396,9 +407,57 @@ function batchReduce(
   });
 }
 
+type ReductionsTable = typeof REDUCTION_METHODS;
+/** The signature of a reduction's methods: one axis for a positional reduction, else an axis or a list. */
+type ReductionMethodType<K extends KReduceOp> = K extends PositionalReduceOp
+  ? (axis: number, opts?: ReduceOptions) => Tensor
+  : (axes?: number | readonly number[], opts?: ReduceOptions) => Tensor;
+type SameType<A, B> = [A, B] extends [B, A] ? true : false;
+/** The reductions whose two methods are not both declared in `ReductionMethods` with their kind's signature. */
+type WrongReduction = {
+  [K in KReduceOp]: ReductionsTable[K][number] extends infer M
+    ? M extends keyof ReductionMethods
+      ? SameType<ReductionMethods[M], ReductionMethodType<K>> extends true
+        ? never
+        : K
+      : K
+    : never;
+}[KReduceOp];
+/** The declared reduction methods that are the methods of no reduction. */
+type UndefinedReduction = Exclude<keyof ReductionMethods, ReductionsTable[KReduceOp][number]>;
+// Each fails `tsc` with the names at fault, as the elementwise checks above.
+const EVERY_REDUCTION_DECLARED: [WrongReduction] extends [never]
+  ? true
+  : { readonly reductionsWithoutTheirMethods: WrongReduction } = true;
+const EVERY_REDUCTION_METHOD_HAS_A_REDUCTION: [UndefinedReduction] extends [never]
+  ? true
+  : { readonly methodsOfNoReduction: UndefinedReduction } = true;
+void EVERY_REDUCTION_DECLARED;
+void EVERY_REDUCTION_METHOD_HAS_A_REDUCTION;
+
+/** The bodies of the reduction methods: each records its reduction over base or batch axes. */
+function reductionMethods(): ReductionMethods {
+  type Body = (this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions) => Tensor;
+  const out: Record<string, Body> = {};
+  for (const op of REDUCE_OPS) {
+    const [base, batch] = REDUCTION_METHODS[op];
+    const overBase: Body = function (axes, opts) {
+      return baseReduce(this, op, axes, opts);
+    };
+    const overBatch: Body = function (axes, opts) {
+      return batchReduce(this, op, axes, opts);
+    };
+    out[base] = Object.defineProperty(overBase, "name", { value: base });
+    out[batch] = Object.defineProperty(overBatch, "name", { value: batch });
+  }
+  // Complete and of the right signatures by the two checks above and the loop over REDUCE_OPS.
+  return out as unknown as ReductionMethods;
+}
+
 function methods() {
   return {
     ...elementwiseMethods(),
+    ...reductionMethods(),
     ...otherMethods(),
   };
 }
@@ -430,60 +489,6 @@ function otherMethods() {
       const batchAxes = normAxes(op, spec.batchAxes ?? NO_AXES, this.batchDim, "batch", this);
       const baseAxes = normAxes(op, spec.baseAxes ?? NO_AXES, this.baseDim, "base", this);
       return Tensor._op(op, [this], { batchAxes, baseAxes, keep: keepdimOf(op, spec) });
-    },
-    sum(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "sum", axes, opts);
-    },
-    mean(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "mean", axes, opts);
-    },
-    prod(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "prod", axes, opts);
-    },
-    min(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "min", axes, opts);
-    },
-    max(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "max", axes, opts);
-    },
-    all(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "all", axes, opts);
-    },
-    any(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "any", axes, opts);
-    },
-    argmin(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "argmin", axis, opts);
-    },
-    argmax(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
-      return baseReduce(this, "argmax", axis, opts);
-    },
-    batchSum(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "sum", axes, opts);
-    },
-    batchMean(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "mean", axes, opts);
-    },
-    batchProd(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "prod", axes, opts);
-    },
-    batchMin(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "min", axes, opts);
-    },
-    batchMax(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "max", axes, opts);
-    },
-    batchAll(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "all", axes, opts);
-    },
-    batchAny(this: Tensor, axes?: number | readonly number[], opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "any", axes, opts);
-    },
-    batchArgmin(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "argmin", axis, opts);
-    },
-    batchArgmax(this: Tensor, axis: number, opts?: ReduceOptions): Tensor {
-      return batchReduce(this, "argmax", axis, opts);
     },
     reshape(this: Tensor, shape: readonly number[]): Tensor {
       checkSizes("reshape", "shape", shape, -1, this);

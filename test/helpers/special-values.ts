@@ -22,6 +22,8 @@
  */
 import { baseCat, Tensor, where } from "../../src/index.js";
 import type { DType } from "../../ir/dtype.js";
+import type { ELEMENTWISE, KBinaryOp, KUnaryOp } from "../../ir/elementwise.js";
+import { METHOD_OF } from "../../src/api/tensor-op-names.js";
 
 const f32 = Math.fround;
 
@@ -183,7 +185,7 @@ const floatOut = (d: DType): DType => (d === "float64" ? "float64" : "float32");
 const sameOut = (d: DType): DType => (d === "bool" ? "int32" : d);
 const boolOut = (): DType => "bool";
 
-export const UNARY_CASES: readonly UnaryCase[] = [
+const UNARY_CASE_LIST = [
   {
     name: "neg",
     apply: (x) => x.neg(),
@@ -257,7 +259,9 @@ export const UNARY_CASES: readonly UnaryCase[] = [
     out: boolOut,
     gpu: "exact",
   },
-];
+] as const satisfies readonly UnaryCase[];
+/** The unary special-value cases; `tsc` checks below that every unary op's method has one. */
+export const UNARY_CASES: readonly UnaryCase[] = UNARY_CASE_LIST;
 
 export interface BinaryCase {
   readonly name: string;
@@ -273,7 +277,7 @@ export interface BinaryCase {
 
 const truthy = (v: number): boolean => v !== 0; // NaN is truthy
 
-export const BINARY_CASES: readonly BinaryCase[] = [
+const BINARY_CASE_LIST = [
   {
     name: "add",
     apply: (x, y) => x.add(y),
@@ -399,7 +403,32 @@ export const BINARY_CASES: readonly BinaryCase[] = [
     out: boolOut,
     gpu: "exact",
   },
-];
+] as const satisfies readonly BinaryCase[];
+/**
+ * The binary special-value cases; `tsc` checks below that every binary op's method has one,
+ * but the integer-only (bitwise) ops', which test/numerics/bitwise-cases.ts holds.
+ */
+export const BINARY_CASES: readonly BinaryCase[] = BINARY_CASE_LIST;
+
+type MethodOf = typeof METHOD_OF;
+/** The binary ops defined on integers only (bitwise): their grid is test/numerics/bitwise-cases.ts. */
+type IntOnlyBinaryOp = {
+  [K in KBinaryOp]: (typeof ELEMENTWISE)[K] extends { readonly dtype: "int" } ? K : never;
+}[KBinaryOp];
+type UnaryWithoutCase = Exclude<MethodOf[KUnaryOp], (typeof UNARY_CASE_LIST)[number]["name"]>;
+type BinaryWithoutCase = Exclude<
+  MethodOf[Exclude<KBinaryOp, IntOnlyBinaryOp>],
+  (typeof BINARY_CASE_LIST)[number]["name"]
+>;
+// Each fails `tsc` with the methods at fault: a new elementwise op without its special-value case.
+const EVERY_UNARY_OP_HAS_A_CASE: [UnaryWithoutCase] extends [never]
+  ? true
+  : { readonly unaryMethodsWithoutACase: UnaryWithoutCase } = true;
+const EVERY_BINARY_OP_HAS_A_CASE: [BinaryWithoutCase] extends [never]
+  ? true
+  : { readonly binaryMethodsWithoutACase: BinaryWithoutCase } = true;
+void EVERY_UNARY_OP_HAS_A_CASE;
+void EVERY_BINARY_OP_HAS_A_CASE;
 
 /** Ops whose bool operands are first cast to int32 (arithmetic); logical and comparison ops keep them. */
 const ARITH = new Set(["add", "sub", "mul", "div", "pow", "maximum", "minimum", "mod", "atan2"]);
