@@ -33,6 +33,7 @@ const UNARY_JS: { readonly [K in KUnaryOp]: (x: string, d: DType, need: (h: JsHe
   // Parenthesised: x may be a negative literal ("--0.2" would not parse).
   neg: (x, d) => wrap(`-(${x})`, d),
   abs: (x, d) => wrap(`Math.abs(${x})`, d),
+  square: (x, d) => (isFloat(d) ? `((${x}) * (${x}))` : wrap(`Math.imul(${x}, ${x})`, d)),
   sqrt: (x) => `Math.sqrt(${x})`,
   rsqrt: (x) => `(1 / Math.sqrt(${x}))`,
   exp: (x) => `Math.exp(${x})`,

@@ -110,7 +110,7 @@ function evalExpr(
     case "get":
       return locals[e.local]!;
     case "unary":
-      return toType(unaryRef(e.op, val[e.x]!), t);
+      return toType(unaryRef(e.op, val[e.x]!, types[e.x] as Exclude<LType, "index">), t);
     case "binary":
       return toType(binaryRef(e.op, val[e.a]!, val[e.b]!, types[e.a] as Exclude<LType, "index">), t);
     case "where":

@@ -447,6 +447,7 @@ export type UnaryRule = (x: string, d: DType, use: (h: Helper) => void) => strin
 export const UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   neg: (x, d) => (d === "uint32" ? `(0u - ${x})` : `(-${x})`),
   abs: (x, d) => (d === "uint32" ? x : `abs(${x})`),
+  square: (x) => `(${x} * ${x})`,
   sqrt: (x) => `sqrt(${x})`,
   // 1 / sqrt(x) with the root through bw_id: Mesa fuses it into its own inverse square root, and
   // tanh(rsqrt(-0)) then gave -Inf, not tanh(-Inf) = -1.

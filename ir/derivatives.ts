@@ -480,6 +480,7 @@ const E = <V>(d: Diff<V>, op: Op, ...ins: V[]): V => d.op(op, ins);
 export const ELEMENTWISE_DERIVATIVES: ElementwiseD = {
   neg: (d, x) => c(d, x, -1),
   abs: (d, x) => E(d, "sign", x),
+  square: (d, x) => E(d, "mul", c(d, x, 2), x),
   sqrt: (d, _x, y) => E(d, "div", c(d, y, 0.5), y),
   // y = x^-1/2: dy/dx = -y / (2x)
   rsqrt: (d, x, y) => E(d, "div", E(d, "mul", y, c(d, y, -0.5)), x),

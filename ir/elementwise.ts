@@ -45,6 +45,7 @@ export const ELEMENTWISE = {
   // ---- unary ----
   neg: { kind: "unary", dtype: "arith", cheap: true, exactF32: true },
   abs: { kind: "unary", dtype: "arith", cheap: true, exactF32: true },
+  square: { kind: "unary", dtype: "arith", cheap: true },
   sqrt: { kind: "unary", dtype: "float" },
   rsqrt: { kind: "unary", dtype: "float" },
   exp: { kind: "unary", dtype: "float" },

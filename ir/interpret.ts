@@ -96,10 +96,11 @@ function roundHalfEven(x: number): number {
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
-/** The definition of every unary op on one value (a missing op fails `tsc`). */
-const UNARY_REF: { readonly [K in KUnaryOp]: (x: number) => number } = {
+/** The definition of every unary op on one value (`int`: of an integer dtype; a missing op fails `tsc`). */
+const UNARY_REF: { readonly [K in KUnaryOp]: (x: number, int: boolean) => number } = {
   neg: (x) => -x,
   abs: (x) => Math.abs(x),
+  square: (x, int) => (int ? Math.imul(x, x) : x * x),
   sqrt: (x) => Math.sqrt(x),
   rsqrt: (x) => 1 / Math.sqrt(x),
   exp: (x) => Math.exp(x),
@@ -123,8 +124,8 @@ const UNARY_REF: { readonly [K in KUnaryOp]: (x: number) => number } = {
   isfinite: (x) => (Number.isFinite(x) ? 1 : 0),
 };
 
-export function unaryRef(op: KUnaryOp, x: number): number {
-  return UNARY_REF[op](x);
+export function unaryRef(op: KUnaryOp, x: number, dtype: DType): number {
+  return UNARY_REF[op](x, !isFloat(dtype));
 }
 
 /**
@@ -295,7 +296,7 @@ function evalNode(n: Node, t: ConcreteType, ins: readonly Value[], acc: Accumula
   } else if (isUnaryOp(op)) {
     const [x] = ins;
     forEachIndex(fullShape(t), (_i, flat) => {
-      out[flat] = unaryRef(op, x!.data[flat]!);
+      out[flat] = unaryRef(op, x!.data[flat]!, x!.type.dtype);
     });
   } else if (isBinaryOp(op)) {
     const [x, y] = ins;

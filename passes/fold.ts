@@ -21,7 +21,9 @@ export const FOLD_RULES: readonly Rule[] = [
   {
     name: "fold-unary",
     apply: (n) =>
-      isUnaryOp(n.op) && isConst(n.inputs[0]!) ? constant(unaryRef(n.op, value(n.inputs[0]!)), n) : undefined,
+      isUnaryOp(n.op) && isConst(n.inputs[0]!)
+        ? constant(unaryRef(n.op, value(n.inputs[0]!), n.inputs[0]!.type.dtype), n)
+        : undefined,
   },
   // binary(c1, c2) -> c3
   {

@@ -152,6 +152,11 @@ export class ScalarOps {
           (c.i32(0), x(), c.tee(t).op(Op.i32_sub).get(t).get(t).i32(0).op(Op.i32_lt_s).op(Op.select));
         } else x();
         return;
+      case "square": {
+        const t = tmp();
+        (x(), c.tee(t).get(t).op(f32 ? Op.f32_mul : f64 ? Op.f64_mul : Op.i32_mul));
+        return;
+      }
       case "sqrt":
         (x(), c.op(f32 ? Op.f32_sqrt : Op.f64_sqrt));
         return;

@@ -71,6 +71,13 @@ const call = (fn: MathFn1): { f32: Emit1; math: MathFn1 } => ({
 /** The vector library's body, inlined (the hot float32 ones); the scalar body calls the function. */
 const inline = (fn: MathFn1, f32: Emit1): { f32: Emit1; math: MathFn1 } => ({ math: fn, f32 });
 const f32Only = "scalar" as const;
+/** x * x: the operand once, into a local, multiplied by itself. */
+const squared =
+  (mul: number): Emit1 =>
+  ({ c }, x) => {
+    const t = c.local(V128);
+    (x(), c.tee(t).get(t).simd(mul));
+  };
 
 export const SIMD_UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
   neg: { f32: one(Simd.f32x4_neg), int: ({ c }, x) => void (c.i32x4c(0), x(), c.simd(Simd.i32x4_sub)) },
@@ -78,6 +85,7 @@ export const SIMD_UNARY: { readonly [K in KUnaryOp]: UnaryRule } = {
     f32: one(Simd.f32x4_abs),
     int: ({ c }, x, d) => (d === "int32" ? void (x(), c.simd(0xa0 /* i32x4.abs */)) : x()),
   },
+  square: { f32: squared(Simd.f32x4_mul), int: squared(Simd.i32x4_mul) },
   sqrt: { f32: one(Simd.f32x4_sqrt), int: f32Only },
   rsqrt: { ...call("rsqrt"), int: f32Only },
   exp: { ...inline("exp", ({ c }, x) => emitExp(c, x)(c)), int: f32Only },

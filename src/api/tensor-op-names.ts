@@ -16,6 +16,7 @@ import type { KReduceOp } from "../../ir/reductions.js";
 export const METHOD_OF = {
   neg: "neg",
   abs: "abs",
+  square: "square",
   sqrt: "sqrt",
   rsqrt: "rsqrt",
   exp: "exp",

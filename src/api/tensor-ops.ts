@@ -29,6 +29,8 @@ export interface ElementwiseMethods {
   neg(): Tensor;
   /** Elementwise absolute value. */
   abs(): Tensor;
+  /** Elementwise `x * x` (integers wrap, as NumPy's `square`; bool gives int32). */
+  square(): Tensor;
   /** Elementwise square root (NaN for negatives; integers give float32). */
   sqrt(): Tensor;
   /** Elementwise `1 / sqrt(x)`. */

@@ -186,6 +186,7 @@ const REDUCE: readonly KReduceOp[] = Object.keys(REDUCTIONS) as KReduceOp[];
 const JUMPY: { readonly [K in ElementwiseOp]: boolean } = {
   neg: false,
   abs: false,
+  square: false,
   sqrt: false,
   rsqrt: false,
   exp: false,

@@ -195,6 +195,14 @@ const UNARY_CASE_LIST = [
     gpu: "exact",
   },
   {
+    name: "square",
+    apply: (x) => x.square(),
+    float: (x) => x * x,
+    int: (x, d) => wrapInt(BigInt(x) * BigInt(x), d),
+    out: sameOut,
+    gpu: "exact",
+  },
+  {
     name: "abs",
     apply: (x) => x.abs(),
     float: (x) => Math.abs(x),

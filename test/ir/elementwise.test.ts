@@ -107,7 +107,7 @@ describe("elementwise op facts", () => {
     const f32 = VALUES.float32;
     for (const op of EXACT_ON_F32) {
       const results = isUnaryOp(op)
-        ? f32.map((a) => unaryRef(op, a))
+        ? f32.map((a) => unaryRef(op, a, "float32"))
         : isBinaryOp(op)
           ? f32.flatMap((a) => f32.map((b) => binaryRef(op, a, b, "float32")))
           : [];
