@@ -154,7 +154,11 @@ export class ScalarOps {
         return;
       case "square": {
         const t = tmp();
-        (x(), c.tee(t).get(t).op(f32 ? Op.f32_mul : f64 ? Op.f64_mul : Op.i32_mul));
+        (x(),
+          c
+            .tee(t)
+            .get(t)
+            .op(f32 ? Op.f32_mul : f64 ? Op.f64_mul : Op.i32_mul));
         return;
       }
       case "sqrt":
