@@ -20,13 +20,8 @@ export class R3 extends PrimitiveTensor<R3> {
   static readonly NAME = "R3";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R3" as const;
-  constructor(t: Tensor) {
-    super(t, "R3", R3.BASE);
-  }
   /** The permutation symbol εᵢⱼₖ. */
   static leviCivita(opts: TypedOptions = {}): R3 {
     const eps = (i: number, j: number, k: number) => ((i - j) * (j - k) * (k - i)) / 2;
@@ -56,13 +51,8 @@ export class R4 extends PrimitiveTensor<R4> {
   static readonly NAME = "R4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R4" as const;
-  constructor(t: Tensor) {
-    super(t, "R4", R4.BASE);
-  }
   /** Swaps base axes `d1` and `d2`. */
   transpose(d1: number, d2: number): R4 {
     return new R4(this.t.transpose(d1, d2));
@@ -83,13 +73,8 @@ export class SFR3 extends PrimitiveTensor<SFR3> {
   static readonly NAME = "SFR3";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SFR3" as const;
-  constructor(t: Tensor) {
-    super(t, "SFR3", SFR3.BASE);
-  }
 }
 
 /** SFR4 `(6,3,3)` (SFFR4 in later NEML2). */
@@ -98,13 +83,8 @@ export class SFR4 extends PrimitiveTensor<SFR4> {
   static readonly NAME = "SFR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SFR4" as const;
-  constructor(t: Tensor) {
-    super(t, "SFR4", SFR4.BASE);
-  }
 }
 
 /** WFR4 `(3,3,3)` (WFFR4 in later NEML2). */
@@ -113,13 +93,8 @@ export class WFR4 extends PrimitiveTensor<WFR4> {
   static readonly NAME = "WFR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WFR4" as const;
-  constructor(t: Tensor) {
-    super(t, "WFR4", WFR4.BASE);
-  }
 }
 
 /** SWR4 `(6,3)`: symmetric in the first pair, skew in the second. */
@@ -128,13 +103,8 @@ export class SWR4 extends PrimitiveTensor<SWR4> {
   static readonly NAME = "SWR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SWR4" as const;
-  constructor(t: Tensor) {
-    super(t, "SWR4", SWR4.BASE);
-  }
   /**
    * `mandel₀₁(skew₂₃((F + F^{T01})/2))`. NEML2 omits the /2 here (but not in
    * WSR4), an upstream inconsistency we do not copy.
@@ -152,13 +122,8 @@ export class WSR4 extends PrimitiveTensor<WSR4> {
   static readonly NAME = "WSR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 6];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WSR4" as const;
-  constructor(t: Tensor) {
-    super(t, "WSR4", WSR4.BASE);
-  }
   /** `mandel(skew₀₁((F + F^{T23})/2), 1)`. */
   static fromR4(f: R4): WSR4 {
     need("WSR4.fromR4", "f", f, R4);
@@ -173,13 +138,8 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
   static readonly NAME = "WWR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "WWR4" as const;
-  constructor(t: Tensor) {
-    super(t, "WWR4", WWR4.BASE);
-  }
   /**
    * `skew₀₁(skew₂₃(F - F^{T01} - F^{T23} + F^{T01,23}))`, with no /4, as
    * NEML2 defines it. (Its `skew(…, 1)` is read as the second *pair*,
@@ -202,13 +162,8 @@ export class R5 extends PrimitiveTensor<R5> {
   static readonly NAME = "R5";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R5" as const;
-  constructor(t: Tensor) {
-    super(t, "R5", R5.BASE);
-  }
 }
 
 /** SSFR5 `(6,6,3)`. */
@@ -217,13 +172,8 @@ export class SSFR5 extends PrimitiveTensor<SSFR5> {
   static readonly NAME = "SSFR5";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SSFR5" as const;
-  constructor(t: Tensor) {
-    super(t, "SSFR5", SSFR5.BASE);
-  }
 }
 
 /** R8 `(3,)*8`. */
@@ -232,13 +182,8 @@ export class R8 extends PrimitiveTensor<R8> {
   static readonly NAME = "R8";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3, 3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "R8" as const;
-  constructor(t: Tensor) {
-    super(t, "R8", R8.BASE);
-  }
 }
 
 /** SSSSR8 `(6,6,6,6)`. */
@@ -247,11 +192,6 @@ export class SSSSR8 extends PrimitiveTensor<SSSSR8> {
   static readonly NAME = "SSSSR8";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 6, 6];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SSSSR8" as const;
-  constructor(t: Tensor) {
-    super(t, "SSSSR8", SSSSR8.BASE);
-  }
 }

@@ -1,5 +1,4 @@
 /** Scalar `()`: a batched number. Times any typed value it broadcasts over the base (NEML2's scalar rule). */
-import type { DType } from "../../ir/dtype.js";
 import { Tensor } from "../tensor.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { PrimitiveTensor, optDType, raw, type ScalarLike, type TypedOptions } from "./base.js";
@@ -10,14 +9,8 @@ export class Scalar extends PrimitiveTensor<Scalar> {
   static readonly NAME = "Scalar";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Scalar" as const;
-
-  constructor(t: Tensor) {
-    super(t, "Scalar", Scalar.BASE);
-  }
 
   /** `Scalar.fill(2.5)` is `(;)`. */
   static fill(value: number, opts: TypedOptions = {}): Scalar {

@@ -65,14 +65,8 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
   static readonly NAME = "SSR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "SSR4" as const;
-
-  constructor(t: Tensor) {
-    super(t, "SSR4", SSR4.BASE);
-  }
 
   /** `δij δkl`: ones in the top-left 3×3 block. */
   static identity(opts: TypedOptions = {}): SSR4 {

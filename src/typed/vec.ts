@@ -1,9 +1,7 @@
 /** Vec `(3)`: a vector. */
-import type { DType } from "../../ir/dtype.js";
-import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, need, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, cross3, dotOf, vecOf } from "./components.js";
-import { fillFrom } from "./fill.js";
+import { fillAs } from "./fill.js";
 import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
@@ -15,18 +13,12 @@ export class Vec extends PrimitiveTensor<Vec> {
   static readonly NAME = "Vec";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
   /** A literal tag naming the type, for narrowing unions of typed tensors. */
   readonly kind = "Vec" as const;
 
-  constructor(t: Tensor) {
-    super(t, "Vec", Vec.BASE);
-  }
-
   /** `Vec.fill(1, 2, 3)`; Scalars broadcast their batch shapes. */
   static fill(v0: ScalarLike, v1: ScalarLike, v2: ScalarLike, opts: TypedOptions = {}): Vec {
-    return new Vec(fillFrom([v0, v1, v2], [3], optDType("Vec.fill", opts), "Vec.fill"));
+    return fillAs(Vec, [v0, v1, v2], opts);
   }
 
   /** `a·b`. */
