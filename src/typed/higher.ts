@@ -67,6 +67,21 @@ export class R4 extends PrimitiveTensor<R4> {
   }
 }
 
+/**
+ * `F + a·F^{T01} + b·F^{T23} + ab·F^{T01,23}` for an R4 `F` (the tensor of `f`), with `a`, `b`
+ * each 1 (that minor pair symmetrised, times 2), -1 (skewed, times 2) or 0 (left as it is):
+ * the part of `F` that SSR4, SWR4, WSR4 and WWR4 store.
+ */
+export function minorSum(f: R4, a: -1 | 0 | 1, b: -1 | 0 | 1): Tensor {
+  const t = f.t;
+  const plus = (s: Tensor, sign: number, x: Tensor) => (sign > 0 ? s.add(x) : s.sub(x));
+  let s = t;
+  if (a !== 0) s = plus(s, a, t.permute(1, 0, 2, 3));
+  if (b !== 0) s = plus(s, b, t.permute(0, 1, 3, 2));
+  if (a !== 0 && b !== 0) s = plus(s, a * b, t.permute(1, 0, 3, 2));
+  return s;
+}
+
 /** SFR3 `(6,3)`. */
 export class SFR3 extends PrimitiveTensor<SFR3> {
   /** The type's name in messages and `toString`. */
@@ -111,8 +126,7 @@ export class SWR4 extends PrimitiveTensor<SWR4> {
    */
   static fromR4(f: R4): SWR4 {
     need("SWR4.fromR4", "f", f, R4);
-    const s = f.t.add(f.t.permute(1, 0, 2, 3)).mul(0.5);
-    return new SWR4(fullToMandel(fullToSkew(s, 2), 0));
+    return new SWR4(fullToMandel(fullToSkew(minorSum(f, 1, 0).mul(0.5), 2), 0));
   }
 }
 
@@ -127,8 +141,7 @@ export class WSR4 extends PrimitiveTensor<WSR4> {
   /** `mandel(skew₀₁((F + F^{T23})/2), 1)`. */
   static fromR4(f: R4): WSR4 {
     need("WSR4.fromR4", "f", f, R4);
-    const s = f.t.add(f.t.permute(0, 1, 3, 2)).mul(0.5);
-    return new WSR4(fullToMandel(fullToSkew(s, 0), 1));
+    return new WSR4(fullToMandel(fullToSkew(minorSum(f, 0, 1).mul(0.5), 0), 1));
   }
 }
 
@@ -147,12 +160,7 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
    */
   static fromR4(f: R4): WWR4 {
     need("WWR4.fromR4", "f", f, R4);
-    const t = f.t;
-    const a = t
-      .sub(t.permute(1, 0, 2, 3))
-      .sub(t.permute(0, 1, 3, 2))
-      .add(t.permute(1, 0, 3, 2));
-    return new WWR4(fullToSkew(fullToSkew(a, 2), 0));
+    return new WWR4(fullToSkew(fullToSkew(minorSum(f, -1, -1), 2), 0));
   }
 }
 

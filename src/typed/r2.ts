@@ -17,7 +17,7 @@ import {
 import { fillArgs } from "./fill.js";
 import { mandelToFull, skewToFull } from "./mandel.js";
 import { R4 } from "./higher.js";
-import { Rot } from "./rot.js";
+import { Rot, rotationMatrix } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 import { Vec } from "./vec.js";
@@ -171,8 +171,7 @@ export class R2 extends PrimitiveTensor<R2> {
   }
   /** `R·A·Rᵀ`. */
   rotate(r: Rot | R2): R2 {
-    need("R2.rotate", "r", r, Rot, R2);
-    const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
+    const q = mat3(rotationMatrix("R2.rotate", r).t);
     return new R2(assemble(matmul3(matmul3(q, mat3(this.t)), transposeOf(q)).flat(), [3, 3]));
   }
   /** Row `i` as a Vec. */

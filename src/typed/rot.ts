@@ -18,6 +18,12 @@ export type EulerConvention = "bunge" | "roe" | "kocks";
 /** The unit of Euler angles. */
 export type AngleType = "degrees" | "radians";
 
+/** The matrix of a `rotate` argument `r`: an R2 as it is, a Rot's `eulerRodrigues()` (a DTypeError naming `op` otherwise). */
+export function rotationMatrix(op: string, r: Rot | R2): R2 {
+  need(op, "r", r, Rot, R2);
+  return r instanceof Rot ? r.eulerRodrigues() : r;
+}
+
 /** Rot `(3)`: a rotation as modified Rodrigues parameters (MRP), `r = n·tan(θ/4)` for angle θ about the unit axis n. */
 export class Rot extends PrimitiveTensor<Rot> {
   /** The type's name in messages and `toString`. */

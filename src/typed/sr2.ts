@@ -21,7 +21,7 @@ import {
 import { fillArgs } from "./fill.js";
 import { MANDEL_FACTORS, MANDEL_PAIRS, MANDEL_REVERSE, mandelToFull } from "./mandel.js";
 import { R2 } from "./r2.js";
-import { Rot } from "./rot.js";
+import { Rot, rotationMatrix } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SSR4 } from "./ssr4.js";
 import { checkInt } from "../check.js";
@@ -189,8 +189,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
   }
   /** `R·S·Rᵀ`, re-Mandeled. */
   rotate(r: Rot | R2): SR2 {
-    need("SR2.rotate", "r", r, Rot, R2);
-    const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
+    const q = mat3(rotationMatrix("SR2.rotate", r).t);
     return new SR2(sr2FromFull(matmul3(matmul3(q, sr2Full(this.t)), transposeOf(q))));
   }
 

@@ -3,7 +3,7 @@ import { PrimitiveTensor, need, type ScalarLike, type TypedOptions } from "./bas
 import { assemble, cross3, dotOf, vecOf } from "./components.js";
 import { fillAs } from "./fill.js";
 import { R2 } from "./r2.js";
-import { Rot } from "./rot.js";
+import { Rot, rotationMatrix } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 
@@ -63,8 +63,7 @@ export class Vec extends PrimitiveTensor<Vec> {
   }
   /** `R·v` with `R` a rotation matrix or the matrix of a Rot. */
   rotate(r: Rot | R2): Vec {
-    need("Vec.rotate", "r", r, Rot, R2);
-    return (r instanceof Rot ? r.eulerRodrigues() : r).mul(this);
+    return rotationMatrix("Vec.rotate", r).mul(this);
   }
   /** `op·v` (NEML2's `transform`). */
   transform(op: R2): Vec {
