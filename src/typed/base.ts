@@ -122,12 +122,14 @@ export function needTensor(op: string, name: string, x: unknown): void {
  * const f = jit((a: Tensor) => new R2(a).inverse().det().t);
  * ```
  */
-export abstract class PrimitiveTensor<Self> {
+export abstract class PrimitiveTensor<Self, Kind extends string = string> {
   /** The dtype of values made without a `dtype` option: float32 unless the type says otherwise (MillerIndex: int32). */
   static readonly DEFAULT_DTYPE: DType = "float32";
 
   /** The underlying `(batch; base)` tensor. */
   readonly t: Tensor;
+  /** A literal tag naming the type (its `NAME`), for narrowing unions of typed tensors. */
+  readonly kind: Kind;
 
   /**
    * Wraps `t`, checked against the type's facts: its base shape must be the type's `BASE`, its
@@ -146,6 +148,7 @@ export abstract class PrimitiveTensor<Self> {
       );
     }
     this.t = t;
+    this.kind = name as Kind;
   }
 
   /** The class of this value: its `NAME`, `BASE` and `DEFAULT_DTYPE`, and `new`. */

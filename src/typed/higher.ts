@@ -15,13 +15,11 @@ import { Vec } from "./vec.js";
 const F = "float32" as DType;
 
 /** R3 `(3,3,3)`. */
-export class R3 extends PrimitiveTensor<R3> {
+export class R3 extends PrimitiveTensor<R3, "R3"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R3";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R3" as const;
   /** The permutation symbol εᵢⱼₖ. */
   static leviCivita(opts: TypedOptions = {}): R3 {
     const eps = (i: number, j: number, k: number) => ((i - j) * (j - k) * (k - i)) / 2;
@@ -46,13 +44,11 @@ export class R3 extends PrimitiveTensor<R3> {
 }
 
 /** R4 `(3,3,3,3)`. */
-export class R4 extends PrimitiveTensor<R4> {
+export class R4 extends PrimitiveTensor<R4, "R4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R4" as const;
   /** Swaps base axes `d1` and `d2`. */
   transpose(d1: number, d2: number): R4 {
     return new R4(this.t.transpose(d1, d2));
@@ -83,43 +79,35 @@ export function minorSum(f: R4, a: -1 | 0 | 1, b: -1 | 0 | 1): Tensor {
 }
 
 /** SFR3 `(6,3)`. */
-export class SFR3 extends PrimitiveTensor<SFR3> {
+export class SFR3 extends PrimitiveTensor<SFR3, "SFR3"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SFR3";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SFR3" as const;
 }
 
 /** SFR4 `(6,3,3)` (SFFR4 in later NEML2). */
-export class SFR4 extends PrimitiveTensor<SFR4> {
+export class SFR4 extends PrimitiveTensor<SFR4, "SFR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SFR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SFR4" as const;
 }
 
 /** WFR4 `(3,3,3)` (WFFR4 in later NEML2). */
-export class WFR4 extends PrimitiveTensor<WFR4> {
+export class WFR4 extends PrimitiveTensor<WFR4, "WFR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WFR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WFR4" as const;
 }
 
 /** SWR4 `(6,3)`: symmetric in the first pair, skew in the second. */
-export class SWR4 extends PrimitiveTensor<SWR4> {
+export class SWR4 extends PrimitiveTensor<SWR4, "SWR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SWR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SWR4" as const;
   /**
    * `mandel₀₁(skew₂₃((F + F^{T01})/2))`. NEML2 omits the /2 here (but not in
    * WSR4), an upstream inconsistency we do not copy.
@@ -131,13 +119,11 @@ export class SWR4 extends PrimitiveTensor<SWR4> {
 }
 
 /** WSR4 `(3,6)`: skew in the first pair, symmetric in the second. */
-export class WSR4 extends PrimitiveTensor<WSR4> {
+export class WSR4 extends PrimitiveTensor<WSR4, "WSR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WSR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 6];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WSR4" as const;
   /** `mandel(skew₀₁((F + F^{T23})/2), 1)`. */
   static fromR4(f: R4): WSR4 {
     need("WSR4.fromR4", "f", f, R4);
@@ -146,13 +132,11 @@ export class WSR4 extends PrimitiveTensor<WSR4> {
 }
 
 /** WWR4 `(3,3)`: skew in both pairs. */
-export class WWR4 extends PrimitiveTensor<WWR4> {
+export class WWR4 extends PrimitiveTensor<WWR4, "WWR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WWR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WWR4" as const;
   /**
    * `skew₀₁(skew₂₃(F - F^{T01} - F^{T23} + F^{T01,23}))`, with no /4, as
    * NEML2 defines it. (Its `skew(…, 1)` is read as the second *pair*,
@@ -165,41 +149,33 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
 }
 
 /** R5 `(3,3,3,3,3)`. */
-export class R5 extends PrimitiveTensor<R5> {
+export class R5 extends PrimitiveTensor<R5, "R5"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R5";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R5" as const;
 }
 
 /** SSFR5 `(6,6,3)`. */
-export class SSFR5 extends PrimitiveTensor<SSFR5> {
+export class SSFR5 extends PrimitiveTensor<SSFR5, "SSFR5"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SSFR5";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SSFR5" as const;
 }
 
 /** R8 `(3,)*8`. */
-export class R8 extends PrimitiveTensor<R8> {
+export class R8 extends PrimitiveTensor<R8, "R8"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R8";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3, 3, 3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R8" as const;
 }
 
 /** SSSSR8 `(6,6,6,6)`. */
-export class SSSSR8 extends PrimitiveTensor<SSSSR8> {
+export class SSSSR8 extends PrimitiveTensor<SSSSR8, "SSSSR8"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SSSSR8";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 6, 6];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SSSSR8" as const;
 }

@@ -27,15 +27,13 @@ export function gcd(a: Tensor, b: Tensor): Tensor {
 }
 
 /** MillerIndex `(3)`: crystallographic plane or direction indices, int32. */
-export class MillerIndex extends PrimitiveTensor<MillerIndex> {
+export class MillerIndex extends PrimitiveTensor<MillerIndex, "MillerIndex"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "MillerIndex";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
   /** The dtype of values made without a `dtype` option: an integer type. */
   static override readonly DEFAULT_DTYPE: DType = "int32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "MillerIndex" as const;
 
   /** `MillerIndex.fill(1, 1, 0)` (int32). */
   static fill(a: number, b: number, c: number, opts: TypedOptions = {}): MillerIndex {

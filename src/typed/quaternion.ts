@@ -8,13 +8,11 @@ import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
 /** Quaternion `(4)`: scalar first, `(s, q1, q2, q3)`. */
-export class Quaternion extends PrimitiveTensor<Quaternion> {
+export class Quaternion extends PrimitiveTensor<Quaternion, "Quaternion"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Quaternion";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [4];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Quaternion" as const;
 
   /** `Quaternion.fill(s, q1, q2, q3)`: the scalar part, then the vector part; Scalars broadcast their batch shapes. */
   static fill(s: ScalarLike, q1: ScalarLike, q2: ScalarLike, q3: ScalarLike, opts: TypedOptions = {}): Quaternion {

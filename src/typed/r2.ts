@@ -32,13 +32,11 @@ import { solve as linalgSolve } from "../linalg/direct.js";
  * R2.fill(1, 2, 3).det().toArraySync(); // 6 (diag(1, 2, 3))
  * ```
  */
-export class R2 extends PrimitiveTensor<R2> {
+export class R2 extends PrimitiveTensor<R2, "R2"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R2";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R2" as const;
 
   /**
    * NEML2's `R2::fill`: 1 value fills the diagonal, 3 values are the diagonal,

@@ -25,13 +25,11 @@ export function rotationMatrix(op: string, r: Rot | R2): R2 {
 }
 
 /** Rot `(3)`: a rotation as modified Rodrigues parameters (MRP), `r = n·tan(θ/4)` for angle θ about the unit axis n. */
-export class Rot extends PrimitiveTensor<Rot> {
+export class Rot extends PrimitiveTensor<Rot, "Rot"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Rot";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Rot" as const;
 
   /** MRP components directly. */
   static fill(r0: ScalarLike, r1: ScalarLike, r2: ScalarLike, opts: TypedOptions = {}): Rot {

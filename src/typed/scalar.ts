@@ -4,13 +4,11 @@ import { fillDType, scalarsOf } from "./fill.js";
 import { PrimitiveTensor, optDType, raw, type ScalarLike, type TypedOptions } from "./base.js";
 
 /** Scalar `()`: a batched number. Times any typed value it broadcasts over the base (NEML2's scalar rule). */
-export class Scalar extends PrimitiveTensor<Scalar> {
+export class Scalar extends PrimitiveTensor<Scalar, "Scalar"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Scalar";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Scalar" as const;
 
   /** `Scalar.fill(2.5)` is `(;)`. */
   static fill(value: number, opts: TypedOptions = {}): Scalar {

@@ -53,13 +53,11 @@ export interface SR2Eigh {
 }
 
 /** SR2 `(6)`: a symmetric second-order tensor in Mandel notation `[a11, a22, a33, √2·a23, √2·a13, √2·a12]`. */
-export class SR2 extends PrimitiveTensor<SR2> {
+export class SR2 extends PrimitiveTensor<SR2, "SR2"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SR2";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SR2" as const;
 
   /**
    * NEML2's `SR2::fill`: 1 value fills the diagonal, 3 values are the

@@ -60,13 +60,11 @@ function matmul6(a: readonly (readonly Tensor[])[], b: readonly (readonly Tensor
 }
 
 /** SSR4 `(6,6)`: a fourth-order tensor with both minor symmetries, in Mandel form. */
-export class SSR4 extends PrimitiveTensor<SSR4> {
+export class SSR4 extends PrimitiveTensor<SSR4, "SSR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SSR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SSR4" as const;
 
   /** `δij δkl`: ones in the top-left 3×3 block. */
   static identity(opts: TypedOptions = {}): SSR4 {

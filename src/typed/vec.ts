@@ -8,13 +8,11 @@ import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 
 /** Vec `(3)`: a vector. */
-export class Vec extends PrimitiveTensor<Vec> {
+export class Vec extends PrimitiveTensor<Vec, "Vec"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Vec";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Vec" as const;
 
   /** `Vec.fill(1, 2, 3)`; Scalars broadcast their batch shapes. */
   static fill(v0: ScalarLike, v1: ScalarLike, v2: ScalarLike, opts: TypedOptions = {}): Vec {

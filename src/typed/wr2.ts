@@ -9,13 +9,11 @@ import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
 /** WR2 `(3)`: a skew-symmetric second-order tensor, stored as its axial vector `(W21, W02, W10)`. */
-export class WR2 extends PrimitiveTensor<WR2> {
+export class WR2 extends PrimitiveTensor<WR2, "WR2"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WR2";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WR2" as const;
 
   /** `WR2.fill(w0, w1, w2)`: the axial vector's components; Scalars broadcast their batch shapes. */
   static fill(w0: ScalarLike, w1: ScalarLike, w2: ScalarLike, opts: TypedOptions = {}): WR2 {
