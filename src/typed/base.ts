@@ -122,11 +122,22 @@ export function needTensor(op: string, name: string, x: unknown): void {
  * const f = jit((a: Tensor) => new R2(a).inverse().det().t);
  * ```
  */
-export abstract class PrimitiveTensor<Self> {
+export abstract class PrimitiveTensor<Self, Kind extends string = string> {
+  /** The dtype of values made without a `dtype` option: float32 unless the type says otherwise (MillerIndex: int32). */
+  static readonly DEFAULT_DTYPE: DType = "float32";
+
   /** The underlying `(batch; base)` tensor. */
   readonly t: Tensor;
+  /** A literal tag naming the type (its `NAME`), for narrowing unions of typed tensors. */
+  readonly kind: Kind;
 
-  protected constructor(t: Tensor, name: string, base: readonly number[], integer = false) {
+  /**
+   * Wraps `t`, checked against the type's facts: its base shape must be the type's `BASE`, its
+   * dtype a float one (an integer one for a type whose `DEFAULT_DTYPE` is an integer dtype).
+   */
+  constructor(t: Tensor) {
+    const { NAME: name, BASE: base, DEFAULT_DTYPE } = this.cls;
+    const integer = !isFloat(DEFAULT_DTYPE);
     if (!(t instanceof Tensor)) throw new DTypeError(`${name}: expected a Tensor, got ${describe(t)}`);
     if (t.baseShape.length !== base.length || t.baseShape.some((d, i) => d !== base[i])) {
       throw new ShapeError(`${name}: expected base (${base.join(",")}), got x ${t.toString()}`);
@@ -137,11 +148,17 @@ export abstract class PrimitiveTensor<Self> {
       );
     }
     this.t = t;
+    this.kind = name as Kind;
+  }
+
+  /** The class of this value: its `NAME`, `BASE` and `DEFAULT_DTYPE`, and `new`. */
+  private get cls(): PrimitiveClass<Self> {
+    return this.constructor as PrimitiveClass<Self>;
   }
 
   /** A value of the same type over another tensor. */
   protected make(t: Tensor): Self {
-    return new (this.constructor as new (t: Tensor) => Self)(t);
+    return new this.cls(t);
   }
 
   // ---- creation (static, inherited by every type) ----
@@ -212,18 +229,18 @@ export abstract class PrimitiveTensor<Self> {
   }
   /** `R2(5; 3,3)`. */
   toString(): string {
-    return `${(this.constructor as PrimitiveClass<Self>).NAME}${fmtShape(this.t.symbolicBatchShape, this.t.baseShape)}`;
+    return `${this.cls.NAME}${fmtShape(this.t.symbolicBatchShape, this.t.baseShape)}`;
   }
 
   /** As `Tensor.format`, with the type's name: `R2 float32 (5; 3,3) js` and the values. */
   format(opts?: FormatOptions): string {
-    const name = (this.constructor as PrimitiveClass<Self>).NAME;
+    const name = this.cls.NAME;
     return formatTensor(this.t, formatOptions(`${name}.format`, opts), name);
   }
 
   /** As `Tensor.print`: logs `format({ values: true })`. */
   print(opts?: FormatOptions): Promise<void> {
-    return printTensor(this.t, opts, (this.constructor as PrimitiveClass<Self>).NAME);
+    return printTensor(this.t, opts, this.cls.NAME);
   }
 
   // ---- read-back ----
@@ -256,7 +273,7 @@ export abstract class PrimitiveTensor<Self> {
   private sameOrScalar(op: string, y: unknown): Tensor | number {
     const t = raw(y as { readonly t: Tensor } | number, op);
     if (typeof t !== "number" && t.baseDim !== 0 && (y as object).constructor !== this.constructor) {
-      const name = (this.constructor as PrimitiveClass<Self>).NAME;
+      const name = this.cls.NAME;
       throw new DTypeError(
         `${name}.${op}: y must be ${article(name)} ${name}, a Scalar or a number, got ${describe(y)}`,
       );
@@ -265,11 +282,11 @@ export abstract class PrimitiveTensor<Self> {
   }
   /** Scaling by a Scalar or a number; typed products are overloads on each type. */
   mul(y: ScalarLike): Self {
-    return this.make(this.t.mul(scalarArg(y, `${(this.constructor as PrimitiveClass<Self>).NAME}.mul`, this)));
+    return this.make(this.t.mul(scalarArg(y, `${this.cls.NAME}.mul`, this)));
   }
   /** Division by a Scalar or a number. */
   div(y: ScalarLike): Self {
-    return this.make(this.t.div(scalarArg(y, `${(this.constructor as PrimitiveClass<Self>).NAME}.div`, this)));
+    return this.make(this.t.div(scalarArg(y, `${this.cls.NAME}.div`, this)));
   }
   /** `-x`. */
   neg(): Self {

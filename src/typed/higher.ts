@@ -15,18 +15,11 @@ import { Vec } from "./vec.js";
 const F = "float32" as DType;
 
 /** R3 `(3,3,3)`. */
-export class R3 extends PrimitiveTensor<R3> {
+export class R3 extends PrimitiveTensor<R3, "R3"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R3";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R3" as const;
-  constructor(t: Tensor) {
-    super(t, "R3", R3.BASE);
-  }
   /** The permutation symbol εᵢⱼₖ. */
   static leviCivita(opts: TypedOptions = {}): R3 {
     const eps = (i: number, j: number, k: number) => ((i - j) * (j - k) * (k - i)) / 2;
@@ -51,18 +44,11 @@ export class R3 extends PrimitiveTensor<R3> {
 }
 
 /** R4 `(3,3,3,3)`. */
-export class R4 extends PrimitiveTensor<R4> {
+export class R4 extends PrimitiveTensor<R4, "R4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R4" as const;
-  constructor(t: Tensor) {
-    super(t, "R4", R4.BASE);
-  }
   /** Swaps base axes `d1` and `d2`. */
   transpose(d1: number, d2: number): R4 {
     return new R4(this.t.transpose(d1, d2));
@@ -77,109 +63,80 @@ export class R4 extends PrimitiveTensor<R4> {
   }
 }
 
+/**
+ * `F + a·F^{T01} + b·F^{T23} + ab·F^{T01,23}` for an R4 `F` (the tensor of `f`), with `a`, `b`
+ * each 1 (that minor pair symmetrised, times 2), -1 (skewed, times 2) or 0 (left as it is):
+ * the part of `F` that SSR4, SWR4, WSR4 and WWR4 store.
+ */
+export function minorSum(f: R4, a: -1 | 0 | 1, b: -1 | 0 | 1): Tensor {
+  const t = f.t;
+  const plus = (s: Tensor, sign: number, x: Tensor) => (sign > 0 ? s.add(x) : s.sub(x));
+  let s = t;
+  if (a !== 0) s = plus(s, a, t.permute(1, 0, 2, 3));
+  if (b !== 0) s = plus(s, b, t.permute(0, 1, 3, 2));
+  if (a !== 0 && b !== 0) s = plus(s, a * b, t.permute(1, 0, 3, 2));
+  return s;
+}
+
 /** SFR3 `(6,3)`. */
-export class SFR3 extends PrimitiveTensor<SFR3> {
+export class SFR3 extends PrimitiveTensor<SFR3, "SFR3"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SFR3";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SFR3" as const;
-  constructor(t: Tensor) {
-    super(t, "SFR3", SFR3.BASE);
-  }
 }
 
 /** SFR4 `(6,3,3)` (SFFR4 in later NEML2). */
-export class SFR4 extends PrimitiveTensor<SFR4> {
+export class SFR4 extends PrimitiveTensor<SFR4, "SFR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SFR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SFR4" as const;
-  constructor(t: Tensor) {
-    super(t, "SFR4", SFR4.BASE);
-  }
 }
 
 /** WFR4 `(3,3,3)` (WFFR4 in later NEML2). */
-export class WFR4 extends PrimitiveTensor<WFR4> {
+export class WFR4 extends PrimitiveTensor<WFR4, "WFR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WFR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WFR4" as const;
-  constructor(t: Tensor) {
-    super(t, "WFR4", WFR4.BASE);
-  }
 }
 
 /** SWR4 `(6,3)`: symmetric in the first pair, skew in the second. */
-export class SWR4 extends PrimitiveTensor<SWR4> {
+export class SWR4 extends PrimitiveTensor<SWR4, "SWR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SWR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SWR4" as const;
-  constructor(t: Tensor) {
-    super(t, "SWR4", SWR4.BASE);
-  }
   /**
    * `mandel₀₁(skew₂₃((F + F^{T01})/2))`. NEML2 omits the /2 here (but not in
    * WSR4), an upstream inconsistency we do not copy.
    */
   static fromR4(f: R4): SWR4 {
     need("SWR4.fromR4", "f", f, R4);
-    const s = f.t.add(f.t.permute(1, 0, 2, 3)).mul(0.5);
-    return new SWR4(fullToMandel(fullToSkew(s, 2), 0));
+    return new SWR4(fullToMandel(fullToSkew(minorSum(f, 1, 0).mul(0.5), 2), 0));
   }
 }
 
 /** WSR4 `(3,6)`: skew in the first pair, symmetric in the second. */
-export class WSR4 extends PrimitiveTensor<WSR4> {
+export class WSR4 extends PrimitiveTensor<WSR4, "WSR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WSR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 6];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WSR4" as const;
-  constructor(t: Tensor) {
-    super(t, "WSR4", WSR4.BASE);
-  }
   /** `mandel(skew₀₁((F + F^{T23})/2), 1)`. */
   static fromR4(f: R4): WSR4 {
     need("WSR4.fromR4", "f", f, R4);
-    const s = f.t.add(f.t.permute(0, 1, 3, 2)).mul(0.5);
-    return new WSR4(fullToMandel(fullToSkew(s, 0), 1));
+    return new WSR4(fullToMandel(fullToSkew(minorSum(f, 0, 1).mul(0.5), 0), 1));
   }
 }
 
 /** WWR4 `(3,3)`: skew in both pairs. */
-export class WWR4 extends PrimitiveTensor<WWR4> {
+export class WWR4 extends PrimitiveTensor<WWR4, "WWR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WWR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WWR4" as const;
-  constructor(t: Tensor) {
-    super(t, "WWR4", WWR4.BASE);
-  }
   /**
    * `skew₀₁(skew₂₃(F - F^{T01} - F^{T23} + F^{T01,23}))`, with no /4, as
    * NEML2 defines it. (Its `skew(…, 1)` is read as the second *pair*,
@@ -187,71 +144,38 @@ export class WWR4 extends PrimitiveTensor<WWR4> {
    */
   static fromR4(f: R4): WWR4 {
     need("WWR4.fromR4", "f", f, R4);
-    const t = f.t;
-    const a = t
-      .sub(t.permute(1, 0, 2, 3))
-      .sub(t.permute(0, 1, 3, 2))
-      .add(t.permute(1, 0, 3, 2));
-    return new WWR4(fullToSkew(fullToSkew(a, 2), 0));
+    return new WWR4(fullToSkew(fullToSkew(minorSum(f, -1, -1), 2), 0));
   }
 }
 
 /** R5 `(3,3,3,3,3)`. */
-export class R5 extends PrimitiveTensor<R5> {
+export class R5 extends PrimitiveTensor<R5, "R5"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R5";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R5" as const;
-  constructor(t: Tensor) {
-    super(t, "R5", R5.BASE);
-  }
 }
 
 /** SSFR5 `(6,6,3)`. */
-export class SSFR5 extends PrimitiveTensor<SSFR5> {
+export class SSFR5 extends PrimitiveTensor<SSFR5, "SSFR5"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SSFR5";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SSFR5" as const;
-  constructor(t: Tensor) {
-    super(t, "SSFR5", SSFR5.BASE);
-  }
 }
 
 /** R8 `(3,)*8`. */
-export class R8 extends PrimitiveTensor<R8> {
+export class R8 extends PrimitiveTensor<R8, "R8"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R8";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3, 3, 3, 3, 3, 3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R8" as const;
-  constructor(t: Tensor) {
-    super(t, "R8", R8.BASE);
-  }
 }
 
 /** SSSSR8 `(6,6,6,6)`. */
-export class SSSSR8 extends PrimitiveTensor<SSSSR8> {
+export class SSSSR8 extends PrimitiveTensor<SSSSR8, "SSSSR8"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SSSSR8";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6, 6, 6];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE = F;
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SSSSR8" as const;
-  constructor(t: Tensor) {
-    super(t, "SSSSR8", SSSSR8.BASE);
-  }
 }

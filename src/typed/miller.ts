@@ -2,7 +2,7 @@
 import type { DType } from "../../ir/dtype.js";
 import { Tensor, where } from "../tensor.js";
 import { PrimitiveTensor, optDType, needTensor, type TypedOptions } from "./base.js";
-import { fillFrom } from "./fill.js";
+import { fillAs } from "./fill.js";
 import { assemble, vecOf } from "./components.js";
 import { Vec } from "./vec.js";
 
@@ -27,23 +27,17 @@ export function gcd(a: Tensor, b: Tensor): Tensor {
 }
 
 /** MillerIndex `(3)`: crystallographic plane or direction indices, int32. */
-export class MillerIndex extends PrimitiveTensor<MillerIndex> {
+export class MillerIndex extends PrimitiveTensor<MillerIndex, "MillerIndex"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "MillerIndex";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "int32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "MillerIndex" as const;
-
-  constructor(t: Tensor) {
-    super(t, "MillerIndex", MillerIndex.BASE, true);
-  }
+  /** The dtype of values made without a `dtype` option: an integer type. */
+  static override readonly DEFAULT_DTYPE: DType = "int32";
 
   /** `MillerIndex.fill(1, 1, 0)` (int32). */
   static fill(a: number, b: number, c: number, opts: TypedOptions = {}): MillerIndex {
-    return new MillerIndex(fillFrom([a, b, c], [3], optDType("MillerIndex.fill", opts) ?? "int32", "MillerIndex.fill"));
+    return fillAs(MillerIndex, [a, b, c], opts);
   }
 
   /**

@@ -1,31 +1,22 @@
 /** Quaternion `(4)`: scalar first, `(s, q1, q2, q3)`. */
-import type { DType } from "../../ir/dtype.js";
 import { where, type Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, need, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, at, dotOf, mat3, negate, vecOf } from "./components.js";
-import { fillFrom } from "./fill.js";
+import { fillAs } from "./fill.js";
 import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
 /** Quaternion `(4)`: scalar first, `(s, q1, q2, q3)`. */
-export class Quaternion extends PrimitiveTensor<Quaternion> {
+export class Quaternion extends PrimitiveTensor<Quaternion, "Quaternion"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Quaternion";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [4];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Quaternion" as const;
-
-  constructor(t: Tensor) {
-    super(t, "Quaternion", Quaternion.BASE);
-  }
 
   /** `Quaternion.fill(s, q1, q2, q3)`: the scalar part, then the vector part; Scalars broadcast their batch shapes. */
   static fill(s: ScalarLike, q1: ScalarLike, q2: ScalarLike, q3: ScalarLike, opts: TypedOptions = {}): Quaternion {
-    return new Quaternion(fillFrom([s, q1, q2, q3], [4], optDType("Quaternion.fill", opts), "Quaternion.fill"));
+    return fillAs(Quaternion, [s, q1, q2, q3], opts);
   }
 
   /** `((1-|r|²)/(1+|r|²), 2r/(1+|r|²))`. */

@@ -1,8 +1,6 @@
 /** R2 `(3,3)`: a general second-order tensor. */
-import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
-import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
+import { PrimitiveTensor, need, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
 import {
   assemble,
   at,
@@ -15,12 +13,11 @@ import {
   sumOf,
   transposeOf,
   vecOf,
-  zerosOf,
 } from "./components.js";
-import { fillDType, scalarsOf } from "./fill.js";
+import { fillArgs } from "./fill.js";
 import { mandelToFull, skewToFull } from "./mandel.js";
 import { R4 } from "./higher.js";
-import { Rot } from "./rot.js";
+import { Rot, rotationMatrix } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 import { Vec } from "./vec.js";
@@ -35,19 +32,11 @@ import { solve as linalgSolve } from "../linalg/direct.js";
  * R2.fill(1, 2, 3).det().toArraySync(); // 6 (diag(1, 2, 3))
  * ```
  */
-export class R2 extends PrimitiveTensor<R2> {
+export class R2 extends PrimitiveTensor<R2, "R2"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "R2";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3, 3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "R2" as const;
-
-  constructor(t: Tensor) {
-    super(t, "R2", R2.BASE);
-  }
 
   /**
    * NEML2's `R2::fill`: 1 value fills the diagonal, 3 values are the diagonal,
@@ -78,10 +67,7 @@ export class R2 extends PrimitiveTensor<R2> {
     opts?: TypedOptions,
   ): R2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): R2 {
-    const { values, opts } = splitFillArgs(args);
-    const dtype = fillDType(values, optDType("R2.fill", opts), "R2.fill");
-    const v = scalarsOf(values, dtype, "R2.fill");
-    const z = zerosOf(dtype);
+    const { v, z } = fillArgs("R2.fill", args);
     const g = (i: number) => v[i]!;
     switch (v.length) {
       case 1:
@@ -183,8 +169,7 @@ export class R2 extends PrimitiveTensor<R2> {
   }
   /** `R·A·Rᵀ`. */
   rotate(r: Rot | R2): R2 {
-    need("R2.rotate", "r", r, Rot, R2);
-    const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
+    const q = mat3(rotationMatrix("R2.rotate", r).t);
     return new R2(assemble(matmul3(matmul3(q, mat3(this.t)), transposeOf(q)).flat(), [3, 3]));
   }
   /** Row `i` as a Vec. */
@@ -208,15 +193,4 @@ export class R2 extends PrimitiveTensor<R2> {
     need("R2.solve", "b", b, Vec, R2);
     return b instanceof Vec ? new Vec(linalgSolve(this.t, b.t)) : new R2(linalgSolve(this.t, b.t));
   }
-}
-
-/** Splits `fill`'s rest arguments into the values and a trailing options object. */
-export function splitFillArgs(args: readonly (ScalarLike | TypedOptions | undefined)[]): {
-  values: ScalarLike[];
-  opts: TypedOptions;
-} {
-  const list = args.filter((a) => a !== undefined);
-  const last = list[list.length - 1];
-  const isOpts = last !== undefined && typeof last === "object" && !(last instanceof PrimitiveTensor);
-  return { values: (isOpts ? list.slice(0, -1) : list) as ScalarLike[], opts: isOpts ? (last as TypedOptions) : {} };
 }

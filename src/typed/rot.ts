@@ -2,13 +2,12 @@
  * Rot `(3)`: a rotation as modified Rodrigues parameters (MRP),
  * `r = n·tan(θ/4)` for angle θ about the unit axis n.
  */
-import type { DType } from "../../ir/dtype.js";
 import { DTypeError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, raw, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
+import { PrimitiveTensor, need, raw, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
 import { assemble, cross3, cst, dotOf, negate, vecOf, zerosOf } from "./components.js";
-import { fillFrom } from "./fill.js";
+import { fillAs } from "./fill.js";
 import { Quaternion } from "./quaternion.js";
 import { R2 } from "./r2.js";
 import { Scalar } from "./scalar.js";
@@ -19,24 +18,22 @@ export type EulerConvention = "bunge" | "roe" | "kocks";
 /** The unit of Euler angles. */
 export type AngleType = "degrees" | "radians";
 
+/** The matrix of a `rotate` argument `r`: an R2 as it is, a Rot's `eulerRodrigues()` (a DTypeError naming `op` otherwise). */
+export function rotationMatrix(op: string, r: Rot | R2): R2 {
+  need(op, "r", r, Rot, R2);
+  return r instanceof Rot ? r.eulerRodrigues() : r;
+}
+
 /** Rot `(3)`: a rotation as modified Rodrigues parameters (MRP), `r = n·tan(θ/4)` for angle θ about the unit axis n. */
-export class Rot extends PrimitiveTensor<Rot> {
+export class Rot extends PrimitiveTensor<Rot, "Rot"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Rot";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Rot" as const;
-
-  constructor(t: Tensor) {
-    super(t, "Rot", Rot.BASE);
-  }
 
   /** MRP components directly. */
   static fill(r0: ScalarLike, r1: ScalarLike, r2: ScalarLike, opts: TypedOptions = {}): Rot {
-    return new Rot(fillFrom([r0, r1, r2], [3], optDType("Rot.fill", opts), "Rot.fill"));
+    return fillAs(Rot, [r0, r1, r2], opts);
   }
 
   /** The zero vector (no rotation). */

@@ -1,23 +1,14 @@
 /** Scalar `()`: a batched number. Times any typed value it broadcasts over the base (NEML2's scalar rule). */
-import type { DType } from "../../ir/dtype.js";
 import { Tensor } from "../tensor.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { PrimitiveTensor, optDType, raw, type ScalarLike, type TypedOptions } from "./base.js";
 
 /** Scalar `()`: a batched number. Times any typed value it broadcasts over the base (NEML2's scalar rule). */
-export class Scalar extends PrimitiveTensor<Scalar> {
+export class Scalar extends PrimitiveTensor<Scalar, "Scalar"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Scalar";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Scalar" as const;
-
-  constructor(t: Tensor) {
-    super(t, "Scalar", Scalar.BASE);
-  }
 
   /** `Scalar.fill(2.5)` is `(;)`. */
   static fill(value: number, opts: TypedOptions = {}): Scalar {
@@ -29,33 +20,31 @@ export class Scalar extends PrimitiveTensor<Scalar> {
   override add<T extends PrimitiveTensor<T>>(y: T): T;
   override add(y: ScalarLike): Scalar;
   override add(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar
-      ? new Scalar(this.t.add(raw(y, "Scalar.add")))
-      : rewrap(y, this.t.add(raw(y, "Scalar.add") as Tensor));
+    return this.broadcast("add", y);
   }
   /** Scalar ⊖ prim gives the prim; Scalar ⊖ Scalar/number gives a Scalar. */
   override sub<T extends PrimitiveTensor<T>>(y: T): T;
   override sub(y: ScalarLike): Scalar;
   override sub(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar
-      ? new Scalar(this.t.sub(raw(y, "Scalar.sub")))
-      : rewrap(y, this.t.sub(raw(y, "Scalar.sub") as Tensor));
+    return this.broadcast("sub", y);
   }
   /** Scalar times a prim scales it (a prim of the same type); times a Scalar or number, a Scalar. */
   override mul<T extends PrimitiveTensor<T>>(y: T): T;
   override mul(y: ScalarLike): Scalar;
   override mul(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar
-      ? new Scalar(this.t.mul(raw(y, "Scalar.mul")))
-      : rewrap(y, this.t.mul(raw(y, "Scalar.mul") as Tensor));
+    return this.broadcast("mul", y);
   }
   /** Scalar divided by a prim gives the prim (elementwise); by a Scalar or number, a Scalar. */
   override div<T extends PrimitiveTensor<T>>(y: T): T;
   override div(y: ScalarLike): Scalar;
   override div(y: PrimitiveTensor<unknown> | number): unknown {
-    return typeof y === "number" || y instanceof Scalar
-      ? new Scalar(this.t.div(raw(y, "Scalar.div")))
-      : rewrap(y, this.t.div(raw(y, "Scalar.div") as Tensor));
+    return this.broadcast("div", y);
+  }
+
+  /** NEML2's scalar rule for `op`: with a number or a Scalar, a Scalar; with a prim, the prim's type. */
+  private broadcast(op: "add" | "sub" | "mul" | "div", y: PrimitiveTensor<unknown> | number): unknown {
+    const t = this.t[op](raw(y, `Scalar.${op}`));
+    return typeof y === "number" || y instanceof Scalar ? new Scalar(t) : rewrap(y, t);
   }
 
   /** `x ** y`. */

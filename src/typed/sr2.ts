@@ -2,10 +2,9 @@
  * SR2 `(6)`: a symmetric second-order tensor in Mandel notation
  * `[a11, a22, a33, √2·a23, √2·a13, √2·a12]` (see mandel.ts).
  */
-import type { DType } from "../../ir/dtype.js";
 import { ShapeError } from "../../ir/errors.js";
 import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
+import { PrimitiveTensor, need, type ScalarLike, type TypedOptions, scalarArg } from "./base.js";
 import {
   assemble,
   at,
@@ -18,12 +17,11 @@ import {
   sumOf,
   transposeOf,
   vecOf,
-  zerosOf,
 } from "./components.js";
-import { fillDType, scalarsOf } from "./fill.js";
+import { fillArgs } from "./fill.js";
 import { MANDEL_FACTORS, MANDEL_PAIRS, MANDEL_REVERSE, mandelToFull } from "./mandel.js";
-import { R2, splitFillArgs } from "./r2.js";
-import { Rot } from "./rot.js";
+import { R2 } from "./r2.js";
+import { Rot, rotationMatrix } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SSR4 } from "./ssr4.js";
 import { checkInt } from "../check.js";
@@ -55,19 +53,11 @@ export interface SR2Eigh {
 }
 
 /** SR2 `(6)`: a symmetric second-order tensor in Mandel notation `[a11, a22, a33, √2·a23, √2·a13, √2·a12]`. */
-export class SR2 extends PrimitiveTensor<SR2> {
+export class SR2 extends PrimitiveTensor<SR2, "SR2"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SR2";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SR2" as const;
-
-  constructor(t: Tensor) {
-    super(t, "SR2", SR2.BASE);
-  }
 
   /**
    * NEML2's `SR2::fill`: 1 value fills the diagonal, 3 values are the
@@ -86,10 +76,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
     opts?: TypedOptions,
   ): SR2;
   static fill(...args: (ScalarLike | TypedOptions | undefined)[]): SR2 {
-    const { values, opts } = splitFillArgs(args);
-    const dtype = fillDType(values, optDType("SR2.fill", opts), "SR2.fill");
-    const v = scalarsOf(values, dtype, "SR2.fill");
-    const z = zerosOf(dtype);
+    const { v, z } = fillArgs("SR2.fill", args);
     switch (v.length) {
       case 1:
         return new SR2(assemble([v[0]!, v[0]!, v[0]!, z, z, z], [6]));
@@ -200,8 +187,7 @@ export class SR2 extends PrimitiveTensor<SR2> {
   }
   /** `R·S·Rᵀ`, re-Mandeled. */
   rotate(r: Rot | R2): SR2 {
-    need("SR2.rotate", "r", r, Rot, R2);
-    const q = mat3((r instanceof Rot ? r.eulerRodrigues() : r).t);
+    const q = mat3(rotationMatrix("SR2.rotate", r).t);
     return new SR2(sr2FromFull(matmul3(matmul3(q, sr2Full(this.t)), transposeOf(q))));
   }
 

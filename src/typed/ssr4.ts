@@ -8,8 +8,8 @@ import { Scalar } from "./scalar.js";
 import { fillDType, scalarsOf } from "./fill.js";
 import { fullToMandel, mandelToFull, MANDEL_FACTORS, MANDEL_PAIRS } from "./mandel.js";
 import { R2 } from "./r2.js";
-import { R4, SSSSR8 } from "./higher.js";
-import { Rot } from "./rot.js";
+import { minorSum, R4, SSSSR8 } from "./higher.js";
+import { Rot, rotationMatrix } from "./rot.js";
 import { SR2 } from "./sr2.js";
 import { solve as linalgSolve } from "../linalg/direct.js";
 
@@ -60,19 +60,11 @@ function matmul6(a: readonly (readonly Tensor[])[], b: readonly (readonly Tensor
 }
 
 /** SSR4 `(6,6)`: a fourth-order tensor with both minor symmetries, in Mandel form. */
-export class SSR4 extends PrimitiveTensor<SSR4> {
+export class SSR4 extends PrimitiveTensor<SSR4, "SSR4"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "SSR4";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [6, 6];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "SSR4" as const;
-
-  constructor(t: Tensor) {
-    super(t, "SSR4", SSR4.BASE);
-  }
 
   /** `δij δkl`: ones in the top-left 3×3 block. */
   static identity(opts: TypedOptions = {}): SSR4 {
@@ -129,13 +121,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
   /** Minor-symmetrises `(T + T^{01} + T^{23} + T^{01,23})/4`, then Mandel on both pairs. */
   static fromR4(r: R4): SSR4 {
     need("SSR4.fromR4", "r", r, R4);
-    const t = r.t;
-    const s = t
-      .add(t.permute(1, 0, 2, 3))
-      .add(t.permute(0, 1, 3, 2))
-      .add(t.permute(1, 0, 3, 2))
-      .mul(0.25);
-    return new SSR4(fullToMandel(fullToMandel(s, 0), 1));
+    return new SSR4(fullToMandel(fullToMandel(minorSum(r, 1, 1).mul(0.25), 0), 1));
   }
 
   /** The full `(3,3,3,3)` tensor. */
@@ -172,8 +158,7 @@ export class SSR4 extends PrimitiveTensor<SSR4> {
 
   /** `Q·C·Qᵀ` with `Q` the Mandel form of `R` (see `mandelRotation`). */
   rotate(r: Rot | R2): SSR4 {
-    need("SSR4.rotate", "r", r, Rot, R2);
-    const q = mandelRotation(r instanceof Rot ? r.eulerRodrigues() : r);
+    const q = mandelRotation(rotationMatrix("SSR4.rotate", r));
     const qt = q[0]!.map((_, j) => q.map((row) => row[j]!));
     const qc = matmul6(q, mat6(this.t));
     return new SSR4(assemble(matmul6(qc, qt).flat(), [6, 6]));

@@ -1,32 +1,22 @@
 /** Vec `(3)`: a vector. */
-import type { DType } from "../../ir/dtype.js";
-import type { Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions } from "./base.js";
+import { PrimitiveTensor, need, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, cross3, dotOf, vecOf } from "./components.js";
-import { fillFrom } from "./fill.js";
+import { fillAs } from "./fill.js";
 import { R2 } from "./r2.js";
-import { Rot } from "./rot.js";
+import { Rot, rotationMatrix } from "./rot.js";
 import { Scalar } from "./scalar.js";
 import { SR2 } from "./sr2.js";
 
 /** Vec `(3)`: a vector. */
-export class Vec extends PrimitiveTensor<Vec> {
+export class Vec extends PrimitiveTensor<Vec, "Vec"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "Vec";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "Vec" as const;
-
-  constructor(t: Tensor) {
-    super(t, "Vec", Vec.BASE);
-  }
 
   /** `Vec.fill(1, 2, 3)`; Scalars broadcast their batch shapes. */
   static fill(v0: ScalarLike, v1: ScalarLike, v2: ScalarLike, opts: TypedOptions = {}): Vec {
-    return new Vec(fillFrom([v0, v1, v2], [3], optDType("Vec.fill", opts), "Vec.fill"));
+    return fillAs(Vec, [v0, v1, v2], opts);
   }
 
   /** `a·b`. */
@@ -71,8 +61,7 @@ export class Vec extends PrimitiveTensor<Vec> {
   }
   /** `R·v` with `R` a rotation matrix or the matrix of a Rot. */
   rotate(r: Rot | R2): Vec {
-    need("Vec.rotate", "r", r, Rot, R2);
-    return (r instanceof Rot ? r.eulerRodrigues() : r).mul(this);
+    return rotationMatrix("Vec.rotate", r).mul(this);
   }
   /** `op·v` (NEML2's `transform`). */
   transform(op: R2): Vec {

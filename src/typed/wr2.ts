@@ -1,32 +1,23 @@
 /** WR2 `(3)`: a skew-symmetric second-order tensor as its axial vector `(W21, W02, W10)`. */
-import type { DType } from "../../ir/dtype.js";
-import { where, type Tensor } from "../tensor.js";
-import { PrimitiveTensor, optDType, need, type ScalarLike, type TypedOptions } from "./base.js";
+import { where } from "../tensor.js";
+import { PrimitiveTensor, need, type ScalarLike, type TypedOptions } from "./base.js";
 import { assemble, dotOf, mat3, vecOf } from "./components.js";
-import { fillFrom } from "./fill.js";
+import { fillAs } from "./fill.js";
 import { SKEW_PAIRS, skewToFull } from "./mandel.js";
 import { R2 } from "./r2.js";
 import { Rot } from "./rot.js";
 import { Scalar } from "./scalar.js";
 
 /** WR2 `(3)`: a skew-symmetric second-order tensor, stored as its axial vector `(W21, W02, W10)`. */
-export class WR2 extends PrimitiveTensor<WR2> {
+export class WR2 extends PrimitiveTensor<WR2, "WR2"> {
   /** The type's name in messages and `toString`. */
   static readonly NAME = "WR2";
   /** The static base shape. */
   static readonly BASE: readonly number[] = [3];
-  /** The dtype of values made without a `dtype` option. */
-  static readonly DEFAULT_DTYPE: DType = "float32";
-  /** A literal tag naming the type, for narrowing unions of typed tensors. */
-  readonly kind = "WR2" as const;
-
-  constructor(t: Tensor) {
-    super(t, "WR2", WR2.BASE);
-  }
 
   /** `WR2.fill(w0, w1, w2)`: the axial vector's components; Scalars broadcast their batch shapes. */
   static fill(w0: ScalarLike, w1: ScalarLike, w2: ScalarLike, opts: TypedOptions = {}): WR2 {
-    return new WR2(fillFrom([w0, w1, w2], [3], optDType("WR2.fill", opts), "WR2.fill"));
+    return fillAs(WR2, [w0, w1, w2], opts);
   }
 
   /** The skew part `(T-Tᵀ)/2` as an axial vector (NEML2's `WR2(R2)`). */
