@@ -14,17 +14,12 @@
  * named imports, as an application's would be, so the built page is tree shaken
  * as one (test/browser/playground.test.ts checks that every method is there).
  */
+import * as ERROR_CLASSES from "../ir/errors.ts";
 import { PASS_NAMES } from "../passes/pipeline.ts";
 import {
-  BackendError,
   BatchwiseError,
-  BundleError,
   DTypeError,
-  IRError,
-  KeyError,
   ShapeError,
-  TraceError,
-  UnsupportedOpError,
   arange,
   argsort,
   booleanMask,
@@ -186,21 +181,12 @@ function setState(state: "ready" | "running" | "done" | "error"): void {
 }
 
 /**
- * The class name of a BatchwiseError. Not `e.name`: the library sets it from
+ * The class name of a BatchwiseError, by the export names of ir/errors.ts (all the
+ * error classes batchwise exports). Not `e.name`: the library sets it from
  * `new.target.name`, which a minifier renames (the built page would say "t").
  */
-const ERROR_CLASSES = {
-  ShapeError,
-  DTypeError,
-  UnsupportedOpError,
-  IRError,
-  TraceError,
-  BackendError,
-  BundleError,
-  KeyError,
-};
 function errorName(e: BatchwiseError): string {
-  for (const [name, cls] of Object.entries(ERROR_CLASSES)) if (e instanceof cls) return name;
+  for (const [name, cls] of Object.entries(ERROR_CLASSES)) if (cls !== BatchwiseError && e instanceof cls) return name;
   return "BatchwiseError";
 }
 

@@ -85,19 +85,9 @@ import { sha256Hex } from "./sha256.js";
 import { sha256HexSync } from "./sha256-sync.js";
 import type { Tensor } from "./tensor.js";
 
-// The format, the module's types and the content encoding live in bundle-load.ts (shared with batchwise/runtime).
-export {
-  BUNDLE_FORMAT,
-  BUNDLE_VERSION,
-  bundleContent,
-  moduleContent,
-  type BundleConstant,
-  type BundleFunction,
-  type BundleFunctionOf,
-  type BundleFuseOptions,
-  type BundleModule,
-  type LoadBundleOptions,
-};
+// The format, the module's types and the content encoding live in bundle-load.ts (shared with batchwise/runtime;
+// the entries export them through src/entry-shared.ts). The types of loadBundle's module and result, for its callers:
+export type { BundleFunction, BundleModule };
 
 /** What a bundle export needs from a jit trace. */
 export interface Traced {
@@ -389,10 +379,6 @@ export function bundleTypes(t: Traced, opts: BundleTypesOptions = {}): string {
     "",
   ].join("\n");
 }
-
-// BundleArgs and BundleResults live in bundle-types.ts (shared with batchwise/runtime, whose
-// declarations bundleTypes({ from: "batchwise/runtime" }) imports them from).
-export type { BundleArgs, BundleResults } from "./bundle-types.js";
 
 /** Where two canonical encodings first differ, for error messages. */
 function firstDifference(a: string, b: string): string {

@@ -417,6 +417,31 @@ function endpoints(op: string, start: unknown, end: unknown, nstep: unknown): [T
 }
 
 /**
+ * The endpoints of `op` (see `endpoints`) and its new dim of the steps among
+ * their broadcast `kind` dims (`rank` of them): `dim` normalized to `d`, and the
+ * `shape` of the steps that broadcasts along it (`nstep` then a 1 for each dim after it).
+ */
+function stepsDim(
+  op: string,
+  kind: "batch" | "base",
+  start: unknown,
+  end: unknown,
+  nstep: number,
+  dim: number,
+): { s0: Tensor; e0: Tensor; rank: number; d: number; shape: number[] } {
+  const [s0, e0] = endpoints(op, start, end, nstep);
+  checkInt(op, "dim", dim);
+  const rank = kind === "batch" ? Math.max(s0.batchDim, e0.batchDim) : Math.max(s0.baseDim, e0.baseDim);
+  const d = dim < 0 ? dim + rank + 1 : dim;
+  if (d < 0 || d > rank)
+    throw new ShapeError(
+      `${op}: dim ${dim} is out of range for a new ${kind} dim of start ${s0.toString()} and end ${e0.toString()} (${kind} rank ${rank})`,
+    );
+  checkElementCount(op, kind === "batch" ? { batch: [nstep], base: [] } : { batch: [], base: [nstep] }, "the steps");
+  return { s0, e0, rank, d, shape: [nstep, ...Array<number>(rank - d).fill(1)] };
+}
+
+/**
  * `start + (end - start)·k/(nstep-1)` for k = 0…nstep-1 along a new dim, the last
  * step exactly `end` and one step exactly `start` (NumPy's endpoints). `steps`
  * holds k/(nstep-1) and `last` is true at k = nstep-1, both shaped to broadcast
@@ -474,21 +499,12 @@ export function linspace(start: unknown, end: unknown, nstep: number, dim = 0): 
       throw new ShapeError(`${op}: nstep ${describe(nstep)} must be a positive integer`);
     return rewrapTyped(start, linspace(start.t, end.t, nstep, dim));
   }
-  const [s0, e0] = endpoints(op, start, end, nstep);
-  checkInt(op, "dim", dim);
-  const rank = Math.max(s0.batchDim, e0.batchDim);
-  const d = dim < 0 ? dim + rank + 1 : dim;
-  if (d < 0 || d > rank)
-    throw new ShapeError(
-      `${op}: dim ${dim} is out of range for a new batch dim of start ${s0.toString()} and end ${e0.toString()} (batch rank ${rank})`,
-    );
-  checkElementCount(op, { batch: [nstep], base: [] }, "the steps");
+  const { s0, e0, rank, d, shape } = stepsDim(op, "batch", start, end, nstep, dim);
   const toRank = (t: Tensor): Tensor => {
     let x = t;
     while (x.batchDim < rank) x = x.batchUnsqueeze(0);
     return x.batchUnsqueeze(d);
   };
-  const shape = [nstep, ...Array<number>(rank - d).fill(1)];
   return spaced(toRank(s0), toRank(e0), nstep, shape, shape.length);
 }
 
@@ -503,18 +519,9 @@ export function linspace(start: unknown, end: unknown, nstep: number, dim = 0): 
  */
 export function baseLinspace(start: Tensor | number, end: Tensor | number, nstep: number, dim = 0): Tensor {
   const op = "baseLinspace";
-  const [s0, e0] = endpoints(op, start, end, nstep);
-  checkInt(op, "dim", dim);
-  const rank = Math.max(s0.baseDim, e0.baseDim);
-  const d = dim < 0 ? dim + rank + 1 : dim;
-  if (d < 0 || d > rank)
-    throw new ShapeError(
-      `${op}: dim ${dim} is out of range for a new base dim of start ${s0.toString()} and end ${e0.toString()} (base rank ${rank})`,
-    );
-  checkElementCount(op, { batch: [], base: [nstep] }, "the steps");
+  const { s0, e0, rank, d, shape } = stepsDim(op, "base", start, end, nstep, dim);
   const toRank = (t: Tensor): Tensor =>
     t.reshape([...Array<number>(rank - t.baseDim).fill(1), ...t.baseShape]).unsqueeze(d);
-  const shape = [nstep, ...Array<number>(rank - d).fill(1)];
   return spaced(toRank(s0), toRank(e0), nstep, shape, 0);
 }
 

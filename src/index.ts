@@ -34,22 +34,11 @@ installTensorApi();
 // this import keeps them in the types of `batchwise`.
 import "./api/tensor-ops.js";
 
-export { Tensor, where, baseCat, baseStack, type NestedArray, type ReduceOptions } from "./tensor.js";
-export type { FormatOptions } from "./format.js";
-export {
-  tensor,
-  fromTypedArray,
-  full,
-  zeros,
-  ones,
-  empty,
-  arange,
-  eye,
-  diag,
-  scalar,
-  type TensorOptions,
-  type CreateOptions,
-} from "./creation.js";
+// Tensors, their creation, the backends (WebGPU's too), the bundle format, JaggedTensor and TensorDict: the exports
+// batchwise/runtime has too (src/entry-shared.ts).
+export * from "./entry-shared.js";
+export { where, baseCat, baseStack, type ReduceOptions } from "./tensor.js";
+export { arange, eye, diag } from "./creation.js";
 export {
   jit,
   trace,
@@ -65,42 +54,17 @@ export {
   type JitStats,
   type DumpOptions,
 } from "./jit.js";
-export { getBackend, setBackend } from "./backend.js";
-export type { Backend, BackendCapabilities, BackendName } from "../runtime/backend.js";
 export { parseSpec } from "./cli/spec.js";
-export {
-  loadBundle,
-  bundleSha256,
-  BUNDLE_FORMAT,
-  BUNDLE_VERSION,
-  type BundleModule,
-  type BundleFunction,
-  type BundleFunctionOf,
-  type BundleArgs,
-  type BundleResults,
-  type BundleTypesOptions,
-  type LoadBundleOptions,
-} from "./bundle.js";
-export {
-  BatchwiseError,
-  ShapeError,
-  DTypeError,
-  UnsupportedOpError,
-  IRError,
-  TraceError,
-  BackendError,
-  BundleError,
-  KeyError,
-} from "../ir/errors.js";
-export { promote, type DType, type TypedArray } from "../ir/dtype.js";
+export { loadBundle, bundleSha256, type BundleTypesOptions } from "./bundle.js";
+// The error classes: all of ir/errors.ts.
+export * from "../ir/errors.js";
+export { promote } from "../ir/dtype.js";
 export { fmtShape, type Dim, type TensorType } from "../ir/types.js";
 export { counters, snapshot as counterSnapshot, type Counters } from "../runtime/stats.js";
 export { printGraph } from "../ir/print.js";
 export { parseGraph } from "../ir/parse.js";
-// WebGPU: initWebGPU and the types of its options and backend (all of src/webgpu.ts, the public WebGPU surface of both entries).
-export * from "./webgpu.js";
-export { JaggedTensor, type ToPaddedOptions } from "./ragged/jagged.js";
-export { jagged, fromPadded } from "./ragged/build.js";
+export type { ToPaddedOptions } from "./ragged/jagged.js";
+export { fromPadded } from "./ragged/build.js";
 export * from "./typed/index.js";
 export * from "./ragged/index.js";
 // These take TensorDicts as well as tensors; explicit exports shadow ragged/index.js's plain versions.
@@ -111,7 +75,6 @@ export {
   unpadSequence,
   maybeDenseStack,
   lazyStack,
-  TensorDict,
   LazyStackedTensorDict,
   type NestedKey,
   type TensorDictSource,

@@ -126,35 +126,5 @@ export async function loadBundle(mod: BundleModule, opts: LoadBundleOptions = {}
   return bundleFunction(b, steps, opts.backend);
 }
 
-export {
-  BUNDLE_FORMAT,
-  BUNDLE_VERSION,
-  type BundleModule,
-  type BundleFunction,
-  type BundleFunctionOf,
-  type LoadBundleOptions,
-} from "./bundle-load.js";
-// What the declarations bundleTypes({ from: "batchwise/runtime" }) writes import (types only).
-export type { BundleArgs, BundleResults } from "./bundle-types.js";
-export { Tensor, type NestedArray } from "./tensor.js";
-export type { FormatOptions } from "./format.js";
-export {
-  tensor,
-  fromTypedArray,
-  full,
-  zeros,
-  ones,
-  empty,
-  scalar,
-  type TensorOptions,
-  type CreateOptions,
-} from "./creation.js";
-export { getBackend, setBackend } from "./backend.js";
-export type { Backend, BackendCapabilities, BackendName } from "../runtime/backend.js";
-// WebGPU: initWebGPU and the types of its options and backend (all of src/webgpu.ts, the public WebGPU surface of both entries).
-export * from "./webgpu.js";
-export { BatchwiseError, ShapeError, DTypeError, BackendError, BundleError } from "../ir/errors.js";
-export type { DType, TypedArray } from "../ir/dtype.js";
-export { JaggedTensor } from "./ragged/jagged.js";
-export { jagged } from "./ragged/build.js";
-export { TensorDict } from "./tensordict/index.js";
+// Tensors, their creation, the backends, the bundle format and the containers (the exports batchwise has too).
+export * from "./entry-shared.js";

@@ -2,18 +2,19 @@
 import type { Queue as BullQueue, QueueEvents as BullQueueEvents } from "bullmq";
 import { ShapeError } from "../../ir/errors.js";
 import { getBackend } from "../backend.js";
-import { readNpy, writeNpy } from "../io/npy.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import type { TypedArray } from "../../ir/dtype.js";
 import { BackendMismatchError, DistributedError, positiveInt } from "./errors.js";
 import { concatGot, type Got } from "./gather.js";
-import { client, deps, DEFAULT_QUEUE, redisOptions, RUN_KEY } from "./redis.js";
+import { openQueue, RUN_KEY } from "./redis.js";
 import type { RedisConnection } from "./connection.js";
 import { flattenInput, rowsOf, shardRanges, type InputLeaf } from "./shard.js";
 import {
   blobKeys,
   fmtValue,
   isDictRef,
+  npyBlob,
+  readBlob,
   treeRef,
   type BlobRef,
   type Ref,
@@ -162,11 +163,8 @@ export async function runSharded(
   const signal = opts.signal;
   if (signal?.aborted) throw abortReason(signal);
 
-  const { bullmq } = await deps();
-  const redis = await client(connection);
-  redis.on("error", () => undefined); // ioredis reconnects; its errors surface as failed commands
-  const queueName = opts.queue ?? DEFAULT_QUEUE;
-  const queue: BullQueue = new bullmq.Queue(queueName, { connection: redisOptions(connection) });
+  const { bullmq, redis, queue: queueName, options } = await openQueue(connection, opts.queue);
+  const queue: BullQueue = new bullmq.Queue(queueName, { connection: options });
   queue.on("error", () => undefined);
   let events: BullQueueEvents | undefined;
   // Shards whose outputs are being read (awaited before the run's data is deleted).
@@ -195,8 +193,8 @@ export async function runSharded(
       const { value: t, batched } = leaves[li]!;
       if (batched || t instanceof JaggedTensor) continue;
       const key = `${prefix}param:${li}`;
-      const bytes = writeNpy(t.dtype, t.shape, values[li]!);
-      await redis.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", ttl);
+      const bytes = npyBlob(t.dtype, t.shape, values[li]!);
+      await redis.set(key, bytes, "EX", ttl);
       keys.push(key);
       bytesUp += bytes.byteLength;
       shared.set(li, { key, batchDim: 0 });
@@ -229,9 +227,9 @@ export async function runSharded(
         const [va, vb] = o === undefined ? [a, b] : [o[a]!, o[b]!];
         const row = v.shape.slice(1).reduce((p: number, d: number) => p * d, 1);
         const sub = (values[li] as TypedArray).subarray(va * row, vb * row);
-        const bytes = writeNpy(v.dtype, [vb - va, ...v.shape.slice(1)], sub);
+        const bytes = npyBlob(v.dtype, [vb - va, ...v.shape.slice(1)], sub);
         const key = `${prefix}in:${s}:${li}`;
-        pipe.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", ttl);
+        pipe.set(key, bytes, "EX", ttl);
         keys.push(key);
         bytesUp += bytes.byteLength;
         piped += bytes.byteLength;
@@ -239,13 +237,13 @@ export async function runSharded(
           refs.push({ key, batchDim: v.batchDim });
           continue;
         }
-        const offs = writeNpy(
+        const offs = npyBlob(
           "int32",
           [b - a + 1],
           Int32Array.from(o.subarray(a, b + 1), (x) => x - va),
         );
         const okey = `${prefix}in:${s}:${li}:offsets`;
-        pipe.set(okey, Buffer.from(offs.buffer, offs.byteOffset, offs.byteLength), "EX", ttl);
+        pipe.set(okey, offs, "EX", ttl);
         keys.push(okey);
         bytesUp += offs.byteLength;
         piped += offs.byteLength;
@@ -344,7 +342,7 @@ export async function runSharded(
               `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) vanished from Redis: its ${what} (${key}) is gone (flushed, or restarted without persistence: run Redis with an append-only file or snapshots to survive restarts)`,
             );
           bytesDown += blob.byteLength;
-          return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), op);
+          return readBlob(blob, op);
         };
         const rowsError = (what: string, got: string) =>
           new ShapeError(
@@ -401,7 +399,7 @@ export async function runSharded(
       }
     };
     events = new bullmq.QueueEvents(queueName, {
-      connection: redisOptions(connection),
+      connection: options,
       lastEventId: last,
       blockingTimeout: Math.max(pollMs, 1000),
     });

@@ -70,3 +70,19 @@ export async function client(connection: RedisConnection): Promise<IORedis> {
   const { Redis } = await deps();
   return new Redis(redisOptions(connection));
 }
+
+/**
+ * The Redis side of a run or a worker: bullmq, a client of `connection` (ioredis
+ * reconnects; its errors surface as failed commands, so they are not left to be
+ * fatal events), the queue's name (default `DEFAULT_QUEUE`) and the options of
+ * BullMQ's own connections.
+ */
+export async function openQueue(
+  connection: RedisConnection,
+  queue: string | undefined,
+): Promise<{ bullmq: Deps["bullmq"]; redis: IORedis; queue: string; options: Record<string, unknown> }> {
+  const { bullmq } = await deps();
+  const redis = await client(connection);
+  redis.on("error", () => undefined);
+  return { bullmq, redis, queue: queue ?? DEFAULT_QUEUE, options: redisOptions(connection) };
+}

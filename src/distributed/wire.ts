@@ -4,6 +4,8 @@
  * of other versions read and write these, so their shapes stay as they are),
  * and the texts messages use for the values.
  */
+import type { DType, TypedArray } from "../../ir/dtype.js";
+import { readNpy, writeNpy, type NpyArray } from "../io/npy.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
 import { TensorDict } from "../tensordict/tensordict.js";
@@ -53,6 +55,17 @@ export function blobKeys(r: Ref, out: string[] = []): string[] {
     if (r.offsets !== undefined) out.push(r.offsets);
   }
   return out;
+}
+
+/** The `.npy` blob of an array, as Redis keeps it. */
+export function npyBlob(dtype: DType, shape: readonly number[], data: TypedArray): Buffer {
+  const bytes = writeNpy(dtype, shape, data);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** The array of a `.npy` blob read from Redis (`op` names the reader in its errors). */
+export function readBlob(blob: Buffer, op: string): NpyArray {
+  return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), op);
 }
 
 /** What `runSharded` takes per argument and gives back per result. */

@@ -4,19 +4,20 @@ import { BatchwiseError, BundleError } from "../../ir/errors.js";
 import { getBackend, setBackend } from "../backend.js";
 import { loadBundle, type BundleFunction, type BundleModule } from "../bundle.js";
 import { fromTypedArray } from "../creation.js";
-import { readNpy, writeNpy } from "../io/npy.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import { Tensor } from "../tensor.js";
 import { TensorDict } from "../tensordict/tensordict.js";
 import { argKind } from "../args.js";
 import { flatten } from "../tree.js";
 import { DistributedError, positiveInt } from "./errors.js";
-import { BUNDLE_KEY, client, deps, DEFAULT_QUEUE, RUN_KEY, redisOptions } from "./redis.js";
+import { BUNDLE_KEY, deps, openQueue, RUN_KEY } from "./redis.js";
 import type { RedisConnection } from "./connection.js";
 import {
   blobKeys,
   fmtValue,
   isDictRef,
+  npyBlob,
+  readBlob,
   treeRef,
   type BlobRef,
   type Ref,
@@ -97,13 +98,14 @@ export async function startWorker(
   connection: RedisConnection,
   opts: StartWorkerOptions = {},
 ): Promise<DistributedWorker> {
-  const { bullmq } = await deps();
+  // bullmq and ioredis first: a missing peer dependency is the first error.
+  await deps();
   if (opts.name !== undefined && (typeof opts.name !== "string" || opts.name === ""))
     throw new DistributedError(`startWorker: name must be a non-empty string, got ${JSON.stringify(opts.name)}`);
   if (opts.backend !== undefined) setBackend(opts.backend);
   const name = opts.name ?? `${(await import("node:os")).hostname()}:${process.pid}`;
   const concurrency = opts.concurrency === undefined ? 1 : positiveInt("startWorker", "concurrency", opts.concurrency);
-  const redis = await client(connection);
+  const { bullmq, redis, queue, options } = await openQueue(connection, opts.queue);
   const bundles = new Map<string, Promise<BundleFunction>>();
   const bundleFor = (hash: string): Promise<BundleFunction> => {
     let p = bundles.get(hash);
@@ -142,7 +144,7 @@ export async function startWorker(
         const blob = blobs[at++];
         if (blob === null || blob === undefined)
           throw new Error(`input ${key} is missing from Redis (expired, or the run was cancelled)`);
-        return readNpy(new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength), "worker");
+        return readBlob(blob, "worker");
       };
       // The arguments in the bundle's order: tensors, jagged tensors, TensorDicts (in blobKeys' order).
       const build = (r: Ref): ShardedValue => {
@@ -163,14 +165,12 @@ export async function startWorker(
       let k = 0;
       const store = async (item: Tensor | JaggedTensor): Promise<BlobRef> => {
         const t = item instanceof JaggedTensor ? item.values : item;
-        const bytes = writeNpy(t.dtype, t.shape, await t.data());
         const key = `${RUN_KEY}${d.run}:out:${d.shard}:${k++}`;
-        pipe.set(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), "EX", d.ttl);
+        pipe.set(key, npyBlob(t.dtype, t.shape, await t.data()), "EX", d.ttl);
         if (item instanceof Tensor) return { key, batchDim: t.batchDim };
         const o = item.offsets;
-        const obytes = writeNpy("int32", o.shape, await o.data());
         const okey = `${key}:offsets`;
-        pipe.set(okey, Buffer.from(obytes.buffer, obytes.byteOffset, obytes.byteLength), "EX", d.ttl);
+        pipe.set(okey, npyBlob("int32", o.shape, await o.data()), "EX", d.ttl);
         return { key, batchDim: 1, offsets: okey };
       };
       const outputs: Ref[] = [];
@@ -198,8 +198,8 @@ export async function startWorker(
     }
   };
 
-  const worker: BullWorker = new bullmq.Worker(opts.queue ?? DEFAULT_QUEUE, processor as never, {
-    connection: redisOptions(connection),
+  const worker: BullWorker = new bullmq.Worker(queue, processor as never, {
+    connection: options,
     concurrency,
     name,
     ...(opts.lockDuration !== undefined ? { lockDuration: opts.lockDuration } : {}),
@@ -208,7 +208,6 @@ export async function startWorker(
   });
   // Connection errors are retried by ioredis; without a listener Node would treat them as fatal.
   worker.on("error", () => undefined);
-  redis.on("error", () => undefined);
   return {
     ready: worker.waitUntilReady().then(() => undefined),
     async close() {

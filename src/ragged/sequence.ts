@@ -61,6 +61,14 @@ function output(data: TypedArray, batch: readonly number[], base: readonly numbe
   return fromTypedArray(data, [...batch, ...base], { batchDim: batch.length, dtype, copy: false });
 }
 
+/** `op`'s checks of its list of tensors (non-empty) and of its integer `dim`; the first tensor. */
+function firstOf(op: string, list: readonly Tensor[], dim: number): Tensor {
+  tensorList(op, list);
+  intArg(op, dim, "dim");
+  if (list.length === 0) throw new ShapeError(`${op}: list cannot be empty`);
+  return list[0]!;
+}
+
 /**
  * Stacks tensors on a new batch dim `dim` (default 0; negative counts from the
  * end, as in `torch.stack`). Batch shapes and base shapes must be equal.
@@ -74,10 +82,7 @@ function output(data: TypedArray, batch: readonly number[], base: readonly numbe
  * shapes of the tensors to stack is incompatible: list[i] (..) vs list[0] (..)`.
  */
 export function stack(list: readonly Tensor[], dim = 0): Tensor {
-  tensorList("stack", list);
-  intArg("stack", dim, "dim");
-  if (list.length === 0) throw new ShapeError("stack: list cannot be empty");
-  const first = list[0]!;
+  const first = firstOf("stack", list, dim);
   const batch = first.batchShape;
   const base = first.baseShape;
   const d = dim < 0 ? dim + batch.length + 1 : dim;
@@ -127,10 +132,7 @@ export function stack(list: readonly Tensor[], dim = 0): Tensor {
  * range 0 <= dim < len(batch_size), got dim=2 and batch_size=[3, 4]` (dim as normalized).
  */
 export function cat(list: readonly Tensor[], dim = 0): Tensor {
-  tensorList("cat", list);
-  intArg("cat", dim, "dim");
-  if (list.length === 0) throw new ShapeError("cat: list cannot be empty");
-  const first = list[0]!;
+  const first = firstOf("cat", list, dim);
   const batch = first.batchShape;
   const base = first.baseShape;
   const d = dim < 0 ? dim + batch.length : dim;

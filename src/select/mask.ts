@@ -64,6 +64,19 @@ function maskDims(op: string, x: Tensor, mask: Tensor): { kb: number; kbase: num
   return { kb, kbase };
 }
 
+/**
+ * `op`'s checks of `x` and `mask` (tensors, known now, `mask` covering the leading
+ * dims of `x`): the dims `mask` covers (see `maskDims`) and `mask` as bool.
+ */
+function checkMask(op: string, x: Tensor, mask: Tensor): { kb: number; kbase: number; m: Tensor } {
+  needTensor(op, "x", x);
+  needTensor(op, "mask", mask);
+  checkEager(op, "x", x);
+  checkEager(op, "mask", mask);
+  const { kb, kbase } = maskDims(op, x, mask);
+  return { kb, kbase, m: mask.dtype === "bool" ? mask : mask.ne(0) };
+}
+
 function select(x: Tensor, xs: TypedArray, mask: Tensor, ms: TypedArray, kb: number, kbase: number): Tensor {
   const restBatch = x.batchShape.slice(kb);
   const restBase = x.baseShape.slice(kbase);
@@ -103,12 +116,7 @@ function select(x: Tensor, xs: TypedArray, mask: Tensor, ms: TypedArray, kb: num
  */
 export function booleanMask(x: Tensor, mask: Tensor): Tensor {
   const op = "booleanMask";
-  needTensor(op, "x", x);
-  needTensor(op, "mask", mask);
-  checkEager(op, "x", x);
-  checkEager(op, "mask", mask);
-  const { kb, kbase } = maskDims(op, x, mask);
-  const m = mask.dtype === "bool" ? mask : mask.ne(0);
+  const { kb, kbase, m } = checkMask(op, x, mask);
   // Both are computed (if lazy) before either view is taken: computing one may allocate,
   // and a growing WebAssembly memory detaches a view of it taken before.
   readNow(op, x);
@@ -119,12 +127,7 @@ export function booleanMask(x: Tensor, mask: Tensor): Tensor {
 /** `booleanMask` reading the values from any backend (WebGPU too); the result is on the current backend. */
 export async function booleanMaskAsync(x: Tensor, mask: Tensor): Promise<Tensor> {
   const op = "booleanMaskAsync";
-  needTensor(op, "x", x);
-  needTensor(op, "mask", mask);
-  checkEager(op, "x", x);
-  checkEager(op, "mask", mask);
-  const { kb, kbase } = maskDims(op, x, mask);
-  const m = mask.dtype === "bool" ? mask : mask.ne(0);
+  const { kb, kbase, m } = checkMask(op, x, mask);
   const [xs, ms] = await Promise.all([x.data(), m.data()]);
   return select(x, xs, m, ms, kb, kbase);
 }

@@ -31,6 +31,7 @@ import {
   fmtBatchSize,
   fmtKey,
   keyPath,
+  newDim,
   normDim,
   TensorDict,
   type NestedKey,
@@ -100,10 +101,7 @@ export class LazyStackedTensorDict<M extends LazyMember = TensorDict> {
 
   /** Keys every member has (tensordict's intersection); `includeNested` as for `TensorDict.keys`. */
   keys(options?: { readonly includeNested?: boolean; readonly leavesOnly?: boolean }): NestedKey[] {
-    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg(
-      "LazyStackedTensorDict.keys",
-      options,
-    );
+    const opts = optionsArg("LazyStackedTensorDict.keys", options);
     const all = this.tensordicts.map((t) => new Set(t.keys(opts).map((k) => JSON.stringify(keyPath(k)))));
     return this.tensordicts[0]!.keys(opts).filter((k) => all.every((s) => s.has(JSON.stringify(keyPath(k)))));
   }
@@ -160,22 +158,7 @@ export class LazyStackedTensorDict<M extends LazyMember = TensorDict> {
         `LazyStackedTensorDict.get: the members' entries ${fmtKey(key)} are not all tensors: ${present.map(describeAny).join(", ")}`,
       );
     }
-    if (opts.asList === true) return tensors;
-    if (opts.asPaddedTensor === true) {
-      return padSequence(tensors, {
-        paddingValue: opts.paddingValue ?? 0,
-        paddingSide: opts.paddingSide ?? "right",
-        returnMask: false,
-      });
-    }
-    if (opts.asJagged === true) return jagged(tensors);
-    const first = tensors[0]!;
-    if (tensors.some((t) => !sameDims(t.batchShape, first.batchShape) || !sameDims(t.baseShape, first.baseShape))) {
-      throw new ShapeError(
-        `LazyStackedTensorDict.get: Failed to stack tensors within a tensordict. You can use nested tensors, padded tensors or return lists via specialized keyword arguments (asJagged, asPaddedTensor, asList). Entry ${fmtKey(key)} has shapes ${tensors.map((t) => t.toString()).join(", ")}`,
-      );
-    }
-    return stackTensors(tensors, this.stackDim);
+    return stackAs("LazyStackedTensorDict.get", tensors, this.stackDim, opts, `Entry ${fmtKey(key)} has shapes`);
   }
 
   /** Member `i` (the member itself, not a copy). */
@@ -471,11 +454,7 @@ export function lazyStackAs(
   });
   const list = tds as readonly LazyMember[];
   const rank = list[0]!.batchDim;
-  const d = dim < 0 ? dim + rank + 1 : dim;
-  if (!Number.isInteger(d) || d < 0 || d > rank)
-    throw new ShapeError(
-      `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(list[0]!.batchSize)}`,
-    );
+  const d = newDim(op, dim, list[0]!.batchSize);
   list.forEach((t, i) => {
     if (t.batchDim !== rank) {
       throw new ShapeError(
@@ -524,6 +503,22 @@ function lazyStackTensors(
   const op = "lazyStack";
   const flags = [opts.asList, opts.asPaddedTensor, opts.asJagged].filter((f) => f === true).length;
   if (flags > 1) throw new UnsupportedOpError(`${op}: as_list, as_padded_tensor and as_nested_tensor are exclusive.`);
+  return stackAs(op, tensors, dim, opts, "Got");
+}
+
+/**
+ * `tensors` as `opts` asks: a list (`asList`), a padded tensor (`asPaddedTensor`,
+ * padding along each tensor's batch dim 0) or a jagged tensor (`asJagged`); with
+ * no flag, their dense stack on batch dim `dim`, and when their shapes differ a
+ * ShapeError of `op` whose list of the shapes follows `shapesAre`.
+ */
+function stackAs(
+  op: string,
+  tensors: readonly Tensor[],
+  dim: number,
+  opts: LazyGetOptions,
+  shapesAre: string,
+): Tensor | Tensor[] | JaggedTensor {
   if (opts.asList === true) return [...tensors];
   if (opts.asPaddedTensor === true)
     return padSequence(tensors, {
@@ -535,7 +530,7 @@ function lazyStackTensors(
   const first = tensors[0]!;
   if (tensors.some((t) => !sameDims(t.batchShape, first.batchShape) || !sameDims(t.baseShape, first.baseShape)))
     throw new ShapeError(
-      `${op}: Failed to stack tensors within a tensordict. You can use nested tensors, padded tensors or return lists via specialized keyword arguments (asJagged, asPaddedTensor, asList). Got ${tensors.map((t) => t.toString()).join(", ")}`,
+      `${op}: Failed to stack tensors within a tensordict. You can use nested tensors, padded tensors or return lists via specialized keyword arguments (asJagged, asPaddedTensor, asList). ${shapesAre} ${tensors.map((t) => t.toString()).join(", ")}`,
     );
   return stackTensors(tensors, dim);
 }

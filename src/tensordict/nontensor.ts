@@ -14,6 +14,8 @@
  * `jit` argument or result (a TraceError names the entry).
  */
 import { ShapeError } from "../../ir/errors.js";
+import { contiguousStrides as strides } from "../../ir/kernel.js";
+import { prod } from "../../ir/types.js";
 import { describeValue } from "../ragged/check.js";
 
 /**
@@ -34,21 +36,6 @@ function checkSize(op: string, size: unknown, min = 0): readonly number[] {
   if (!Array.isArray(size) || size.some((d) => typeof d !== "number" || !Number.isInteger(d) || d < min))
     throw new ShapeError(`${op}: batchSize must be an array of sizes >= ${min}, got ${describeValue(size)}`);
   return size as readonly number[];
-}
-
-function prod(s: readonly number[]): number {
-  return s.reduce((a, b) => a * b, 1);
-}
-
-/** Row-major strides of a shape. */
-function strides(s: readonly number[]): number[] {
-  const out = new Array<number>(s.length);
-  let k = 1;
-  for (let i = s.length - 1; i >= 0; i--) {
-    out[i] = k;
-    k *= s[i]!;
-  }
-  return out;
 }
 
 /** Calls `fn(multiIndex)` for every index of `shape`, in row-major order. */

@@ -18,7 +18,7 @@ import {
 import { hostTensor } from "../ragged/device.js";
 import { Tensor } from "../tensor.js";
 import { denselyStackable, LazyStackedTensorDict, lazyStack, lazyStackAs } from "./lazy.js";
-import { fmtBatchSize, fmtKey, keyPath, rebuild, TensorDict, type NestedKey } from "./tensordict.js";
+import { fmtBatchSize, fmtKey, keyPath, newDim, rebuild, TensorDict, type NestedKey } from "./tensordict.js";
 import { isNonTensor, ntCat, ntStack, type NonTensor } from "./nontensor.js";
 
 function sameDims(a: readonly number[], b: readonly number[]): boolean {
@@ -129,12 +129,7 @@ export function stackDicts(
   const op = "stack";
   if (checkKinds(op, list) === "lazy") {
     const lazies = list as readonly LazyStackedTensorDict[];
-    const rank = lazies[0]!.batchDim;
-    const d = dim < 0 ? dim + rank + 1 : dim;
-    if (!Number.isInteger(d) || d < 0 || d > rank)
-      throw new ShapeError(
-        `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(lazies[0]!.batchSize)}`,
-      );
+    const d = newDim(op, dim, lazies[0]!.batchSize);
     const s = lazies[0]!.stackDim;
     // The new dim lands before or after the members' stack dim; inside a member it is the same dim with the stack dim removed.
     const inner = d <= s ? d : d - 1;
@@ -143,12 +138,7 @@ export function stackDicts(
   }
   const tds = list as readonly TensorDict[];
   const first = tds[0]!;
-  const rank = first.batchDim;
-  const d = dim < 0 ? dim + rank + 1 : dim;
-  if (!Number.isInteger(d) || d < 0 || d > rank)
-    throw new ShapeError(
-      `${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(first.batchSize)}`,
-    );
+  const d = newDim(op, dim, first.batchSize);
   const keys = keySet(first);
   tds.forEach((t, i) => {
     const k = keySet(t);

@@ -125,6 +125,17 @@ export function normDim(op: string, dim: number, rank: number): number {
 }
 
 /**
+ * Normalizes the position `dim` of a new batch dim in front of batch size `size`
+ * (negative counts from the end, `-1` after the last dim, as `torch.stack`'s dim).
+ */
+export function newDim(op: string, dim: number, size: readonly number[]): number {
+  const d = dim < 0 ? dim + size.length + 1 : dim;
+  if (!Number.isInteger(d) || d < 0 || d > size.length)
+    throw new ShapeError(`${op}: dim ${dim} is out of range for a new dim of batchSize ${fmtBatchSize(size)}`);
+  return d;
+}
+
+/**
  * A TensorDict shaped like `template`: each dict (the root and nested ones) gets
  * the batch size `size(dict, path)`, each tensor or jagged entry `leaf(entry,
  * path)`; entries whose path `keep` rejects are left out.
@@ -206,10 +217,7 @@ export class TensorDict {
 
   /** Top-level keys in insertion order; with `includeNested`, the paths of nested entries too (`leavesOnly` drops the dicts). */
   keys(options?: { readonly includeNested?: boolean; readonly leavesOnly?: boolean }): NestedKey[] {
-    const opts: { readonly includeNested?: boolean; readonly leavesOnly?: boolean } = optionsArg(
-      "TensorDict.keys",
-      options,
-    );
+    const opts = optionsArg("TensorDict.keys", options);
     const out: NestedKey[] = [];
     for (const [k, v] of this.entries_) {
       const isDict = v instanceof TensorDict;
@@ -252,25 +260,28 @@ export class TensorDict {
 
   /** The tensor at `key`; a `KeyError` when there is none (or the entry is a dict or jagged). */
   getTensor(key: NestedKey): Tensor {
-    keyPath(key, "TensorDict.getTensor");
-    const v = this.get(key);
-    if (v instanceof Tensor) return v;
-    throw new KeyError(
-      v === undefined
-        ? `TensorDict.getTensor: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})`
-        : `TensorDict.getTensor: ${fmtKey(key)} is ${describe(v)}, not a tensor`,
-    );
+    return this.getAs("TensorDict.getTensor", key, (v) => v instanceof Tensor, "a tensor");
   }
 
   /** The nested TensorDict at `key`; a `KeyError` when there is none. */
   getDict(key: NestedKey): TensorDict {
-    keyPath(key, "TensorDict.getDict");
+    return this.getAs("TensorDict.getDict", key, (v) => v instanceof TensorDict, "a TensorDict");
+  }
+
+  /** The entry at `key` when `is` accepts it; a `KeyError` of `op` naming the keys when there is none, or `what` it is not. */
+  private getAs<T extends TensorDictValue>(
+    op: string,
+    key: NestedKey,
+    is: (v: TensorDictValue) => v is T,
+    what: string,
+  ): T {
+    keyPath(key, op);
     const v = this.get(key);
-    if (v instanceof TensorDict) return v;
+    if (v !== undefined && is(v)) return v;
     throw new KeyError(
       v === undefined
-        ? `TensorDict.getDict: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})`
-        : `TensorDict.getDict: ${fmtKey(key)} is ${describe(v)}, not a TensorDict`,
+        ? `${op}: no key ${fmtKey(key)} (keys: ${this.keys().map(fmtKey).join(", ")})`
+        : `${op}: ${fmtKey(key)} is ${describe(v)}, not ${what}`,
     );
   }
 
