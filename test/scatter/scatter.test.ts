@@ -48,42 +48,17 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   });
 
   it("set: the last write wins among duplicates; mul, min and max accumulate in index order", () => {
-    expect(
-      vals(
-        tensor([1, 2, 3, 4])
-          .at([1, 3, 1])
-          .set(tensor([10, 20, 30])),
-      ),
-    ).toEqual([1, 30, 3, 20]);
-    expect(
-      vals(
-        tensor([1, 2, 3, 4])
-          .at([0, 2, 0])
-          .mul(tensor([2, 5, 3])),
-      ),
-    ).toEqual([6, 2, 15, 4]);
-    expect(
-      vals(
-        tensor([5, 5, 5])
-          .at([0, 0, 1, 2])
-          .min(tensor([3, 1, NaN, 7])),
-      ),
-    ).toEqual([1, NaN, 5]);
-    expect(
-      vals(
-        tensor([5, 5, 5])
-          .at([0, 0, 1, 2])
-          .max(tensor([3, 9, NaN, 7])),
-      ),
-    ).toEqual([9, NaN, 7]);
-    // NaN already in x propagates too (lax.min/lax.max).
-    expect(
-      vals(
-        tensor([NaN, 1])
-          .at([0, 1, 1])
-          .max(tensor([5, NaN, 2])),
-      ),
-    ).toEqual([NaN, NaN]);
+    // x, idx, the update, upd, and x.at(idx).<update>(upd) by hand.
+    const cases: readonly [number[], number[], "set" | "mul" | "min" | "max", number[], number[]][] = [
+      [[1, 2, 3, 4], [1, 3, 1], "set", [10, 20, 30], [1, 30, 3, 20]],
+      [[1, 2, 3, 4], [0, 2, 0], "mul", [2, 5, 3], [6, 2, 15, 4]],
+      [[5, 5, 5], [0, 0, 1, 2], "min", [3, 1, NaN, 7], [1, NaN, 5]],
+      [[5, 5, 5], [0, 0, 1, 2], "max", [3, 9, NaN, 7], [9, NaN, 7]],
+      // NaN already in x propagates too (lax.min/lax.max).
+      [[NaN, 1], [0, 1, 1], "max", [5, NaN, 2], [NaN, NaN]],
+    ];
+    for (const [x, idx, op, upd, want] of cases)
+      expect(vals(tensor(x).at(idx)[op](tensor(upd))), `[${x}].at([${idx}]).${op}([${upd}])`).toEqual(want);
     expect(vals(tensor([NaN, 1]).at([0]).min(-Infinity))).toEqual([NaN, 1]);
   });
 
