@@ -1,10 +1,10 @@
 /**
  * The checks the per-op random-graph test files (take, scatter, routine) share
- * beyond ./differential.ts: the op's IR text round trip, the type rule refusing an
- * edited text, and the WebGPU describe block over the 32-bit families.
+ * beyond ./differential.ts: the op's IR text round trip with edited texts refused,
+ * and the WebGPU describe block over the 32-bit families.
  */
 import fc from "fast-check";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Graph } from "../../ir/graph.js";
 import { parseGraph } from "../../ir/parse.js";
 import { printGraph } from "../../ir/print.js";
@@ -14,22 +14,48 @@ import { seedArb, type Family, type RandomCase } from "./random-graph.js";
 import { FC_SEED } from "./run.js";
 import { describeWebGPU, type WebGPUProbe } from "./webgpu.js";
 
-/** On 30 seeds, the printed text of `graphOf(seed)` parses back to a graph that prints the same text. */
-export function expectTextRoundTrips(graphOf: (seed: number) => Graph): void {
-  fc.assert(
-    fc.property(seedArb, (seed) => {
-      const text = printGraph(graphOf(seed));
-      expect(printGraph(parseGraph(text))).toBe(text);
-    }),
-    { numRuns: 30, seed: FC_SEED },
-  );
+/** Whether the printed text of a graph holds `op` (for `describeRandomJsAndWasm`'s `has`). */
+export const graphHas =
+  (op: string) =>
+  (g: Graph): boolean =>
+    printGraph(g).includes(op);
+
+/** An edit of a graph's text that the parser must refuse: `pattern` replaced by `replacement`, then the error. */
+export interface RefusedEdit {
+  readonly pattern: RegExp;
+  readonly replacement: string;
+  readonly error: RegExp;
 }
 
-/** `text` with `pattern` replaced (which must change it) does not parse: the error matches `error`. */
-export function expectEditRefused(text: string, pattern: RegExp, replacement: string, error: RegExp): void {
-  const bad = text.replace(pattern, replacement);
-  expect(bad).not.toBe(text);
-  expect(() => parseGraph(bad)).toThrow(error);
+/**
+ * `describe("<op> in IR text")` holding the one test `name`: on 30 seeds the printed
+ * text of `graphOf(seed)` parses back to a graph that prints the same text; then each
+ * edit of the text of `sample` changes it and is refused by the parser.
+ */
+export function describeIrText(
+  op: string,
+  name: string,
+  graphOf: (seed: number) => Graph,
+  sample: () => Graph,
+  edits: readonly RefusedEdit[],
+): void {
+  describe(`${op} in IR text`, () => {
+    it(name, () => {
+      fc.assert(
+        fc.property(seedArb, (seed) => {
+          const text = printGraph(graphOf(seed));
+          expect(printGraph(parseGraph(text))).toBe(text);
+        }),
+        { numRuns: 30, seed: FC_SEED },
+      );
+      const text = printGraph(sample());
+      for (const { pattern, replacement, error } of edits) {
+        const bad = text.replace(pattern, replacement);
+        expect(bad).not.toBe(text);
+        expect(() => parseGraph(bad)).toThrow(error);
+      }
+    });
+  });
 }
 
 /**

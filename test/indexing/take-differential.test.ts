@@ -4,27 +4,21 @@
  * interpreter: in-range, negative and out-of-range indices, broadcast batch dims,
  * with special values (NaN, ±Inf, -0, integer extremes, empty dims) in the data.
  */
-import { afterAll, describe, it } from "vitest";
-import type { Graph } from "../../ir/graph.js";
-import { printGraph } from "../../ir/print.js";
+import { afterAll } from "vitest";
 import { describeRandomJsAndWasm } from "../helpers/differential.js";
-import { describeRandomOnWebGPU, expectEditRefused, expectTextRoundTrips } from "../helpers/op-in-random-graphs.js";
+import { describeIrText, describeRandomOnWebGPU, graphHas } from "../helpers/op-in-random-graphs.js";
 import { randomTakeCase } from "../helpers/random-graph.js";
 import { probeWebGPU } from "../helpers/webgpu.js";
 
-function hasTake(g: Graph): boolean {
-  return printGraph(g).includes("take");
-}
+describeIrText(
+  "take",
+  "prints and parses back to the same text; bad attributes and types are refused by the type rule",
+  (seed) => randomTakeCase(seed, "float32").graph,
+  () => randomTakeCase(7, "float32").graph,
+  [{ pattern: /\{axis=\d+\}/, replacement: "{axis=9}", error: /take: base axis 9 is out of range/ }],
+);
 
-describe("take in IR text", () => {
-  it("prints and parses back to the same text; bad attributes and types are refused by the type rule", () => {
-    expectTextRoundTrips((seed) => randomTakeCase(seed, "float32").graph);
-    const text = printGraph(randomTakeCase(7, "float32").graph);
-    expectEditRefused(text, /\{axis=\d+\}/, "{axis=9}", /take: base axis 9 is out of range/);
-  });
-});
-
-describeRandomJsAndWasm("take", randomTakeCase, hasTake, { js: 60, wasm: 30 });
+describeRandomJsAndWasm("take", randomTakeCase, graphHas("take"), { js: 60, wasm: 30 });
 
 const probe = await probeWebGPU();
 afterAll(() => probe.backend?.destroy());

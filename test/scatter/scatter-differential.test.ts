@@ -5,30 +5,26 @@
  * (indices in [-5, 5] on small axes), broadcast batch and base dims of the updates,
  * with special values (NaN, ±Inf, -0, integer extremes, empty dims) in the data.
  */
-import { afterAll, describe, it } from "vitest";
-import type { Graph } from "../../ir/graph.js";
-import { printGraph } from "../../ir/print.js";
+import { afterAll } from "vitest";
 import { scatterPasses } from "../../codegen/wgsl-launch.js";
 import type { Schedule } from "../../ir/schedule.js";
 import { describeRandomJsAndWasm } from "../helpers/differential.js";
-import { describeRandomOnWebGPU, expectEditRefused, expectTextRoundTrips } from "../helpers/op-in-random-graphs.js";
+import { describeIrText, describeRandomOnWebGPU, graphHas } from "../helpers/op-in-random-graphs.js";
 import { randomScatterCase } from "../helpers/random-graph.js";
 import { probeWebGPU } from "../helpers/webgpu.js";
 
-function hasScatter(g: Graph): boolean {
-  return printGraph(g).includes("scatter");
-}
+describeIrText(
+  "scatter",
+  "prints and parses back to the same text; bad attributes and types are refused by the type rule",
+  (seed) => randomScatterCase(seed, "float32").graph,
+  () => randomScatterCase(7, "float32").graph,
+  [
+    { pattern: /\{axis=\d+,/, replacement: "{axis=9,", error: /scatter: base axis 9 is out of range/ },
+    { pattern: /mode=[a-z]+/, replacement: "mode=sub", error: /mode/ },
+  ],
+);
 
-describe("scatter in IR text", () => {
-  it("prints and parses back to the same text; bad attributes and types are refused by the type rule", () => {
-    expectTextRoundTrips((seed) => randomScatterCase(seed, "float32").graph);
-    const text = printGraph(randomScatterCase(7, "float32").graph);
-    expectEditRefused(text, /\{axis=\d+,/, "{axis=9,", /scatter: base axis 9 is out of range/);
-    expectEditRefused(text, /mode=[a-z]+/, "mode=sub", /mode/);
-  });
-});
-
-describeRandomJsAndWasm("scatter", randomScatterCase, hasScatter, { js: 50, wasm: 30 });
+describeRandomJsAndWasm("scatter", randomScatterCase, graphHas("scatter"), { js: 50, wasm: 30 });
 
 const probe = await probeWebGPU();
 afterAll(() => probe.backend?.destroy());
