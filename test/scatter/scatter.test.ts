@@ -24,14 +24,10 @@ import {
 import { importBundle } from "../helpers/bundle.js";
 import { probeWebGPUForFile } from "../helpers/webgpu.js";
 import { describeOnEachBackend } from "../helpers/each-backend.js";
+import { bits, I, INT_MAX, INT_MIN, rows2x3 } from "../helpers/index-values.js";
 
-const I = (data: Parameters<typeof tensor>[0], batchDim = 0): Tensor => tensor(data, { dtype: "int32", batchDim });
 const F64 = (data: Parameters<typeof tensor>[0]): Tensor => tensor(data, { dtype: "float64" });
-/** Values with -0 spelled out, so that a sign error fails. */
-const bits = (a: ArrayLike<number>): string[] => Array.from(a, (v) => (Object.is(v, -0) ? "-0" : String(v)));
 const vals = (t: Tensor): number[] => Array.from(t.dataSync());
-const INT_MIN = -2147483648;
-const INT_MAX = 2147483647;
 
 describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   it("add accumulates duplicates (jnp.zeros(5).at[[0, 2, 0]].add(1) is [2, 0, 1, 0, 0]); x is unchanged", () => {
@@ -149,13 +145,7 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   });
 
   it("batch dims of x, idx and upd broadcast: each batch element has its own indices", () => {
-    const x = tensor(
-      [
-        [1, 2, 3],
-        [4, 5, 6],
-      ],
-      { batchDim: 1 },
-    ); // (2; 3)
+    const x = rows2x3(); // (2; 3)
     const idx = I(
       [
         [0, 0],
@@ -487,13 +477,7 @@ describe("x.at(idx): typed errors in (batch; base) notation", () => {
   });
 
   it("an update that does not broadcast, batch dims that do not, a bad v or mode are typed errors", () => {
-    const x = tensor(
-      [
-        [1, 2, 3],
-        [4, 5, 6],
-      ],
-      { batchDim: 1 },
-    ); // (2; 3)
+    const x = rows2x3(); // (2; 3)
     expect(() => x.at([0, 1]).set(tensor([1, 2, 3]))).toThrow(ShapeError);
     expect(() => x.at([0, 1]).set(tensor([1, 2, 3]))).toThrow(
       "at(idx).set: upd (;3) does not broadcast to the update shape (2) of x (2; 3) at idx (;2) on base axis 0",
