@@ -29,6 +29,13 @@ import { bits, I, INT_MAX, INT_MIN, rows2x3 } from "../helpers/index-values.js";
 const F64 = (data: Parameters<typeof tensor>[0]): Tensor => tensor(data, { dtype: "float64" });
 const vals = (t: Tensor): number[] => Array.from(t.dataSync());
 
+type Update = "set" | "add" | "mul" | "min" | "max";
+/** A hand-worked case: x, idx, the update, upd, and what x.at(idx).<update>(upd) holds. */
+type AtCase<T> = readonly [x: number[], idx: number[], update: Update, upd: number[], want: T[]];
+/** `tensor(x).at(idx).<update>(tensor(upd))` (float32, on the current backend). */
+const atUpdate = (x: number[], idx: number[], update: Update, upd: number[]): Tensor =>
+  tensor(x).at(idx)[update](tensor(upd));
+
 describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   it("add accumulates duplicates (jnp.zeros(5).at[[0, 2, 0]].add(1) is [2, 0, 1, 0, 0]); x is unchanged", () => {
     const x = zeros([], [5]);
@@ -44,8 +51,7 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   });
 
   it("set: the last write wins among duplicates; mul, min and max accumulate in index order", () => {
-    // x, idx, the update, upd, and x.at(idx).<update>(upd) by hand.
-    const cases: readonly [number[], number[], "set" | "mul" | "min" | "max", number[], number[]][] = [
+    const cases: readonly AtCase<number>[] = [
       [[1, 2, 3, 4], [1, 3, 1], "set", [10, 20, 30], [1, 30, 3, 20]],
       [[1, 2, 3, 4], [0, 2, 0], "mul", [2, 5, 3], [6, 2, 15, 4]],
       [[5, 5, 5], [0, 0, 1, 2], "min", [3, 1, NaN, 7], [1, NaN, 5]],
@@ -54,7 +60,7 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
       [[NaN, 1], [0, 1, 1], "max", [5, NaN, 2], [NaN, NaN]],
     ];
     for (const [x, idx, op, upd, want] of cases)
-      expect(vals(tensor(x).at(idx)[op](tensor(upd))), `[${x}].at([${idx}]).${op}([${upd}])`).toEqual(want);
+      expect(vals(atUpdate(x, idx, op, upd)), `[${x}].at([${idx}]).${op}([${upd}])`).toEqual(want);
     expect(vals(tensor([NaN, 1]).at([0]).min(-Infinity))).toEqual([NaN, 1]);
   });
 
@@ -251,63 +257,20 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
 /** The special-value cases, run on the current backend; expected values written by hand. */
 async function specialCases(float64 = true): Promise<void> {
   const read = async (t: Tensor): Promise<number[]> => Array.from(await t.data());
-  // -0 is written and kept exactly: -0 + -0 = -0, -0 + 0 = 0 (IEEE).
-  expect(
-    bits(
-      await read(
-        tensor([0, -0, 1])
-          .at([0, 1, 2])
-          .set(tensor([-0, 0, -0])),
-      ),
-    ),
-  ).toEqual(["-0", "0", "-0"]);
-  expect(
-    bits(
-      await read(
-        tensor([-0, -0, 0])
-          .at([0, 1, 2])
-          .add(tensor([-0, 0, -0])),
-      ),
-    ),
-  ).toEqual(["-0", "0", "0"]);
-  // ±Inf: Inf + -Inf = NaN, 0·Inf = NaN, Inf·-0 = NaN.
-  expect(
-    bits(
-      await read(
-        tensor([Infinity, 1, -Infinity])
-          .at([0, 1, 2])
-          .add(tensor([-Infinity, Infinity, 1])),
-      ),
-    ),
-  ).toEqual(["NaN", "Infinity", "-Infinity"]);
-  expect(
-    bits(
-      await read(
-        tensor([0, Infinity, 2])
-          .at([0, 1, -1])
-          .mul(tensor([Infinity, -0, -Infinity])),
-      ),
-    ),
-  ).toEqual(["NaN", "NaN", "-Infinity"]);
-  // min/max: NaN from either side propagates; ±Inf compare as numbers.
-  expect(
-    bits(
-      await read(
-        tensor([NaN, 1, -Infinity])
-          .at([0, 1, 2, 1])
-          .max(tensor([Infinity, NaN, 3, 5])),
-      ),
-    ),
-  ).toEqual(["NaN", "NaN", "3"]);
-  expect(
-    bits(
-      await read(
-        tensor([Infinity, 4])
-          .at([0, 0, 1])
-          .min(tensor([7, 2, -Infinity])),
-      ),
-    ),
-  ).toEqual(["2", "-Infinity"]);
+  // The bits of each result, by hand.
+  const exact: readonly AtCase<string>[] = [
+    // -0 is written and kept exactly: -0 + -0 = -0, -0 + 0 = 0 (IEEE).
+    [[0, -0, 1], [0, 1, 2], "set", [-0, 0, -0], ["-0", "0", "-0"]],
+    [[-0, -0, 0], [0, 1, 2], "add", [-0, 0, -0], ["-0", "0", "0"]],
+    // ±Inf: Inf + -Inf = NaN, 0·Inf = NaN, Inf·-0 = NaN.
+    [[Infinity, 1, -Infinity], [0, 1, 2], "add", [-Infinity, Infinity, 1], ["NaN", "Infinity", "-Infinity"]],
+    [[0, Infinity, 2], [0, 1, -1], "mul", [Infinity, -0, -Infinity], ["NaN", "NaN", "-Infinity"]],
+    // min/max: NaN from either side propagates; ±Inf compare as numbers.
+    [[NaN, 1, -Infinity], [0, 1, 2, 1], "max", [Infinity, NaN, 3, 5], ["NaN", "NaN", "3"]],
+    [[Infinity, 4], [0, 0, 1], "min", [7, 2, -Infinity], ["2", "-Infinity"]],
+  ];
+  for (const [x, idx, op, upd, want] of exact)
+    expect(bits(await read(atUpdate(x, idx, op, upd))), `[${x}].at([${idx}]).${op}([${upd}])`).toEqual(want);
   // Wrapped, dropped and extreme indices.
   expect(
     await read(
