@@ -115,6 +115,11 @@ export function maxDiff(a: number[][], b: number[][]): number {
   return m;
 }
 
+/** The `(;m,n)` matrix `t` is within `tol` of `want` in every entry (max |difference|, NaN failing). */
+export function expectNear(t: Tensor, tol: number, want: number[][]): void {
+  expect(maxDiff(t.toArraySync() as number[][], want)).toBeLessThan(tol);
+}
+
 /** Max |entry|. */
 export function maxAbs(a: number[][]): number {
   return Math.max(...a.flat().map(Math.abs));
