@@ -17,6 +17,7 @@ import {
   maybeDenseStack,
   random,
   tensor,
+  type Tensor,
 } from "../../src/index.js";
 
 function thrown(f: () => unknown): Error {
@@ -28,34 +29,26 @@ function thrown(f: () => unknown): Error {
   throw new Error("did not throw");
 }
 
+/** A (3; 2) tensor of 1..6. */
+const rows3x2 = (): Tensor =>
+  tensor(
+    [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ],
+    { batchDim: 1 },
+  );
+
 describe("errors name the function the user called", () => {
   it.each([
     ["baseCat", () => baseCat([tensor([[1, 2]]), tensor([[1, 2, 3]], { batchDim: 1 })], 0), ShapeError],
-    [
-      "batchExpand",
-      () =>
-        tensor(
-          [
-            [1, 2],
-            [3, 4],
-            [5, 6],
-          ],
-          { batchDim: 1 },
-        ).batchExpand([4]),
-      ShapeError,
-    ],
+    ["batchExpand", () => rows3x2().batchExpand([4]), ShapeError],
     ["random.normal", () => random.normal([2] as never, [3]), DTypeError],
     [
       "at(mask).set",
       () =>
-        tensor(
-          [
-            [1, 2],
-            [3, 4],
-            [5, 6],
-          ],
-          { batchDim: 1 },
-        )
+        rows3x2()
           .at(tensor([[true, false, true]], { batchDim: 1 }))
           .set(tensor([1, 2, 3, 4])),
       ShapeError,

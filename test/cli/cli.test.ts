@@ -23,7 +23,6 @@ interface Run {
   readonly stderr: string;
 }
 
-/** `batchwise ...args` in `dir`, as a child process. */
 /** Loads a bundle of the pair example (det and a scaled vector) and checks it on values worked by hand. */
 async function expectPairBundle(file: string): Promise<void> {
   const g = await loadBundle(await importModule(file));
@@ -37,6 +36,7 @@ async function expectPairBundle(file: string): Promise<void> {
   expect(Array.from(scaled!.dataSync())).toEqual([1, 2, 3, 2, 0, -3]);
 }
 
+/** `batchwise ...args` in `dir`, as a child process. */
 function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
   if (!("BATCHWISE_DEBUG" in env)) delete childEnv["BATCHWISE_DEBUG"];
@@ -64,25 +64,27 @@ export function pair(m, v) { return [new R2(m).det().t, v.mul(w)]; }
 export const answer = 42;
 `;
 
+/** The arguments that bundle the pair example into `out` (`extra` options before `-o`). */
+const bundlePair = (out: string, extra: readonly string[] = []): string[] => [
+  "bundle",
+  "model.mjs",
+  "--export",
+  "pair",
+  "--spec",
+  "f32[B; 3,3]",
+  "--spec",
+  "float32[B; 3]",
+  ...extra,
+  "-o",
+  out,
+];
+
 // Child processes, started together (each pays for tsx's start-up); the tests check their results.
 let runs: Record<string, Run>;
 beforeAll(async () => {
   writeFileSync(join(dir, "model.mjs"), MODEL);
   const todo: Record<string, [string[], Record<string, string>?]> = {
-    bundle: [
-      [
-        "bundle",
-        "model.mjs",
-        "--export",
-        "pair",
-        "--spec",
-        "f32[B; 3,3]",
-        "--spec",
-        "float32[B; 3]",
-        "-o",
-        "pair.bundle.mjs",
-      ],
-    ],
+    bundle: [bundlePair("pair.bundle.mjs")],
     dump: [["dump", "model.mjs", "--export", "scale", "--spec", "f32[B; 3]"]],
     dumpFuse: [["dump", "model.mjs", "-e", "scale", "-s", "f32[B; 3]", "--after", "fuse"]],
     badSpec: [["bundle", "model.mjs", "--export", "scale", "--spec", "f32[B; x]"]],
@@ -92,22 +94,7 @@ beforeAll(async () => {
     version: [["--version"]],
     bundleHelp: [["bundle", "--help"]],
     dumpWasm: [["dump", "model.mjs", "-e", "scale", "-s", "f32[B; 3]", "--backend", "wasm", "--kernels"]],
-    bundleWasm: [
-      [
-        "bundle",
-        "model.mjs",
-        "--export",
-        "pair",
-        "--spec",
-        "f32[B; 3,3]",
-        "--spec",
-        "float32[B; 3]",
-        "--backend",
-        "wasm",
-        "-o",
-        "pair-wasm.bundle.mjs",
-      ],
-    ],
+    bundleWasm: [bundlePair("pair-wasm.bundle.mjs", ["--backend", "wasm"])],
     badBackend: [["dump", "model.mjs", "-e", "scale", "-s", "f32[B; 3]", "--backend", "cuda"]],
   };
   const names = Object.keys(todo);

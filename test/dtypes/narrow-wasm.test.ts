@@ -3,28 +3,13 @@
  * loads and stores): the NumPy cases of ./cases.ts, eager and in jit, one trace for two
  * batch sizes, empty dims, and float16's DTypeError.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  counters,
-  DTypeError,
-  fromTypedArray,
-  getBackend,
-  initWasm,
-  jit,
-  setBackend,
-  tensor,
-  zeros,
-  type Tensor,
-} from "../../src/index.js";
+import { describe, expect, it } from "vitest";
+import { counters, DTypeError, fromTypedArray, jit, tensor, zeros, type Tensor } from "../../src/index.js";
+import { useWasmForBlock } from "../helpers/js-and-wasm.js";
 import { ALL_CASES, runCases } from "./cases.js";
 
 describe("narrow dtypes on WebAssembly", () => {
-  beforeAll(async () => {
-    await initWasm({ threads: 1 });
-  });
-  afterAll(() => setBackend("js"));
-
-  it("runs on WebAssembly", () => expect(getBackend().name).toBe("wasm"));
+  useWasmForBlock();
 
   it("wrap, promote and cast as NumPy (eager and in jit)", async () => {
     expect(await runCases(ALL_CASES)).toEqual([]);

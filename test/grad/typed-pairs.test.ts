@@ -37,30 +37,32 @@ const flat = (t: Tensor): number[][] => {
   return Array.from({ length: a.length / n }, (_, b) => a.slice(b * n, (b + 1) * n));
 };
 
+/** `v` as a float64 tensor with one batch dim. */
+const f64 = (v: number[][]): Tensor => tensor(v, { batchDim: 1, dtype: "float64" });
+
+/** `J` is a plain Tensor of shape `shape`, equal (7 digits) to central differences of `f` at `data`. */
+function expectCentralDifferences(J: unknown, shape: string, f: (x: Tensor) => Tensor): void {
+  expect(J).toBeInstanceOf(Tensor);
+  expect((J as Tensor).toString()).toBe(shape);
+  const ref = fd((v) => flat(f(f64(v))), data);
+  const got = flat(J as Tensor);
+  got.forEach((row, b) => row.forEach((g, k) => expect(g).toBeCloseTo(ref[b]![Math.floor(k / 3)]![k % 3]!, 7)));
+}
+
 describe("Jacobians between typed tensors without a typed Jacobian class", () => {
   it("Rot → R2 (eulerRodrigues): a plain (B; 3,3,3) Tensor equal to central differences", () => {
-    const r = new Rot(tensor(data, { batchDim: 1, dtype: "float64" }));
-    for (const J of [jacobian((q: Rot) => q.eulerRodrigues())(r), jacfwd((q: Rot) => q.eulerRodrigues())(r)]) {
-      expect(J).toBeInstanceOf(Tensor);
-      expect((J as Tensor).toString()).toBe("(2; 3,3,3)");
-      const ref = fd((v) => flat(new Rot(tensor(v, { batchDim: 1, dtype: "float64" })).eulerRodrigues().t), data);
-      const got = flat(J as Tensor);
-      got.forEach((row, b) => row.forEach((g, k) => expect(g).toBeCloseTo(ref[b]![Math.floor(k / 3)]![k % 3]!, 7)));
-    }
+    const r = new Rot(f64(data));
+    for (const J of [jacobian((q: Rot) => q.eulerRodrigues())(r), jacfwd((q: Rot) => q.eulerRodrigues())(r)])
+      expectCentralDifferences(J, "(2; 3,3,3)", (x) => new Rot(x).eulerRodrigues().t);
   });
 
   it("WR2 → Rot (exp): a plain (B; 3,3) Tensor equal to central differences", () => {
-    const w = new WR2(tensor(data, { batchDim: 1, dtype: "float64" }));
-    const J = jacobian((q: WR2) => q.exp())(w);
-    expect(J).toBeInstanceOf(Tensor);
-    expect((J as Tensor).toString()).toBe("(2; 3,3)");
-    const ref = fd((v) => flat(new WR2(tensor(v, { batchDim: 1, dtype: "float64" })).exp().t), data);
-    const got = flat(J as Tensor);
-    got.forEach((row, b) => row.forEach((g, k) => expect(g).toBeCloseTo(ref[b]![Math.floor(k / 3)]![k % 3]!, 7)));
+    const J = jacobian((q: WR2) => q.exp())(new WR2(f64(data)));
+    expectCentralDifferences(J, "(2; 3,3)", (x) => new WR2(x).exp().t);
   });
 
   it("several results of a typed argument: a plain Tensor per result", () => {
-    const r = new Rot(tensor(data, { batchDim: 1, dtype: "float64" }));
+    const r = new Rot(f64(data));
     const J = jacobian((q: Rot) => [q.eulerRodrigues(), q.t.mul(2)])(r) as Tensor[];
     expect(J[0]).toBeInstanceOf(Tensor);
     expect(J[1]!.toString()).toBe("(2; 3,3)");

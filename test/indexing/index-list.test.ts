@@ -20,6 +20,7 @@ import {
 } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { onWebGPU } from "../helpers/on-webgpu.js";
+import { bits, I, INT_MIN } from "../helpers/index-values.js";
 
 /** `np.arange(prod(shape)).reshape(shape)` as a float32 tensor with `batchDim` batch dims. */
 function arange(shape: readonly number[], batchDim = 0): Tensor {
@@ -30,10 +31,6 @@ function arange(shape: readonly number[], batchDim = 0): Tensor {
     { batchDim },
   );
 }
-const I = (data: Parameters<typeof tensor>[0], batchDim = 0): Tensor => tensor(data, { dtype: "int32", batchDim });
-/** Values with -0 spelled out, so that a sign error fails. */
-const bits = (a: ArrayLike<number>): string[] => Array.from(a, (v) => (Object.is(v, -0) ? "-0" : String(v)));
-const INT_MIN = -2147483648;
 
 /** Shape text and values, read on the current backend. */
 async function got(t: Tensor): Promise<[string, number[]]> {

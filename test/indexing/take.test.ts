@@ -22,12 +22,7 @@ import {
 import { importBundle } from "../helpers/bundle.js";
 import { probeWebGPUForFile } from "../helpers/webgpu.js";
 import { describeOnEachBackend } from "../helpers/each-backend.js";
-
-const I = (data: Parameters<typeof tensor>[0], batchDim = 0): Tensor => tensor(data, { dtype: "int32", batchDim });
-/** Values with -0 spelled out, so that a sign error fails. */
-const bits = (a: ArrayLike<number>): string[] => Array.from(a, (v) => (Object.is(v, -0) ? "-0" : String(v)));
-const INT_MIN = -2147483648;
-const UINT_MAX = 4294967295;
+import { bits, I, INT_MIN, rows2x3, UINT_MAX } from "../helpers/index-values.js";
 
 describe("take: NumPy's documented examples and hand-computed values (JS)", () => {
   it("np.take(a, [0, 1, 4]) and a 2-D index list (numpy.take docs)", () => {
@@ -174,13 +169,7 @@ async function specialCases(float64 = true): Promise<void> {
   expect(e3.toString()).toBe("(;3,2)");
   expect(await read(e3)).toEqual([NaN, NaN, NaN, NaN, NaN, NaN]);
   // Batched, with a fused consumer: (2; 3) with (2; 2) indices, one out of range per row.
-  const x = tensor(
-    [
-      [1, 2, 3],
-      [4, 5, 6],
-    ],
-    { batchDim: 1 },
-  );
+  const x = rows2x3();
   const r = x
     .take(
       I(
@@ -302,16 +291,7 @@ describe("take: typed errors in (batch; base) notation", () => {
 
 describe("take with jagged tensors (segmented kernels)", () => {
   it("take on the packed values feeds a segmented sum, a per-row add and a padded tensor", () => {
-    const j = jagged([
-      tensor(
-        [
-          [1, 2, 3],
-          [4, 5, 6],
-        ],
-        { batchDim: 1 },
-      ),
-      tensor([[7, 8, 9]], { batchDim: 1 }),
-    ]);
+    const j = jagged([rows2x3(), tensor([[7, 8, 9]], { batchDim: 1 })]);
     const t = j.map((v) => v.take([2, 0, -4, -1]));
     // Row 0: [3,1,NaN,3] + [6,4,NaN,6]; row 1: [9,7,NaN,9].
     expect(t.sum().toArraySync()).toEqual([

@@ -12,8 +12,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
 import {
   DTypeError,
@@ -32,10 +31,9 @@ import { registerBackend } from "../../src/backend.js";
 import { loadBundle as loadBundleRuntime } from "../../src/runtime-entry.js";
 import type { BundleModule } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { npyFixture } from "../helpers/npy-fixtures.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
-const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/npy");
-const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(FIXTURES, name)));
 const tmp = mkdtempSync(join(tmpdir(), "batchwise-bytes-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -206,14 +204,25 @@ function formsOf(bytes: Uint8Array): { name: string; value: ArrayBufferLike | Ar
 const heldBytes = (v: ArrayBufferLike | ArrayBufferView): number[] =>
   isView(v) ? bitsOf(v) : Array.from(new Uint8Array(v));
 
-/** The files loaded in every form, with the values NumPy was given (make.py) or the hand-built file holds. */
-const NPY_CASES: readonly {
+interface NpyCase {
   readonly name: string;
   readonly bytes: () => Uint8Array;
   readonly dtype: string;
   readonly shape: readonly number[];
   readonly values: ArrayBufferView;
-}[] = [
+}
+
+/** The case of test/fixtures/npy/`file`, named "`file` (`what`)". */
+const fixtureCase = (
+  file: string,
+  what: string,
+  dtype: string,
+  shape: readonly number[],
+  values: ArrayBufferView,
+): NpyCase => ({ name: `${file} (${what})`, bytes: () => npyFixture(file), dtype, shape, values });
+
+/** The files loaded in every form, with the values NumPy was given (make.py) or the hand-built file holds. */
+const NPY_CASES: readonly NpyCase[] = [
   {
     // The README's case: loadNpy(readFileSync("a.npy")) of [0, 1, 2, 3, 4, 5].
     name: "a float32 (2, 3) file of 0..5, built by hand",
@@ -222,41 +231,29 @@ const NPY_CASES: readonly {
     shape: [2, 3],
     values: Float32Array.of(0, 1, 2, 3, 4, 5),
   },
-  {
-    name: "f8.npy (float64: 0.1, -1e300, the smallest subnormal, -0)",
-    bytes: () => fixture("f8.npy"),
-    dtype: "float64",
-    shape: [2, 2],
-    values: Float64Array.of(0.1, -1e300, 5e-324, -0),
-  },
-  {
-    name: "f4.npy (float32: NaN, ±Infinity, ±0, the largest float32, a subnormal)",
-    bytes: () => fixture("f4.npy"),
-    dtype: "float32",
-    shape: [3, 3],
-    values: Float32Array.of(1.5, -2, 0, -0, Infinity, -Infinity, NaN, 3.4028234663852886e38, 1e-45),
-  },
-  {
-    name: "f8_be.npy (big-endian float64: swapped into a copy, the caller's bytes untouched)",
-    bytes: () => fixture("f8_be.npy"),
-    dtype: "float64",
-    shape: [2, 2],
-    values: Float64Array.of(0.1, -1e300, 5e-324, -0),
-  },
-  {
-    name: "i4_fortran_2d.npy (int32, Fortran order)",
-    bytes: () => fixture("i4_fortran_2d.npy"),
-    dtype: "int32",
-    shape: [2, 3],
-    values: Int32Array.of(1, 2, 3, 4, 5, 6),
-  },
-  {
-    name: "b1.npy (bool)",
-    bytes: () => fixture("b1.npy"),
-    dtype: "bool",
-    shape: [2, 3],
-    values: Uint8Array.of(1, 0, 1, 0, 0, 1),
-  },
+  fixtureCase(
+    "f8.npy",
+    "float64: 0.1, -1e300, the smallest subnormal, -0",
+    "float64",
+    [2, 2],
+    Float64Array.of(0.1, -1e300, 5e-324, -0),
+  ),
+  fixtureCase(
+    "f4.npy",
+    "float32: NaN, ±Infinity, ±0, the largest float32, a subnormal",
+    "float32",
+    [3, 3],
+    Float32Array.of(1.5, -2, 0, -0, Infinity, -Infinity, NaN, 3.4028234663852886e38, 1e-45),
+  ),
+  fixtureCase(
+    "f8_be.npy",
+    "big-endian float64: swapped into a copy, the caller's bytes untouched",
+    "float64",
+    [2, 2],
+    Float64Array.of(0.1, -1e300, 5e-324, -0),
+  ),
+  fixtureCase("i4_fortran_2d.npy", "int32, Fortran order", "int32", [2, 3], Int32Array.of(1, 2, 3, 4, 5, 6)),
+  fixtureCase("b1.npy", "bool", "bool", [2, 3], Uint8Array.of(1, 0, 1, 0, 0, 1)),
   {
     name: "an int16 (10, 100) file of -500..499, built by hand (2,128 bytes: still from Node's pool)",
     bytes: () =>
@@ -319,14 +316,14 @@ describe.each(BACKENDS)("on the %s backend", (backend) => {
   });
 
   it("readNpy of f2.npy (float16 [1.0]) in every form of bytes", () => {
-    for (const { name, value } of formsOf(fixture("f2.npy"))) {
+    for (const { name, value } of formsOf(npyFixture("f2.npy"))) {
       const a = readNpy(value);
       expect([a.dtype, a.shape, Array.from(a.data)], name).toEqual(["float16", [1], [1]]);
     }
   });
 
   it("loadNpz of a stored and a deflated archive (numpy.savez, savez_compressed), in every form of bytes", () => {
-    for (const { name, value } of formsOf(fixture("arrays.npz"))) {
+    for (const { name, value } of formsOf(npyFixture("arrays.npz"))) {
       const { points, ids, mask } = loadNpz(value, { batchDim: { points: 1 } });
       expect(got(points!), `points of ${name}`).toEqual({
         dtype: "float32",
@@ -337,7 +334,7 @@ describe.each(BACKENDS)("on the %s backend", (backend) => {
       expect(got(ids!), `ids of ${name}`).toEqual({ dtype: "int32", shape: [2], bits: bitsOf(Int32Array.of(10, 20)) });
       expect(got(mask!), `mask of ${name}`).toEqual({ dtype: "bool", shape: [2], bits: [1, 0] });
     }
-    for (const { name, value } of formsOf(fixture("compressed.npz"))) {
+    for (const { name, value } of formsOf(npyFixture("compressed.npz"))) {
       const { a, b } = loadNpz(value);
       expect(got(a!), `a of ${name}`).toEqual({
         dtype: "float64",
@@ -493,7 +490,7 @@ describe("what the byte-taking functions accept", () => {
 
   it("a detached ArrayBuffer, or a view of one, is a DTypeError saying so", () => {
     for (const make of [(ab: ArrayBuffer) => ab, (ab: ArrayBuffer) => new Uint8Array(ab, 2, 4)]) {
-      const ab = fixture("f8.npy").slice().buffer;
+      const ab = npyFixture("f8.npy").slice().buffer;
       const v = make(ab);
       structuredClone(ab, { transfer: [ab] });
       for (const call of [() => loadNpy(v), () => readNpy(v), () => loadNpz(v)]) {
@@ -510,7 +507,7 @@ describe("what the byte-taking functions accept", () => {
     expectTypeOf(readNpy).parameter(0).toEqualTypeOf<ArrayBufferLike | ArrayBufferView>();
     expectTypeOf(loadNpz).parameter(0).toEqualTypeOf<ArrayBufferLike | ArrayBufferView>();
     // Each form type-checks as an argument without a cast (tsc checks this file).
-    const b = fixture("f8.npy");
+    const b = npyFixture("f8.npy");
     const sab = new SharedArrayBuffer(b.length);
     new Uint8Array(sab).set(b);
     for (const t of [

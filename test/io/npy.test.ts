@@ -4,9 +4,6 @@
  * order, C and Fortran order and shape; `saveNpy` giving NumPy's bytes exactly;
  * round trips on JS and WebGPU; errors.
  */
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { unzipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import {
@@ -27,9 +24,7 @@ import {
 } from "../../src/index.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { onWebGPU } from "../helpers/on-webgpu.js";
-
-const DIR = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/npy");
-const file = (name: string): Uint8Array => new Uint8Array(readFileSync(join(DIR, name)));
+import { npyFixture } from "../helpers/npy-fixtures.js";
 
 const F32_MAX = 3.4028234663852886e38;
 const F32_TINY = 1.401298464324817e-45; // 1e-45 rounded to float32: the smallest subnormal
@@ -41,7 +36,7 @@ function read(t: Tensor): { shape: readonly number[]; batchDim: number; dtype: s
 
 describe("loadNpy reads NumPy's files", () => {
   it("float32 with NaN, ±Inf, ±0, the largest float32 and a subnormal", () => {
-    const r = read(loadNpy(file("f4.npy")));
+    const r = read(loadNpy(npyFixture("f4.npy")));
     expect(r.dtype).toBe("float32");
     expect(r.shape).toEqual([3, 3]);
     expect(r.values).toEqual([1.5, -2, 0, -0, Infinity, -Infinity, NaN, F32_MAX, F32_TINY]);
@@ -50,17 +45,17 @@ describe("loadNpy reads NumPy's files", () => {
   });
 
   it("float64, int32, uint32 and bool", () => {
-    const f8 = read(loadNpy(file("f8.npy")));
+    const f8 = read(loadNpy(npyFixture("f8.npy")));
     expect(f8.dtype).toBe("float64");
     expect(f8.values).toEqual([0.1, -1e300, 5e-324, -0]);
     expect(Object.is(f8.values[3], -0)).toBe(true);
-    expect(read(loadNpy(file("i4.npy")))).toMatchObject({
+    expect(read(loadNpy(npyFixture("i4.npy")))).toMatchObject({
       dtype: "int32",
       shape: [4],
       values: [-2147483648, -1, 0, 2147483647],
     });
-    expect(read(loadNpy(file("u4.npy")))).toMatchObject({ dtype: "uint32", values: [0, 1, 4294967295] });
-    const b = loadNpy(file("b1.npy"));
+    expect(read(loadNpy(npyFixture("u4.npy")))).toMatchObject({ dtype: "uint32", values: [0, 1, 4294967295] });
+    const b = loadNpy(npyFixture("b1.npy"));
     expect(b.dtype).toBe("bool");
     expect(b.toArraySync()).toEqual([
       [true, false, true],
@@ -69,40 +64,40 @@ describe("loadNpy reads NumPy's files", () => {
   });
 
   it("big-endian files give the same values", () => {
-    expect(read(loadNpy(file("f4_be.npy"))).values).toEqual([1.5, -2, Infinity]);
-    const f8 = read(loadNpy(file("f8_be.npy"))).values;
+    expect(read(loadNpy(npyFixture("f4_be.npy"))).values).toEqual([1.5, -2, Infinity]);
+    const f8 = read(loadNpy(npyFixture("f8_be.npy"))).values;
     expect(f8).toEqual([0.1, -1e300, 5e-324, -0]);
     expect(Object.is(f8[3], -0)).toBe(true);
-    expect(read(loadNpy(file("i4_be.npy"))).values).toEqual([-2147483648, -1, 0, 2147483647]);
-    expect(read(loadNpy(file("u4_be.npy"))).values).toEqual([0, 1, 4294967295]);
+    expect(read(loadNpy(npyFixture("i4_be.npy"))).values).toEqual([-2147483648, -1, 0, 2147483647]);
+    expect(read(loadNpy(npyFixture("u4_be.npy"))).values).toEqual([0, 1, 4294967295]);
   });
 
   it("Fortran order is read into C order", () => {
-    const f = read(loadNpy(file("f4_fortran.npy")));
+    const f = read(loadNpy(npyFixture("f4_fortran.npy")));
     expect(f.shape).toEqual([2, 3, 4]);
     expect(f.values).toEqual(Array.from({ length: 24 }, (_, i) => i));
-    expect(loadNpy(file("i4_fortran_2d.npy")).toArraySync()).toEqual([
+    expect(loadNpy(npyFixture("i4_fortran_2d.npy")).toArraySync()).toEqual([
       [1, 2, 3],
       [4, 5, 6],
     ]);
   });
 
   it("0-d, empty and one-element shapes; a long first axis", () => {
-    const s = loadNpy(file("scalar_f8.npy"));
+    const s = loadNpy(npyFixture("scalar_f8.npy"));
     expect(s.shape).toEqual([]);
     expect(s.itemSync()).toBe(2.5);
-    expect(loadNpy(file("empty_f4.npy")).toString()).toBe("(;0,3)");
-    expect(loadNpy(file("empty_mid_i4.npy"), { batchDim: 2 }).toString()).toBe("(2,0; 4)");
-    expect(read(loadNpy(file("vec_f4.npy"))).values).toEqual([7]);
-    const l = loadNpy(file("long_u4.npy"), { batchDim: 1 });
+    expect(loadNpy(npyFixture("empty_f4.npy")).toString()).toBe("(;0,3)");
+    expect(loadNpy(npyFixture("empty_mid_i4.npy"), { batchDim: 2 }).toString()).toBe("(2,0; 4)");
+    expect(read(loadNpy(npyFixture("vec_f4.npy"))).values).toEqual([7]);
+    const l = loadNpy(npyFixture("long_u4.npy"), { batchDim: 1 });
     expect(l.toString()).toBe("(1000; 1)");
     expect(l.dataSync()[999]).toBe(999);
   });
 
   it("format versions 2.0 and 3.0 (4-byte header length)", () => {
     for (const v of ["v2.npy", "v3.npy"]) {
-      expect(file(v)[6]).toBe(Number(v[1]));
-      expect(loadNpy(file(v), { batchDim: 1 }).toArraySync()).toEqual([
+      expect(npyFixture(v)[6]).toBe(Number(v[1]));
+      expect(loadNpy(npyFixture(v), { batchDim: 1 }).toArraySync()).toEqual([
         [1, 2],
         [3, 4],
       ]);
@@ -110,28 +105,30 @@ describe("loadNpy reads NumPy's files", () => {
   });
 
   it("batchDim splits the shape into (batch; base)", () => {
-    expect(loadNpy(file("f4.npy"), { batchDim: 1 }).toString()).toBe("(3; 3)");
-    expect(loadNpy(file("f4_fortran.npy"), { batchDim: 2 }).toString()).toBe("(2,3; 4)");
-    expect(loadNpy(file("f4.npy"), { batchDim: 2 }).toString()).toBe("(3,3;)");
-    expect(() => loadNpy(file("f4.npy"), { batchDim: 3 })).toThrow(ShapeError);
-    expect(() => loadNpy(file("f4.npy"), { batchDim: 3 })).toThrow(/batchDim 3 does not fit the array's shape \(3,3\)/);
-    expect(() => loadNpy(file("f4.npy"), { batchDim: -1 })).toThrow(ShapeError);
+    expect(loadNpy(npyFixture("f4.npy"), { batchDim: 1 }).toString()).toBe("(3; 3)");
+    expect(loadNpy(npyFixture("f4_fortran.npy"), { batchDim: 2 }).toString()).toBe("(2,3; 4)");
+    expect(loadNpy(npyFixture("f4.npy"), { batchDim: 2 }).toString()).toBe("(3,3;)");
+    expect(() => loadNpy(npyFixture("f4.npy"), { batchDim: 3 })).toThrow(ShapeError);
+    expect(() => loadNpy(npyFixture("f4.npy"), { batchDim: 3 })).toThrow(
+      /batchDim 3 does not fit the array's shape \(3,3\)/,
+    );
+    expect(() => loadNpy(npyFixture("f4.npy"), { batchDim: -1 })).toThrow(ShapeError);
   });
 
   it("NumPy dtypes batchwise cannot hold are DTypeErrors naming the dtype", () => {
-    expect(() => loadNpy(file("i8.npy"))).toThrow(DTypeError);
-    expect(() => loadNpy(file("i8.npy"))).toThrow(/NumPy dtype int64 \('<i8'\) is not supported/);
+    expect(() => loadNpy(npyFixture("i8.npy"))).toThrow(DTypeError);
+    expect(() => loadNpy(npyFixture("i8.npy"))).toThrow(/NumPy dtype int64 \('<i8'\) is not supported/);
     // float16 reads, but the JS backend holds no float16 (it needs WebGPU's shader-f16).
-    expect(() => loadNpy(file("f2.npy"))).toThrow(/is float16, which JS cannot hold/);
-    expect(loadNpy(file("u1.npy")).dtype).toBe("uint8");
-    expect(() => loadNpy(file("c8.npy"))).toThrow(/NumPy dtype complex64 \('<c8'\)/);
-    expect(() => loadNpy(file("unicode.npy"))).toThrow(/NumPy dtype '<U2' \(unicode strings\)/);
-    expect(() => loadNpy(file("record.npy"))).toThrow(/structured \(record\) NumPy dtype/);
-    expect(() => loadNpy(file("record.npy"))).toThrow(DTypeError);
+    expect(() => loadNpy(npyFixture("f2.npy"))).toThrow(/is float16, which JS cannot hold/);
+    expect(loadNpy(npyFixture("u1.npy")).dtype).toBe("uint8");
+    expect(() => loadNpy(npyFixture("c8.npy"))).toThrow(/NumPy dtype complex64 \('<c8'\)/);
+    expect(() => loadNpy(npyFixture("unicode.npy"))).toThrow(/NumPy dtype '<U2' \(unicode strings\)/);
+    expect(() => loadNpy(npyFixture("record.npy"))).toThrow(/structured \(record\) NumPy dtype/);
+    expect(() => loadNpy(npyFixture("record.npy"))).toThrow(DTypeError);
   });
 
   it("malformed files are FileFormatErrors", () => {
-    const f4 = file("f4.npy");
+    const f4 = npyFixture("f4.npy");
     expect(() => loadNpy(new Uint8Array([1, 2, 3]))).toThrow(FileFormatError);
     expect(() => loadNpy(new Uint8Array([1, 2, 3]))).toThrow(/not a \.npy file/);
     expect(() => loadNpy(f4.slice(0, f4.length - 4))).toThrow(/needs 36 bytes of data, the file has 32 \(truncated\)/);
@@ -163,7 +160,7 @@ describe("saveNpy writes NumPy's bytes", () => {
     );
 
   it("byte for byte the files numpy.save wrote, for every dtype", () => {
-    expect(saveNpySync(f32())).toEqual(file("f4.npy"));
+    expect(saveNpySync(f32())).toEqual(npyFixture("f4.npy"));
     expect(
       saveNpySync(
         tensor(
@@ -174,9 +171,9 @@ describe("saveNpy writes NumPy's bytes", () => {
           { dtype: "float64" },
         ),
       ),
-    ).toEqual(file("f8.npy"));
-    expect(saveNpySync(tensor([-2147483648, -1, 0, 2147483647], { dtype: "int32" }))).toEqual(file("i4.npy"));
-    expect(saveNpySync(tensor([0, 1, 4294967295], { dtype: "uint32" }))).toEqual(file("u4.npy"));
+    ).toEqual(npyFixture("f8.npy"));
+    expect(saveNpySync(tensor([-2147483648, -1, 0, 2147483647], { dtype: "int32" }))).toEqual(npyFixture("i4.npy"));
+    expect(saveNpySync(tensor([0, 1, 4294967295], { dtype: "uint32" }))).toEqual(npyFixture("u4.npy"));
     expect(
       saveNpySync(
         tensor([
@@ -184,19 +181,19 @@ describe("saveNpy writes NumPy's bytes", () => {
           [false, false, true],
         ]),
       ),
-    ).toEqual(file("b1.npy"));
-    expect(saveNpySync(tensor(2.5, { dtype: "float64" }))).toEqual(file("scalar_f8.npy"));
-    expect(saveNpySync(fromTypedArray(new Float32Array(0), [0, 3]))).toEqual(file("empty_f4.npy"));
+    ).toEqual(npyFixture("b1.npy"));
+    expect(saveNpySync(tensor(2.5, { dtype: "float64" }))).toEqual(npyFixture("scalar_f8.npy"));
+    expect(saveNpySync(fromTypedArray(new Float32Array(0), [0, 3]))).toEqual(npyFixture("empty_f4.npy"));
     expect(saveNpySync(fromTypedArray(new Int32Array(0), [2, 0, 4], { batchDim: 1 }))).toEqual(
-      file("empty_mid_i4.npy"),
+      npyFixture("empty_mid_i4.npy"),
     );
-    expect(saveNpySync(tensor([7]))).toEqual(file("vec_f4.npy"));
+    expect(saveNpySync(tensor([7]))).toEqual(npyFixture("vec_f4.npy"));
     const long = fromTypedArray(
       Uint32Array.from({ length: 1000 }, (_, i) => i),
       [1000, 1],
       { batchDim: 1 },
     );
-    expect(saveNpySync(long)).toEqual(file("long_u4.npy"));
+    expect(saveNpySync(long)).toEqual(npyFixture("long_u4.npy"));
   });
 
   it("Fortran order, byte for byte", () => {
@@ -205,7 +202,7 @@ describe("saveNpy writes NumPy's bytes", () => {
       [2, 3, 4],
       { batchDim: 1 },
     );
-    expect(saveNpySync(x, { fortranOrder: true })).toEqual(file("f4_fortran.npy"));
+    expect(saveNpySync(x, { fortranOrder: true })).toEqual(npyFixture("f4_fortran.npy"));
     expect(
       saveNpySync(
         tensor(
@@ -217,7 +214,7 @@ describe("saveNpy writes NumPy's bytes", () => {
         ),
         { fortranOrder: true },
       ),
-    ).toEqual(file("i4_fortran_2d.npy"));
+    ).toEqual(npyFixture("i4_fortran_2d.npy"));
   });
 
   it("round trips lazy results and keeps NaN and -0 bits", () => {
@@ -243,7 +240,7 @@ describe("saveNpy writes NumPy's bytes", () => {
 
 describe("npz", () => {
   it("reads numpy.savez (stored) and numpy.savez_compressed (deflated) archives", () => {
-    const a = loadNpz(file("arrays.npz"), { batchDim: { points: 1 } });
+    const a = loadNpz(npyFixture("arrays.npz"), { batchDim: { points: 1 } });
     expect(Object.keys(a)).toEqual(["points", "ids", "mask"]);
     expect(a["points"]!.toString()).toBe("(2; 3)");
     expect(a["points"]!.toArraySync()).toEqual([
@@ -253,7 +250,7 @@ describe("npz", () => {
     expect(a["ids"]!.dtype).toBe("int32");
     expect(a["ids"]!.toArraySync()).toEqual([10, 20]);
     expect(a["mask"]!.toArraySync()).toEqual([true, false]);
-    const c = loadNpz(file("compressed.npz"), { batchDim: 1 });
+    const c = loadNpz(npyFixture("compressed.npz"), { batchDim: 1 });
     expect(c["a"]!.toString()).toBe("(2; 2)");
     expect(c["a"]!.dtype).toBe("float64");
     expect(Array.from(c["a"]!.dataSync())).toEqual([1, 2, 3, 4]);
@@ -277,7 +274,7 @@ describe("npz", () => {
       expect(saveNpzSync(arrays, { compress })).toEqual(bytes); // deterministic: fixed timestamps
       const members = unzipSync(bytes);
       expect(Object.keys(members)).toEqual(["points.npy", "ids.npy", "mask.npy"]);
-      const np = unzipSync(file("arrays.npz"));
+      const np = unzipSync(npyFixture("arrays.npz"));
       for (const k of Object.keys(members)) expect(members[k]).toEqual(np[k]);
       const back = loadNpz(bytes, { batchDim: { points: 1 } });
       expect(back["points"]!.toString()).toBe("(2; 3)");
@@ -289,13 +286,13 @@ describe("npz", () => {
   });
 
   it("errors name the member, the dtype and the array", () => {
-    expect(() => loadNpz(file("bad_member.npz"))).toThrow(/member "big\.npy": NumPy dtype int64/);
-    expect(() => loadNpz(file("not_a_zip.npz"))).toThrow(FileFormatError);
-    expect(() => loadNpz(file("arrays.npz"), { batchDim: { nope: 1 } })).toThrow(KeyError);
-    expect(() => loadNpz(file("arrays.npz"), { batchDim: { ids: 2 } })).toThrow(
+    expect(() => loadNpz(npyFixture("bad_member.npz"))).toThrow(/member "big\.npy": NumPy dtype int64/);
+    expect(() => loadNpz(npyFixture("not_a_zip.npz"))).toThrow(FileFormatError);
+    expect(() => loadNpz(npyFixture("arrays.npz"), { batchDim: { nope: 1 } })).toThrow(KeyError);
+    expect(() => loadNpz(npyFixture("arrays.npz"), { batchDim: { ids: 2 } })).toThrow(
       /batchDim 2 of array "ids" does not fit its shape \(2\)/,
     );
-    expect(() => loadNpz(file("arrays.npz"), { batchDim: 2 })).toThrow(ShapeError);
+    expect(() => loadNpz(npyFixture("arrays.npz"), { batchDim: 2 })).toThrow(ShapeError);
     expect(() => saveNpzSync({ x: [1, 2] as unknown as Tensor })).toThrow(/array "x" must be a Tensor/);
     expect(() => saveNpzSync({ "": tensor([1]) })).toThrow(KeyError);
     expect(() => saveNpzSync([tensor([1])] as unknown as Record<string, Tensor>)).toThrow(DTypeError);
@@ -306,15 +303,15 @@ const probe = await probeWebGPUForFile();
 describeWebGPU(probe, "npy on WebGPU", (backend) => {
   it("loads onto the device and saves back NumPy's bytes", () =>
     onWebGPU(backend, async () => {
-      const x = loadNpy(file("f4.npy"), { batchDim: 1 });
-      expect(await saveNpy(x.mul(1))).toEqual(file("f4.npy"));
-      const a = loadNpz(file("arrays.npz"));
+      const x = loadNpy(npyFixture("f4.npy"), { batchDim: 1 });
+      expect(await saveNpy(x.mul(1))).toEqual(npyFixture("f4.npy"));
+      const a = loadNpz(npyFixture("arrays.npz"));
       const bytes = await saveNpz(a);
-      const np = unzipSync(file("arrays.npz"));
+      const np = unzipSync(npyFixture("arrays.npz"));
       const ours = unzipSync(bytes);
       for (const k of Object.keys(np)) expect(ours[k]).toEqual(np[k]);
       // float64 cannot live on WebGPU: loading it is the backend's DTypeError.
-      expect(() => loadNpy(file("f8.npy"))).toThrow(DTypeError);
+      expect(() => loadNpy(npyFixture("f8.npy"))).toThrow(DTypeError);
       expect(() => saveNpySync(x)).toThrow(/asynchronously/);
     }));
 });

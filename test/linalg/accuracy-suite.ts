@@ -244,6 +244,20 @@ function tensorOf(ms: readonly Mat[], n: number, dtype: DT): Tensor {
   return fromTypedArray(dtype === "float64" ? flat : Float32Array.from(flat), [ms.length, n, n], { batchDim: 1 });
 }
 
+/** How many of the indices 0..n-1 `bad` holds for (a check that should find none). */
+function countIndices(n: number, bad: (j: number) => boolean): number {
+  let count = 0;
+  for (let j = 0; j < n; j++) if (bad(j)) count++;
+  return count;
+}
+
+/** How many entries (i, j) of an n×n matrix `bad` holds for (a check that should find none). */
+function countEntries(n: number, bad: (i: number, j: number) => boolean): number {
+  let count = 0;
+  for (let i = 0; i < n; i++) count += countIndices(n, (j) => bad(i, j));
+  return count;
+}
+
 async function read(t: Tensor): Promise<Float64Array> {
   return Float64Array.from(await t.data(), Number);
 }
@@ -274,8 +288,7 @@ export async function measure(alg: Alg, n: number, dtype: DT, backend: string): 
     const [q, r] = await Promise.all([read(Q), read(R)]);
     A.forEach((a, b) => {
       const o = b * nn;
-      let below = 0;
-      for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) if (r[o + i * n + j] !== 0) below++;
+      const below = countEntries(n, (i, j) => j < i && r[o + i * n + j] !== 0);
       expect(below, "R's entries below the diagonal that are not 0").toBe(0);
       record(b, orthErr(q, o, n, n), diff(product(q, o, n, r, o, n, n, n), a));
     });
@@ -284,9 +297,7 @@ export async function measure(alg: Alg, n: number, dtype: DT, backend: string): 
     const [u, s, vh] = await Promise.all([read(U), read(S), read(Vh)]);
     A.forEach((a, b) => {
       const o = b * nn;
-      let order = 0;
-      for (let j = 0; j < n; j++)
-        if (!(s[b * n + j]! >= 0) || (j > 0 && !(s[b * n + j]! <= s[b * n + j - 1]!))) order++;
+      const order = countIndices(n, (j) => !(s[b * n + j]! >= 0) || (j > 0 && !(s[b * n + j]! <= s[b * n + j - 1]!)));
       expect(order, "singular values negative or not descending").toBe(0);
       // Vh's rows orthonormal: (Vhᵀ)ᵀ·Vhᵀ = Vh·Vhᵀ, i.e. the columns of Vhᵀ.
       const vhT = new Float64Array(nn);
@@ -306,8 +317,7 @@ export async function measure(alg: Alg, n: number, dtype: DT, backend: string): 
     const [w, v] = await Promise.all([read(eigenvalues), read(eigenvectors)]);
     A.forEach((a, b) => {
       const o = b * nn;
-      let order = 0;
-      for (let j = 1; j < n; j++) if (!(w[b * n + j]! >= w[b * n + j - 1]!)) order++;
+      const order = countIndices(n, (j) => j > 0 && !(w[b * n + j]! >= w[b * n + j - 1]!));
       expect(order, "eigenvalues not ascending").toBe(0);
       // A·V - V·Λ, and VᵀV = I.
       const av = product(Float64Array.from(a), 0, n, v, o, n, n, n);
@@ -332,8 +342,7 @@ export async function measure(alg: Alg, n: number, dtype: DT, backend: string): 
       const name = fam[b]![0];
       const k = inf[b]!;
       const what = `cholesky ${name} n=${n} ${dtype} ${backend}`;
-      let above = 0;
-      for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (l[o + i * n + j] !== 0) above++;
+      const above = countEntries(n, (i, j) => j > i && l[o + i * n + j] !== 0);
       expect(above, `${what}: L's entries above the diagonal that are not 0`).toBe(0);
       const margin = name === "random" || name === "repeated" || (name === "cond1e8" && 1e-8 > 100 * n * eps);
       if (name === "constant" && n >= 2) expect(k, what).toBe(2);
@@ -357,13 +366,11 @@ export async function measure(alg: Alg, n: number, dtype: DT, backend: string): 
     const [p, l, u] = await Promise.all([read(P), read(L), read(U)]);
     A.forEach((a, b) => {
       const o = b * nn;
-      let wrong = 0;
-      for (let i = 0; i < n; i++)
-        for (let j = 0; j < n; j++) {
-          if (j > i && l[o + i * n + j] !== 0) wrong++;
-          if (j < i && u[o + i * n + j] !== 0) wrong++;
-          if (!(Math.abs(l[o + i * n + j]!) <= 1)) wrong++;
-        }
+      const wrong = countEntries(
+        n,
+        (i, j) =>
+          (j > i && l[o + i * n + j] !== 0) || (j < i && u[o + i * n + j] !== 0) || !(Math.abs(l[o + i * n + j]!) <= 1),
+      );
       expect(wrong, "entries of L above / U below the diagonal not 0, or |L| > 1").toBe(0);
       const lu = product(l, o, n, u, o, n, n, n);
       record(b, 0, diff(product(p, o, n, lu, 0, n, n, n), a));

@@ -17,7 +17,19 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
-import { eyeN, host, mats, matmul, maxAbs, maxDiff, randomMats, spdMats, split, transpose } from "./helpers.js";
+import {
+  expectNear,
+  eyeN,
+  host,
+  mats,
+  matmul,
+  maxAbs,
+  maxDiff,
+  randomMats,
+  spdMats,
+  split,
+  transpose,
+} from "./helpers.js";
 
 const f64 = { dtype: "float64" as const };
 
@@ -58,23 +70,17 @@ describe("documented values (NumPy / SciPy / LAPACK)", () => {
   });
 
   it("inv([[1,2],[3,4]]) = [[-2,1],[1.5,-0.5]] (np.linalg.inv's example)", () => {
-    const x = linalg
-      .inv(
-        tensor(
-          [
-            [1, 2],
-            [3, 4],
-          ],
-          f64,
-        ),
-      )
-      .toArraySync() as number[][];
-    expect(
-      maxDiff(x, [
-        [-2, 1],
-        [1.5, -0.5],
-      ]),
-    ).toBeLessThan(1e-14);
+    const a = tensor(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      f64,
+    );
+    expectNear(linalg.inv(a), 1e-14, [
+      [-2, 1],
+      [1.5, -0.5],
+    ]);
   });
 
   it("solve([[3,1],[1,2]], [9,8]) = [2,3] (np.linalg.solve's example), vector and matrix right-hand sides", () => {
@@ -88,70 +94,48 @@ describe("documented values (NumPy / SciPy / LAPACK)", () => {
     const x = linalg.solve(a, tensor([9, 8], f64)).toArraySync() as number[];
     expect(x[0]).toBeCloseTo(2, 14);
     expect(x[1]).toBeCloseTo(3, 14);
-    const X = linalg
-      .solve(
-        a,
-        tensor(
-          [
-            [9, 3],
-            [8, 1],
-          ],
-          f64,
-        ),
-      )
-      .toArraySync() as number[][];
+    const B = tensor(
+      [
+        [9, 3],
+        [8, 1],
+      ],
+      f64,
+    );
     // columns: [2,3] and the solution of 3x+y=3, x+2y=1: [1, 0]
-    expect(
-      maxDiff(X, [
-        [2, 1],
-        [3, 0],
-      ]),
-    ).toBeLessThan(1e-14);
+    expectNear(linalg.solve(a, B), 1e-14, [
+      [2, 1],
+      [3, 0],
+    ]);
   });
 
   it("lu([[1,2],[3,4]]): P swaps the rows, L = [[1,0],[1/3,1]], U = [[3,4],[0,2/3]]; luFactor's pivots are LAPACK's [2,2]", () => {
-    const { P, L, U } = linalg.lu(
-      tensor(
-        [
-          [1, 2],
-          [3, 4],
-        ],
-        f64,
-      ),
+    const a = tensor(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      f64,
     );
+    const { P, L, U } = linalg.lu(a);
     expect(P.toArraySync()).toEqual([
       [0, 1],
       [1, 0],
     ]);
-    expect(
-      maxDiff(L.toArraySync() as number[][], [
-        [1, 0],
-        [1 / 3, 1],
-      ]),
-    ).toBeLessThan(1e-15);
-    expect(
-      maxDiff(U.toArraySync() as number[][], [
-        [3, 4],
-        [0, 2 / 3],
-      ]),
-    ).toBeLessThan(1e-15);
-    const f = linalg.luFactor(
-      tensor(
-        [
-          [1, 2],
-          [3, 4],
-        ],
-        f64,
-      ),
-    );
+    expectNear(L, 1e-15, [
+      [1, 0],
+      [1 / 3, 1],
+    ]);
+    expectNear(U, 1e-15, [
+      [3, 4],
+      [0, 2 / 3],
+    ]);
+    const f = linalg.luFactor(a);
     expect(f.pivots.dtype).toBe("int32");
     expect(f.pivots.toArraySync()).toEqual([2, 2]);
-    expect(
-      maxDiff(f.LU.toArraySync() as number[][], [
-        [3, 4],
-        [1 / 3, 2 / 3],
-      ]),
-    ).toBeLessThan(1e-15);
+    expectNear(f.LU, 1e-15, [
+      [3, 4],
+      [1 / 3, 2 / 3],
+    ]);
   });
 
   it("SciPy's lu example: a 4×4 with pivots chosen as getrf does", () => {
@@ -177,36 +161,18 @@ describe("documented values (NumPy / SciPy / LAPACK)", () => {
   });
 
   it("cholesky([[1,-2],[2,5]]) reads the lower triangle: [[1,0],[2,1]] (np.linalg.cholesky's example, real part)", () => {
-    const L = linalg
-      .cholesky(
-        tensor(
-          [
-            [1, -2],
-            [2, 5],
-          ],
-          f64,
-        ),
-      )
-      .toArraySync() as number[][];
-    expect(
-      maxDiff(L, [
-        [1, 0],
-        [2, 1],
-      ]),
-    ).toBeLessThan(1e-15);
-    const U = linalg
-      .cholesky(
-        tensor(
-          [
-            [1, -2],
-            [2, 5],
-          ],
-          f64,
-        ),
-        { upper: true },
-      )
-      .toArraySync();
-    expect(U).toEqual([
+    const a = tensor(
+      [
+        [1, -2],
+        [2, 5],
+      ],
+      f64,
+    );
+    expectNear(linalg.cholesky(a), 1e-15, [
+      [1, 0],
+      [2, 1],
+    ]);
+    expect(linalg.cholesky(a, { upper: true }).toArraySync()).toEqual([
       [1, 2],
       [0, 1],
     ]);

@@ -1,6 +1,7 @@
 /** Host-side references for the linear-algebra tests: seeded matrices and plain loops. */
 import { expect } from "vitest";
-import { fromTypedArray, linalg, tensor, type Tensor } from "../../src/index.js";
+import { interpret } from "../../ir/interpret.js";
+import { fromTypedArray, linalg, parseGraph, tensor, type Tensor } from "../../src/index.js";
 
 /** A seeded uniform generator in [-1, 1) (Park-Miller). */
 export function rng(seed: number): () => number {
@@ -8,37 +9,39 @@ export function rng(seed: number): () => number {
   return () => ((s = (s * 16807) % 2147483647) / 2147483647) * 2 - 1;
 }
 
+/** `count` m×n matrices, row-major: entry (b, i, j) is `entry(b, i, j)`, called in that order. */
+function fillMats(
+  count: number,
+  m: number,
+  n: number,
+  entry: (b: number, i: number, j: number) => number,
+): Float64Array {
+  const a = new Float64Array(count * m * n);
+  for (let b = 0; b < count; b++)
+    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) a[(b * m + i) * n + j] = entry(b, i, j);
+  return a;
+}
+
 /** `count` random m×n matrices, row-major, with `diag` added on the diagonal. */
 export function randomMats(count: number, m: number, n: number, seed: number, diag = 0): Float64Array {
   const r = rng(seed);
-  const a = new Float64Array(count * m * n);
-  for (let b = 0; b < count; b++)
-    for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) a[(b * m + i) * n + j] = r() + (i === j ? diag : 0);
-  return a;
+  return fillMats(count, m, n, (_, i, j) => r() + (i === j ? diag : 0));
 }
 
 /** Symmetric positive-definite matrices `X·Xᵀ + n·I`. */
 export function spdMats(count: number, n: number, seed: number): Float64Array {
   const x = randomMats(count, n, n, seed);
-  const out = new Float64Array(count * n * n);
-  for (let b = 0; b < count; b++)
-    for (let i = 0; i < n; i++)
-      for (let j = 0; j < n; j++) {
-        let s = i === j ? n : 0;
-        for (let k = 0; k < n; k++) s += x[(b * n + i) * n + k]! * x[(b * n + j) * n + k]!;
-        out[(b * n + i) * n + j] = s;
-      }
-  return out;
+  return fillMats(count, n, n, (b, i, j) => {
+    let s = i === j ? n : 0;
+    for (let k = 0; k < n; k++) s += x[(b * n + i) * n + k]! * x[(b * n + j) * n + k]!;
+    return s;
+  });
 }
 
 /** Symmetric matrices `(X + Xᵀ)/2`. */
 export function symMats(count: number, n: number, seed: number): Float64Array {
   const x = randomMats(count, n, n, seed);
-  const out = new Float64Array(count * n * n);
-  for (let b = 0; b < count; b++)
-    for (let i = 0; i < n; i++)
-      for (let j = 0; j < n; j++) out[(b * n + i) * n + j] = (x[(b * n + i) * n + j]! + x[(b * n + j) * n + i]!) / 2;
-  return out;
+  return fillMats(count, n, n, (b, i, j) => (x[(b * n + i) * n + j]! + x[(b * n + j) * n + i]!) / 2);
 }
 
 /** A `(count; m,n)` tensor of the given dtype. */
@@ -48,11 +51,8 @@ export function mats(data: Float64Array, count: number, m: number, n: number, dt
 
 /** The matrices of a `(count; m,n)` result as nested arrays. */
 export function host(t: Tensor): number[][][] {
-  const d = t.dataSync();
   const [count, m, n] = t.shape as [number, number, number];
-  return Array.from({ length: count }, (_, b) =>
-    Array.from({ length: m }, (_, i) => Array.from({ length: n }, (_, j) => Number(d[(b * m + i) * n + j]))),
-  );
+  return split(t.dataSync(), count, m, n);
 }
 
 /** The matrices of flat row-major data. */
@@ -60,6 +60,35 @@ export function split(d: ArrayLike<number>, count: number, m: number, n: number)
   return Array.from({ length: count }, (_, b) =>
     Array.from({ length: m }, (_, i) => Array.from({ length: n }, (_, j) => Number(d[(b * m + i) * n + j]))),
   );
+}
+
+/**
+ * The outputs `got` of a jit function on float64 `inputs` with batch `[count]` against the
+ * reference interpreter (ir/interpret.ts) on the graph the function traced (`dump`, its IR
+ * text): every entry within 1e-12 relative (absolute below magnitude 1).
+ */
+export function expectInterpreterAgrees(
+  dump: string,
+  inputs: readonly Tensor[],
+  got: readonly Tensor[],
+  count: number,
+): void {
+  const ref = interpret(
+    parseGraph(dump),
+    inputs.map((t) => ({
+      type: { dtype: "float64" as const, batch: [count], base: [...t.baseShape] },
+      data: t.dataSync(),
+    })),
+  );
+  got.forEach((t, i) => {
+    const g = t.dataSync();
+    const r = ref[i]!.data;
+    expect(g.length).toBe(r.length);
+    for (let k = 0; k < g.length; k++) {
+      const d = Math.abs(Number(g[k]) - Number(r[k]));
+      if (!(d <= 1e-12 * Math.max(1, Math.abs(Number(r[k]))))) throw new Error(`output ${i}[${k}]: ${g[k]} vs ${r[k]}`);
+    }
+  });
 }
 
 export function matmul(a: number[][], b: number[][]): number[][] {
@@ -84,6 +113,11 @@ export function maxDiff(a: number[][], b: number[][]): number {
     }),
   );
   return m;
+}
+
+/** The `(;m,n)` matrix `t` is within `tol` of `want` in every entry (max |difference|, NaN failing). */
+export function expectNear(t: Tensor, tol: number, want: number[][]): void {
+  expect(maxDiff(t.toArraySync() as number[][], want)).toBeLessThan(tol);
 }
 
 /** Max |entry|. */

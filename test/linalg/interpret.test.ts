@@ -3,9 +3,8 @@
  * the traced graph of every routine: random batches of two sizes, float64.
  */
 import { describe, expect, it } from "vitest";
-import { jit, linalg, parseGraph, type Tensor } from "../../src/index.js";
-import { interpret } from "../../ir/interpret.js";
-import { mats, randomMats, spdMats } from "./helpers.js";
+import { jit, linalg, type Tensor } from "../../src/index.js";
+import { expectInterpreterAgrees, mats, randomMats, spdMats } from "./helpers.js";
 
 function allOf(a: Tensor, s: Tensor, b: Tensor): Tensor[] {
   const lu = linalg.lu(a);
@@ -45,25 +44,8 @@ describe("linalg against the reference interpreter", () => {
       const a = mats(randomMats(count, 3, 3, count), count, 3, 3, "float64");
       const s = mats(spdMats(count, 3, count + 1), count, 3, 3, "float64");
       const b = mats(randomMats(count, 3, 1, count + 2), count, 3, 1, "float64");
-      const got = f(a, s, b);
-      const graph = parseGraph(f.dump());
-      const ref = interpret(
-        graph,
-        [a, s, b].map((t) => ({
-          type: { dtype: "float64" as const, batch: [count], base: [...t.baseShape] },
-          data: t.dataSync(),
-        })),
-      );
-      got.forEach((t, i) => {
-        const g = t.dataSync();
-        const r = ref[i]!.data;
-        expect(g.length).toBe(r.length);
-        for (let k = 0; k < g.length; k++) {
-          const d = Math.abs(Number(g[k]) - Number(r[k]));
-          if (!(d <= 1e-12 * Math.max(1, Math.abs(Number(r[k])))))
-            throw new Error(`output ${i}[${k}]: ${g[k]} vs ${r[k]}`);
-        }
-      });
+      const got = f(a, s, b); // the first call traces f; dump() prints that graph
+      expectInterpreterAgrees(f.dump(), [a, s, b], got, count);
     }
     expect(f.stats.traces).toBe(1);
   });

@@ -2,8 +2,9 @@
  * `linalg.lstsq` above the unrolled sizes (max(m, n) > LOOP_ABOVE_JACOBI): the looped SVD, then
  * x = V·S⁺·Uᵀ·b. Checked against the defining properties, computed here in plain float64 loops.
  */
-import { afterAll, describe, expect, it } from "vitest";
-import { fromTypedArray, initWasm, jit, linalg, setBackend, ShapeError, type Tensor } from "../../src/index.js";
+import { describe, expect, it } from "vitest";
+import { fromTypedArray, jit, linalg, ShapeError, type Tensor } from "../../src/index.js";
+import { describeOnJsAndWasm } from "../helpers/js-and-wasm.js";
 
 const m = 10;
 const n = 8;
@@ -77,36 +78,31 @@ describe("lstsq with looped kernels (n = 8)", () => {
   });
 });
 
-describe("lstsq with looped kernels: special values, empty batches and bad input (JS and WebAssembly)", () => {
-  afterAll(() => setBackend("js"));
-  for (const backend of ["js", "wasm"] as const) {
-    it(backend, async () => {
-      if (backend === "wasm") await initWasm({ threads: 1 });
-      setBackend(backend);
-      // A NaN entry spreads over its batch element's solution, never a hang; the other element is finite.
-      const a = new Float64Array(2 * m * n);
-      a.set(matrix(false), 0);
-      a.set(matrix(false), m * n);
-      a[m * n + 3] = NaN;
-      const bs = new Float64Array(2 * m);
-      bs.set(b, 0);
-      bs.set(b, m);
-      const x = linalg
-        .lstsq(fromTypedArray(a, [2, m, n], { batchDim: 1 }), fromTypedArray(bs, [2, m], { batchDim: 1 }))
-        .solution.dataSync();
-      expect(Array.from(x.slice(0, n)).every(Number.isFinite)).toBe(true);
-      expect(Array.from(x.slice(n)).some(Number.isNaN)).toBe(true);
-      // An empty batch gives an empty solution.
-      const e = linalg.lstsq(
-        fromTypedArray(new Float64Array(0), [0, m, n], { batchDim: 1 }),
-        fromTypedArray(new Float64Array(0), [0, m], { batchDim: 1 }),
-      );
-      expect(e.solution.shape).toEqual([0, n]);
-      // b with the wrong number of rows is a ShapeError in (batch; base) notation.
-      expect(() => linalg.lstsq(fromTypedArray(matrix(false), [m, n]), fromTypedArray(b.slice(1), [m - 1]))).toThrow(
-        ShapeError,
-      );
-      setBackend("js");
-    });
-  }
-});
+describeOnJsAndWasm(
+  "lstsq with looped kernels: special values, empty batches and bad input (JS and WebAssembly)",
+  () => {
+    // A NaN entry spreads over its batch element's solution, never a hang; the other element is finite.
+    const a = new Float64Array(2 * m * n);
+    a.set(matrix(false), 0);
+    a.set(matrix(false), m * n);
+    a[m * n + 3] = NaN;
+    const bs = new Float64Array(2 * m);
+    bs.set(b, 0);
+    bs.set(b, m);
+    const x = linalg
+      .lstsq(fromTypedArray(a, [2, m, n], { batchDim: 1 }), fromTypedArray(bs, [2, m], { batchDim: 1 }))
+      .solution.dataSync();
+    expect(Array.from(x.slice(0, n)).every(Number.isFinite)).toBe(true);
+    expect(Array.from(x.slice(n)).some(Number.isNaN)).toBe(true);
+    // An empty batch gives an empty solution.
+    const e = linalg.lstsq(
+      fromTypedArray(new Float64Array(0), [0, m, n], { batchDim: 1 }),
+      fromTypedArray(new Float64Array(0), [0, m], { batchDim: 1 }),
+    );
+    expect(e.solution.shape).toEqual([0, n]);
+    // b with the wrong number of rows is a ShapeError in (batch; base) notation.
+    expect(() => linalg.lstsq(fromTypedArray(matrix(false), [m, n]), fromTypedArray(b.slice(1), [m - 1]))).toThrow(
+      ShapeError,
+    );
+  },
+);

@@ -5,30 +5,23 @@
  * special values (NaN, ±Inf, -0, extremes, empty dims) in the data on JS and wasm.
  */
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
-import { parseGraph } from "../../ir/parse.js";
-import { printGraph } from "../../ir/print.js";
+import { afterAll, describe, it } from "vitest";
 import { WasmBackend } from "../../runtime/wasm/backend.js";
 import { checkOnJs, checkOnWasm, checkOnWebGPU } from "../helpers/differential.js";
 import { randomRoutineCase, seedArb } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
+import { describeIrText } from "../helpers/op-in-random-graphs.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
 
 const TOL = { float64: 1e-9, float32: 1e-5 } as const;
 
-describe("routine in IR text", () => {
-  it("prints and parses back to the same text; a bad routine name is refused", () => {
-    fc.assert(
-      fc.property(seedArb, (seed) => {
-        const text = printGraph(randomRoutineCase(seed, "float32").graph);
-        expect(printGraph(parseGraph(text))).toBe(text);
-      }),
-      { numRuns: 30, seed: FC_SEED },
-    );
-    const text = printGraph(randomRoutineCase(3, "float64").graph);
-    expect(() => parseGraph(text.replace(/name=\w+/, "name=qz"))).toThrow(/name must be one of/);
-  });
-});
+describeIrText(
+  "routine",
+  "prints and parses back to the same text; a bad routine name is refused",
+  (seed) => randomRoutineCase(seed, "float32").graph,
+  () => randomRoutineCase(3, "float64").graph,
+  [{ pattern: /name=\w+/, replacement: "name=qz", error: /name must be one of/ }],
+);
 
 describe("routine in random graphs equals the reference interpreter", () => {
   for (const family of ["float64", "float32"] as const) {

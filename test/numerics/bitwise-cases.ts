@@ -6,7 +6,7 @@
  * on uint32 and arithmetic on int32, and a count outside [0, 32) gives 0, or -1 for a
  * negative int32 (npy_rshift). Negative int32 counts are outside [0, 32).
  */
-import { fromTypedArray, type Tensor } from "../../src/index.js";
+import { fromTypedArray, jit, type Tensor } from "../../src/index.js";
 
 export const I32 = [0, 1, -1, 2, 7, -8, 0x55555555, 2147483647, -2147483648, 31, 32, 33, -32, 64, 12345];
 export const U32 = [0, 1, 2, 7, 31, 32, 33, 64, 0x80000000, 0xffffffff, 0xaaaaaaaa, 2147483647, 12345];
@@ -48,4 +48,17 @@ export function mismatches(op: string, d: D, a: number[], b: number[], got: Arra
     if (got[i] !== want) out.push(`${op}/${d}(${x}, ${b[i]}) = ${got[i]}, expected ${want}`);
   });
   return out;
+}
+
+/**
+ * Every op on every pair of the grid of `d`, all in one jit with the operands from
+ * buffers, on the current backend (`callAsync`, so any backend): the mismatches.
+ */
+export async function pairMismatchesInOneJit(d: D): Promise<string[]> {
+  const ops = Object.keys(APPLY);
+  const { a, b, x, y } = pairTensors(d);
+  const outs = (await jit((p: Tensor, q: Tensor) => ops.map((op) => APPLY[op]!(p, q))).callAsync(x, y)) as Tensor[];
+  const errors: string[] = [];
+  for (const [k, op] of ops.entries()) errors.push(...mismatches(op, d, a, b, await outs[k]!.data()));
+  return errors;
 }

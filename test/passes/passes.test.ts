@@ -75,24 +75,8 @@ describe("golden dumps after each pass", () => {
         return %12
       }"
     `);
-    expect(f.dump({ after: "canonicalize" })).toMatchInlineSnapshot(`
-      "func @ids(%x0: f32[b0; ]) -> (f32[b0; ]) {
-        %0 = const {dtype=float32, value=1} : f32[; ]
-        %1 = mul %x0, %0 : f32[b0; ]
-        %2 = const {dtype=float32, value=0} : f32[; ]
-        %3 = sub %1, %2 : f32[b0; ]
-        %4 = const {dtype=float32, value=4} : f32[; ]
-        %5 = div %3, %4 : f32[b0; ]
-        %6 = neg %5 : f32[b0; ]
-        %7 = neg %6 : f32[b0; ]
-        %8 = const {dtype=float32, value=-1} : f32[; ]
-        %9 = mul %x0, %8 : f32[b0; ]
-        %10 = add %7, %9 : f32[b0; ]
-        %11 = cast %10 {dtype=float64} : f64[b0; ]
-        %12 = cast %11 {dtype=float32} : f32[b0; ]
-        return %12
-      }"
-    `);
+    // canonicalize has nothing to rewrite here: the same text as the input above.
+    expect(f.dump({ after: "canonicalize" })).toBe(f.dump());
     expect(f.dump({ after: "simplify" })).toMatchInlineSnapshot(`
       "func @ids(%x0: f32[b0; ]) -> (f32[b0; ]) {
         %0 = const {dtype=float32, value=0.25} : f32[; ]

@@ -2,8 +2,9 @@
  * `x.atIndex(list)`: updates at the positions a NumPy index list selects on the base
  * (JAX's `x.at[list]`). Expected values are worked out by hand from NumPy/JAX semantics.
  */
-import { afterAll, describe, expect, it } from "vitest";
-import { initWasm, jit, setBackend, ShapeError, sl, tensor, zeros, type Tensor } from "../../src/index.js";
+import { describe, expect, it } from "vitest";
+import { jit, ShapeError, sl, tensor, zeros, type Tensor } from "../../src/index.js";
+import { describeOnJsAndWasm } from "../helpers/js-and-wasm.js";
 
 describe("atIndex: updates through index lists", () => {
   const t = tensor([
@@ -103,35 +104,27 @@ describe("atIndex: updates through index lists", () => {
   });
 });
 
-describe("atIndex: special values and empty lists, on JS and WebAssembly", () => {
-  afterAll(() => setBackend("js"));
-  for (const backend of ["js", "wasm"] as const) {
-    it(backend, async () => {
-      if (backend === "wasm") await initWasm({ threads: 1 });
-      setBackend(backend);
-      const x = tensor([
-        [Infinity, -0, 2],
-        [3, NaN, -Infinity],
-      ]);
-      // x.at[:, [1]].add(1): -0 + 1 = 1, NaN + 1 = NaN; the infinities elsewhere are kept.
-      const r = x
-        .atIndex([":", [1]])
-        .add(1)
-        .dataSync();
-      expect(Array.from(r.slice(0, 4))).toEqual([Infinity, 1, 2, 3]);
-      expect(Number.isNaN(r[4])).toBe(true);
-      expect(r[5]).toBe(-Infinity);
-      // An empty integer array selects nothing: x comes back unchanged (-0 and NaN included).
-      const e = x.atIndex([":", []]).set(7).dataSync();
-      expect(Object.is(e[1], -0)).toBe(true);
-      expect(Number.isNaN(e[4])).toBe(true);
-      // An empty batch stays empty.
-      expect(
-        zeros([0], [2, 3])
-          .atIndex([0, sl(0, 2)])
-          .set(1).shape,
-      ).toEqual([0, 2, 3]);
-      setBackend("js");
-    });
-  }
+describeOnJsAndWasm("atIndex: special values and empty lists, on JS and WebAssembly", () => {
+  const x = tensor([
+    [Infinity, -0, 2],
+    [3, NaN, -Infinity],
+  ]);
+  // x.at[:, [1]].add(1): -0 + 1 = 1, NaN + 1 = NaN; the infinities elsewhere are kept.
+  const r = x
+    .atIndex([":", [1]])
+    .add(1)
+    .dataSync();
+  expect(Array.from(r.slice(0, 4))).toEqual([Infinity, 1, 2, 3]);
+  expect(Number.isNaN(r[4])).toBe(true);
+  expect(r[5]).toBe(-Infinity);
+  // An empty integer array selects nothing: x comes back unchanged (-0 and NaN included).
+  const e = x.atIndex([":", []]).set(7).dataSync();
+  expect(Object.is(e[1], -0)).toBe(true);
+  expect(Number.isNaN(e[4])).toBe(true);
+  // An empty batch stays empty.
+  expect(
+    zeros([0], [2, 3])
+      .atIndex([0, sl(0, 2)])
+      .set(1).shape,
+  ).toEqual([0, 2, 3]);
 });

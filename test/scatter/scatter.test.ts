@@ -24,14 +24,17 @@ import {
 import { importBundle } from "../helpers/bundle.js";
 import { probeWebGPUForFile } from "../helpers/webgpu.js";
 import { describeOnEachBackend } from "../helpers/each-backend.js";
+import { bits, I, INT_MAX, INT_MIN, rows2x3 } from "../helpers/index-values.js";
 
-const I = (data: Parameters<typeof tensor>[0], batchDim = 0): Tensor => tensor(data, { dtype: "int32", batchDim });
 const F64 = (data: Parameters<typeof tensor>[0]): Tensor => tensor(data, { dtype: "float64" });
-/** Values with -0 spelled out, so that a sign error fails. */
-const bits = (a: ArrayLike<number>): string[] => Array.from(a, (v) => (Object.is(v, -0) ? "-0" : String(v)));
 const vals = (t: Tensor): number[] => Array.from(t.dataSync());
-const INT_MIN = -2147483648;
-const INT_MAX = 2147483647;
+
+type Update = "set" | "add" | "mul" | "min" | "max";
+/** A hand-worked case: x, idx, the update, upd, and what x.at(idx).<update>(upd) holds. */
+type AtCase<T> = readonly [x: number[], idx: number[], update: Update, upd: number[], want: T[]];
+/** `tensor(x).at(idx).<update>(tensor(upd))` (float32, on the current backend). */
+const atUpdate = (x: number[], idx: number[], update: Update, upd: number[]): Tensor =>
+  tensor(x).at(idx)[update](tensor(upd));
 
 describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   it("add accumulates duplicates (jnp.zeros(5).at[[0, 2, 0]].add(1) is [2, 0, 1, 0, 0]); x is unchanged", () => {
@@ -48,42 +51,16 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   });
 
   it("set: the last write wins among duplicates; mul, min and max accumulate in index order", () => {
-    expect(
-      vals(
-        tensor([1, 2, 3, 4])
-          .at([1, 3, 1])
-          .set(tensor([10, 20, 30])),
-      ),
-    ).toEqual([1, 30, 3, 20]);
-    expect(
-      vals(
-        tensor([1, 2, 3, 4])
-          .at([0, 2, 0])
-          .mul(tensor([2, 5, 3])),
-      ),
-    ).toEqual([6, 2, 15, 4]);
-    expect(
-      vals(
-        tensor([5, 5, 5])
-          .at([0, 0, 1, 2])
-          .min(tensor([3, 1, NaN, 7])),
-      ),
-    ).toEqual([1, NaN, 5]);
-    expect(
-      vals(
-        tensor([5, 5, 5])
-          .at([0, 0, 1, 2])
-          .max(tensor([3, 9, NaN, 7])),
-      ),
-    ).toEqual([9, NaN, 7]);
-    // NaN already in x propagates too (lax.min/lax.max).
-    expect(
-      vals(
-        tensor([NaN, 1])
-          .at([0, 1, 1])
-          .max(tensor([5, NaN, 2])),
-      ),
-    ).toEqual([NaN, NaN]);
+    const cases: readonly AtCase<number>[] = [
+      [[1, 2, 3, 4], [1, 3, 1], "set", [10, 20, 30], [1, 30, 3, 20]],
+      [[1, 2, 3, 4], [0, 2, 0], "mul", [2, 5, 3], [6, 2, 15, 4]],
+      [[5, 5, 5], [0, 0, 1, 2], "min", [3, 1, NaN, 7], [1, NaN, 5]],
+      [[5, 5, 5], [0, 0, 1, 2], "max", [3, 9, NaN, 7], [9, NaN, 7]],
+      // NaN already in x propagates too (lax.min/lax.max).
+      [[NaN, 1], [0, 1, 1], "max", [5, NaN, 2], [NaN, NaN]],
+    ];
+    for (const [x, idx, op, upd, want] of cases)
+      expect(vals(atUpdate(x, idx, op, upd)), `[${x}].at([${idx}]).${op}([${upd}])`).toEqual(want);
     expect(vals(tensor([NaN, 1]).at([0]).min(-Infinity))).toEqual([NaN, 1]);
   });
 
@@ -174,13 +151,7 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
   });
 
   it("batch dims of x, idx and upd broadcast: each batch element has its own indices", () => {
-    const x = tensor(
-      [
-        [1, 2, 3],
-        [4, 5, 6],
-      ],
-      { batchDim: 1 },
-    ); // (2; 3)
+    const x = rows2x3(); // (2; 3)
     const idx = I(
       [
         [0, 0],
@@ -286,63 +257,20 @@ describe("x.at(idx): JAX's documented semantics, values by hand (JS)", () => {
 /** The special-value cases, run on the current backend; expected values written by hand. */
 async function specialCases(float64 = true): Promise<void> {
   const read = async (t: Tensor): Promise<number[]> => Array.from(await t.data());
-  // -0 is written and kept exactly: -0 + -0 = -0, -0 + 0 = 0 (IEEE).
-  expect(
-    bits(
-      await read(
-        tensor([0, -0, 1])
-          .at([0, 1, 2])
-          .set(tensor([-0, 0, -0])),
-      ),
-    ),
-  ).toEqual(["-0", "0", "-0"]);
-  expect(
-    bits(
-      await read(
-        tensor([-0, -0, 0])
-          .at([0, 1, 2])
-          .add(tensor([-0, 0, -0])),
-      ),
-    ),
-  ).toEqual(["-0", "0", "0"]);
-  // ±Inf: Inf + -Inf = NaN, 0·Inf = NaN, Inf·-0 = NaN.
-  expect(
-    bits(
-      await read(
-        tensor([Infinity, 1, -Infinity])
-          .at([0, 1, 2])
-          .add(tensor([-Infinity, Infinity, 1])),
-      ),
-    ),
-  ).toEqual(["NaN", "Infinity", "-Infinity"]);
-  expect(
-    bits(
-      await read(
-        tensor([0, Infinity, 2])
-          .at([0, 1, -1])
-          .mul(tensor([Infinity, -0, -Infinity])),
-      ),
-    ),
-  ).toEqual(["NaN", "NaN", "-Infinity"]);
-  // min/max: NaN from either side propagates; ±Inf compare as numbers.
-  expect(
-    bits(
-      await read(
-        tensor([NaN, 1, -Infinity])
-          .at([0, 1, 2, 1])
-          .max(tensor([Infinity, NaN, 3, 5])),
-      ),
-    ),
-  ).toEqual(["NaN", "NaN", "3"]);
-  expect(
-    bits(
-      await read(
-        tensor([Infinity, 4])
-          .at([0, 0, 1])
-          .min(tensor([7, 2, -Infinity])),
-      ),
-    ),
-  ).toEqual(["2", "-Infinity"]);
+  // The bits of each result, by hand.
+  const exact: readonly AtCase<string>[] = [
+    // -0 is written and kept exactly: -0 + -0 = -0, -0 + 0 = 0 (IEEE).
+    [[0, -0, 1], [0, 1, 2], "set", [-0, 0, -0], ["-0", "0", "-0"]],
+    [[-0, -0, 0], [0, 1, 2], "add", [-0, 0, -0], ["-0", "0", "0"]],
+    // ±Inf: Inf + -Inf = NaN, 0·Inf = NaN, Inf·-0 = NaN.
+    [[Infinity, 1, -Infinity], [0, 1, 2], "add", [-Infinity, Infinity, 1], ["NaN", "Infinity", "-Infinity"]],
+    [[0, Infinity, 2], [0, 1, -1], "mul", [Infinity, -0, -Infinity], ["NaN", "NaN", "-Infinity"]],
+    // min/max: NaN from either side propagates; ±Inf compare as numbers.
+    [[NaN, 1, -Infinity], [0, 1, 2, 1], "max", [Infinity, NaN, 3, 5], ["NaN", "NaN", "3"]],
+    [[Infinity, 4], [0, 0, 1], "min", [7, 2, -Infinity], ["2", "-Infinity"]],
+  ];
+  for (const [x, idx, op, upd, want] of exact)
+    expect(bits(await read(atUpdate(x, idx, op, upd))), `[${x}].at([${idx}]).${op}([${upd}])`).toEqual(want);
   // Wrapped, dropped and extreme indices.
   expect(
     await read(
@@ -512,13 +440,7 @@ describe("x.at(idx): typed errors in (batch; base) notation", () => {
   });
 
   it("an update that does not broadcast, batch dims that do not, a bad v or mode are typed errors", () => {
-    const x = tensor(
-      [
-        [1, 2, 3],
-        [4, 5, 6],
-      ],
-      { batchDim: 1 },
-    ); // (2; 3)
+    const x = rows2x3(); // (2; 3)
     expect(() => x.at([0, 1]).set(tensor([1, 2, 3]))).toThrow(ShapeError);
     expect(() => x.at([0, 1]).set(tensor([1, 2, 3]))).toThrow(
       "at(idx).set: upd (;3) does not broadcast to the update shape (2) of x (2; 3) at idx (;2) on base axis 0",

@@ -28,51 +28,29 @@ const cube = (): Tensor => arange(24).reshape([2, 3, 4]);
 
 describe("reductions over axes in any order (case 5)", () => {
   it("sums a matrix over [1, 0] as over [0, 1]", () => {
-    // 0+1+2+3+4+5 = 15, whatever the order and the shape.
-    expect(
-      tensor([
-        [0, 1, 2],
-        [3, 4, 5],
-      ])
-        .sum([1, 0])
-        .itemSync(),
-    ).toBe(15);
-    expect(
-      tensor([
-        [0, 1],
-        [2, 3],
-        [4, 5],
-      ])
-        .sum([1, 0])
-        .itemSync(),
-    ).toBe(15);
-    expect(
-      tensor([
-        [0, 1],
-        [2, 3],
-        [4, 5],
-      ])
-        .sum([-1, 0])
-        .itemSync(),
-    ).toBe(15);
-    expect(
-      tensor([
-        [0, 1],
-        [2, 3],
-        [4, 5],
-      ])
-        .prod([1, 0])
-        .itemSync(),
-    ).toBe(0);
-    expect(
-      tensor([
-        [1, 2],
-        [3, 4],
-        [5, 6],
-      ])
-        .prod([1, -2])
-        .itemSync(),
-    ).toBe(720);
+    const m23 = [
+      [0, 1, 2],
+      [3, 4, 5],
+    ];
+    const m32 = [
+      [0, 1],
+      [2, 3],
+      [4, 5],
+    ];
+    const m32From1 = [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ];
+    const cases: readonly [number[][], "sum" | "prod", number[], number][] = [
+      // 0+1+2+3+4+5 = 15, whatever the order and the shape.
+      [m23, "sum", [1, 0], 15],
+      [m32, "sum", [1, 0], 15],
+      [m32, "sum", [-1, 0], 15],
+      [m32, "prod", [1, 0], 0],
+      [m32From1, "prod", [1, -2], 720],
+    ];
+    for (const [data, op, axes, want] of cases) expect(tensor(data)[op](axes).itemSync(), `${op} ${axes}`).toBe(want);
   });
 
   it("reduces two of three base axes given backwards, with and without keepdim", () => {
