@@ -414,13 +414,13 @@ const BINARY_CASE_LIST = [
 ] as const satisfies readonly BinaryCase[];
 /**
  * The binary special-value cases; `tsc` checks below that every binary op's method has one,
- * but the integer-only (bitwise) ops', which test/numerics/bitwise-cases.ts holds.
+ * but the integer-only (bitwise) ops', which test/numerics/bitwise-cases.ts holds (its `REF`, checked there).
  */
 export const BINARY_CASES: readonly BinaryCase[] = BINARY_CASE_LIST;
 
 type MethodOf = typeof METHOD_OF;
 /** The binary ops defined on integers only (bitwise): their grid is test/numerics/bitwise-cases.ts. */
-type IntOnlyBinaryOp = {
+export type IntOnlyBinaryOp = {
   [K in KBinaryOp]: (typeof ELEMENTWISE)[K] extends { readonly dtype: "int" } ? K : never;
 }[KBinaryOp];
 type UnaryWithoutCase = Exclude<MethodOf[KUnaryOp], (typeof UNARY_CASE_LIST)[number]["name"]>;

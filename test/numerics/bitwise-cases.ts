@@ -7,6 +7,8 @@
  * negative int32 (npy_rshift). Negative int32 counts are outside [0, 32).
  */
 import { fromTypedArray, jit, type Tensor } from "../../src/index.js";
+import { METHOD_OF } from "../../src/api/tensor-op-names.js";
+import type { IntOnlyBinaryOp } from "../helpers/special-values.js";
 
 export const I32 = [0, 1, -1, 2, 7, -8, 0x55555555, 2147483647, -2147483648, 31, 32, 33, -32, 64, 12345];
 export const U32 = [0, 1, 2, 7, 31, 32, 33, 64, 0x80000000, 0xffffffff, 0xaaaaaaaa, 2147483647, 12345];
@@ -14,14 +16,16 @@ export const U32 = [0, 1, 2, 7, 31, 32, 33, 64, 0x80000000, 0xffffffff, 0xaaaaaa
 type D = "int32" | "uint32";
 const wrap = (v: bigint, d: D): number => Number(d === "uint32" ? BigInt.asUintN(32, v) : BigInt.asIntN(32, v));
 
-export const REF: Record<string, (a: number, b: number, d: D) => number> = {
+const REF_TABLE = {
   bitwiseAnd: (a, b, d) => wrap(BigInt(a) & BigInt(b), d),
   bitwiseOr: (a, b, d) => wrap(BigInt(a) | BigInt(b), d),
   bitwiseXor: (a, b, d) => wrap(BigInt(a) ^ BigInt(b), d),
   leftShift: (a, b, d) => (b >= 0 && b < 32 ? wrap(BigInt(a) << BigInt(b), d) : 0),
   // BigInt >> is arithmetic on the signed value: exact for int32, and for uint32 the value is non-negative.
   rightShift: (a, b, d) => (b >= 0 && b < 32 ? wrap(BigInt(a) >> BigInt(b), d) : d === "int32" && a < 0 ? -1 : 0),
-};
+} satisfies { readonly [K in IntOnlyBinaryOp as (typeof METHOD_OF)[K]]: (a: number, b: number, d: D) => number };
+/** The reference of every integer-only op's method: `tsc` checks it has each, and no other. */
+export const REF: Readonly<Record<string, (a: number, b: number, d: D) => number>> = REF_TABLE;
 
 export const APPLY: Record<string, (x: Tensor, y: Tensor) => Tensor> = {
   bitwiseAnd: (x, y) => x.bitwiseAnd(y),
