@@ -11,6 +11,12 @@ export const BACKEND_NAMES = ["js", "webgpu", "wasm"] as const;
 /** A backend's name: `"js"`, `"webgpu"` or `"wasm"`. */
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
+/**
+ * The backends whose kernels run in a Node process without a GPU: the ones `batchwise worker
+ * --backend` takes (leaving a new backend out of this list is a valid choice).
+ */
+export const CPU_BACKENDS = ["js", "wasm"] as const satisfies readonly BackendName[];
+
 /** Whether `v` is one of `BACKEND_NAMES`. */
 export function isBackendName(v: unknown): v is BackendName {
   return typeof v === "string" && (BACKEND_NAMES as readonly string[]).includes(v);

@@ -9,13 +9,20 @@ import { describe } from "./check.js";
 const jsBackend = new JsHostBackend();
 const backends = new Map<string, Backend>([["js", jsBackend]]);
 let current: Backend = jsBackend;
-/** How to make each backend available, for the error when it is not (js always is). */
-const INIT_HINT: { readonly [K in BackendName]: string } = {
-  js: "",
-  webgpu: " (call await initWebGPU() first)",
-  wasm: " (call await initWasm() first)",
+/**
+ * The function of the library's entries that makes each backend available (js always is),
+ * for the error when it is not; test/api/backend-inits.test.ts checks with `tsc` that both
+ * entries export each one as an async function.
+ */
+export const INIT_FUNCTION = {
+  js: undefined,
+  webgpu: "initWebGPU",
+  wasm: "initWasm",
+} as const satisfies { readonly [K in BackendName]: string | undefined };
+const initHint = (name: string): string => {
+  const f = isBackendName(name) ? INIT_FUNCTION[name] : undefined;
+  return f === undefined ? "" : ` (call await ${f}() first)`;
 };
-const initHint = (name: string): string => (isBackendName(name) ? INIT_HINT[name] : "");
 
 export function getJsBackend(): JsHostBackend {
   return jsBackend;

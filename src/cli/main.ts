@@ -31,7 +31,13 @@ import { PASS_NAMES } from "../../passes/pipeline.js";
 import type { Kernel } from "../../ir/kernel.js";
 import { fmtType } from "../../ir/types.js";
 import { KERNEL_TARGETS, type Backend } from "../../runtime/backend.js";
-import { BACKEND_NAMES, isBackendName, listBackendNames, type BackendName } from "../../runtime/backend-name.js";
+import {
+  BACKEND_NAMES,
+  CPU_BACKENDS,
+  isBackendName,
+  listBackendNames,
+  type BackendName,
+} from "../../runtime/backend-name.js";
 import { bundleSha256, describeLayout, loadBundle, type BundleModule } from "../bundle.js";
 import { getJsBackend } from "../backend.js";
 import { trace, type JitFunction, type JitOptions } from "../jit.js";
@@ -84,7 +90,7 @@ const TRACE_BACKENDS: {
 };
 
 /** The backends `worker --backend` takes: those whose kernels run in a Node process without a GPU. */
-const WORKER_BACKENDS = ["js", "wasm"] as const satisfies readonly BackendName[];
+const WORKER_BACKENDS = CPU_BACKENDS;
 
 const TRACE_OPTIONS_HELP = `  --export, -e <name>   the export to trace (a function of tensors; "default" for the default export)
   --spec, -s <spec>     an argument's spec (repeat, one per argument)

@@ -2,6 +2,7 @@
 import type { Queue as BullQueue, QueueEvents as BullQueueEvents } from "bullmq";
 import { ShapeError } from "../../ir/errors.js";
 import { getBackend } from "../backend.js";
+import { CPU_BACKENDS, listBackendNames } from "../../runtime/backend-name.js";
 import { JaggedTensor } from "../ragged/jagged.js";
 import type { TypedArray } from "../../ir/dtype.js";
 import { BackendMismatchError, DistributedError, positiveInt } from "./errors.js";
@@ -80,7 +81,7 @@ function expectedBackend(op: string, opts: RunShardedOptions): string | undefine
     throw new DistributedError(`${op}: allowMixedBackends must be true or false, got ${String(allowMixedBackends)}`);
   if (backend !== undefined && (typeof backend !== "string" || backend === ""))
     throw new DistributedError(
-      `${op}: backend must be the name of a backend ("js", "wasm", "webgpu"), got ${typeof backend === "string" ? '""' : String(backend)}`,
+      `${op}: backend must be the name of a backend (${listBackendNames()}), got ${typeof backend === "string" ? '""' : String(backend)}`,
     );
   if (allowMixedBackends === true) {
     if (backend !== undefined)
@@ -315,7 +316,7 @@ export async function runSharded(
           ? `worker ${JSON.stringify(worker)}, which runs shards on the ${theirs} backend`
           : "a worker that does not say which backend it runs on (batchwise 0.5 or older: upgrade it)";
       return new BackendMismatchError(
-        `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) was taken by ${who}, but this run expects ${expected}${opts.backend === undefined ? " (the coordinator's current backend)" : ""}: backends round float32 math differently, so the gathered result would not have the bits of one call on ${expected}. Run the queue's workers on ${expected}${expected === "js" || expected === "wasm" ? ` (batchwise worker --backend ${expected})` : ""}, give this run { backend: ${JSON.stringify(theirs === "unknown" ? "<the workers' backend>" : theirs)} } if its workers are all on ${theirs === "unknown" ? "another backend" : theirs}, or { allowMixedBackends: true } to accept each shard's own backend's bits`,
+        `${op}: shard ${s} of ${total} (rows ${a}..${b - 1}) was taken by ${who}, but this run expects ${expected}${opts.backend === undefined ? " (the coordinator's current backend)" : ""}: backends round float32 math differently, so the gathered result would not have the bits of one call on ${expected}. Run the queue's workers on ${expected}${expected !== undefined && (CPU_BACKENDS as readonly string[]).includes(expected) ? ` (batchwise worker --backend ${expected})` : ""}, give this run { backend: ${JSON.stringify(theirs === "unknown" ? "<the workers' backend>" : theirs)} } if its workers are all on ${theirs === "unknown" ? "another backend" : theirs}, or { allowMixedBackends: true } to accept each shard's own backend's bits`,
         worker,
         theirs,
         expected!,

@@ -245,7 +245,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed across backends, o
       /^runSharded: allowMixedBackends must be true or false, got yes$/,
     );
     await expect(runSharded(url, hash, [x], { backend: "" })).rejects.toThrow(
-      /^runSharded: backend must be the name of a backend \("js", "wasm", "webgpu"\), got ""$/,
+      /^runSharded: backend must be the name of a backend \("js", "webgpu", "wasm"\), got ""$/,
     );
     await expect(runSharded(url, hash, [x], { backend: 3 as unknown as string })).rejects.toThrow(DistributedError);
     await expect(startWorker(url, { name: "" })).rejects.toThrow(
