@@ -128,6 +128,14 @@ const op2 =
     b(c);
     c.simd(o);
   };
+/** A lane shift by the constant `n` bits. */
+const shift =
+  (o: number) =>
+  (a: E, n: number): E =>
+  (c) => {
+    a(c);
+    c.i32(n).simd(o);
+  };
 const kf =
   (v: number): E =>
   (c) =>
@@ -166,24 +174,9 @@ const itof = op1(Simd.f32x4_convert_i32x4_s);
 // int32 lanes
 const iadd = op2(Simd.i32x4_add);
 const isub = op2(Simd.i32x4_sub);
-const ishl =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i32x4_shl);
-  };
-const ishr_u =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i32x4_shr_u);
-  };
-const ishr_s =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i32x4_shr_s);
-  };
+const ishl = shift(Simd.i32x4_shl);
+const ishr_u = shift(Simd.i32x4_shr_u);
+const ishr_s = shift(Simd.i32x4_shr_s);
 // float64 lanes
 const dadd = op2(Simd.f64x2_add);
 const dsub = op2(Simd.f64x2_sub);
@@ -199,24 +192,9 @@ const dlt = op2(Simd.f64x2_lt);
 const dgt = op2(Simd.f64x2_gt);
 const deq = op2(Simd.f64x2_eq);
 const dne = op2(Simd.f64x2_ne);
-const lshl =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i64x2_shl);
-  };
-const lshr_u =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i64x2_shr_u);
-  };
-const lshr_s =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i64x2_shr_s);
-  };
+const lshl = shift(Simd.i64x2_shl);
+const lshr_u = shift(Simd.i64x2_shr_u);
+const lshr_s = shift(Simd.i64x2_shr_s);
 // bits
 const and = op2(Simd.v128_and);
 const or = op2(Simd.v128_or);

@@ -219,17 +219,21 @@ export class ScalarOps {
         return;
       }
       case "isinf":
-        if (!(f32 || f64)) return void c.i32(0);
+      case "isfinite": {
+        // |x| == Infinity, or |x| < Infinity; integers are all finite.
+        const inf = op === "isinf";
+        if (!(f32 || f64)) return void c.i32(inf ? 0 : 1);
         x();
-        if (f32) c.op(Op.f32_abs).f32c(Infinity).op(Op.f32_eq);
-        else c.op(Op.f64_abs).f64c(Infinity).op(Op.f64_eq);
+        if (f32)
+          c.op(Op.f32_abs)
+            .f32c(Infinity)
+            .op(inf ? Op.f32_eq : Op.f32_lt);
+        else
+          c.op(Op.f64_abs)
+            .f64c(Infinity)
+            .op(inf ? Op.f64_eq : Op.f64_lt);
         return;
-      case "isfinite":
-        if (!(f32 || f64)) return void c.i32(1);
-        x();
-        if (f32) c.op(Op.f32_abs).f32c(Infinity).op(Op.f32_lt);
-        else c.op(Op.f64_abs).f64c(Infinity).op(Op.f64_lt);
-        return;
+      }
       default: {
         // Every op of the op-facts table needs a case: a missing one fails tsc here.
         const missing: never = op;
