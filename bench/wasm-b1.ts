@@ -14,6 +14,7 @@
  * evaluation of the chain: max abs, and max float32 ulps to Math.fround of it.
  *   npx tsx bench/wasm-b1.ts [rounds] [n]
  */
+import { alternateMedians } from "./alternate.js";
 import { b1Baseline, makeB1 } from "./cases.js";
 import { I32, ModuleBuilder, Op, Simd, V128, type Code } from "../codegen/wasm/encoder.js";
 import { emitExp, emitSinCos, emitTanh, get, importMath, MATH_HOST, MATH_HOST_SOURCE } from "../codegen/wasm/math.js";
@@ -119,7 +120,6 @@ const pool = new WorkerPool(heap, MATH_HOST_SOURCE);
 await pool.resize(cores);
 const id = pool.load(bytes);
 
-let sink = 0;
 const outView = (): Float32Array => new Float32Array(heap.buffer, outPtr, n);
 const copyIn = (): void => new Float32Array(heap.buffer, inPtr, n).set(x);
 // batchwise's own kernel for the same chain, on a one-thread wasm backend of its own (selected: tensors live there).
@@ -200,20 +200,9 @@ function errors(y: ArrayLike<number>): { abs: number; ulp: number } {
   return { abs, ulp };
 }
 
-const times = new Map<string, number[]>(cases.map(([k]) => [k, []]));
 const errs = new Map<string, { abs: number; ulp: number }>();
 for (const [k, f] of cases) errs.set(k, errors(f()));
-for (let round = 0; round < rounds; round++) {
-  for (const [k, f] of cases) {
-    const t0 = performance.now();
-    sink += f()[round]!;
-    times.get(k)!.push(performance.now() - t0);
-  }
-}
-const med = (k: string): number => {
-  const a = [...times.get(k)!].sort((p, q) => p - q);
-  return a[a.length >> 1]!;
-};
+const med = alternateMedians(cases, rounds);
 console.log(`B1 chain, n = ${n}, ${rounds} rounds, ${cores} cores available`);
 for (const [k] of cases) {
   const e = errs.get(k)!;
@@ -223,4 +212,3 @@ for (const [k] of cases) {
 }
 pool.close();
 bwBackend.close();
-if (Number.isNaN(sink)) console.log("");
