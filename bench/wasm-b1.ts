@@ -21,6 +21,7 @@ import { emitExp, emitSinCos, emitTanh, get, importMath, MATH_HOST, MATH_HOST_SO
 import { WasmHeap } from "../runtime/wasm/memory.js";
 import { availableCores, WorkerPool } from "../runtime/wasm/pool.js";
 import { fromTypedArray, initWasm, jit, type Tensor } from "../src/index.js";
+import { b1Chain } from "./libs/batchwise-functions.js";
 
 const rounds = Number(process.argv[2] ?? 25);
 const n = Number(process.argv[3] ?? 1_000_000);
@@ -124,7 +125,7 @@ const outView = (): Float32Array => new Float32Array(heap.buffer, outPtr, n);
 const copyIn = (): void => new Float32Array(heap.buffer, inPtr, n).set(x);
 // batchwise's own kernel for the same chain, on a one-thread wasm backend of its own (selected: tensors live there).
 const bwBackend = await initWasm({ threads: 1 });
-const jitted = jit((t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh()));
+const jitted = jit((t: Tensor) => b1Chain(t));
 const xIn = fromTypedArray(x, [n], { batchDim: 1 });
 let lastOut: Tensor | undefined;
 /** Runs the jit function, freeing the previous call's result first (wasm memory is freed explicitly). */

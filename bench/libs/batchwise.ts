@@ -8,21 +8,10 @@
 // One jit instance per benchmark, so the counters describe that benchmark.
 
 import type { B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
+import { b1Chain, b3Normalize, type BenchTensor } from "./batchwise-functions.js";
 
 /** The slice of the tensor API these benchmarks use (see the brief in bench/README.md). */
-interface Tensor {
-  neg(): Tensor;
-  mul(other: Tensor | number): Tensor;
-  add(other: Tensor | number): Tensor;
-  sub(other: Tensor | number): Tensor;
-  div(other: Tensor | number): Tensor;
-  exp(): Tensor;
-  sin(): Tensor;
-  tanh(): Tensor;
-  sqrt(): Tensor;
-  sum(axes: number[], opts?: { keepdim?: boolean }): Tensor;
-  mean(axes: number[], opts?: { keepdim?: boolean }): Tensor;
-  max(axes: number[], opts?: { keepdim?: boolean }): Tensor;
+interface Tensor extends BenchTensor<Tensor> {
   dataSync(opts?: { copy?: boolean }): ArrayLike<number>;
   data(): Promise<ArrayLike<number>>;
   dispose?(): void;
@@ -114,7 +103,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
     if (backend === "webgpu-unfused") {
       // B1 only, as js-unfused: what fusion buys on the WGSL path.
       adapter.backend += " unfused";
-      const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), {
+      const f = bw.jit((x: Tensor) => b1Chain(x), {
         fusion: false,
       });
       adapter.kernels.B1 = () => ({
@@ -128,7 +117,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
     }
   } else if (backend === "js-unfused") {
     // B1 only: the same code with fusion off, one kernel and one buffer per op.
-    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), {
+    const f = bw.jit((x: Tensor) => b1Chain(x), {
       fusion: false,
     });
     adapter.kernels.B1 = () => ({
@@ -151,10 +140,15 @@ export default async function load(backend: string): Promise<LibAdapter> {
   const jitOpts = backend === "js-exact" ? { float32: "exact" as const } : {};
   const run1 = <A extends unknown[]>(f: Jitted<A, Tensor>, ...args: A): Float32Array | Promise<Float32Array> =>
     sync ? f32(f(...args)) : f.callAsync(...args).then(f32Async);
+  /** A two-output function (B2, B8eigh) on `count` (count; 3, 3) matrices, read back as float32 (JS backend). */
+  const matrices3 = (f: (m: Tensor) => unknown, m: Float32Array, count: number): [Float32Array, Float32Array] => {
+    const [a, b] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as [Tensor, Tensor];
+    return [f32(a), f32(b)];
+  };
 
   // exp(-x*x) * sin(3x) + 0.5x - tanh(x) on (N;)
   adapter.kernels.B1 = () => {
-    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), jitOpts);
+    const f = bw.jit((x: Tensor) => b1Chain(x), jitOpts);
     return {
       run: ({ x }) => run1(f, bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false })),
       stats: counters(f),
@@ -163,11 +157,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
 
   // (clouds; points, 3): subtract the mean point, divide by the max point norm.
   adapter.kernels.B3 = () => {
-    const f = bw.jit((x: Tensor) => {
-      const centred = x.sub(x.mean([0], { keepdim: true }));
-      const norms = centred.mul(centred).sum([1], { keepdim: true }).sqrt();
-      return centred.div(norms.max([0], { keepdim: true }));
-    }, jitOpts);
+    const f = bw.jit((x: Tensor) => b3Normalize(x), jitOpts);
     return {
       run: ({ x, clouds, points }) => run1(f, bw.fromTypedArray(x, [clouds, points, 3], { batchDim: 1, copy: false })),
       stats: counters(f),
@@ -189,11 +179,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       }, jitOpts);
       return {
         run: ({ m, count }): B2Out => {
-          const [inv, det] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [
-            Tensor,
-            Tensor,
-          ];
-          return { inv: f32(inv), det: f32(det) };
+          const [inv, det] = matrices3(f, m, count);
+          return { inv, det };
         },
         stats: counters(f),
       };
@@ -260,11 +247,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       }, jitOpts);
       return {
         run: ({ a, count }): B8EighOut => {
-          const [values, vectors] = f(bw.fromTypedArray(a, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [
-            Tensor,
-            Tensor,
-          ];
-          return { values: f32(values), vectors: f32(vectors) };
+          const [values, vectors] = matrices3(f, a, count);
+          return { values, vectors };
         },
         stats: counters(f),
       };
