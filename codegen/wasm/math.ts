@@ -566,140 +566,56 @@ export function defineMath(
 ): Map<MathFn, number> {
   const out = new Map<MathFn, number>();
   const ex = (name: string): string | undefined => (exportPrefix === undefined ? undefined : exportPrefix + name);
-  const f32 = (name: MathFn, build: (c: Code) => E): number => m.func([V128], [V128], (c) => build(c)(c), ex(name));
-  const body64 = (arity: 1 | 2, build: (c: Code) => E): number =>
-    m.func(arity === 1 ? [V128] : [V128, V128], [V128], (c) => build(c)(c));
   const x = get(0);
   const y = get(1);
-  for (const fn of new Set(fns)) {
+  const define = (fn: MathFn): number => {
+    const f32 = (build: (c: Code) => E): number => m.func([V128], [V128], (c) => build(c)(c), ex(fn));
+    /** A float64 body on `arity` operands, called on each f64x2 half of the f32x4 operands (`via64`). */
+    const wide = (arity: 1 | 2, build: (c: Code) => E): number =>
+      via64(
+        m,
+        m.func(arity === 1 ? [V128] : [V128, V128], [V128], (c) => build(c)(c)),
+        arity,
+        ex(fn),
+      );
     switch (fn) {
       case "exp":
-        out.set(
-          fn,
-          f32(fn, (c) => emitExp(c, x)),
-        );
-        break;
+        return f32((c) => emitExp(c, x));
       case "log":
-        out.set(
-          fn,
-          f32(fn, (c) => emitLog(c, x)),
-        );
-        break;
+        return f32((c) => emitLog(c, x));
       case "sin":
-        out.set(
-          fn,
-          f32(fn, (c) => emitSinCos(c, x, "sin", host.sin)),
-        );
-        break;
+        return f32((c) => emitSinCos(c, x, "sin", host.sin));
       case "cos":
-        out.set(
-          fn,
-          f32(fn, (c) => emitSinCos(c, x, "cos", host.cos)),
-        );
-        break;
+        return f32((c) => emitSinCos(c, x, "cos", host.cos));
       case "tanh":
-        out.set(
-          fn,
-          f32(fn, (c) => emitTanh(c, x)),
-        );
-        break;
+        return f32((c) => emitTanh(c, x));
       case "sigmoid":
-        out.set(
-          fn,
-          f32(fn, (c) => emitSigmoid(c, x)),
-        );
-        break;
+        return f32((c) => emitSigmoid(c, x));
       case "sqrt":
-        out.set(
-          fn,
-          f32(fn, () => op1(Simd.f32x4_sqrt)(x)),
-        );
-        break;
+        return f32(() => op1(Simd.f32x4_sqrt)(x));
       case "rsqrt":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, () => ddiv(kd(1), dsqrt(x))),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, () => ddiv(kd(1), dsqrt(x)));
       case "tan":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => emitTan64(c, x, host.tan)),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => emitTan64(c, x, host.tan));
       case "atan":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => emitAtan64(c, x)),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => emitAtan64(c, x));
       case "asin":
         // asin x = atan(x / sqrt((1-x)(1+x))): exact enough in float64 up to |x| = 1 (x/0 = ±Inf gives ±pi/2).
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => emitAtan64(c, ddiv(x, dsqrt(dmul(dsub(kd(1), x), dadd(kd(1), x)))))),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => emitAtan64(c, ddiv(x, dsqrt(dmul(dsub(kd(1), x), dadd(kd(1), x))))));
       case "acos":
         // acos x = 2 atan(sqrt((1-x)/(1+x))): no cancellation near x = 1; x = -1 gives 2 atan(Inf) = pi.
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => dmul(kd(2), emitAtan64(c, dsqrt(ddiv(dsub(kd(1), x), dadd(kd(1), x)))))),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => dmul(kd(2), emitAtan64(c, dsqrt(ddiv(dsub(kd(1), x), dadd(kd(1), x))))));
       case "atan2":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(2, (c) => emitAtan2_64(c, x, y, host.atan2)),
-            2,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(2, (c) => emitAtan2_64(c, x, y, host.atan2));
       case "pow":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(2, (c) => emitPow64(c, x, y, host.pow)),
-            2,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(2, (c) => emitPow64(c, x, y, host.pow));
       default: {
         const missing: never = fn;
         throw new UnsupportedOpError(`wasm math: no body for ${String(missing)}`);
       }
     }
-  }
+  };
+  for (const fn of new Set(fns)) out.set(fn, define(fn));
   return out;
 }
 

@@ -28,17 +28,11 @@ export class ScalarOps {
     const c = this.c;
     switch (op) {
       case "add":
-        (a(), b(), c.op(Op.i32_add));
-        return;
       case "sub":
-        (a(), b(), c.op(Op.i32_sub));
-        return;
       case "mul":
-        (a(), b(), c.op(Op.i32_mul));
-        return;
       case "mod":
-        // As the JS printer's `%` (truncating; offsets are non-negative).
-        (a(), b(), c.op(Op.i32_rem_s));
+        // `mod` as the JS printer's `%` (truncating; offsets are non-negative).
+        (a(), b(), c.op({ add: Op.i32_add, sub: Op.i32_sub, mul: Op.i32_mul, mod: Op.i32_rem_s }[op]));
         return;
       case "div": {
         // Floor division by a positive divisor: trunc, minus one when the remainder is negative.
