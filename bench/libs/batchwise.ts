@@ -7,7 +7,7 @@
 // (clouds; points, 3) with base axes 0 = points, 1 = xyz; B2 is (count; 3, 3).
 // One jit instance per benchmark, so the counters describe that benchmark.
 
-import type { B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
+import type { B1In, B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
 import { b1Chain, b3Normalize, type BenchTensor } from "./batchwise-functions.js";
 
 /** The slice of the tensor API these benchmarks use (see the brief in bench/README.md). */
@@ -66,36 +66,47 @@ function describeAdapter(backend: unknown): string {
 
 export default async function load(backend: string): Promise<LibAdapter> {
   const adapter: LibAdapter = { library: "batchwise", backend, kernels: {}, skipped: {}, notes: [] };
+  /** The adapter with B1-B4 skipped for `why` (the library cannot run them). */
+  const skipAll = (why: string): LibAdapter => {
+    adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
+    return adapter;
+  };
   let bw: Batchwise;
   try {
     bw = (await import("../../src/index.js")) as unknown as Batchwise;
   } catch (e) {
-    const why = `src/index.ts cannot be imported yet (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`;
-    adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-    return adapter;
+    return skipAll(
+      `src/index.ts cannot be imported yet (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`,
+    );
   }
   for (const name of ["jit", "fromTypedArray"] as const) {
     if (typeof bw[name] !== "function") {
-      const why = `src/index.ts does not export ${name}() yet`;
-      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-      return adapter;
+      return skipAll(`src/index.ts does not export ${name}() yet`);
     }
   }
+  /** An unfused row (webgpu-unfused, js-unfused): B1 only, jit(fn, { fusion: false }), timed by `run(f)`. */
+  const unfusedB1 = (
+    run: (f: Jitted<[Tensor], Tensor>) => (input: B1In) => Float32Array | Promise<Float32Array>,
+    note: string,
+  ): LibAdapter => {
+    const f = bw.jit((x: Tensor) => b1Chain(x), { fusion: false });
+    adapter.kernels.B1 = () => ({ run: run(f), stats: counters(f) });
+    const why = "the unfused row measures B1 only";
+    adapter.skipped = { B2: why, B3: why, B4: why };
+    adapter.notes!.push(note);
+    return adapter;
+  };
   if (backend === "webgpu" || backend === "webgpu-unfused") {
     // Needs a WebGPU adapter (a GPU, or Dawn on Mesa's software rasterizer: docs/ARCHITECTURE.md, Backends).
     if (typeof bw.initWebGPU !== "function" || typeof bw.setBackend !== "function") {
-      const why = "src/index.ts does not export initWebGPU()/setBackend() yet";
-      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-      return adapter;
+      return skipAll("src/index.ts does not export initWebGPU()/setBackend() yet");
     }
     let info: unknown;
     try {
       info = await bw.initWebGPU();
       bw.setBackend("webgpu");
     } catch (e) {
-      const why = `no WebGPU adapter (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`;
-      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-      return adapter;
+      return skipAll(`no WebGPU adapter (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`);
     }
     const described = describeAdapter(info);
     adapter.notes!.push(described);
@@ -103,31 +114,21 @@ export default async function load(backend: string): Promise<LibAdapter> {
     if (backend === "webgpu-unfused") {
       // B1 only, as js-unfused: what fusion buys on the WGSL path.
       adapter.backend += " unfused";
-      const f = bw.jit((x: Tensor) => b1Chain(x), {
-        fusion: false,
-      });
-      adapter.kernels.B1 = () => ({
-        run: ({ x }) => f.callAsync(bw.fromTypedArray(x, [x.length], { batchDim: 1 })).then(f32Async),
-        stats: counters(f),
-      });
-      const why = "the unfused row measures B1 only";
-      adapter.skipped = { B2: why, B3: why, B4: why };
-      adapter.notes!.push("webgpu-unfused: jit(fn, { fusion: false }) on WebGPU, every op its own dispatch and buffer");
-      return adapter;
+      return unfusedB1(
+        (f) =>
+          ({ x }) =>
+            f.callAsync(bw.fromTypedArray(x, [x.length], { batchDim: 1 })).then(f32Async),
+        "webgpu-unfused: jit(fn, { fusion: false }) on WebGPU, every op its own dispatch and buffer",
+      );
     }
   } else if (backend === "js-unfused") {
     // B1 only: the same code with fusion off, one kernel and one buffer per op.
-    const f = bw.jit((x: Tensor) => b1Chain(x), {
-      fusion: false,
-    });
-    adapter.kernels.B1 = () => ({
-      run: ({ x }) => f32(f(bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false }))),
-      stats: counters(f),
-    });
-    const why = "the unfused row measures B1 only";
-    adapter.skipped = { B2: why, B3: why, B4: why };
-    adapter.notes!.push("js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer");
-    return adapter;
+    return unfusedB1(
+      (f) =>
+        ({ x }) =>
+          f32(f(bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false }))),
+      "js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer",
+    );
   } else if (backend === "js-exact") {
     adapter.notes!.push(
       'js-exact: jit(fn, { float32: "exact" }), every float32 op rounded (bit-identical to op-by-op evaluation)',
