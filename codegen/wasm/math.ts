@@ -128,14 +128,11 @@ const op2 =
     b(c);
     c.simd(o);
   };
-/** A lane shift by the constant `n` bits. */
+/** A lane shift by the constant `n` bits (the count an i32 operand). */
 const shift =
   (o: number) =>
   (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(o);
-  };
+    op2(o)(a, (c) => c.i32(n));
 const kf =
   (v: number): E =>
   (c) =>
