@@ -9,12 +9,13 @@
  * and prints medians and ratios. Fusion can at best remove everything but `math`.
  *   npx tsx bench/b1-bound.ts
  */
+import { alternateMedians } from "./alternate.js";
 import { b1Baseline, makeB1 } from "./cases.js";
 import { fromTypedArray, jit, type Tensor } from "../src/index.js";
+import { b1Chain } from "./libs/batchwise-functions.js";
 
 const { x } = makeB1(1_000_000);
 const n = x.length;
-let sink = 0;
 function mathOnly(): Float32Array {
   const y = new Float32Array(n);
   for (let i = 0; i < n; i++) {
@@ -55,7 +56,7 @@ function eager(): Float32Array {
     (a, b) => a - b,
   );
 }
-const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
+const chain = (t: Tensor): Tensor => b1Chain(t);
 const fused = jit(chain);
 const unfused = jit(chain, { fusion: false });
 const input = fromTypedArray(x, [n], { batchDim: 1, copy: false });
@@ -66,18 +67,7 @@ const cases: [string, () => ArrayLike<number>][] = [
   ["unfused", () => unfused(input).dataSync({ copy: false })],
   ["eager", eager],
 ];
-const times = new Map<string, number[]>(cases.map(([k]) => [k, []]));
-for (let round = 0; round < 25; round++) {
-  for (const [k, f] of cases) {
-    const t0 = performance.now();
-    sink += f()[round]!;
-    times.get(k)!.push(performance.now() - t0);
-  }
-}
-const med = (k: string): number => {
-  const a = [...times.get(k)!].sort((p, q) => p - q);
-  return a[a.length >> 1]!;
-};
+const med = alternateMedians(cases, 25);
 for (const [k] of cases)
   console.log(`${k.padEnd(8)} ${med(k).toFixed(1)} ms  (${(med(k) / med("hand")).toFixed(2)} x hand)`);
 console.log(`math share of the hand loop: ${((100 * med("math")) / med("hand")).toFixed(0)}%`);
@@ -87,4 +77,3 @@ console.log(
 console.log(
   `upper bound on any fused/unfused ratio here: unfused / math = ${(med("unfused") / med("math")).toFixed(2)}`,
 );
-if (Number.isNaN(sink)) console.log("");

@@ -12,11 +12,12 @@
  */
 import { b1Baseline, makeB1, SIZES } from "./cases.js";
 import { fromTypedArray, initWasm, jit, type Tensor } from "../src/index.js";
+import { b1Chain } from "./libs/batchwise-functions.js";
 
 const backend = process.argv[2] ?? "js";
 if (backend !== "js" && backend !== "wasm") throw new Error(`b5-pairs: backend js or wasm, got ${backend}`);
 if (backend === "wasm") await initWasm({ threads: 1 });
-const f = jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()));
+const f = jit((x: Tensor) => b1Chain(x));
 const input = makeB1(SIZES.b5N, 5);
 const x = input.x;
 let held: Tensor[] = [];

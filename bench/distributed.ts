@@ -17,13 +17,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { fromTypedArray, jit, type Tensor } from "../src/index.js";
 import { publishBundle, runSharded } from "../src/distributed/index.js";
+import { freePort } from "../test/distributed/harness.js";
+import { b1Chain } from "./libs/batchwise-functions.js";
 
 const { values } = parseArgs({
   options: { n: { type: "string" }, reps: { type: "string" }, "poll-ms": { type: "string" } },
@@ -34,18 +35,7 @@ const REPS = Number(values.reps ?? "3");
 // polling coordinator before it polled every pollMs: `--poll-ms 5` measured that one).
 const poll = values["poll-ms"] === undefined ? {} : { pollMs: Number(values["poll-ms"]) };
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
+const chain = (t: Tensor): Tensor => b1Chain(t);
 
 function waitLine(p: ChildProcess, re: RegExp): Promise<void> {
   return new Promise((res) => {

@@ -14,12 +14,14 @@
  * evaluation of the chain: max abs, and max float32 ulps to Math.fround of it.
  *   npx tsx bench/wasm-b1.ts [rounds] [n]
  */
+import { alternateMedians } from "./alternate.js";
 import { b1Baseline, makeB1 } from "./cases.js";
 import { I32, ModuleBuilder, Op, Simd, V128, type Code } from "../codegen/wasm/encoder.js";
 import { emitExp, emitSinCos, emitTanh, get, importMath, MATH_HOST, MATH_HOST_SOURCE } from "../codegen/wasm/math.js";
 import { WasmHeap } from "../runtime/wasm/memory.js";
 import { availableCores, WorkerPool } from "../runtime/wasm/pool.js";
 import { fromTypedArray, initWasm, jit, type Tensor } from "../src/index.js";
+import { b1Chain } from "./libs/batchwise-functions.js";
 
 const rounds = Number(process.argv[2] ?? 25);
 const n = Number(process.argv[3] ?? 1_000_000);
@@ -119,12 +121,11 @@ const pool = new WorkerPool(heap, MATH_HOST_SOURCE);
 await pool.resize(cores);
 const id = pool.load(bytes);
 
-let sink = 0;
 const outView = (): Float32Array => new Float32Array(heap.buffer, outPtr, n);
 const copyIn = (): void => new Float32Array(heap.buffer, inPtr, n).set(x);
 // batchwise's own kernel for the same chain, on a one-thread wasm backend of its own (selected: tensors live there).
 const bwBackend = await initWasm({ threads: 1 });
-const jitted = jit((t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh()));
+const jitted = jit((t: Tensor) => b1Chain(t));
 const xIn = fromTypedArray(x, [n], { batchDim: 1 });
 let lastOut: Tensor | undefined;
 /** Runs the jit function, freeing the previous call's result first (wasm memory is freed explicitly). */
@@ -200,20 +201,9 @@ function errors(y: ArrayLike<number>): { abs: number; ulp: number } {
   return { abs, ulp };
 }
 
-const times = new Map<string, number[]>(cases.map(([k]) => [k, []]));
 const errs = new Map<string, { abs: number; ulp: number }>();
 for (const [k, f] of cases) errs.set(k, errors(f()));
-for (let round = 0; round < rounds; round++) {
-  for (const [k, f] of cases) {
-    const t0 = performance.now();
-    sink += f()[round]!;
-    times.get(k)!.push(performance.now() - t0);
-  }
-}
-const med = (k: string): number => {
-  const a = [...times.get(k)!].sort((p, q) => p - q);
-  return a[a.length >> 1]!;
-};
+const med = alternateMedians(cases, rounds);
 console.log(`B1 chain, n = ${n}, ${rounds} rounds, ${cores} cores available`);
 for (const [k] of cases) {
   const e = errs.get(k)!;
@@ -223,4 +213,3 @@ for (const [k] of cases) {
 }
 pool.close();
 bwBackend.close();
-if (Number.isNaN(sink)) console.log("");

@@ -358,13 +358,11 @@ export function loopToJS(p: LoopProgram): JsKernelSource {
           break;
         }
         case "if":
-          L.open(`if (${name[s.cond]} !== 0) {`);
-          block(s.then);
-          if (s.else.length > 0) {
-            L.between("} else {");
-            block(s.else);
-          }
-          L.close();
+          L.branch(
+            `if (${name[s.cond]} !== 0) {`,
+            () => block(s.then),
+            s.else.length > 0 ? () => block(s.else) : undefined,
+          );
           break;
         case "break":
         case "return":

@@ -19,12 +19,20 @@ export class Lines {
     return this.line(s);
   }
 
-  /** A line between two indented blocks (`} else {`). */
-  between(s: string): this {
-    this.depth--;
-    this.line(s);
-    this.depth++;
-    return this;
+  /**
+   * `head` (an `if (…) {` line) with `then`'s lines indented under it, then `} else {`
+   * and `otherwise`'s lines when it is given, then `}`.
+   */
+  branch(head: string, then: () => void, otherwise?: () => void): this {
+    this.open(head);
+    then();
+    if (otherwise !== undefined) {
+      this.depth--;
+      this.line("} else {");
+      this.depth++;
+      otherwise();
+    }
+    return this.close();
   }
 
   toString(): string {

@@ -215,6 +215,37 @@ export class LoopBuilder {
   }
 }
 
+/** The batch-stride index of each input's first batch dim. */
+export function strideBase(k: Kernel): number[] {
+  let at = 0;
+  return k.inputs.map((inp) => {
+    const s = at;
+    at += inp.batchRank;
+    return s;
+  });
+}
+
+/**
+ * Input `i`'s offset at the current batch element: the sum over its batch dims of the
+ * launch's batch variable (`batchVar` of the launch axis; an input of lower batch rank
+ * lines up with the trailing axes) times the dim's stride (`strideAt`: `strideBase(k)`).
+ */
+export function batchPointer(
+  b: LoopBuilder,
+  k: Kernel,
+  strideAt: readonly number[],
+  batchVar: (axis: number) => number,
+  i: number,
+): number {
+  const inp = k.inputs[i]!;
+  let p = b.index(0);
+  for (let d = 0; d < inp.batchRank; d++) {
+    const s = b.let("index", { k: "stride", i: strideAt[i]! + d });
+    p = b.idx("add", p, b.idx("mul", batchVar(k.batchRank - inp.batchRank + d), s));
+  }
+  return p;
+}
+
 /** A literal's value in another type (the kernel IR's cast rules; index values are exact). */
 function convert(v: number, to: LType): number {
   return to === "index" ? v : castScalar(v, to);

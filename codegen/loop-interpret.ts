@@ -33,7 +33,11 @@ export function toType(v: number, t: LType): number {
   return v;
 }
 
-/** The kinds a sequential program has no meaning for. */
+/**
+ * Where a program runs: one sequential run, or one invocation of a workgroup program
+ * (the launch arguments, shared memory and stores differ; `evalExpr` and `exec` are
+ * the same for both). A sequential machine refuses the workgroup programs' kinds.
+ */
 interface Machine {
   readonly val: Float64Array;
   readonly types: LType[];
@@ -41,11 +45,14 @@ interface Machine {
   size(i: number): number;
   stride(i: number): number;
   konst(slot: number, t: LType): number;
-  /** A workgroup program: index arithmetic wraps to u32. */
+  /** A workgroup program: index arithmetic wraps to u32; `barrier`, `break` and `return` run. */
   readonly u32: boolean;
   param(i: number): number;
   builtin(name: "workgroup" | "lane"): number;
   sload(buf: number, at: number): number;
+  store(buf: number, at: number, v: number): void;
+  sstore(buf: number, at: number, v: number): void;
+  fail(msg: string): never;
 }
 
 /** Index arithmetic: exact integers, or (workgroup programs) u32 as WGSL computes it. */
@@ -168,45 +175,79 @@ export function runLoop(
     param: () => sequentialOnly("param"),
     builtin: () => sequentialOnly("builtin"),
     sload: () => sequentialOnly("sload"),
+    store: (buf, at, v) => {
+      outs[buf]![at] = v;
+    },
+    sstore: () => sequentialOnly("sstore"),
+    fail: (msg) => {
+      throw new IRError(`loop form: ${msg}`);
+    },
   };
-  const { val, types, locals } = m;
-  const block = (stmts: readonly LStmt[]): void => {
-    for (const s of stmts) {
-      switch (s.k) {
-        case "let":
-          types[s.id] = s.type;
-          val[s.id] = evalExpr(m, ins, outs, s.type, s.e);
-          break;
-        case "set":
-          locals[s.local] = val[s.value]!;
-          break;
-        case "store":
-          outs[s.buf]![val[s.at]!] = val[s.value]!;
-          break;
-        case "loop": {
-          const to = val[s.to]!;
-          for (let v = val[s.from]!; v < to; v++) {
-            types[s.var] = "index";
-            val[s.var] = v;
-            block(s.body);
-          }
-          break;
-        }
-        case "if":
-          block(val[s.cond] !== 0 ? s.then : s.else);
-          break;
-        default:
-          sequentialOnly(s.k);
-      }
-    }
-  };
-  block(p.body);
+  // Runs to the end at once: a sequential program has no barrier to yield at (exec refuses one).
+  exec(m, ins, outs, p.body).next();
 }
 
 /** How a statement list ended: normally, by `break`, or by `return`. */
 const NEXT = 0;
 const BREAK = 1;
 const RETURN = 2;
+
+/**
+ * Runs `stmts` on machine `m`; yields at each `barrier` (`runWorkgroups` runs the
+ * invocations of a workgroup in lockstep between them) and returns how the list ended.
+ */
+function* exec(
+  m: Machine,
+  ins: readonly ArrayLike<number>[],
+  outs: readonly TypedArray[],
+  stmts: readonly LStmt[],
+): Generator<void, number, void> {
+  const { val, types, locals } = m;
+  for (const s of stmts) {
+    switch (s.k) {
+      case "let":
+        types[s.id] = s.type;
+        val[s.id] = evalExpr(m, ins, outs, s.type, s.e);
+        break;
+      case "set":
+        locals[s.local] = val[s.value]!;
+        break;
+      case "store":
+        m.store(s.buf, val[s.at]!, val[s.value]!);
+        break;
+      case "sstore":
+        m.sstore(s.buf, val[s.at]!, val[s.value]!);
+        break;
+      case "loop": {
+        const to = val[s.to]!;
+        const step = s.step === undefined ? 1 : val[s.step]!;
+        if (step <= 0) m.fail(`loop step ${step}`);
+        for (let v = val[s.from]!; v < to; v += step) {
+          types[s.var] = "index";
+          val[s.var] = v;
+          const r = yield* exec(m, ins, outs, s.body);
+          if (r === BREAK) break;
+          if (r === RETURN) return RETURN;
+        }
+        break;
+      }
+      case "if": {
+        const r = yield* exec(m, ins, outs, val[s.cond] !== 0 ? s.then : s.else);
+        if (r !== NEXT) return r;
+        break;
+      }
+      case "barrier":
+        if (!m.u32) sequentialOnly(s.k);
+        yield;
+        break;
+      case "break":
+      case "return":
+        if (!m.u32) sequentialOnly(s.k);
+        return s.k === "break" ? BREAK : RETURN;
+    }
+  }
+  return NEXT;
+}
 
 /** Bits of a uniform slot as the constant's dtype (what the WGSL printer's bitcasts read). */
 function uniformConst(bits: number, t: LType): number {
@@ -247,6 +288,7 @@ export function runWorkgroups(
     const rLane = shared.map((s) => new Int32Array(s.length));
     let phase = 0;
     const invocation = function* (lane: number): Generator<void, void, void> {
+      const me = wg * W + lane + 1;
       const m: Machine = {
         val: new Float64Array(p.values),
         types: new Array<LType>(p.values),
@@ -269,74 +311,29 @@ export function runWorkgroups(
           } else if (rLane[buf]![at] !== lane) rLane[buf]![at] = -2;
           return shared[buf]![at]!;
         },
+        store: (buf, at, v) => {
+          const out = outs[buf]!;
+          if (at >= out.length) fail(`store to output ${buf} at ${at}, past its ${out.length} elements`);
+          const w = writers[buf]!;
+          if (w[at] !== 0 && w[at] !== me)
+            fail(`output ${buf}[${at}] is written by invocations ${w[at]! - 1} and ${me - 1} (a race)`);
+          w[at] = me;
+          out[at] = v;
+        },
+        sstore: (buf, at, v) => {
+          if (at >= shared[buf]!.length)
+            fail(`sstore to shared array ${buf} at ${at}, past its ${shared[buf]!.length}`);
+          if (wPhase[buf]![at] === phase && wLane[buf]![at] !== lane)
+            fail(`lanes ${wLane[buf]![at]} and ${lane} write shared ${buf}[${at}] in the same phase (a race)`);
+          if (rPhase[buf]![at] === phase && rLane[buf]![at] !== lane)
+            fail(`lane ${lane} writes shared ${buf}[${at}], which another lane read in the same phase (a race)`);
+          wPhase[buf]![at] = phase;
+          wLane[buf]![at] = lane;
+          shared[buf]![at] = v;
+        },
+        fail,
       };
-      const { val, types, locals } = m;
-      const me = wg * W + lane + 1;
-      const block = function* (stmts: readonly LStmt[]): Generator<void, number, void> {
-        for (const s of stmts) {
-          switch (s.k) {
-            case "let":
-              types[s.id] = s.type;
-              val[s.id] = evalExpr(m, ins, outs, s.type, s.e);
-              break;
-            case "set":
-              locals[s.local] = val[s.value]!;
-              break;
-            case "store": {
-              const at = val[s.at]!;
-              const out = outs[s.buf]!;
-              if (at >= out.length) fail(`store to output ${s.buf} at ${at}, past its ${out.length} elements`);
-              const w = writers[s.buf]!;
-              if (w[at] !== 0 && w[at] !== me)
-                fail(`output ${s.buf}[${at}] is written by invocations ${w[at]! - 1} and ${me - 1} (a race)`);
-              w[at] = me;
-              out[at] = val[s.value]!;
-              break;
-            }
-            case "sstore": {
-              const at = val[s.at]!;
-              const buf = s.buf;
-              if (at >= shared[buf]!.length)
-                fail(`sstore to shared array ${buf} at ${at}, past its ${shared[buf]!.length}`);
-              if (wPhase[buf]![at] === phase && wLane[buf]![at] !== lane)
-                fail(`lanes ${wLane[buf]![at]} and ${lane} write shared ${buf}[${at}] in the same phase (a race)`);
-              if (rPhase[buf]![at] === phase && rLane[buf]![at] !== lane)
-                fail(`lane ${lane} writes shared ${buf}[${at}], which another lane read in the same phase (a race)`);
-              wPhase[buf]![at] = phase;
-              wLane[buf]![at] = lane;
-              shared[buf]![at] = val[s.value]!;
-              break;
-            }
-            case "loop": {
-              const to = val[s.to]!;
-              const step = s.step === undefined ? 1 : val[s.step]!;
-              if (step <= 0) fail(`loop step ${step}`);
-              for (let v = val[s.from]!; v < to; v += step) {
-                types[s.var] = "index";
-                val[s.var] = v;
-                const r = yield* block(s.body);
-                if (r === BREAK) break;
-                if (r === RETURN) return RETURN;
-              }
-              break;
-            }
-            case "if": {
-              const r = yield* block(val[s.cond] !== 0 ? s.then : s.else);
-              if (r !== NEXT) return r;
-              break;
-            }
-            case "barrier":
-              yield;
-              break;
-            case "break":
-              return BREAK;
-            case "return":
-              return RETURN;
-          }
-        }
-        return NEXT;
-      };
-      yield* block(p.body);
+      yield* exec(m, ins, outs, p.body);
     };
     // Lockstep: every live invocation runs to its next barrier (or its end), then the next phase.
     let live = Array.from({ length: W }, (_, lane) => invocation(lane));

@@ -30,7 +30,7 @@ import {
 } from "../ir/kernel.js";
 import { isPositional, reductionFacts } from "../ir/reductions.js";
 import type { LoopProgram } from "./loop.js";
-import { LoopBuilder } from "./loop-builder.js";
+import { batchPointer, LoopBuilder, strideBase } from "./loop-builder.js";
 import { lowerRoutine } from "./routines/lower.js";
 import { accumulate, combine, finishAccumulator, startAccumulator, type LoopTarget } from "./reductions.js";
 
@@ -259,16 +259,6 @@ export function points(shape: readonly number[]): number[][] {
 const pointMaps = (axes: readonly number[], shape: readonly number[]): Map<number, number>[] =>
   points(axes.map((a) => shape[a]!)).map((p) => new Map(axes.map((a, i) => [a, p[i]!])));
 
-/** The batch-stride index of each input's first batch dim. */
-export function strideBase(k: Kernel): number[] {
-  let at = 0;
-  return k.inputs.map((inp) => {
-    const s = at;
-    at += inp.batchRank;
-    return s;
-  });
-}
-
 /** Checks what the lowering relies on; a malformed kernel is an UnsupportedOpError. */
 export function checkKernel(k: Kernel): void {
   const fail = (m: string): never => {
@@ -343,15 +333,7 @@ function lowerPlain(b: LoopBuilder, k: Kernel, t: LoopTarget, strideAt: readonly
   const size = (a: number): number => b.let("index", { k: "size", i: a });
   const batchVar = new Map<number, number>();
   const axisVar = new Map<number, number>();
-  const pointer = (i: number): number => {
-    const inp = k.inputs[i]!;
-    let p = b.index(0);
-    for (let d = 0; d < inp.batchRank; d++) {
-      const s = b.let("index", { k: "stride", i: strideAt[i]! + d });
-      p = b.idx("add", p, b.idx("mul", batchVar.get(R - inp.batchRank + d)!, s));
-    }
-    return p;
-  };
+  const pointer = (i: number): number => batchPointer(b, k, strideAt, (a) => batchVar.get(a)!, i);
   const scope: Scope = { axisVar, pointer };
   const outShape = keptBase.map((a) => k.baseShape[a]!);
   const outStrides = contiguousStrides(outShape);
@@ -677,15 +659,7 @@ function lowerScatter(b: LoopBuilder, k: Kernel, strideAt: readonly number[]): v
   const R = k.batchRank;
   const S = numel(k.baseShape);
   const batchVar = new Map<number, number>();
-  const pointer = (i: number): number => {
-    const inp = k.inputs[i]!;
-    let p = b.index(0);
-    for (let d = 0; d < inp.batchRank; d++) {
-      const s = b.let("index", { k: "stride", i: strideAt[i]! + d });
-      p = b.idx("add", p, b.idx("mul", batchVar.get(R - inp.batchRank + d)!, s));
-    }
-    return p;
-  };
+  const pointer = (i: number): number => batchPointer(b, k, strideAt, (a) => batchVar.get(a)!, i);
   // The output offset of the current batch element: a running counter over the batch loops.
   const counter = b.local("index");
   b.set(counter, b.index(0));

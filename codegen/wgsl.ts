@@ -278,13 +278,7 @@ export function loopToWGSL(p: LoopProgram): string {
           break;
         }
         case "if":
-          B.open(`if (${name[s.cond]}) {`);
-          block(s.then);
-          if (s.else.length > 0) {
-            B.between("} else {");
-            block(s.else);
-          }
-          B.close();
+          B.branch(`if (${name[s.cond]}) {`, () => block(s.then), s.else.length > 0 ? () => block(s.else) : undefined);
           break;
         case "barrier":
           B.line("workgroupBarrier();");

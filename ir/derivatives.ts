@@ -29,6 +29,7 @@
 import { isFloat, type DType } from "./dtype.js";
 import { ELEMENTWISE, type ElementwiseOp } from "./elementwise.js";
 import { UnsupportedOpError } from "./errors.js";
+import { postOrder } from "./graph.js";
 import type { Attrs, AttrsOf, Op } from "./ops.js";
 import { broadcastShapes, fmtTypeShape, isConcrete, prod, type Dim, type TensorType } from "./types.js";
 
@@ -1194,29 +1195,7 @@ export interface Source<V> {
 
 /** Values reachable from `outputs` (stopping at `stops` and leaves), each after its operands. */
 function topo<V>(src: Source<V>, outputs: readonly V[], stops: ReadonlySet<V>): V[] {
-  const seen = new Set<V>();
-  const order: V[] = [];
-  const stack: { v: V; i: number }[] = [];
-  for (const o of outputs) {
-    if (seen.has(o)) continue;
-    seen.add(o);
-    stack.push({ v: o, i: 0 });
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1]!;
-      const def = stops.has(top.v) ? undefined : src.def(top.v);
-      if (def !== undefined && top.i < def.inputs.length) {
-        const ch = def.inputs[top.i++]!;
-        if (!seen.has(ch)) {
-          seen.add(ch);
-          stack.push({ v: ch, i: 0 });
-        }
-      } else {
-        order.push(top.v);
-        stack.pop();
-      }
-    }
-  }
-  return order;
+  return postOrder(outputs, (v) => (stops.has(v) ? [] : (src.def(v)?.inputs ?? [])));
 }
 
 function prim<V>(src: Source<V>, v: V): Prim<V> {

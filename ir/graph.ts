@@ -130,35 +130,52 @@ export function makeGraph(
   return { name, inputs, outputs, inputNames: inputNames ?? inputs.map((_, i) => `arg${i}`) };
 }
 
-/** Nodes reachable from the outputs, inputs first, each after its operands (deterministic DFS). */
-export function topoOrder(g: Graph): Node[] {
-  const seen = new Set<Node>();
-  const order: Node[] = [];
-  for (const i of g.inputs) {
-    seen.add(i);
-    order.push(i);
-  }
-  const stack: { n: Node; next: number }[] = [];
-  for (const out of g.outputs) {
-    if (seen.has(out)) continue;
-    stack.push({ n: out, next: 0 });
-    seen.add(out);
+/**
+ * What `roots` reach through `operands`, each after its operands (a deterministic,
+ * iterative DFS: operands in order), leaving out what `seen` holds (it gains every value
+ * ordered). `reach` sees each operand as the walk first gets to it.
+ */
+export function postOrder<V>(
+  roots: readonly V[],
+  operands: (v: V) => readonly V[],
+  seen: Set<V> = new Set(),
+  reach?: (v: V) => void,
+): V[] {
+  const order: V[] = [];
+  const stack: { v: V; operands: readonly V[]; next: number }[] = [];
+  for (const root of roots) {
+    if (seen.has(root)) continue;
+    seen.add(root);
+    stack.push({ v: root, operands: operands(root), next: 0 });
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
-      if (top.next < top.n.inputs.length) {
-        const child = top.n.inputs[top.next++]!;
+      if (top.next < top.operands.length) {
+        const child = top.operands[top.next++]!;
         if (!seen.has(child)) {
-          if (child.op === "input") throw new IRError(`graph ${g.name}: uses an input that is not in its input list`);
+          reach?.(child);
           seen.add(child);
-          stack.push({ n: child, next: 0 });
+          stack.push({ v: child, operands: operands(child), next: 0 });
         }
       } else {
-        order.push(top.n);
+        order.push(top.v);
         stack.pop();
       }
     }
   }
   return order;
+}
+
+/** Nodes reachable from the outputs, inputs first, each after its operands (deterministic DFS). */
+export function topoOrder(g: Graph): Node[] {
+  const reached = postOrder(
+    g.outputs,
+    (n) => n.inputs,
+    new Set(g.inputs),
+    (n) => {
+      if (n.op === "input") throw new IRError(`graph ${g.name}: uses an input that is not in its input list`);
+    },
+  );
+  return [...g.inputs, ...reached];
 }
 
 /** Number of uses of each node among the reachable nodes and the outputs. */

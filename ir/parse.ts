@@ -23,47 +23,52 @@ function fail(line: number, msg: string): never {
 }
 
 /**
- * The index of the bracket closing the one at `open` (`(`, `[` or `{`), skipping
- * quoted strings, or -1. Linear.
+ * Calls `at(i, c, depth)` on each character `c` of `s` from `from` on that is outside
+ * quoted strings (with their `\` escapes), `depth` being the nesting of brackets and
+ * braces after it; stops when `at` returns true. Linear.
  */
-function closing(s: string, open: number): number {
+function scanUnquoted(s: string, from: number, at: (i: number, c: string, depth: number) => boolean): void {
   let depth = 0;
   let quoted = false;
-  for (let i = open; i < s.length; i++) {
-    const c = s[i];
+  for (let i = from; i < s.length; i++) {
+    const c = s[i]!;
     if (quoted) {
       if (c === "\\") i++;
       else if (c === '"') quoted = false;
     } else if (c === '"') quoted = true;
-    else if (c === "[" || c === "{" || c === "(") depth++;
-    else if (c === "]" || c === "}" || c === ")") {
-      depth--;
-      if (depth === 0) return i;
-      if (depth < 0) return -1;
+    else {
+      if (c === "[" || c === "{" || c === "(") depth++;
+      else if (c === "]" || c === "}" || c === ")") depth--;
+      if (at(i, c, depth)) return;
     }
   }
-  return -1;
+}
+
+/**
+ * The index of the bracket closing the one at `open` (`(`, `[` or `{`), skipping
+ * quoted strings, or -1. Linear.
+ */
+function closing(s: string, open: number): number {
+  let end = -1;
+  scanUnquoted(s, open, (i, c, depth) => {
+    if (depth > 0 || (c !== "]" && c !== "}" && c !== ")")) return false;
+    if (depth === 0) end = i;
+    return true;
+  });
+  return end;
 }
 
 /** Splits on commas that are not inside brackets, braces or quotes. */
 function splitTop(s: string): string[] {
   const parts: string[] = [];
-  let depth = 0;
-  let quoted = false;
   let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if (quoted) {
-      if (c === "\\") i++;
-      else if (c === '"') quoted = false;
-    } else if (c === '"') quoted = true;
-    else if (c === "[" || c === "{" || c === "(") depth++;
-    else if (c === "]" || c === "}" || c === ")") depth--;
-    else if (c === "," && depth === 0) {
+  scanUnquoted(s, 0, (i, c, depth) => {
+    if (c === "," && depth === 0) {
       parts.push(s.slice(start, i).trim());
       start = i + 1;
     }
-  }
+    return false;
+  });
   const last = s.slice(start).trim();
   if (last.length > 0 || parts.length > 0) parts.push(last);
   return parts;

@@ -7,6 +7,7 @@
 
 import type { B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
 import type { Tensor as BwTensor } from "../../src/index.js";
+import { b1Chain, b3Normalize } from "./batchwise-functions.js";
 
 type Bw = typeof import("../../src/index.js");
 type Tensor = BwTensor;
@@ -30,6 +31,13 @@ function take(t: Tensor, ...also: Tensor[]): Float32Array {
 export default async function load(backend: string): Promise<LibAdapter> {
   const adapter: LibAdapter = { library: "batchwise", backend, kernels: {}, skipped: {}, notes: [] };
   const bw: Bw = await import("../../src/index.js");
+  /** A two-output function (B2, B8eigh) on `count` (count; 3, 3) matrices: the previous call's tensors freed, views of the results. */
+  const matrices3 = (f: (m: Tensor) => unknown, m: Float32Array, count: number): [Float32Array, Float32Array] => {
+    release();
+    const t = bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1 });
+    const [a, b] = f(t) as [Tensor, Tensor];
+    return [take(a), take(b, t)];
+  };
   if (backend !== "wasm" && backend !== "wasm-1") throw new Error(`batchwise-wasm: unknown backend ${backend}`);
   const be = await bw.initWasm(backend === "wasm-1" ? { threads: 1 } : {});
   adapter.backend = `wasm ${be.threads} thread${be.threads === 1 ? "" : "s"}`;
@@ -37,9 +45,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
     `wasm: WebAssembly SIMD kernels, ${be.threads} thread(s)${be.threadNote ? ` (${be.threadNote})` : ""}; inputs copied into the WebAssembly memory inside each call, outputs zero-copy views`,
   );
 
-  const chain = (x: Tensor): Tensor => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh());
   adapter.kernels.B1 = () => {
-    const f = bw.jit(chain);
+    const f = bw.jit((x: Tensor) => b1Chain(x));
     return {
       run: ({ x }) => {
         release();
@@ -51,11 +58,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
   };
 
   adapter.kernels.B3 = () => {
-    const f = bw.jit((x: Tensor) => {
-      const centred = x.sub(x.mean([0], { keepdim: true }));
-      const norms = centred.mul(centred).sum([1], { keepdim: true }).sqrt();
-      return centred.div(norms.max([0], { keepdim: true }));
-    });
+    const f = bw.jit((x: Tensor) => b3Normalize(x));
     return {
       run: ({ x, clouds, points }) => {
         release();
@@ -73,10 +76,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
     });
     return {
       run: ({ m, count }): B2Out => {
-        release();
-        const t = bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1 });
-        const [inv, det] = f(t) as unknown as [Tensor, Tensor];
-        return { inv: take(inv), det: take(det, t) };
+        const [inv, det] = matrices3(f, m, count);
+        return { inv, det };
       },
       stats: counters(f),
     };
@@ -141,10 +142,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
     });
     return {
       run: ({ a, count }): B8EighOut => {
-        release();
-        const ta = bw.fromTypedArray(a, [count, 3, 3], { batchDim: 1 });
-        const [values, vectors] = f(ta) as unknown as [Tensor, Tensor];
-        return { values: take(values), vectors: take(vectors, ta) };
+        const [values, vectors] = matrices3(f, a, count);
+        return { values, vectors };
       },
       stats: counters(f),
     };

@@ -7,22 +7,11 @@
 // (clouds; points, 3) with base axes 0 = points, 1 = xyz; B2 is (count; 3, 3).
 // One jit instance per benchmark, so the counters describe that benchmark.
 
-import type { B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
+import type { B1In, B2Out, B4Out, B7Out, B8EighOut, B9Out, Counters, LibAdapter } from "../cases.js";
+import { b1Chain, b3Normalize, type BenchTensor } from "./batchwise-functions.js";
 
 /** The slice of the tensor API these benchmarks use (see the brief in bench/README.md). */
-interface Tensor {
-  neg(): Tensor;
-  mul(other: Tensor | number): Tensor;
-  add(other: Tensor | number): Tensor;
-  sub(other: Tensor | number): Tensor;
-  div(other: Tensor | number): Tensor;
-  exp(): Tensor;
-  sin(): Tensor;
-  tanh(): Tensor;
-  sqrt(): Tensor;
-  sum(axes: number[], opts?: { keepdim?: boolean }): Tensor;
-  mean(axes: number[], opts?: { keepdim?: boolean }): Tensor;
-  max(axes: number[], opts?: { keepdim?: boolean }): Tensor;
+interface Tensor extends BenchTensor<Tensor> {
   dataSync(opts?: { copy?: boolean }): ArrayLike<number>;
   data(): Promise<ArrayLike<number>>;
   dispose?(): void;
@@ -77,36 +66,47 @@ function describeAdapter(backend: unknown): string {
 
 export default async function load(backend: string): Promise<LibAdapter> {
   const adapter: LibAdapter = { library: "batchwise", backend, kernels: {}, skipped: {}, notes: [] };
+  /** The adapter with B1-B4 skipped for `why` (the library cannot run them). */
+  const skipAll = (why: string): LibAdapter => {
+    adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
+    return adapter;
+  };
   let bw: Batchwise;
   try {
     bw = (await import("../../src/index.js")) as unknown as Batchwise;
   } catch (e) {
-    const why = `src/index.ts cannot be imported yet (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`;
-    adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-    return adapter;
+    return skipAll(
+      `src/index.ts cannot be imported yet (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`,
+    );
   }
   for (const name of ["jit", "fromTypedArray"] as const) {
     if (typeof bw[name] !== "function") {
-      const why = `src/index.ts does not export ${name}() yet`;
-      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-      return adapter;
+      return skipAll(`src/index.ts does not export ${name}() yet`);
     }
   }
+  /** An unfused row (webgpu-unfused, js-unfused): B1 only, jit(fn, { fusion: false }), timed by `run(f)`. */
+  const unfusedB1 = (
+    run: (f: Jitted<[Tensor], Tensor>) => (input: B1In) => Float32Array | Promise<Float32Array>,
+    note: string,
+  ): LibAdapter => {
+    const f = bw.jit((x: Tensor) => b1Chain(x), { fusion: false });
+    adapter.kernels.B1 = () => ({ run: run(f), stats: counters(f) });
+    const why = "the unfused row measures B1 only";
+    adapter.skipped = { B2: why, B3: why, B4: why };
+    adapter.notes!.push(note);
+    return adapter;
+  };
   if (backend === "webgpu" || backend === "webgpu-unfused") {
     // Needs a WebGPU adapter (a GPU, or Dawn on Mesa's software rasterizer: docs/ARCHITECTURE.md, Backends).
     if (typeof bw.initWebGPU !== "function" || typeof bw.setBackend !== "function") {
-      const why = "src/index.ts does not export initWebGPU()/setBackend() yet";
-      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-      return adapter;
+      return skipAll("src/index.ts does not export initWebGPU()/setBackend() yet");
     }
     let info: unknown;
     try {
       info = await bw.initWebGPU();
       bw.setBackend("webgpu");
     } catch (e) {
-      const why = `no WebGPU adapter (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`;
-      adapter.skipped = { B1: why, B2: why, B3: why, B4: why };
-      return adapter;
+      return skipAll(`no WebGPU adapter (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`);
     }
     const described = describeAdapter(info);
     adapter.notes!.push(described);
@@ -114,31 +114,21 @@ export default async function load(backend: string): Promise<LibAdapter> {
     if (backend === "webgpu-unfused") {
       // B1 only, as js-unfused: what fusion buys on the WGSL path.
       adapter.backend += " unfused";
-      const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), {
-        fusion: false,
-      });
-      adapter.kernels.B1 = () => ({
-        run: ({ x }) => f.callAsync(bw.fromTypedArray(x, [x.length], { batchDim: 1 })).then(f32Async),
-        stats: counters(f),
-      });
-      const why = "the unfused row measures B1 only";
-      adapter.skipped = { B2: why, B3: why, B4: why };
-      adapter.notes!.push("webgpu-unfused: jit(fn, { fusion: false }) on WebGPU, every op its own dispatch and buffer");
-      return adapter;
+      return unfusedB1(
+        (f) =>
+          ({ x }) =>
+            f.callAsync(bw.fromTypedArray(x, [x.length], { batchDim: 1 })).then(f32Async),
+        "webgpu-unfused: jit(fn, { fusion: false }) on WebGPU, every op its own dispatch and buffer",
+      );
     }
   } else if (backend === "js-unfused") {
     // B1 only: the same code with fusion off, one kernel and one buffer per op.
-    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), {
-      fusion: false,
-    });
-    adapter.kernels.B1 = () => ({
-      run: ({ x }) => f32(f(bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false }))),
-      stats: counters(f),
-    });
-    const why = "the unfused row measures B1 only";
-    adapter.skipped = { B2: why, B3: why, B4: why };
-    adapter.notes!.push("js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer");
-    return adapter;
+    return unfusedB1(
+      (f) =>
+        ({ x }) =>
+          f32(f(bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false }))),
+      "js-unfused: jit(fn, { fusion: false }), every op its own kernel and buffer",
+    );
   } else if (backend === "js-exact") {
     adapter.notes!.push(
       'js-exact: jit(fn, { float32: "exact" }), every float32 op rounded (bit-identical to op-by-op evaluation)',
@@ -151,10 +141,15 @@ export default async function load(backend: string): Promise<LibAdapter> {
   const jitOpts = backend === "js-exact" ? { float32: "exact" as const } : {};
   const run1 = <A extends unknown[]>(f: Jitted<A, Tensor>, ...args: A): Float32Array | Promise<Float32Array> =>
     sync ? f32(f(...args)) : f.callAsync(...args).then(f32Async);
+  /** A two-output function (B2, B8eigh) on `count` (count; 3, 3) matrices, read back as float32 (JS backend). */
+  const matrices3 = (f: (m: Tensor) => unknown, m: Float32Array, count: number): [Float32Array, Float32Array] => {
+    const [a, b] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as [Tensor, Tensor];
+    return [f32(a), f32(b)];
+  };
 
   // exp(-x*x) * sin(3x) + 0.5x - tanh(x) on (N;)
   adapter.kernels.B1 = () => {
-    const f = bw.jit((x: Tensor) => x.mul(x).neg().exp().mul(x.mul(3).sin()).add(x.mul(0.5)).sub(x.tanh()), jitOpts);
+    const f = bw.jit((x: Tensor) => b1Chain(x), jitOpts);
     return {
       run: ({ x }) => run1(f, bw.fromTypedArray(x, [x.length], { batchDim: 1, copy: false })),
       stats: counters(f),
@@ -163,11 +158,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
 
   // (clouds; points, 3): subtract the mean point, divide by the max point norm.
   adapter.kernels.B3 = () => {
-    const f = bw.jit((x: Tensor) => {
-      const centred = x.sub(x.mean([0], { keepdim: true }));
-      const norms = centred.mul(centred).sum([1], { keepdim: true }).sqrt();
-      return centred.div(norms.max([0], { keepdim: true }));
-    }, jitOpts);
+    const f = bw.jit((x: Tensor) => b3Normalize(x), jitOpts);
     return {
       run: ({ x, clouds, points }) => run1(f, bw.fromTypedArray(x, [clouds, points, 3], { batchDim: 1, copy: false })),
       stats: counters(f),
@@ -189,11 +180,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       }, jitOpts);
       return {
         run: ({ m, count }): B2Out => {
-          const [inv, det] = f(bw.fromTypedArray(m, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [
-            Tensor,
-            Tensor,
-          ];
-          return { inv: f32(inv), det: f32(det) };
+          const [inv, det] = matrices3(f, m, count);
+          return { inv, det };
         },
         stats: counters(f),
       };
@@ -260,11 +248,8 @@ export default async function load(backend: string): Promise<LibAdapter> {
       }, jitOpts);
       return {
         run: ({ a, count }): B8EighOut => {
-          const [values, vectors] = f(bw.fromTypedArray(a, [count, 3, 3], { batchDim: 1, copy: false })) as unknown as [
-            Tensor,
-            Tensor,
-          ];
-          return { values: f32(values), vectors: f32(vectors) };
+          const [values, vectors] = matrices3(f, a, count);
+          return { values, vectors };
         },
         stats: counters(f),
       };

@@ -26,7 +26,7 @@ import {
   type Var,
 } from "../../ir/routines.js";
 import type { LoopProgram } from "../loop.js";
-import { LoopBuilder } from "../loop-builder.js";
+import { batchPointer, LoopBuilder, strideBase } from "../loop-builder.js";
 import { WGSL_LOOP_BUDGET, WGSL_WORKGROUP_SIZE, wgslParamLayout } from "../wgsl-launch.js";
 
 /** Innermost routine loops up to this length unroll on the workgroup target. */
@@ -143,16 +143,6 @@ function builderMachine(
   };
 }
 
-/** The batch-stride index of each input's first batch dim. */
-function strideBase(k: Kernel): number[] {
-  let at = 0;
-  return k.inputs.map((inp) => {
-    const s = at;
-    at += inp.batchRank;
-    return s;
-  });
-}
-
 /** Lowers a routine kernel for the sequential target: loops over the batch, the routine inside. */
 export function lowerRoutine(k: Kernel): LoopProgram {
   const spec = kernelRoutineSpec(k);
@@ -184,17 +174,11 @@ function inputPointers(
   strideAt: readonly number[],
   batchVar: readonly number[],
 ): (i: number) => number {
-  const R = k.batchRank;
   const memo = new Map<number, number>();
   return (i) => {
     const hit = memo.get(i);
     if (hit !== undefined) return hit;
-    const inp = k.inputs[i]!;
-    let p = b.index(0);
-    for (let d = 0; d < inp.batchRank; d++) {
-      const s = b.let("index", { k: "stride", i: strideAt[i]! + d });
-      p = b.idx("add", p, b.idx("mul", batchVar[R - inp.batchRank + d]!, s));
-    }
+    const p = batchPointer(b, k, strideAt, (a) => batchVar[a]!, i);
     memo.set(i, p);
     return p;
   };

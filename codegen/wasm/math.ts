@@ -128,6 +128,11 @@ const op2 =
     b(c);
     c.simd(o);
   };
+/** A lane shift by the constant `n` bits (the count an i32 operand). */
+const shift =
+  (o: number) =>
+  (a: E, n: number): E =>
+    op2(o)(a, (c) => c.i32(n));
 const kf =
   (v: number): E =>
   (c) =>
@@ -166,24 +171,9 @@ const itof = op1(Simd.f32x4_convert_i32x4_s);
 // int32 lanes
 const iadd = op2(Simd.i32x4_add);
 const isub = op2(Simd.i32x4_sub);
-const ishl =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i32x4_shl);
-  };
-const ishr_u =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i32x4_shr_u);
-  };
-const ishr_s =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i32x4_shr_s);
-  };
+const ishl = shift(Simd.i32x4_shl);
+const ishr_u = shift(Simd.i32x4_shr_u);
+const ishr_s = shift(Simd.i32x4_shr_s);
 // float64 lanes
 const dadd = op2(Simd.f64x2_add);
 const dsub = op2(Simd.f64x2_sub);
@@ -199,24 +189,9 @@ const dlt = op2(Simd.f64x2_lt);
 const dgt = op2(Simd.f64x2_gt);
 const deq = op2(Simd.f64x2_eq);
 const dne = op2(Simd.f64x2_ne);
-const lshl =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i64x2_shl);
-  };
-const lshr_u =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i64x2_shr_u);
-  };
-const lshr_s =
-  (a: E, n: number): E =>
-  (c) => {
-    a(c);
-    c.i32(n).simd(Simd.i64x2_shr_s);
-  };
+const lshl = shift(Simd.i64x2_shl);
+const lshr_u = shift(Simd.i64x2_shr_u);
+const lshr_s = shift(Simd.i64x2_shr_s);
 // bits
 const and = op2(Simd.v128_and);
 const or = op2(Simd.v128_or);
@@ -588,140 +563,56 @@ export function defineMath(
 ): Map<MathFn, number> {
   const out = new Map<MathFn, number>();
   const ex = (name: string): string | undefined => (exportPrefix === undefined ? undefined : exportPrefix + name);
-  const f32 = (name: MathFn, build: (c: Code) => E): number => m.func([V128], [V128], (c) => build(c)(c), ex(name));
-  const body64 = (arity: 1 | 2, build: (c: Code) => E): number =>
-    m.func(arity === 1 ? [V128] : [V128, V128], [V128], (c) => build(c)(c));
   const x = get(0);
   const y = get(1);
-  for (const fn of new Set(fns)) {
+  const define = (fn: MathFn): number => {
+    const f32 = (build: (c: Code) => E): number => m.func([V128], [V128], (c) => build(c)(c), ex(fn));
+    /** A float64 body on `arity` operands, called on each f64x2 half of the f32x4 operands (`via64`). */
+    const wide = (arity: 1 | 2, build: (c: Code) => E): number =>
+      via64(
+        m,
+        m.func(arity === 1 ? [V128] : [V128, V128], [V128], (c) => build(c)(c)),
+        arity,
+        ex(fn),
+      );
     switch (fn) {
       case "exp":
-        out.set(
-          fn,
-          f32(fn, (c) => emitExp(c, x)),
-        );
-        break;
+        return f32((c) => emitExp(c, x));
       case "log":
-        out.set(
-          fn,
-          f32(fn, (c) => emitLog(c, x)),
-        );
-        break;
+        return f32((c) => emitLog(c, x));
       case "sin":
-        out.set(
-          fn,
-          f32(fn, (c) => emitSinCos(c, x, "sin", host.sin)),
-        );
-        break;
+        return f32((c) => emitSinCos(c, x, "sin", host.sin));
       case "cos":
-        out.set(
-          fn,
-          f32(fn, (c) => emitSinCos(c, x, "cos", host.cos)),
-        );
-        break;
+        return f32((c) => emitSinCos(c, x, "cos", host.cos));
       case "tanh":
-        out.set(
-          fn,
-          f32(fn, (c) => emitTanh(c, x)),
-        );
-        break;
+        return f32((c) => emitTanh(c, x));
       case "sigmoid":
-        out.set(
-          fn,
-          f32(fn, (c) => emitSigmoid(c, x)),
-        );
-        break;
+        return f32((c) => emitSigmoid(c, x));
       case "sqrt":
-        out.set(
-          fn,
-          f32(fn, () => op1(Simd.f32x4_sqrt)(x)),
-        );
-        break;
+        return f32(() => op1(Simd.f32x4_sqrt)(x));
       case "rsqrt":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, () => ddiv(kd(1), dsqrt(x))),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, () => ddiv(kd(1), dsqrt(x)));
       case "tan":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => emitTan64(c, x, host.tan)),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => emitTan64(c, x, host.tan));
       case "atan":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => emitAtan64(c, x)),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => emitAtan64(c, x));
       case "asin":
         // asin x = atan(x / sqrt((1-x)(1+x))): exact enough in float64 up to |x| = 1 (x/0 = ±Inf gives ±pi/2).
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => emitAtan64(c, ddiv(x, dsqrt(dmul(dsub(kd(1), x), dadd(kd(1), x)))))),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => emitAtan64(c, ddiv(x, dsqrt(dmul(dsub(kd(1), x), dadd(kd(1), x))))));
       case "acos":
         // acos x = 2 atan(sqrt((1-x)/(1+x))): no cancellation near x = 1; x = -1 gives 2 atan(Inf) = pi.
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(1, (c) => dmul(kd(2), emitAtan64(c, dsqrt(ddiv(dsub(kd(1), x), dadd(kd(1), x)))))),
-            1,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(1, (c) => dmul(kd(2), emitAtan64(c, dsqrt(ddiv(dsub(kd(1), x), dadd(kd(1), x))))));
       case "atan2":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(2, (c) => emitAtan2_64(c, x, y, host.atan2)),
-            2,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(2, (c) => emitAtan2_64(c, x, y, host.atan2));
       case "pow":
-        out.set(
-          fn,
-          via64(
-            m,
-            body64(2, (c) => emitPow64(c, x, y, host.pow)),
-            2,
-            ex(fn),
-          ),
-        );
-        break;
+        return wide(2, (c) => emitPow64(c, x, y, host.pow));
       default: {
         const missing: never = fn;
         throw new UnsupportedOpError(`wasm math: no body for ${String(missing)}`);
       }
     }
-  }
+  };
+  for (const fn of new Set(fns)) out.set(fn, define(fn));
   return out;
 }
 

@@ -11,6 +11,11 @@ import { vectorLoops } from "./simd-body.js";
 import { vectorizable } from "./simd-rules.js";
 import { ALIGN, BYTES, intLoad, intStore, wasmType, X } from "./types.js";
 
+/** The refusal of a workgroup program's kind (`sstore`, `barrier`, `param`, …) in a sequential program. */
+function workgroupOnly(k: string): never {
+  throw new UnsupportedOpError(`wasm: ${k} belongs to workgroup programs (a sequential program has none)`);
+}
+
 export class Printer {
   /** Scalar local of each value id. */
   private readonly slot: number[];
@@ -143,7 +148,7 @@ export class Printer {
         case "barrier":
         case "break":
         case "return":
-          throw new UnsupportedOpError(`wasm: ${s.k} belongs to workgroup programs (a sequential program has none)`);
+          return workgroupOnly(s.k);
         case "if":
           c.get(this.val(s.cond)).op(Op.if).byte(0x40);
           this.block(s.then);
@@ -352,7 +357,7 @@ export class Printer {
       case "builtin":
       case "bits":
       case "sload":
-        throw new UnsupportedOpError(`wasm: ${e.k} belongs to workgroup programs (a sequential program has none)`);
+        return workgroupOnly(e.k);
       case "icmp":
         g(e.a);
         g(e.b);

@@ -28,17 +28,11 @@ export class ScalarOps {
     const c = this.c;
     switch (op) {
       case "add":
-        (a(), b(), c.op(Op.i32_add));
-        return;
       case "sub":
-        (a(), b(), c.op(Op.i32_sub));
-        return;
       case "mul":
-        (a(), b(), c.op(Op.i32_mul));
-        return;
       case "mod":
-        // As the JS printer's `%` (truncating; offsets are non-negative).
-        (a(), b(), c.op(Op.i32_rem_s));
+        // `mod` as the JS printer's `%` (truncating; offsets are non-negative).
+        (a(), b(), c.op({ add: Op.i32_add, sub: Op.i32_sub, mul: Op.i32_mul, mod: Op.i32_rem_s }[op]));
         return;
       case "div": {
         // Floor division by a positive divisor: trunc, minus one when the remainder is negative.
@@ -228,17 +222,21 @@ export class ScalarOps {
         return;
       }
       case "isinf":
-        if (!(f32 || f64)) return void c.i32(0);
+      case "isfinite": {
+        // |x| == Infinity, or |x| < Infinity; integers are all finite.
+        const inf = op === "isinf";
+        if (!(f32 || f64)) return void c.i32(inf ? 0 : 1);
         x();
-        if (f32) c.op(Op.f32_abs).f32c(Infinity).op(Op.f32_eq);
-        else c.op(Op.f64_abs).f64c(Infinity).op(Op.f64_eq);
+        if (f32)
+          c.op(Op.f32_abs)
+            .f32c(Infinity)
+            .op(inf ? Op.f32_eq : Op.f32_lt);
+        else
+          c.op(Op.f64_abs)
+            .f64c(Infinity)
+            .op(inf ? Op.f64_eq : Op.f64_lt);
         return;
-      case "isfinite":
-        if (!(f32 || f64)) return void c.i32(1);
-        x();
-        if (f32) c.op(Op.f32_abs).f32c(Infinity).op(Op.f32_lt);
-        else c.op(Op.f64_abs).f64c(Infinity).op(Op.f64_lt);
-        return;
+      }
       default: {
         // Every op of the op-facts table needs a case: a missing one fails tsc here.
         const missing: never = op;

@@ -6,7 +6,8 @@
  * position, which a segmented lowering sets).
  */
 import { launchRank, type Kernel } from "../../ir/kernel.js";
-import { ExprLowering, LoopBuilder, strideBase, type LoopTarget, type Scope } from "../lower-loops.js";
+import { batchPointer, strideBase } from "../loop-builder.js";
+import { ExprLowering, LoopBuilder, type LoopTarget, type Scope } from "../lower-loops.js";
 import type { LoopProgram } from "../loop.js";
 import { WGSL_WORKGROUP_SIZE, segmentRowBound, treeReduction, wgslParamLayout } from "../wgsl-launch.js";
 import { WORKGROUP_TARGET } from "./partials.js";
@@ -116,10 +117,7 @@ export function workgroupKernel(k: Kernel): WorkgroupKernel {
       if (inp.batchRank === 2) return b.idx("mul", segState.b0(), stride(i, 0));
       return lit(0);
     }
-    let p = lit(0);
-    for (let d = 0; d < inp.batchRank; d++)
-      p = b.idx("add", p, b.idx("mul", batchVar.get(R - inp.batchRank + d)!, stride(i, d)));
-    return p;
+    return batchPointer(b, k, strideAt, (a) => batchVar.get(a)!, i);
   };
   const padInside = (i: number): number => {
     const s0 = stride(i, 0);

@@ -3,7 +3,8 @@
  * `WGSL_SCATTER_CHUNK` positions, one invocation per batch element.
  */
 import { launchRank, numel, type Kernel } from "../../ir/kernel.js";
-import { checkKernel, LoopBuilder, scatterShape, scatterUpdate, strideBase } from "../lower-loops.js";
+import { batchPointer, strideBase } from "../loop-builder.js";
+import { checkKernel, LoopBuilder, scatterShape, scatterUpdate } from "../lower-loops.js";
 import type { LoopProgram } from "../loop.js";
 import { WGSL_SCATTER_CHUNK, WGSL_WORKGROUP_SIZE, wgslParamLayout } from "../wgsl-launch.js";
 
@@ -47,15 +48,7 @@ export function lowerScatterWorkgroup(k: Kernel): LoopProgram {
     }
     if (R > 0) batchVar.set(0, r);
   };
-  const pointer = (i: number): number => {
-    const inp = k.inputs[i]!;
-    let p = lit(0);
-    for (let d = 0; d < inp.batchRank; d++) {
-      const s = b.let("index", { k: "stride", i: strideAt[i]! + d });
-      p = b.idx("add", p, b.idx("mul", batchVar.get(R - inp.batchRank + d)!, s));
-    }
-    return p;
-  };
+  const pointer = (i: number): number => batchPointer(b, k, strideAt, (a) => batchVar.get(a)!, i);
   // Pass 0: out[gw] = x at (batch element gw / S, base position gw % S).
   b.when(b.icmp("eq", pass, lit(0)));
   const Sd = lit(Math.max(1, S));

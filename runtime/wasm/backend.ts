@@ -14,7 +14,7 @@ import { loopToJS } from "../../codegen/js.js";
 import type { ArgsLayout } from "../../codegen/wasm/args.js";
 import { KERNEL_HOST, KERNEL_HOST_SOURCE } from "../../codegen/wasm/host.js";
 import { loopToWasm } from "../../codegen/wasm/print.js";
-import type { DType, TypedArray } from "../../ir/dtype.js";
+import { DTYPES, type DType, type TypedArray } from "../../ir/dtype.js";
 import { BackendError } from "../../ir/errors.js";
 import { kernelConsts, type Kernel, type Launch } from "../../ir/kernel.js";
 import type { Backend, CompiledKernel, CopySource, DeviceBuffer, ShippedKernel } from "../backend.js";
@@ -82,17 +82,8 @@ export class WasmBackend implements Backend {
   readonly displayName = "WebAssembly";
   /** Buffers are blocks of the backend's memory: tensors count them and free them. */
   readonly hostMemory = false;
-  readonly dtypes: readonly DType[] = [
-    "float32",
-    "float64",
-    "int32",
-    "uint32",
-    "bool",
-    "uint8",
-    "int8",
-    "uint16",
-    "int16",
-  ];
+  /** Every dtype but float16 (as the JS backend). */
+  readonly dtypes: readonly DType[] = DTYPES.filter((d) => d !== "float16");
   readonly maxKernelBuffers = Infinity;
   readonly mixedBaseOutputs = true;
   readonly syncCompile = true;

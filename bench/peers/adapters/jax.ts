@@ -3,7 +3,7 @@
 // `.ref`; `data()` consumes the array it reads.
 
 import { defaultDevice, init, jit, numpy as np } from "@jax-js/jax";
-import type { B2Out, B4Out, LibAdapter } from "../../cases.js";
+import { raggedLayout, type B2Out, type B4Out, type LibAdapter } from "../../cases.js";
 import { inverse3 } from "./inv3.js";
 
 type Arr = np.Array;
@@ -76,12 +76,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       // ~10 s per call here, so --quick leaves this row out.
       B4: () => ({
         run: async ({ clouds, sizes }): Promise<B4Out> => {
-          let maxN = 0;
-          const firstIdx = new Int32Array(clouds.length + 1);
-          for (let b = 0; b < clouds.length; b++) {
-            maxN = Math.max(maxN, sizes[b]!);
-            firstIdx[b + 1] = firstIdx[b]! + sizes[b]!;
-          }
+          const { maxN, firstIdx } = raggedLayout(sizes);
           const list = clouds.map((c, b) => np.array(c, { shape: [sizes[b]!, 3] }));
           const packed = np.concatenate(
             list.map((a) => a.ref),

@@ -5,7 +5,7 @@
 
 import ndarray, { type NdArray } from "ndarray";
 import ops from "ndarray-ops";
-import type { B2Out, B4Out, LibAdapter } from "../../cases.js";
+import { raggedLayout, type B2Out, type B4Out, type LibAdapter } from "../../cases.js";
 import { inverse3 } from "./inv3.js";
 
 type Nd = NdArray<Float32Array>;
@@ -83,12 +83,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       }),
       B4: () => ({
         run: ({ clouds, sizes }): B4Out => {
-          let maxN = 0;
-          const firstIdx = new Int32Array(clouds.length + 1);
-          for (let b = 0; b < clouds.length; b++) {
-            maxN = Math.max(maxN, sizes[b]!);
-            firstIdx[b + 1] = firstIdx[b]! + sizes[b]!;
-          }
+          const { maxN, firstIdx } = raggedLayout(sizes);
           const padded = ndarray(new Float32Array(clouds.length * maxN * 3), [clouds.length, maxN, 3]);
           const packed = ndarray(new Float32Array(firstIdx[clouds.length]! * 3), [firstIdx[clouds.length]!, 3]);
           for (let b = 0; b < clouds.length; b++) {

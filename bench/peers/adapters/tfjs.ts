@@ -5,7 +5,7 @@
 import * as tf from "@tensorflow/tfjs-core";
 import "@tensorflow/tfjs-backend-cpu";
 import "@tensorflow/tfjs-backend-wasm";
-import type { B2Out, B4Out, LibAdapter } from "../../cases.js";
+import { raggedLayout, type B2Out, type B4Out, type LibAdapter } from "../../cases.js";
 import { inverse3 } from "./inv3.js";
 
 function f32(t: tf.Tensor): Float32Array {
@@ -63,12 +63,7 @@ export default async function load(backend: string): Promise<LibAdapter> {
       }),
       B4: () => ({
         run: ({ clouds, sizes }): B4Out => {
-          let maxN = 0;
-          const firstIdx = new Int32Array(clouds.length + 1);
-          for (let b = 0; b < clouds.length; b++) {
-            maxN = Math.max(maxN, sizes[b]!);
-            firstIdx[b + 1] = firstIdx[b]! + sizes[b]!;
-          }
+          const { maxN, firstIdx } = raggedLayout(sizes);
           const [padded, packed] = tf.tidy(() => {
             const list = clouds.map((c, b) => tf.tensor2d(c, [sizes[b]!, 3]));
             const packed = tf.concat(list, 0);
