@@ -9,7 +9,7 @@ import * as z from "zod/mini";
 import { ARRAY_CTOR, DTYPES, type DType, type TypedArray } from "../ir/dtype.js";
 import { BundleError } from "../ir/errors.js";
 import { fmtShape } from "../ir/types.js";
-import type { ShippedKernel } from "../runtime/backend.js";
+import type { KernelTarget, ShippedKernel } from "../runtime/backend.js";
 import { BACKEND_NAMES } from "../runtime/backend-name.js";
 import {
   ARRAY_NAME,
@@ -68,11 +68,12 @@ function buildSchemas() {
     z.strictObject({ kind: z.literal("view"), node, source: node }),
     z.strictObject({ kind: z.literal("copy"), node, sources: z.array(node) }),
   ]);
-  const shipped = z.strictObject({
-    js: z.optional(z.custom<NonNullable<ShippedKernel["js"]>>((v) => TARGET.js.valid(v), TARGET.js.must)),
-    wgsl: z.optional(z.string()),
-    chunked: z.optional(z.boolean()),
-  });
+  // One field per shipped code target (KERNEL_TARGETS), validated by its TARGET entry: a new
+  // target fails tsc here until it has its field.
+  const code = <T extends KernelTarget>(t: T) =>
+    z.optional(z.custom<NonNullable<ShippedKernel[T]>>((v) => TARGET[t].valid(v), TARGET[t].must));
+  const codeFields = { js: code("js"), wgsl: code("wgsl") } satisfies { readonly [T in KernelTarget]: unknown };
+  const shipped = z.strictObject({ ...codeFields, chunked: z.optional(z.boolean()) });
   const constant = z
     .strictObject({
       dtype,
