@@ -31,13 +31,11 @@ import {
   runSharded,
   startWorker,
 } from "../../src/distributed/index.js";
-import { killAll, launch, type Proc, redisAvailability, startRedis } from "./harness.js";
+import { chain, killAll, launch, type Proc, redisAvailability, startRedis } from "./harness.js";
 
 const { hasRedis, require } = redisAvailability();
 
 const N = 400_000;
-/** The README quick start's function. */
-const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
 
 const bitsOf = (a: ArrayBufferView): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 

@@ -29,10 +29,11 @@ import {
 } from "../../src/index.js";
 import { DistributedError, publishBundle, runSharded, type ShardProgress } from "../../src/distributed/index.js";
 import {
+  chain,
   exited,
-  killAll,
   expectSameBits,
   freePort,
+  killAll,
   launch,
   type Proc,
   redisAvailability,
@@ -42,7 +43,6 @@ import {
 const { hasRedis, require } = redisAvailability();
 
 const N = 1_000_000;
-const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
 
 const procs: Proc[] = [];
 const extraServers: Proc[] = [];

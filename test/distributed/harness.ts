@@ -15,6 +15,9 @@ import { freePort } from "../helpers/free-port.js";
 
 export { freePort };
 
+/** The README quick start's function (B1's chain), which the distributed tests shard. */
+export const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
+
 /** The repository's root folder (the cwd of the processes `launch` starts). */
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 

@@ -101,43 +101,36 @@ const LOGICAL_BINARY: KBinaryOp[] = [];
 const INT_ONLY_WITH_SPECIALS: ReadonlySet<ElementwiseOp> = new Set(["pow"]);
 /**
  * Where `randomCase` draws an op of each dtype rule (ir/elementwise.ts), unary and binary:
- * the lists it joins, or undefined for a rule with no way to draw it (an error; say how
- * here). Total over the rules, so `tsc` asks for a new rule's entry.
+ * the lists it joins; an arity missing from its rule's entry has no way to be drawn (an
+ * error; say how here). Total over the rules, so `tsc` asks for a new rule's entry.
  */
-const UNARY_DRAWN_IN: { readonly [R in DTypeRule]: readonly KUnaryOp[][] | undefined } = {
-  arith: [FLOAT_UNARY, INT_UNARY],
-  float: [FLOAT_UNARY],
-  int: [INT_UNARY],
-  predicate: [PREDICATE],
-  logical: [LOGICAL_UNARY],
-  compare: undefined,
+const DRAWN_IN: {
+  readonly [R in DTypeRule]: { readonly unary?: readonly KUnaryOp[][]; readonly binary?: readonly KBinaryOp[][] };
+} = {
+  arith: { unary: [FLOAT_UNARY, INT_UNARY], binary: [FLOAT_BINARY, INT_BINARY] },
+  float: { unary: [FLOAT_UNARY], binary: [FLOAT_BINARY] },
+  int: { unary: [INT_UNARY], binary: [INT_BINARY] },
+  predicate: { unary: [PREDICATE] },
+  logical: { unary: [LOGICAL_UNARY], binary: [LOGICAL_BINARY] },
+  compare: { binary: [COMPARE] },
 };
-const BINARY_DRAWN_IN: { readonly [R in DTypeRule]: readonly KBinaryOp[][] | undefined } = {
-  arith: [FLOAT_BINARY, INT_BINARY],
-  float: [FLOAT_BINARY],
-  int: [INT_BINARY],
-  compare: [COMPARE],
-  logical: [LOGICAL_BINARY],
-  predicate: undefined,
-};
-/** Puts `op` in the lists `table` gives its dtype rule, but for `notIn`. */
+/** Puts `op` in `lists` (its dtype rule's, from DRAWN_IN), but for `notIn`. */
 function drawIn<Op extends ElementwiseOp>(
-  table: { readonly [R in DTypeRule]: readonly Op[][] | undefined },
+  lists: readonly Op[][] | undefined,
   op: Op,
   arity: "unary" | "binary",
   notIn?: Op[],
 ): void {
-  const rule = factsOf(op).dtype;
-  const lists = table[rule];
   if (lists === undefined)
     throw new Error(
-      `random-graph: no way to draw the ${arity} op ${op} of dtype rule ${rule}; say how in ${arity.toUpperCase()}_DRAWN_IN`,
+      `random-graph: no way to draw the ${arity} op ${op} of dtype rule ${factsOf(op).dtype}; say how in DRAWN_IN`,
     );
   for (const list of lists) if (list !== notIn) list.push(op);
 }
 for (const op of Object.keys(ELEMENTWISE) as ElementwiseOp[]) {
-  if (isUnaryOp(op)) drawIn(UNARY_DRAWN_IN, op, "unary");
-  else drawIn(BINARY_DRAWN_IN, op, "binary", INT_ONLY_WITH_SPECIALS.has(op) ? INT_BINARY : undefined);
+  const drawn = DRAWN_IN[factsOf(op).dtype];
+  if (isUnaryOp(op)) drawIn(drawn.unary, op, "unary");
+  else drawIn(drawn.binary, op, "binary", INT_ONLY_WITH_SPECIALS.has(op) ? INT_BINARY : undefined);
 }
 /** With `specials`, integer graphs also draw INT_ONLY_WITH_SPECIALS (wrapping like the other integer ops). */
 const INT_BINARY_SPECIAL: KBinaryOp[] = [...INT_BINARY, ...FLOAT_BINARY.filter((op) => INT_ONLY_WITH_SPECIALS.has(op))];

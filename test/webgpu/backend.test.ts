@@ -391,10 +391,7 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { k: "cast", x: 0, dtype: "float32" },
       ],
       [
-        { dtype: "uint32", value: 2, reduce: null },
-        { dtype: "uint32", value: 3, reduce: null },
-        { dtype: "uint32", value: 4, reduce: null },
-        { dtype: "uint32", value: 5, reduce: null },
+        ...[2, 3, 4, 5].map((value) => ({ dtype: "uint32" as const, value, reduce: null })),
         { dtype: "int32", value: 6, reduce: null },
         { dtype: "float32", value: 7, reduce: null },
       ],
