@@ -6,7 +6,7 @@
 import { afterAll, describe, it } from "vitest";
 import { setBackend } from "../../src/backend.js";
 import type { TypedArray } from "../../ir/dtype.js";
-import type { KExpr, Kernel, Launch } from "../../ir/kernel.js";
+import type { Kernel, Launch } from "../../ir/kernel.js";
 import { initWebGPU, type WebGPUBackend } from "../../runtime/webgpu/backend.js";
 
 export const REQUIRE_WEBGPU = process.env["BATCHWISE_REQUIRE_WEBGPU"] === "1";
@@ -81,26 +81,6 @@ export async function runKernel(
   } finally {
     for (const b of [...ins, ...outs]) backend.free(b);
   }
-}
-
-/**
- * A kernel over one batch dim of scalars (batch rank 1, base shape [], no reduction, not
- * unrolled): an input of each dtype in `inputs`, then `exprs` and `outputs` as given.
- */
-export function scalarBatchKernel(
-  inputs: readonly HostTensor["dtype"][],
-  exprs: KExpr[],
-  outputs: Kernel["outputs"],
-): Kernel {
-  return {
-    batchRank: 1,
-    baseShape: [],
-    reduce: null,
-    unroll: false,
-    inputs: inputs.map((dtype) => ({ dtype, batchRank: 1, baseShape: [] })),
-    exprs,
-    outputs,
-  };
 }
 
 /** `runKernel` of a `scalarBatchKernel` on inputs of n scalars each (stride 1): every output n long. */

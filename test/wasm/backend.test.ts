@@ -14,6 +14,7 @@ import { createWasmBackend, WasmBackend, type WasmCompiled } from "../../runtime
 import { WasmHeap, type WasmBuffer } from "../../runtime/wasm/memory.js";
 import { BackendError } from "../../src/index.js";
 import { closeEnough, randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
+import { scalarBatchKernel } from "../helpers/kernels.js";
 import { FC_SEED } from "../helpers/run.js";
 
 describe("wasm memory", () => {
@@ -108,20 +109,17 @@ describe("wasm threads", async () => {
     const x = new Float32Array(n);
     for (let i = 0; i < n; i++) x[i] = Math.fround(-50 + (100 * i) / n);
     const before = { ...threaded.stats };
-    const k = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      outputs: [{ dtype: "float32", value: 2, reduce: null }],
-      exprs: [
+    const k = scalarBatchKernel(
+      ["float32"],
+      [
         { k: "load", input: 0, index: [], dtype: "float32" },
         { k: "unary", op: "exp", x: 0, dtype: "float32" },
         { k: "unary", op: "sin", x: 1, dtype: "float32" },
       ],
-      unroll: true,
-    } as const;
-    const compiled = threaded.compile(k as never);
+      [{ dtype: "float32", value: 2, reduce: null }],
+      true,
+    );
+    const compiled = threaded.compile(k);
     const inp = threaded.wrap("float32", x);
     const out = threaded.alloc("float32", n);
     threaded.dispatch(compiled, [inp], [out], { batchSizes: [n], inputBatchStrides: [[1]] });
@@ -139,23 +137,20 @@ describe("wasm threads", async () => {
 
   it("every length from 0 to 41 and ranges split over threads: the eight-lane loop, the four-lane rest and the scalar tail", () => {
     // x * 0.5 - x: every element is -x/2 exactly, so a lane the loops skip or write twice shows.
-    const k = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      outputs: [{ dtype: "float32", value: 3, reduce: null }],
-      exprs: [
+    const k = scalarBatchKernel(
+      ["float32"],
+      [
         { k: "load", input: 0, index: [], dtype: "float32" },
         { k: "const", value: 0.5, dtype: "float32" },
         { k: "binary", op: "mul", a: 0, b: 1, dtype: "float32" },
         { k: "binary", op: "sub", a: 2, b: 0, dtype: "float32" },
       ],
-      unroll: true,
-    } as const;
+      [{ dtype: "float32", value: 3, reduce: null }],
+      true,
+    );
     const one = new WasmBackend();
     for (const b of [one, threaded]) {
-      const compiled = b.compile(k as never) as WasmCompiled;
+      const compiled = b.compile(k) as WasmCompiled;
       expect(compiled.vectorized).toBe(true);
       for (const n of [...Array.from({ length: 42 }, (_, i) => i), 1003]) {
         const x = Float32Array.from({ length: n }, (_, i) => i + 1);

@@ -8,7 +8,8 @@ import { ix, type KExpr, type Kernel } from "../../ir/kernel.js";
 import { initWebGPU } from "../../runtime/webgpu/backend.js";
 import { PipelineCache } from "../../runtime/webgpu/pipelines.js";
 import { rng as unitRng } from "../helpers/random-graph.js";
-import { closeTo, describeWebGPU, probeWebGPU, runKernel, runOnScalars, scalarBatchKernel } from "../helpers/webgpu.js";
+import { closeTo, describeWebGPU, probeWebGPU, runKernel, runOnScalars } from "../helpers/webgpu.js";
+import { scalarBatchKernel } from "../helpers/kernels.js";
 
 const probe = await probeWebGPU();
 afterAll(() => probe.backend?.destroy());

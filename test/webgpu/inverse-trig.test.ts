@@ -10,7 +10,8 @@ import { expect, it } from "vitest";
 import type { KExpr } from "../../ir/kernel.js";
 import { fromTypedArray, jit, setBackend, tensor, type Tensor } from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
-import { describeWebGPU, probeWebGPUForFile, runOnScalars, scalarBatchKernel } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile, runOnScalars } from "../helpers/webgpu.js";
+import { scalarBatchKernel } from "../helpers/kernels.js";
 
 const probe = await probeWebGPUForFile();
 
