@@ -517,6 +517,12 @@ describe("malformed bundles and options are BundleErrors naming the field", () =
 
 describe("bad jit and trace uses are TraceErrors", () => {
   const ones3 = () => row([1, 1, 1]);
+  /** A fresh jit of x => -x, traced once. */
+  const tracedNeg = () => {
+    const f = jit((x: Tensor) => x.neg());
+    f(ones3());
+    return f;
+  };
   const cases: [string, () => unknown, string | RegExp][] = [
     [
       "a function returning a number",
@@ -565,20 +571,12 @@ describe("bad jit and trace uses are TraceErrors", () => {
     ],
     [
       "dump after an unknown pass",
-      () => {
-        const f = jit((x: Tensor) => x.neg());
-        f(ones3());
-        return f.dump({ after: "nope" });
-      },
+      () => tracedNeg().dump({ after: "nope" }),
       /dump: unknown pass "nope"; passes are input, narrow, lower/,
     ],
     [
       "dot after an unknown pass",
-      () => {
-        const f = jit((x: Tensor) => x.neg());
-        f(ones3());
-        return f.dot({ after: "nope" });
-      },
+      () => tracedNeg().dot({ after: "nope" }),
       /dot: unknown pass "nope"; passes are input, narrow, lower/,
     ],
     [
