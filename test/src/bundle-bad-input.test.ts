@@ -92,6 +92,12 @@ async function tamper(edit: (t: string) => string, rehash: boolean): Promise<Bun
   return importBundle(edited.replace(/export const sha256 = "[0-9a-f]{64}";/, `export const sha256 = "${h}";`));
 }
 
+/** `edit`ed, with the recorded hash kept and with it recomputed, loadBundle refuses the module with a BundleError saying `message`. */
+async function refusesTampered(edit: (t: string) => string, message: RegExp): Promise<void> {
+  for (const rehash of [false, true])
+    await refuses(async () => loadBundle(await tamper(edit, rehash)), BundleError, message);
+}
+
 const close = (got: number[], want: number[]) => {
   expect(got.length).toBe(want.length);
   got.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
@@ -127,12 +133,10 @@ describe("tampered bundles are refused", () => {
   it("reordered step inputs (exp(y - x) instead of exp(x - y)): refused, with or without a recomputed hash", async () => {
     const [u0] = await runUnchecked(await tamper(reorder, false), X, Y);
     close(u0!, [f32(Math.exp(1) + 0.5), f32(Math.exp(0) - 1), f32(Math.exp(-1) + 2)]);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(reorder, rehash)),
-        BundleError,
-        /loadBundle: step 0 \(kernel\) is not the step its graph schedules \(an edited graph, step or kernel IR, or reordered inputs\)/,
-      );
+    await refusesTampered(
+      reorder,
+      /loadBundle: step 0 \(kernel\) is not the step its graph schedules \(an edited graph, step or kernel IR, or reordered inputs\)/,
+    );
   });
 
   it("an edited graph (exp -> sin): its graph and its kernels disagree; refused", async () => {
@@ -146,67 +150,46 @@ describe("tampered bundles are refused", () => {
     );
     close(u0!, WANT0); // the kernels still compute exp
     close(Array.from(claimed[0]!.data), [f32(Math.sin(-1) + 0.5), f32(Math.sin(0) - 1), f32(Math.sin(1) + 2)]); // the graph says sin
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(expToSin, rehash)),
-        BundleError,
-        /step 0 \(kernel\) is not the step its graph schedules/,
-      );
+    await refusesTampered(expToSin, /step 0 \(kernel\) is not the step its graph schedules/);
   });
 
   it("an edited JS kernel (Math.exp -> Math.sin): refused, with or without a recomputed hash", async () => {
     const [u0] = await runUnchecked(await tamper(jsKernel, false), X, Y);
     expect(u0![0]).toBeCloseTo(f32(Math.sin(-1) + 0.5), 5);
     expect(u0![0]).not.toBeCloseTo(WANT0[0]!, 2);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(jsKernel, rehash)),
-        BundleError,
-        /loadBundle: step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\): at character \d+: expected ….*Math\.exp/s,
-      );
+    await refusesTampered(
+      jsKernel,
+      /loadBundle: step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\): at character \d+: expected ….*Math\.exp/s,
+    );
   });
 
   it("an edited WGSL kernel (exp -> sin): refused on any backend, with or without a recomputed hash", async () => {
     const m = await tamper(wgslKernel, false);
     expect(m.kernels[0]!.wgsl).toMatch(/= sin\(v\d+\);/);
     expect(mod.kernels[0]!.wgsl).toMatch(/= bw_fexp\(v\d+\);/);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(wgslKernel, rehash)),
-        BundleError,
-        /loadBundle: step 0's WGSL kernel is not the code its kernel IR gives \(an edited kernel\)/,
-      );
+    await refusesTampered(
+      wgslKernel,
+      /loadBundle: step 0's WGSL kernel is not the code its kernel IR gives \(an edited kernel\)/,
+    );
   });
 
   it("an edited kernel IR (a step's base shape, an op): refused", async () => {
     const m = await tamper(kernelBase, false);
     expect((m.steps[0] as unknown as { kernel: { baseShape: number[] } }).kernel.baseShape).toEqual([2]);
     for (const edit of [kernelBase, kernelOp])
-      for (const rehash of [false, true])
-        await refuses(
-          async () => loadBundle(await tamper(edit, rehash)),
-          BundleError,
-          /step 0 \(kernel\) is not the step its graph schedules/,
-        );
+      await refusesTampered(edit, /step 0 \(kernel\) is not the step its graph schedules/);
   });
 
   it("a changed baseShape in the graph (3 -> 4, consistently): refused", async () => {
     expect(parseGraph((await tamper(graphBase, false)).graph).inputs[0]!.type.base).toEqual([4]);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(graphBase, rehash)),
-        BundleError,
-        /loadBundle: step 0 \(kernel\) is not the step its graph schedules/,
-      );
+    await refusesTampered(graphBase, /loadBundle: step 0 \(kernel\) is not the step its graph schedules/);
   });
 
   it("edited fusion options: the steps are not the schedule they give; refused", async () => {
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(fuseOpts, rehash)),
-        BundleError,
-        /loadBundle: (step \d+ \(kernel\) is not the step its graph schedules|the bundle has \d+ steps, its graph schedules \d+)/,
-      );
+    await refusesTampered(
+      fuseOpts,
+      /loadBundle: (step \d+ \(kernel\) is not the step its graph schedules|the bundle has \d+ steps, its graph schedules \d+)/,
+    );
   });
 
   it("an edited constant: refused by the recorded hash; with a recomputed hash only a pinned hash refuses it (the documented limit)", async () => {
