@@ -99,6 +99,24 @@ export function runOnScalars(
   );
 }
 
+/**
+ * `runOnScalars` of a two-input kernel on `a` and `b`, both of `dtype`: its outputs, and
+ * `a` and `b` as plain number arrays (for the reference formulas).
+ */
+export async function runOnPair(
+  backend: WebGPUBackend,
+  kernel: Kernel,
+  dtype: HostTensor["dtype"],
+  a: TypedArray,
+  b: TypedArray,
+): Promise<{ outs: TypedArray[]; A: number[]; B: number[] }> {
+  const outs = await runOnScalars(backend, kernel, [
+    { dtype, data: a },
+    { dtype, data: b },
+  ]);
+  return { outs, A: Array.from(a), B: Array.from(b) };
+}
+
 /** Elementwise closeness with NaN = NaN and ±Inf exact; relative tolerance `rtol`. */
 export function closeTo(
   actual: ArrayLike<number>,

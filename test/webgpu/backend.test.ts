@@ -8,7 +8,7 @@ import { ix, type KExpr, type Kernel } from "../../ir/kernel.js";
 import { initWebGPU } from "../../runtime/webgpu/backend.js";
 import { PipelineCache } from "../../runtime/webgpu/pipelines.js";
 import { rng as unitRng } from "../helpers/random-graph.js";
-import { closeTo, describeWebGPU, probeWebGPU, runKernel, runOnScalars } from "../helpers/webgpu.js";
+import { closeTo, describeWebGPU, probeWebGPU, runKernel, runOnPair, runOnScalars } from "../helpers/webgpu.js";
 import { scalarBatchKernel } from "../helpers/kernels.js";
 
 const probe = await probeWebGPU();
@@ -352,12 +352,7 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { dtype: "bool", value: 12, reduce: null },
       ],
     );
-    const outs = await runOnScalars(gpu, k, [
-      { dtype: "int32", data: a },
-      { dtype: "int32", data: b },
-    ]);
-    const A = Array.from(a);
-    const B = Array.from(b);
+    const { outs, A, B } = await runOnPair(gpu, k, "int32", a, b);
     const exp = [
       A.map((x, i) => (x + B[i]!) | 0),
       A.map((x, i) => Math.imul(x, B[i]!)),
@@ -397,12 +392,7 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { dtype: "float32", value: 7, reduce: null },
       ],
     );
-    const outs = await runOnScalars(gpu, ku, [
-      { dtype: "uint32", data: a },
-      { dtype: "uint32", data: b },
-    ]);
-    const A = Array.from(a);
-    const B = Array.from(b);
+    const { outs, A, B } = await runOnPair(gpu, ku, "uint32", a, b);
     expect(Array.from(outs[0]!)).toEqual(A.map((x, i) => (x - B[i]!) >>> 0));
     expect(Array.from(outs[1]!)).toEqual(A.map((x, i) => Math.imul(x, B[i]!) >>> 0));
     expect(Array.from(outs[2]!)).toEqual(A.map((x, i) => (B[i] === 0 ? 0 : Math.trunc(x / B[i]!))));
@@ -585,12 +575,7 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
       exprs,
       exprs.slice(2).map((_, i) => ({ dtype: "float32" as const, value: 2 + i, reduce: null })),
     );
-    const outs = await runOnScalars(gpu, k, [
-      { dtype: "float32", data: x },
-      { dtype: "float32", data: y },
-    ]);
-    const X = Array.from(x);
-    const Y = Array.from(y);
+    const { outs, A: X, B: Y } = await runOnPair(gpu, k, "float32", x, y);
     const uref = [Math.sqrt, (v: number) => 1 / Math.sqrt(v), Math.exp, Math.log, Math.sin, Math.cos, Math.tan];
     const bref = [(a: number, b: number) => a / b, (a: number, b: number) => a - b, Math.pow, Math.min, Math.max];
     unary.forEach((op, i) => expect([op, closeTo(outs[i]!, X.map(uref[i]!), 2e-5, 1e-6)]).toEqual([op, null]));
