@@ -9,14 +9,10 @@
  * (CI), where a missing browser fails the run.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
-import { CHROMIUM, REQUIRE_BROWSER as REQUIRE, launchChromium } from "./chromium.js";
+import { runBundledPage } from "./bundled-page.js";
+import { CHROMIUM, REQUIRE_BROWSER as REQUIRE } from "./chromium.js";
 import { describe, expect, it } from "vitest";
 import type { Outcome } from "./outcome.js";
 
@@ -24,47 +20,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /** Bundles the page, serves it on 127.0.0.1, opens it in Chromium and returns what it reported. */
 async function runPage(): Promise<Outcome> {
-  const dir = await mkdtemp(join(os.tmpdir(), "batchwise-browser-"));
-  // The Node-only `webgpu` package is never imported in a browser (navigator.gpu is there).
-  await build({
-    entryPoints: [join(here, "page.ts")],
-    outfile: join(dir, "page.js"),
-    bundle: true,
-    platform: "browser",
-    format: "esm",
-    target: "es2022",
-    external: ["webgpu"],
-    logLevel: "warning",
-  });
-  const script = await readFile(join(dir, "page.js"));
-  const server = http.createServer((req, res) => {
-    if (req.url === "/page.js") {
-      res.setHeader("content-type", "text/javascript");
-      res.end(script);
-    } else {
-      res.setHeader("content-type", "text/html");
-      res.end('<!doctype html><meta charset="utf-8"><script type="module" src="/page.js"></script>');
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${port}/`);
-    const handle = await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result, null, {
-      timeout: 60_000,
-    });
-    const outcome = (await handle.jsonValue()) as Outcome;
-    if (errors.length > 0) return { ...outcome, error: `${outcome.error ?? ""} page errors: ${errors.join("; ")}` };
-    return outcome;
-  } finally {
-    await browser.close();
-    server.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  const { result, errors } = await runBundledPage(join(here, "page.ts"), "batchwise-browser-");
+  const outcome = result as Outcome;
+  if (errors.length > 0) return { ...outcome, error: `${outcome.error ?? ""} page errors: ${errors.join("; ")}` };
+  return outcome;
 }
 
 const haveBrowser = existsSync(CHROMIUM);

@@ -21,7 +21,7 @@ import { makeGraph, Node } from "../../ir/graph.js";
 import type { Graph } from "../../ir/graph.js";
 import type { Value } from "../../ir/interpret.js";
 import { closeEnough, randomCase, randomInputs, seedArb, type Family } from "../helpers/random-graph.js";
-import { raggedCase, raggedInputs } from "../helpers/ragged.js";
+import { raggedCase, raggedInputs, segmentGraphs } from "../helpers/ragged.js";
 import { FC_SEED } from "../helpers/run.js";
 
 /** A JS backend whose kernels run in the loop-form interpreter. */
@@ -81,27 +81,10 @@ describe("segmented (ragged) kernels in the loop-form interpreter equal the refe
       fc.property(seedArb, fc.boolean(), fc.integer({ min: -1, max: 6 }), fc.boolean(), (seed, unroll, maxN, left) => {
         const lim = unroll ? 64 : 0;
         for (const op of ["sum", "mean", "max", "min", "argmax", "count"] as const)
-          ragged(seed, lim, (v, o, rows) => {
-            const centred = Node.make("sub", [v, Node.make("segment_expand", [rows, o, v])]);
-            return [Node.make("segment_reduce", [Node.make("abs", [centred]), o], { op })];
-          });
-        ragged(seed, lim, (v, o, rows) => [
-          Node.make("mul", [v, Node.make("exp", [Node.make("segment_expand", [rows, o, v])])]),
-        ]);
-        ragged(seed, lim, (v, o, rows) => {
-          const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], {
-            maxN: Math.max(0, maxN),
-            value: -7,
-            left: false,
-          });
-          return [
-            Node.make("add", [Node.make("segment_unpad", [padded, o, v]), Node.make("segment_expand", [rows, o, v])]),
-          ];
-        });
-        ragged(seed, lim, (v, o) => [
-          Node.make("segment_pad", [v, o], { maxN, value: -7, left }),
-          Node.make("segment_mask", [o], { maxN, left }),
-        ]);
+          ragged(seed, lim, segmentGraphs.reduceCentred(op));
+        ragged(seed, lim, segmentGraphs.expandMap);
+        ragged(seed, lim, segmentGraphs.unpadPadded(maxN));
+        ragged(seed, lim, segmentGraphs.padAndMask(maxN, left));
       }),
       { numRuns: 25, seed: FC_SEED },
     );

@@ -25,7 +25,7 @@ import { closeEnough, randomCase, randomInputs, randomScatterCase, rng, type Fam
 import { ARRAY_CTOR } from "../../ir/dtype.js";
 import { isPositional, NON_EMPTY_REDUCE, REDUCE_OPS } from "../../ir/reductions.js";
 import { treeReduction } from "../../codegen/wgsl-launch.js";
-import { raggedCase, raggedInputs } from "../helpers/ragged.js";
+import { raggedCase, raggedInputs, segmentGraphs } from "../helpers/ragged.js";
 
 /** Programs the plans ran, over the whole file (the coverage check at the end). */
 const ran = new Set<GpuProgram>();
@@ -151,29 +151,12 @@ describe("WebGPU plans and workgroup lowering in the loop-form interpreter equal
         check(g, [c.values, c.offsets, c.rows], 1e-5, `${tag}, lengths ${c.lengths}`);
       };
       for (const op of ["sum", "mean", "max", "min", "argmax", "count"] as const)
-        rag(op, (v, o, rows) => {
-          const centred = Node.make("sub", [v, Node.make("segment_expand", [rows, o, v])]);
-          return [Node.make("segment_reduce", [Node.make("abs", [centred]), o], { op })];
-        });
-      rag("expand", (v, o, rows) => [
-        Node.make("mul", [v, Node.make("exp", [Node.make("segment_expand", [rows, o, v])])]),
-      ]);
+        rag(op, segmentGraphs.reduceCentred(op));
+      rag("expand", segmentGraphs.expandMap);
       const maxN = (seed % 6) - 1;
       const left = seed % 2 === 0;
-      rag("pad", (v, o) => [
-        Node.make("segment_pad", [v, o], { maxN, value: -7, left }),
-        Node.make("segment_mask", [o], { maxN, left }),
-      ]);
-      rag("unpad", (v, o, rows) => {
-        const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], {
-          maxN: Math.max(0, maxN),
-          value: -7,
-          left: false,
-        });
-        return [
-          Node.make("add", [Node.make("segment_unpad", [padded, o, v]), Node.make("segment_expand", [rows, o, v])]),
-        ];
-      });
+      rag("pad", segmentGraphs.padAndMask(maxN, left));
+      rag("unpad", segmentGraphs.unpadPadded(maxN));
     }
   });
 

@@ -18,11 +18,10 @@
  * Skipped (with the reason printed) when redis-server is not installed, unless
  * BATCHWISE_REQUIRE_REDIS=1 (set by .ci/run), which makes a missing server a failure.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "bullmq";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { BundleError, fromTypedArray, initWasm, jit, setBackend, type Tensor } from "../../src/index.js";
 import {
@@ -32,13 +31,11 @@ import {
   runSharded,
   startWorker,
 } from "../../src/distributed/index.js";
-import { exited, freePort, launch, type Proc, redisAvailability } from "./harness.js";
+import { chain, killAll, launch, type Proc, redisAvailability, startRedis } from "./harness.js";
 
 const { hasRedis, require } = redisAvailability();
 
 const N = 400_000;
-/** The README quick start's function. */
-const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
 
 const bitsOf = (a: ArrayBufferView): Buffer => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
@@ -75,16 +72,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed across backends, o
       [N],
       { batchDim: 1 },
     );
-    dir = mkdtempSync(join(os.tmpdir(), "batchwise-redis-"));
-    const port = await freePort();
-    url = `redis://127.0.0.1:${port}`;
-    server = launch(
-      "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-      {},
-    );
-    await server.waitFor(/Ready to accept connections/);
-    redis = new Redis(url, { maxRetriesPerRequest: null });
+    ({ dir, url, server, redis } = await startRedis());
     const script = ["--import", "tsx", "test/distributed/worker-script.ts"];
     js = launch(process.execPath, script, {
       REDIS_URL: url,
@@ -116,12 +104,8 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed across backends, o
 
   afterAll(async () => {
     redis?.disconnect();
-    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-    await Promise.all(procs.map((p) => exited(p.child)));
-    if (server !== undefined) {
-      server.child.kill("SIGTERM");
-      await exited(server.child);
-    }
+    await killAll(procs, "SIGKILL");
+    if (server !== undefined) await killAll([server], "SIGTERM");
     if (dir !== "") rmSync(dir, { recursive: true, force: true });
   });
 

@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   JaggedTensor,
@@ -28,12 +28,21 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { DistributedError, publishBundle, runSharded, type ShardProgress } from "../../src/distributed/index.js";
-import { exited, expectSameBits, freePort, launch, type Proc, redisAvailability } from "./harness.js";
+import {
+  chain,
+  exited,
+  expectSameBits,
+  freePort,
+  killAll,
+  launch,
+  type Proc,
+  redisAvailability,
+  startRedis,
+} from "./harness.js";
 
 const { hasRedis, require } = redisAvailability();
 
 const N = 1_000_000;
-const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
 
 const procs: Proc[] = [];
 const extraServers: Proc[] = [];
@@ -55,16 +64,7 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
 
   beforeAll(async () => {
     if (!hasRedis) throw new Error("BATCHWISE_REQUIRE_REDIS=1 but redis-server is not installed");
-    dir = mkdtempSync(join(os.tmpdir(), "batchwise-redis-"));
-    const port = await freePort();
-    url = `redis://127.0.0.1:${port}`;
-    server = launch(
-      "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-      {},
-    );
-    await server.waitFor(/Ready to accept connections/);
-    redis = new Redis(url, { maxRetriesPerRequest: null });
+    ({ dir, url, server, redis } = await startRedis());
     want = f(x).dataSync() as Float32Array;
     hash = await publishBundle(url, f.bundle());
     const cli = ["--import", "tsx", "src/cli.ts", "worker", "--redis", url, "--queue", "plain"];
@@ -87,14 +87,9 @@ describe.skipIf(!hasRedis && !require)("batchwise/distributed on a real Redis an
 
   afterAll(async () => {
     redis?.disconnect();
-    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-    await Promise.all(procs.map((p) => exited(p.child)));
-    if (server !== undefined) {
-      server.child.kill("SIGTERM");
-      await exited(server.child);
-    }
-    for (const p of extraServers) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
-    await Promise.all(extraServers.map((p) => exited(p.child)));
+    await killAll(procs, "SIGKILL");
+    if (server !== undefined) await killAll([server], "SIGTERM");
+    await killAll(extraServers, "SIGTERM");
     if (dir !== "") rmSync(dir, { recursive: true, force: true });
     for (const d of extraDirs) rmSync(d, { recursive: true, force: true });
   });

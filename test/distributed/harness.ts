@@ -1,27 +1,25 @@
 /**
  * The parts test/distributed's files share: a free loopback port, child processes
- * whose stdout lines can be awaited, and a bit-for-bit comparison of sharded results.
+ * whose stdout lines can be awaited, a Redis server of the file's own, and a
+ * bit-for-bit comparison of sharded results.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
-import { dirname, resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
 import { expect } from "vitest";
 import { JaggedTensor, TensorDict, type Tensor } from "../../src/index.js";
+import { freePort } from "../helpers/free-port.js";
+
+export { freePort };
+
+/** The README quick start's function (B1's chain), which the distributed tests shard. */
+export const chain = (t: Tensor) => t.mul(t).neg().exp().mul(t.mul(3).sin()).add(t.mul(0.5)).sub(t.tanh());
 
 /** The repository's root folder (the cwd of the processes `launch` starts). */
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-
-export function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
 
 /** A child process with its stdout lines collected and a promise per awaited line. */
 export interface Proc {
@@ -74,10 +72,49 @@ export function launch(cmd: string, args: string[], env: Record<string, string>)
   };
 }
 
+/** A redis-server started by `startRedis`, its temp dir, its URL and a client connected to it. */
+export interface TestRedis {
+  readonly dir: string;
+  readonly url: string;
+  readonly server: Proc;
+  readonly redis: Redis;
+}
+
+/**
+ * redis-server on a free loopback port with no persistence and a fresh temp dir, once it
+ * accepts connections, and a client on it; a server that does not get ready is stopped
+ * and its dir removed before the error is thrown.
+ */
+export async function startRedis(): Promise<TestRedis> {
+  const dir = mkdtempSync(join(os.tmpdir(), "batchwise-redis-"));
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  const server = launch(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    {},
+  );
+  try {
+    await server.waitFor(/Ready to accept connections/);
+  } catch (error) {
+    server.child.kill("SIGTERM");
+    await exited(server.child);
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return { dir, url, server, redis: new Redis(url, { maxRetriesPerRequest: null }) };
+}
+
 export function exited(p: ChildProcess): Promise<void> {
   return p.exitCode !== null || p.signalCode !== null
     ? Promise.resolve()
     : new Promise((r) => p.once("exit", () => r()));
+}
+
+/** Sends `signal` to each of `procs` still running and waits until all have exited. */
+export async function killAll(procs: readonly Proc[], signal: NodeJS.Signals): Promise<void> {
+  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill(signal);
+  await Promise.all(procs.map((p) => exited(p.child)));
 }
 
 /** `got` and `want` hold the same structure, shapes, dtypes and bytes (TensorDicts entry by entry, jagged tensors' values and offsets). */

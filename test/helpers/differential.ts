@@ -16,6 +16,7 @@ import type { WebGPUBackend } from "../../runtime/webgpu/backend.js";
 import type { Schedule } from "../../ir/schedule.js";
 import { closeEnough, randomInputs, seedArb, type Family, type RandomCase } from "./random-graph.js";
 import { compileJs, runJs, FC_SEED } from "./run.js";
+import { uploadValues } from "./gpu-upload.js";
 import { WasmBackend } from "../../runtime/wasm/backend.js";
 
 /** The families the per-op differential tests cover, and their tolerances against the interpreter. */
@@ -125,11 +126,7 @@ export async function checkOnWebGPU(
   const { inputs, expected } = reference(c);
   const { schedule } = runPipeline(c.graph, { maxKernelBuffers: gpu.maxKernelBuffers, unrollLimit: 64 });
   const program = await Program.create(schedule, gpu);
-  const bufs = inputs.map((v) => {
-    const b = gpu.alloc(v.type.dtype, v.data.length);
-    gpu.write(b, v.data);
-    return { buffer: b, type: v.type };
-  });
+  const bufs = uploadValues(gpu, inputs);
   const before = gpu.stats.dispatches;
   const outs = program.run(bufs);
   if (expected.every((v) => v.data.length > 0)) expect(gpu.stats.dispatches - before).toBeGreaterThan(0);

@@ -42,3 +42,41 @@ export function raggedInputs(S: number): [Node, Node, Node] {
     Node.make("input", [], { index: 2 }, { dtype: "float32", batch: ["r-1"], base: [S] }),
   ];
 }
+
+/** A ragged graph's outputs, built over `raggedInputs`' values, offsets and rows. */
+export type RaggedBuild = (v: Node, o: Node, rows: Node) => Node[];
+
+/** Ragged graphs the segmented-kernel tests (loop-form interpreter, workgroup kernels) both check. */
+export const segmentGraphs = {
+  /** segment_reduce `op` of |values - their row| (the row read per element by segment_expand). */
+  reduceCentred:
+    (op: "sum" | "mean" | "max" | "min" | "argmax" | "count"): RaggedBuild =>
+    (v, o, rows) => {
+      const centred = Node.make("sub", [v, Node.make("segment_expand", [rows, o, v])]);
+      return [Node.make("segment_reduce", [Node.make("abs", [centred]), o], { op })];
+    },
+  /** values * exp(their row). */
+  expandMap: ((v, o, rows) => [
+    Node.make("mul", [v, Node.make("exp", [Node.make("segment_expand", [rows, o, v])])]),
+  ]) satisfies RaggedBuild,
+  /** exp(values) padded on the right to max(0, maxN) with -7 and unpadded again, plus their row. */
+  unpadPadded:
+    (maxN: number): RaggedBuild =>
+    (v, o, rows) => {
+      const padded = Node.make("segment_pad", [Node.make("exp", [v]), o], {
+        maxN: Math.max(0, maxN),
+        value: -7,
+        left: false,
+      });
+      return [
+        Node.make("add", [Node.make("segment_unpad", [padded, o, v]), Node.make("segment_expand", [rows, o, v])]),
+      ];
+    },
+  /** values padded to maxN with -7 (on the left if `left`), and the matching mask. */
+  padAndMask:
+    (maxN: number, left: boolean): RaggedBuild =>
+    (v, o) => [
+      Node.make("segment_pad", [v, o], { maxN, value: -7, left }),
+      Node.make("segment_mask", [o], { maxN, left }),
+    ],
+};

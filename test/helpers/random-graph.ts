@@ -10,6 +10,7 @@ import {
   ELEMENTWISE,
   factsOf,
   isUnaryOp,
+  type DTypeRule,
   type ElementwiseOp,
   type KBinaryOp,
   type KUnaryOp,
@@ -22,6 +23,9 @@ import { rng } from "../../bench/cases.js";
 
 export type Family = "float64" | "float32" | "int32" | "uint32";
 
+/** The special values of both float families: NaN, ±Inf, ±0, ±1, 0.5 and 2. */
+const SPECIAL_FLOATS_BOTH = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 0.5, 2];
+
 /**
  * Special values drawn into input data and graph constants when `specials` is on:
  * NaN, ±Inf, ±0, huge and tiny magnitudes (float32's largest finite value and its
@@ -29,15 +33,7 @@ export type Family = "float64" | "float32" | "int32" | "uint32";
  */
 export const SPECIAL_FLOATS: Record<"float32" | "float64", readonly number[]> = {
   float32: [
-    NaN,
-    Infinity,
-    -Infinity,
-    0,
-    -0,
-    1,
-    -1,
-    0.5,
-    2,
+    ...SPECIAL_FLOATS_BOTH,
     1e30,
     -1e30,
     3.4028234663852886e38,
@@ -53,15 +49,7 @@ export const SPECIAL_FLOATS: Record<"float32" | "float64", readonly number[]> = 
     16777217,
   ],
   float64: [
-    NaN,
-    Infinity,
-    -Infinity,
-    0,
-    -0,
-    1,
-    -1,
-    0.5,
-    2,
+    ...SPECIAL_FLOATS_BOTH,
     1e300,
     -1e300,
     1.7976931348623157e308,
@@ -111,66 +99,38 @@ const LOGICAL_BINARY: KBinaryOp[] = [];
  * exponents it wraps like the other integer ops, so it needs the extremes to mean much).
  */
 const INT_ONLY_WITH_SPECIALS: ReadonlySet<ElementwiseOp> = new Set(["pow"]);
-/** Where `randomCase` draws an op of each dtype rule (ir/elementwise.ts), unary and binary. */
-function drawUnary(op: KUnaryOp): void {
-  const rule = factsOf(op).dtype;
-  switch (rule) {
-    case "arith":
-      FLOAT_UNARY.push(op);
-      INT_UNARY.push(op);
-      return;
-    case "float":
-      FLOAT_UNARY.push(op);
-      return;
-    case "int":
-      INT_UNARY.push(op);
-      return;
-    case "predicate":
-      PREDICATE.push(op);
-      return;
-    case "logical":
-      LOGICAL_UNARY.push(op);
-      return;
-    case "compare":
-      break;
-    default: {
-      const never: never = rule;
-      void never;
-    }
-  }
-  throw new Error(`random-graph: no way to draw the unary op ${op} of dtype rule ${rule}; say how in drawUnary`);
-}
-function drawBinary(op: KBinaryOp): void {
-  const rule = factsOf(op).dtype;
-  switch (rule) {
-    case "arith":
-      FLOAT_BINARY.push(op);
-      if (!INT_ONLY_WITH_SPECIALS.has(op)) INT_BINARY.push(op);
-      return;
-    case "float":
-      FLOAT_BINARY.push(op);
-      return;
-    case "int":
-      INT_BINARY.push(op);
-      return;
-    case "compare":
-      COMPARE.push(op);
-      return;
-    case "logical":
-      LOGICAL_BINARY.push(op);
-      return;
-    case "predicate":
-      break;
-    default: {
-      const never: never = rule;
-      void never;
-    }
-  }
-  throw new Error(`random-graph: no way to draw the binary op ${op} of dtype rule ${rule}; say how in drawBinary`);
+/**
+ * Where `randomCase` draws an op of each dtype rule (ir/elementwise.ts), unary and binary:
+ * the lists it joins; an arity missing from its rule's entry has no way to be drawn (an
+ * error; say how here). Total over the rules, so `tsc` asks for a new rule's entry.
+ */
+const DRAWN_IN: {
+  readonly [R in DTypeRule]: { readonly unary?: readonly KUnaryOp[][]; readonly binary?: readonly KBinaryOp[][] };
+} = {
+  arith: { unary: [FLOAT_UNARY, INT_UNARY], binary: [FLOAT_BINARY, INT_BINARY] },
+  float: { unary: [FLOAT_UNARY], binary: [FLOAT_BINARY] },
+  int: { unary: [INT_UNARY], binary: [INT_BINARY] },
+  predicate: { unary: [PREDICATE] },
+  logical: { unary: [LOGICAL_UNARY], binary: [LOGICAL_BINARY] },
+  compare: { binary: [COMPARE] },
+};
+/** Puts `op` in `lists` (its dtype rule's, from DRAWN_IN), but for `notIn`. */
+function drawIn<Op extends ElementwiseOp>(
+  lists: readonly Op[][] | undefined,
+  op: Op,
+  arity: "unary" | "binary",
+  notIn?: Op[],
+): void {
+  if (lists === undefined)
+    throw new Error(
+      `random-graph: no way to draw the ${arity} op ${op} of dtype rule ${factsOf(op).dtype}; say how in DRAWN_IN`,
+    );
+  for (const list of lists) if (list !== notIn) list.push(op);
 }
 for (const op of Object.keys(ELEMENTWISE) as ElementwiseOp[]) {
-  if (isUnaryOp(op)) drawUnary(op);
-  else drawBinary(op);
+  const drawn = DRAWN_IN[factsOf(op).dtype];
+  if (isUnaryOp(op)) drawIn(drawn.unary, op, "unary");
+  else drawIn(drawn.binary, op, "binary", INT_ONLY_WITH_SPECIALS.has(op) ? INT_BINARY : undefined);
 }
 /** With `specials`, integer graphs also draw INT_ONLY_WITH_SPECIALS (wrapping like the other integer ops). */
 const INT_BINARY_SPECIAL: KBinaryOp[] = [...INT_BINARY, ...FLOAT_BINARY.filter((op) => INT_ONLY_WITH_SPECIALS.has(op))];
@@ -762,6 +722,38 @@ export function closeEnough(actual: ArrayLike<number>, expected: ArrayLike<numbe
 // --- indexing (take) ---
 
 /**
+ * What `randomTakeCase` and `randomScatterCase` start from: a `randomCase`, the draws for
+ * the op they add (`rng(seed ^ salt)`), the concrete size of each batch symbol (the largest
+ * size an input gives it; the others are 1), the value they index (the first output, which
+ * has the family's dtype: a narrow tail's output, if any, comes last; a size-1 base axis
+ * added when it has none) and a random base axis of it.
+ */
+function indexedCase(
+  seed: number,
+  family: Family,
+  opts: { steps?: number; smooth?: boolean; specials?: boolean },
+  salt: number,
+): {
+  c: RandomCase;
+  r: () => number;
+  inputs: readonly Node[];
+  sizeOf: Map<string | number, number>;
+  x: Node;
+  axis: number;
+} {
+  const c = randomCase(seed, family, opts);
+  const r = rng(seed ^ salt);
+  const inputs = c.graph.inputs;
+  const sizeOf = new Map<string | number, number>();
+  inputs.forEach((n, i) =>
+    n.type.batch.forEach((d, j) => sizeOf.set(d, Math.max(sizeOf.get(d) ?? 1, c.inputTypes[i]!.batch[j]!))),
+  );
+  let x = c.graph.outputs[0]!;
+  if (x.type.base.length === 0) x = Node.make("reshape", [x], { shape: [1] });
+  return { c, r, inputs, sizeOf, x, axis: Math.floor(r() * x.type.base.length) };
+}
+
+/**
  * A random case whose output goes through `take`: a `randomCase` graph, then
  * `take` of its last value (a size-1 base axis is added when it has none) at an
  * extra int32 input of indices (batch: a suffix of the output's batch dims, some
@@ -775,18 +767,7 @@ export function randomTakeCase(
   family: Family,
   opts: { steps?: number; smooth?: boolean; specials?: boolean } = {},
 ): RandomCase {
-  const c = randomCase(seed, family, opts);
-  const r = rng(seed ^ 0x5bd1e995);
-  const inputs = c.graph.inputs;
-  // The concrete size of each batch symbol: the largest size an input gives it (the others are 1).
-  const sizeOf = new Map<string | number, number>();
-  inputs.forEach((n, i) =>
-    n.type.batch.forEach((d, j) => sizeOf.set(d, Math.max(sizeOf.get(d) ?? 1, c.inputTypes[i]!.batch[j]!))),
-  );
-  // The first output has the family's dtype (a narrow tail's output, if any, comes last).
-  let x = c.graph.outputs[0]!;
-  if (x.type.base.length === 0) x = Node.make("reshape", [x], { shape: [1] });
-  const axis = Math.floor(r() * x.type.base.length);
+  const { c, r, inputs, sizeOf, x, axis } = indexedCase(seed, family, opts, 0x5bd1e995);
   const bRank = Math.floor(r() * (x.type.batch.length + 1));
   const batchSyms = x.type.batch.slice(x.type.batch.length - bRank);
   const bcast = batchSyms.map(() => r() < 0.25);
@@ -833,17 +814,7 @@ export function randomScatterCase(
   family: Family,
   opts: { steps?: number; smooth?: boolean; specials?: boolean; mode?: "set" | "add" | "mul" | "min" | "max" } = {},
 ): RandomCase {
-  const c = randomCase(seed, family, opts);
-  const r = rng(seed ^ 0x2545f491);
-  const inputs = c.graph.inputs;
-  const sizeOf = new Map<string | number, number>();
-  inputs.forEach((n, i) =>
-    n.type.batch.forEach((d, j) => sizeOf.set(d, Math.max(sizeOf.get(d) ?? 1, c.inputTypes[i]!.batch[j]!))),
-  );
-  // The first output has the family's dtype (a narrow tail's output, if any, comes last).
-  let x = c.graph.outputs[0]!;
-  if (x.type.base.length === 0) x = Node.make("reshape", [x], { shape: [1] });
-  const axis = Math.floor(r() * x.type.base.length);
+  const { c, r, inputs, sizeOf, x, axis } = indexedCase(seed, family, opts, 0x2545f491);
   const concrete = (syms: readonly (string | number)[], bcast: readonly boolean[]): number[] =>
     syms.map((d, j) => (bcast[j] ? 1 : typeof d === "number" ? d : (sizeOf.get(d) ?? 1)));
   const suffixInput = (index: number, dtype: DType, base: number[]): { node: Node; type: ConcreteType } => {

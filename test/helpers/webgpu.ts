@@ -83,6 +83,40 @@ export async function runKernel(
   }
 }
 
+/** `runKernel` of a `scalarBatchKernel` on inputs of n scalars each (stride 1): every output n long. */
+export function runOnScalars(
+  backend: WebGPUBackend,
+  kernel: Kernel,
+  inputs: readonly HostTensor[],
+): Promise<TypedArray[]> {
+  const n = inputs[0]!.data.length;
+  return runKernel(
+    backend,
+    kernel,
+    inputs,
+    { batchSizes: [n], inputBatchStrides: inputs.map(() => [1]) },
+    kernel.outputs.map(() => n),
+  );
+}
+
+/**
+ * `runOnScalars` of a two-input kernel on `a` and `b`, both of `dtype`: its outputs, and
+ * `a` and `b` as plain number arrays (for the reference formulas).
+ */
+export async function runOnPair(
+  backend: WebGPUBackend,
+  kernel: Kernel,
+  dtype: HostTensor["dtype"],
+  a: TypedArray,
+  b: TypedArray,
+): Promise<{ outs: TypedArray[]; A: number[]; B: number[] }> {
+  const outs = await runOnScalars(backend, kernel, [
+    { dtype, data: a },
+    { dtype, data: b },
+  ]);
+  return { outs, A: Array.from(a), B: Array.from(b) };
+}
+
 /** Elementwise closeness with NaN = NaN and ±Inf exact; relative tolerance `rtol`. */
 export function closeTo(
   actual: ArrayLike<number>,

@@ -30,7 +30,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { cp, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import { transform } from "esbuild";
@@ -43,6 +42,8 @@ import {
   type DocBlock,
   type Need,
 } from "../helpers/doc-blocks.js";
+import { freePort } from "../helpers/free-port.js";
+import { nodeNextTsconfig } from "../helpers/tsconfig.js";
 import { ROOT, type PackedApp } from "../helpers/packed.js";
 
 /** Per block (BATCHWISE_DOC_BLOCK_TIMEOUT_MS overrides it, to test the runner). */
@@ -187,17 +188,6 @@ function runProc(cmd: string, args: readonly string[], cwd: string, env: NodeJS.
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
-
 /** A redis-server of the block's own (no persistence), on a free loopback port, ready to accept connections. */
 async function startRedis(dir: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
@@ -276,11 +266,8 @@ async function typeCheck(nm: string, list: readonly DocBlock[]): Promise<Map<Doc
   await Promise.all(list.map((b, i) => writeFile(join(dir, names[i]!), heads[i]! + (b.fragment ? prelude : ""))));
   await writeFile(
     join(dir, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
+    nodeNextTsconfig(
+      {
         moduleDetection: "force",
         lib: ["ES2022", "DOM"],
         types: ["node"],
@@ -288,8 +275,8 @@ async function typeCheck(nm: string, list: readonly DocBlock[]): Promise<Map<Doc
         skipLibCheck: false,
         noEmit: true,
       },
-      files: names,
-    }),
+      { files: names },
+    ),
   );
   const r = await runProc(
     process.execPath,

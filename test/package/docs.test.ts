@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeNextTsconfig } from "../helpers/tsconfig.js";
 
 const run = promisify(execFile);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -68,19 +69,7 @@ describe("API reference (TypeDoc)", () => {
       join(dir, "api.ts"),
       "/** Has its comment. */\nexport function documented(): number {\n  return 1;\n}\n\nexport function forgotten(): number {\n  return 2;\n}\n",
     );
-    await writeFile(
-      join(dir, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          module: "NodeNext",
-          moduleResolution: "NodeNext",
-          strict: true,
-          types: [],
-        },
-        include: ["api.ts"],
-      }),
-    );
+    await writeFile(join(dir, "tsconfig.json"), nodeNextTsconfig({ strict: true, types: [] }, { include: ["api.ts"] }));
     await writeFile(
       join(dir, "typedoc.json"),
       JSON.stringify({ ...config, entryPoints: ["api.ts"], tsconfig: "tsconfig.json", intentionallyNotExported: [] }),

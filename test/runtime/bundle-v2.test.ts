@@ -6,31 +6,19 @@
  * from their text (the only way for format 2) and hands the backend the flag WebGPU
  * checks; the values are hand-computed.
  */
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { fromTypedArray, getBackend, loadBundle, type Backend, type Tensor } from "../../src/runtime-entry.js";
-import type { ShippedKernel } from "../../runtime/backend.js";
+import { fromTypedArray, loadBundle, type Tensor } from "../../src/runtime-entry.js";
 import { importBundle } from "../helpers/bundle.js";
+import { recordingBackend, V2_BUNDLE_TEXT } from "../helpers/bundle-fixtures.js";
 
-const TEXT = readFileSync(new URL("../fixtures/bundle-v2/affine-batchsum.bundle.mjs.txt", import.meta.url), "utf8");
 /** The hash batchwise at format 2 recorded (and a user would have pinned). */
 const PINNED = "5827f9c148a8e88b3885ed643512eaef5e00b8cb9a3e0ba360008d80e67259a2";
 
-/** The current backend, recording what its `load` is handed. */
-function recording(): { backend: Backend; seen: ShippedKernel[] } {
-  const base = getBackend();
-  const seen: ShippedKernel[] = [];
-  const backend = Object.create(base, {
-    load: { value: (k: Parameters<Backend["load"]>[0], s: ShippedKernel) => (seen.push(s), base.load(k, s)) },
-  }) as Backend;
-  return { backend, seen };
-}
-
 describe("a format-2 bundle on batchwise/runtime", () => {
   it("loads with its pinned hash and computes [2x + 1, batchSum(x)]; its kernels' chunking is told from their WGSL", async () => {
-    const mod = await importBundle(TEXT);
+    const mod = await importBundle(V2_BUNDLE_TEXT);
     expect([mod.version, mod.sha256]).toEqual([2, PINNED]);
-    const { backend, seen } = recording();
+    const { backend, seen } = recordingBackend();
     const f = await loadBundle(mod, { sha256: PINNED, backend });
     const x = fromTypedArray(Float32Array.from([1, 2, 3, 4, 5, 6]), [2, 3], { batchDim: 1 });
     const [a, b] = f(x) as Tensor[];

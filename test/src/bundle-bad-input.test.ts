@@ -92,6 +92,19 @@ async function tamper(edit: (t: string) => string, rehash: boolean): Promise<Bun
   return importBundle(edited.replace(/export const sha256 = "[0-9a-f]{64}";/, `export const sha256 = "${h}";`));
 }
 
+/**
+ * `edit`ed, with the recorded hash kept and with it recomputed (or as `rehashes` says),
+ * loadBundle refuses the module with a BundleError saying `message`.
+ */
+async function refusesTampered(
+  edit: (t: string) => string,
+  message: string | RegExp,
+  rehashes: readonly boolean[] = [false, true],
+): Promise<void> {
+  for (const rehash of rehashes)
+    await refuses(async () => loadBundle(await tamper(edit, rehash)), BundleError, message);
+}
+
 const close = (got: number[], want: number[]) => {
   expect(got.length).toBe(want.length);
   got.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
@@ -127,12 +140,10 @@ describe("tampered bundles are refused", () => {
   it("reordered step inputs (exp(y - x) instead of exp(x - y)): refused, with or without a recomputed hash", async () => {
     const [u0] = await runUnchecked(await tamper(reorder, false), X, Y);
     close(u0!, [f32(Math.exp(1) + 0.5), f32(Math.exp(0) - 1), f32(Math.exp(-1) + 2)]);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(reorder, rehash)),
-        BundleError,
-        /loadBundle: step 0 \(kernel\) is not the step its graph schedules \(an edited graph, step or kernel IR, or reordered inputs\)/,
-      );
+    await refusesTampered(
+      reorder,
+      /loadBundle: step 0 \(kernel\) is not the step its graph schedules \(an edited graph, step or kernel IR, or reordered inputs\)/,
+    );
   });
 
   it("an edited graph (exp -> sin): its graph and its kernels disagree; refused", async () => {
@@ -146,67 +157,46 @@ describe("tampered bundles are refused", () => {
     );
     close(u0!, WANT0); // the kernels still compute exp
     close(Array.from(claimed[0]!.data), [f32(Math.sin(-1) + 0.5), f32(Math.sin(0) - 1), f32(Math.sin(1) + 2)]); // the graph says sin
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(expToSin, rehash)),
-        BundleError,
-        /step 0 \(kernel\) is not the step its graph schedules/,
-      );
+    await refusesTampered(expToSin, /step 0 \(kernel\) is not the step its graph schedules/);
   });
 
   it("an edited JS kernel (Math.exp -> Math.sin): refused, with or without a recomputed hash", async () => {
     const [u0] = await runUnchecked(await tamper(jsKernel, false), X, Y);
     expect(u0![0]).toBeCloseTo(f32(Math.sin(-1) + 0.5), 5);
     expect(u0![0]).not.toBeCloseTo(WANT0[0]!, 2);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(jsKernel, rehash)),
-        BundleError,
-        /loadBundle: step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\): at character \d+: expected ….*Math\.exp/s,
-      );
+    await refusesTampered(
+      jsKernel,
+      /loadBundle: step 0's JS kernel is not the code its kernel IR gives \(an edited kernel, or a tool such as a minifier rewrote the module\): at character \d+: expected ….*Math\.exp/s,
+    );
   });
 
   it("an edited WGSL kernel (exp -> sin): refused on any backend, with or without a recomputed hash", async () => {
     const m = await tamper(wgslKernel, false);
     expect(m.kernels[0]!.wgsl).toMatch(/= sin\(v\d+\);/);
     expect(mod.kernels[0]!.wgsl).toMatch(/= bw_fexp\(v\d+\);/);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(wgslKernel, rehash)),
-        BundleError,
-        /loadBundle: step 0's WGSL kernel is not the code its kernel IR gives \(an edited kernel\)/,
-      );
+    await refusesTampered(
+      wgslKernel,
+      /loadBundle: step 0's WGSL kernel is not the code its kernel IR gives \(an edited kernel\)/,
+    );
   });
 
   it("an edited kernel IR (a step's base shape, an op): refused", async () => {
     const m = await tamper(kernelBase, false);
     expect((m.steps[0] as unknown as { kernel: { baseShape: number[] } }).kernel.baseShape).toEqual([2]);
     for (const edit of [kernelBase, kernelOp])
-      for (const rehash of [false, true])
-        await refuses(
-          async () => loadBundle(await tamper(edit, rehash)),
-          BundleError,
-          /step 0 \(kernel\) is not the step its graph schedules/,
-        );
+      await refusesTampered(edit, /step 0 \(kernel\) is not the step its graph schedules/);
   });
 
   it("a changed baseShape in the graph (3 -> 4, consistently): refused", async () => {
     expect(parseGraph((await tamper(graphBase, false)).graph).inputs[0]!.type.base).toEqual([4]);
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(graphBase, rehash)),
-        BundleError,
-        /loadBundle: step 0 \(kernel\) is not the step its graph schedules/,
-      );
+    await refusesTampered(graphBase, /loadBundle: step 0 \(kernel\) is not the step its graph schedules/);
   });
 
   it("edited fusion options: the steps are not the schedule they give; refused", async () => {
-    for (const rehash of [false, true])
-      await refuses(
-        async () => loadBundle(await tamper(fuseOpts, rehash)),
-        BundleError,
-        /loadBundle: (step \d+ \(kernel\) is not the step its graph schedules|the bundle has \d+ steps, its graph schedules \d+)/,
-      );
+    await refusesTampered(
+      fuseOpts,
+      /loadBundle: (step \d+ \(kernel\) is not the step its graph schedules|the bundle has \d+ steps, its graph schedules \d+)/,
+    );
   });
 
   it("an edited constant: refused by the recorded hash; with a recomputed hash only a pinned hash refuses it (the documented limit)", async () => {
@@ -229,32 +219,31 @@ describe("tampered bundles are refused", () => {
   });
 
   it("edited layout fields (args, results, multi) and a mismatched recorded hash: refused", async () => {
-    await refuses(
-      async () =>
-        loadBundle(await tamper((t) => t.replace('export const args = "tt";', 'export const args = "tj";'), true)),
-      BundleError,
-      "loadBundle: 3 argument tensors and 1 captured tensors for a graph of 3 inputs",
-    );
-    await refuses(
-      async () =>
-        loadBundle(await tamper((t) => t.replace('export const results = "tt";', 'export const results = "t";'), true)),
-      BundleError,
-      'loadBundle: the results "t" are 1 tensors, the graph has 2 outputs',
-    );
-    await refuses(
-      async () =>
-        loadBundle(await tamper((t) => t.replace("export const multi = true;", "export const multi = false;"), true)),
-      BundleError,
-      'loadBundle: a bundle returning one value (multi: false) has 2 results "tt"',
-    );
-    await refuses(
-      async () =>
-        loadBundle(
-          await tamper((t) => t.replace('export const results = "tt";', 'export const results = "jt";'), true),
-        ),
-      BundleError,
-      'loadBundle: the results "jt" are 3 tensors, the graph has 2 outputs',
-    );
+    // Each edit with the hash recomputed: [the line, its edit, the refusal].
+    const layoutEdits: [string, string, string][] = [
+      [
+        'export const args = "tt";',
+        'export const args = "tj";',
+        "loadBundle: 3 argument tensors and 1 captured tensors for a graph of 3 inputs",
+      ],
+      [
+        'export const results = "tt";',
+        'export const results = "t";',
+        'loadBundle: the results "t" are 1 tensors, the graph has 2 outputs',
+      ],
+      [
+        "export const multi = true;",
+        "export const multi = false;",
+        'loadBundle: a bundle returning one value (multi: false) has 2 results "tt"',
+      ],
+      [
+        'export const results = "tt";',
+        'export const results = "jt";',
+        'loadBundle: the results "jt" are 3 tensors, the graph has 2 outputs',
+      ],
+    ];
+    for (const [line, edited, message] of layoutEdits)
+      await refusesTampered((t) => t.replace(line, edited), message, [true]);
     await refuses(
       () => loadBundle({ ...mod, sha256: "0".repeat(64) }),
       BundleError,
@@ -517,6 +506,12 @@ describe("malformed bundles and options are BundleErrors naming the field", () =
 
 describe("bad jit and trace uses are TraceErrors", () => {
   const ones3 = () => row([1, 1, 1]);
+  /** A fresh jit of x => -x, traced once. */
+  const tracedNeg = () => {
+    const f = jit((x: Tensor) => x.neg());
+    f(ones3());
+    return f;
+  };
   const cases: [string, () => unknown, string | RegExp][] = [
     [
       "a function returning a number",
@@ -565,20 +560,12 @@ describe("bad jit and trace uses are TraceErrors", () => {
     ],
     [
       "dump after an unknown pass",
-      () => {
-        const f = jit((x: Tensor) => x.neg());
-        f(ones3());
-        return f.dump({ after: "nope" });
-      },
+      () => tracedNeg().dump({ after: "nope" }),
       /dump: unknown pass "nope"; passes are input, narrow, lower/,
     ],
     [
       "dot after an unknown pass",
-      () => {
-        const f = jit((x: Tensor) => x.neg());
-        f(ones3());
-        return f.dot({ after: "nope" });
-      },
+      () => tracedNeg().dot({ after: "nope" }),
       /dot: unknown pass "nope"; passes are input, narrow, lower/,
     ],
     [

@@ -5,23 +5,11 @@
  * bundles (test/fixtures/bundle-v2, written by the format-2 batchwise) still load, and
  * other versions are BundleErrors naming the version. Values are hand-computed.
  */
-import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  BundleError,
-  bundleSha256,
-  getBackend,
-  jit,
-  loadBundle,
-  tensor,
-  type Backend,
-  type BundleModule,
-  type Tensor,
-} from "../../src/index.js";
-import type { ShippedKernel } from "../../runtime/backend.js";
+import { BundleError, bundleSha256, jit, loadBundle, tensor, type BundleModule, type Tensor } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { recordingBackend, V2_BUNDLE_TEXT } from "../helpers/bundle-fixtures.js";
 
-const V2 = readFileSync(new URL("../fixtures/bundle-v2/affine-batchsum.bundle.mjs.txt", import.meta.url), "utf8");
 const x = () =>
   tensor(
     [
@@ -35,15 +23,6 @@ const WANT = [
   [3, 5, 7, 9, 11, 13],
   [5, 7, 9],
 ];
-
-function recording(): { backend: Backend; seen: ShippedKernel[] } {
-  const base = getBackend();
-  const seen: ShippedKernel[] = [];
-  const backend = Object.create(base, {
-    load: { value: (k: Parameters<Backend["load"]>[0], s: ShippedKernel) => (seen.push(s), base.load(k, s)) },
-  }) as Backend;
-  return { backend, seen };
-}
 
 const values = async (out: unknown) => Promise.all((out as Tensor[]).map(async (t) => Array.from(await t.data())));
 
@@ -61,7 +40,7 @@ describe("bundle format 3", () => {
     expect(mod.version).toBe(3);
     // Kernel 0 is elementwise; kernel 1 reduces a batch dim (a tree reduction: chunks).
     expect(mod.kernels.map((k) => k?.chunked)).toEqual([false, true]);
-    const { backend, seen } = recording();
+    const { backend, seen } = recordingBackend();
     const g = await loadBundle(mod, { backend });
     expect(await values(g(x()))).toEqual(WANT);
     expect(seen.map((s) => s.chunked)).toEqual([false, true]);
@@ -83,7 +62,7 @@ describe("bundle format 3", () => {
     await expect(loadBundle(noFlag)).rejects.toThrow(
       "loadBundle: malformed bundle: kernels[1]: wgsl without chunked (true when the WGSL reads its chunk count)",
     );
-    const v2 = await importBundle(V2);
+    const v2 = await importBundle(V2_BUNDLE_TEXT);
     const flagged = { ...v2, kernels: [v2.kernels[0], { ...v2.kernels[1]!, chunked: true }] };
     await expect(loadBundle(flagged)).rejects.toThrow(
       "loadBundle: malformed bundle: kernels[1].chunked is a field of bundle version 3, this bundle says version 2",
@@ -103,9 +82,9 @@ describe("bundle format 3", () => {
 
 describe("bundle format 2", () => {
   it("loads with the full loader (its recorded hash) and computes the same; chunking is told from its WGSL", async () => {
-    const v2 = await importBundle(V2);
+    const v2 = await importBundle(V2_BUNDLE_TEXT);
     expect(v2.version).toBe(2);
-    const { backend, seen } = recording();
+    const { backend, seen } = recordingBackend();
     const g = await loadBundle(v2, {
       backend,
       sha256: "5827f9c148a8e88b3885ed643512eaef5e00b8cb9a3e0ba360008d80e67259a2",

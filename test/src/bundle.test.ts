@@ -25,28 +25,12 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { batchOfMats, jaggedRows } from "../helpers/bundle-fixtures.js";
 import { randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
 import { compileJs, FC_SEED, runJs } from "../helpers/run.js";
 
-const mats = (B: number) =>
-  fromTypedArray(
-    Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 2 + (i % 7) / 10 : ((i * 37) % 11) / 10 - 0.5)),
-    [B, 3, 3],
-    { batchDim: 1 },
-  );
-const jag = (lengths: number[]) => {
-  const off = [0];
-  for (const l of lengths) off.push(off[off.length - 1]! + l);
-  const T = off[off.length - 1]!;
-  return new JaggedTensor(
-    fromTypedArray(
-      Float32Array.from({ length: T * 3 }, (_, i) => ((i * 13) % 17) - 8),
-      [T, 3],
-      { batchDim: 1 },
-    ),
-    fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }),
-  );
-};
+const mats = (B: number) => batchOfMats(B, (i) => (i % 4 === 0 ? 2 + (i % 7) / 10 : ((i * 37) % 11) / 10 - 0.5));
+const jag = (lengths: number[]) => jaggedRows(lengths, (i) => ((i * 13) % 17) - 8);
 const same = (a: Tensor, b: Tensor) => {
   expect(a.toString()).toBe(b.toString());
   expect(Array.from(a.dataSync())).toEqual(Array.from(b.dataSync()));

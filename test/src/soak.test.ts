@@ -5,28 +5,19 @@
  * (last quarter vs second quarter), and every program is traced once.
  */
 import { expect, it } from "vitest";
-import { fromTypedArray, jit, type Tensor } from "../../src/index.js";
+import type { Tensor } from "../../src/index.js";
 import { heapAfterGc } from "../helpers/memory.js";
+import { soakInput, soakProgram } from "../helpers/soak.js";
 
 it("100,000 JS calls without dispose() at varying batch sizes leave the heap bounded", async () => {
-  const f = jit((x: Tensor, w: Tensor) => {
-    const h = x.matmul(w).tanh();
-    return [h.sum(0), h.sub(h.batchMean(0, { keepdim: true }))];
-  });
-  const w = fromTypedArray(
-    Float32Array.from({ length: 4 * 3 }, (_, k) => (k % 5) / 10),
-    [4, 3],
-  );
+  const { f, w } = soakProgram();
   // Column sums of w, for the expected values below: w[k][j] = ((3k + j) % 5) / 10.
   const colSum = [0, 1, 2].map((j) => [0, 1, 2, 3].reduce((p, k) => p + ((3 * k + j) % 5) / 10, 0));
-  const sizes = [1, 17, 500, 3, 128, 64, 250, 9];
   const N = 100_000;
   const heap: number[] = [];
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
-    const b = sizes[i % sizes.length]!;
-    const v = (i % 7) / 7;
-    const x = fromTypedArray(new Float32Array(b * 4).fill(v), [b, 4], { batchDim: 1 });
+    const { b, v, x } = soakInput(i);
     const [s, d] = f(x, w) as Tensor[];
     if (i % 10 === 0) {
       // The eager path: lazy ops, fused and cached at the read (same structure every time).

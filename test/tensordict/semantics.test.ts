@@ -35,6 +35,7 @@ import {
   UnsupportedOpError,
   zeros,
 } from "../../src/index.js";
+import { pastBatchDimPair } from "../helpers/tensordict-pair.js";
 
 /** Nested-array values of a tensor (bool tensors give booleans). */
 const vals = (t: unknown): unknown => {
@@ -1288,19 +1289,7 @@ describe("padSequence on TensorDicts", () => {
   });
 
   it("padDim past the batch dims keeps the batch [B] + batch_size; the mask gets the padded dim", () => {
-    const a = new TensorDict({ w: tensor([[1], [2]], { batchDim: 2 }) }, [2]); // (2,1;)
-    const b = new TensorDict(
-      {
-        w: tensor(
-          [
-            [3, 4, 5],
-            [6, 7, 8],
-          ],
-          { batchDim: 2 },
-        ),
-      },
-      [2],
-    ); // (2,3;)
+    const [a, b] = pastBatchDimPair("w"); // (2,1;) and (2,3;)
     const p = padSequence([a, b], { padDim: 1, returnMask: true });
     expect(p.batchSize).toEqual([2, 2]);
     expect(vals(p.getTensor("w"))).toEqual([
@@ -1377,19 +1366,7 @@ describe("unpadSequence on TensorDicts", () => {
   });
 
   it("unpads along an entry dim past the batch dims (padDim 1)", () => {
-    const a = new TensorDict({ w: tensor([[1], [2]], { batchDim: 2 }) }, [2]); // (2,1;)
-    const b = new TensorDict(
-      {
-        w: tensor(
-          [
-            [3, 4, 5],
-            [6, 7, 8],
-          ],
-          { batchDim: 2 },
-        ),
-      },
-      [2],
-    ); // (2,3;)
+    const [a, b] = pastBatchDimPair("w"); // (2,1;) and (2,3;)
     const ls = unpadSequence(padSequence([a, b], { padDim: 1, returnMask: true }), undefined, { padDim: 1 });
     expect(ls.tensordicts.map((t) => t.batchSize)).toEqual([[2], [2]]);
     expect(ls.member(0).getTensor("w").batchShape).toEqual([2, 1]);

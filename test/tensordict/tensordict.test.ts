@@ -21,6 +21,7 @@ import {
   unpadSequence,
   UnsupportedOpError,
 } from "../../src/index.js";
+import { pastBatchDimPair } from "../helpers/tensordict-pair.js";
 
 /** `(n;)` float32 holding start, start+1, …. */
 const seq = (n: number, start = 0) =>
@@ -127,19 +128,7 @@ describe("lazy stacks inside stack and cat", () => {
 describe("padSequence and unpadSequence on TensorDicts", () => {
   it("padding past the shared batch dims keeps the padded dim in the mask", () => {
     // batchSize [2]; x is (2, L; ) with L = 1 and 3: padDim 1 lies past the shared dims.
-    const t1 = new TensorDict({ x: tensor([[1], [2]], { batchDim: 2 }) }, [2]);
-    const t2 = new TensorDict(
-      {
-        x: tensor(
-          [
-            [3, 4, 5],
-            [6, 7, 8],
-          ],
-          { batchDim: 2 },
-        ),
-      },
-      [2],
-    );
+    const [t1, t2] = pastBatchDimPair("x");
     const p = padSequence([t1, t2], { padDim: 1, paddingValue: -1, returnMask: "valid" });
     expect(p.batchSize).toEqual([2, 2]);
     expect(p.getTensor("x").toArraySync()).toEqual([

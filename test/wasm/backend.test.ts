@@ -8,12 +8,14 @@ import { spawnSync } from "node:child_process";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { interpret, type Value } from "../../ir/interpret.js";
+import { ix, type KExpr, type Kernel, type Launch } from "../../ir/kernel.js";
 import { runPipeline } from "../../passes/pipeline.js";
 import { Program } from "../../runtime/program.js";
 import { createWasmBackend, WasmBackend, type WasmCompiled } from "../../runtime/wasm/backend.js";
 import { WasmHeap, type WasmBuffer } from "../../runtime/wasm/memory.js";
 import { BackendError } from "../../src/index.js";
 import { closeEnough, randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
+import { scalarBatchKernel } from "../helpers/kernels.js";
 import { FC_SEED } from "../helpers/run.js";
 
 describe("wasm memory", () => {
@@ -108,20 +110,17 @@ describe("wasm threads", async () => {
     const x = new Float32Array(n);
     for (let i = 0; i < n; i++) x[i] = Math.fround(-50 + (100 * i) / n);
     const before = { ...threaded.stats };
-    const k = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      outputs: [{ dtype: "float32", value: 2, reduce: null }],
-      exprs: [
+    const k = scalarBatchKernel(
+      ["float32"],
+      [
         { k: "load", input: 0, index: [], dtype: "float32" },
         { k: "unary", op: "exp", x: 0, dtype: "float32" },
         { k: "unary", op: "sin", x: 1, dtype: "float32" },
       ],
-      unroll: true,
-    } as const;
-    const compiled = threaded.compile(k as never);
+      [{ dtype: "float32", value: 2, reduce: null }],
+      true,
+    );
+    const compiled = threaded.compile(k);
     const inp = threaded.wrap("float32", x);
     const out = threaded.alloc("float32", n);
     threaded.dispatch(compiled, [inp], [out], { batchSizes: [n], inputBatchStrides: [[1]] });
@@ -139,23 +138,20 @@ describe("wasm threads", async () => {
 
   it("every length from 0 to 41 and ranges split over threads: the eight-lane loop, the four-lane rest and the scalar tail", () => {
     // x * 0.5 - x: every element is -x/2 exactly, so a lane the loops skip or write twice shows.
-    const k = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      outputs: [{ dtype: "float32", value: 3, reduce: null }],
-      exprs: [
+    const k = scalarBatchKernel(
+      ["float32"],
+      [
         { k: "load", input: 0, index: [], dtype: "float32" },
         { k: "const", value: 0.5, dtype: "float32" },
         { k: "binary", op: "mul", a: 0, b: 1, dtype: "float32" },
         { k: "binary", op: "sub", a: 2, b: 0, dtype: "float32" },
       ],
-      unroll: true,
-    } as const;
+      [{ dtype: "float32", value: 3, reduce: null }],
+      true,
+    );
     const one = new WasmBackend();
     for (const b of [one, threaded]) {
-      const compiled = b.compile(k as never) as WasmCompiled;
+      const compiled = b.compile(k) as WasmCompiled;
       expect(compiled.vectorized).toBe(true);
       for (const n of [...Array.from({ length: 42 }, (_, i) => i), 1003]) {
         const x = Float32Array.from({ length: n }, (_, i) => i + 1);
@@ -174,7 +170,7 @@ describe("wasm threads", async () => {
 
   it("two batch dims: the outer loop split over threads (or, with fewer outer iterations than 2 per thread, the inner one), the inner one in SIMD lanes; contiguous, strided and broadcast inputs", () => {
     // y = x * 0.5 - x2: exact in float32, so a lane the loops skip, write twice or read wrongly shows.
-    const k = {
+    const k: Kernel = {
       batchRank: 2,
       baseShape: [],
       reduce: null,
@@ -191,8 +187,8 @@ describe("wasm threads", async () => {
         { k: "binary", op: "sub", a: 2, b: 3, dtype: "float32" },
       ],
       unroll: true,
-    } as const;
-    const compiled = threaded.compile(k as never) as WasmCompiled;
+    };
+    const compiled = threaded.compile(k) as WasmCompiled;
     expect(compiled.sharded).toBe(true);
     expect(compiled.innerVectorLoops).toBe(1);
     expect(compiled.inner?.vectorized).toBe(true);
@@ -301,11 +297,11 @@ describe("wasm threads", async () => {
 
 describe("wasm SIMD paths", () => {
   const b = new WasmBackend();
-  const run = (k: object, inputs: Float32Array[], n: number, launch: object): Float32Array => {
-    const compiled = b.compile(k as never) as WasmCompiled;
+  const run = (k: Kernel, inputs: Float32Array[], n: number, launch: Launch): Float32Array => {
+    const compiled = b.compile(k) as WasmCompiled;
     const ins = inputs.map((x) => b.wrap("float32", x));
     const out = b.alloc("float32", n);
-    b.dispatch(compiled, ins, [out], launch as never);
+    b.dispatch(compiled, ins, [out], launch);
     return b.readSync(out) as Float32Array;
   };
 
@@ -314,7 +310,7 @@ describe("wasm SIMD paths", () => {
     const B = 5;
     const x = Float32Array.from({ length: B * 150 }, (_, i) => Math.fround(Math.sin(i) * 10));
     const m = Float32Array.from({ length: B * 3 }, (_, i) => Math.fround(i / 7));
-    const k = {
+    const k: Kernel = {
       batchRank: 1,
       baseShape: [50, 3],
       reduce: null,
@@ -324,30 +320,14 @@ describe("wasm SIMD paths", () => {
       ],
       outputs: [{ dtype: "float32", value: 2, reduce: null }],
       exprs: [
-        {
-          k: "load",
-          input: 0,
-          index: [
-            { k: "var", axis: 0 },
-            { k: "var", axis: 1 },
-          ],
-          dtype: "float32",
-        },
-        {
-          k: "load",
-          input: 1,
-          index: [
-            { k: "const", v: 0 },
-            { k: "var", axis: 1 },
-          ],
-          dtype: "float32",
-        },
+        { k: "load", input: 0, index: [ix.v(0), ix.v(1)], dtype: "float32" },
+        { k: "load", input: 1, index: [ix.c(0), ix.v(1)], dtype: "float32" },
         { k: "binary", op: "sub", a: 0, b: 1, dtype: "float32" },
       ],
       unroll: false,
       unrollAxes: [1],
     };
-    const compiled = b.compile(k as never) as WasmCompiled;
+    const compiled = b.compile(k) as WasmCompiled;
     expect(compiled.innerVectorLoops).toBe(1);
     const y = run(k, [x, m], B * 150, { batchSizes: [B], inputBatchStrides: [[150], [3]] });
     for (let bb = 0; bb < B; bb++)
@@ -362,25 +342,17 @@ describe("wasm SIMD paths", () => {
     // out[b, i, j] = m[b, j, i] * 2 (a transpose, fully unrolled): loads and stores with stride 9.
     const B = 13;
     const mm = Float32Array.from({ length: B * 9 }, (_, i) => i - 40);
-    const exprs: object[] = [];
+    const exprs: KExpr[] = [];
     const outs: number[] = [];
     exprs.push({ k: "const", value: 2, dtype: "float32" });
     for (let i = 0; i < 3; i++)
       for (let j = 0; j < 3; j++) {
-        exprs.push({
-          k: "load",
-          input: 0,
-          index: [
-            { k: "const", v: j },
-            { k: "const", v: i },
-          ],
-          dtype: "float32",
-        });
+        exprs.push({ k: "load", input: 0, index: [ix.c(j), ix.c(i)], dtype: "float32" });
         exprs.push({ k: "binary", op: "mul", a: exprs.length - 1, b: 0, dtype: "float32" });
         outs.push(exprs.length - 1);
       }
     // One output per kernel here: the (i, j) element via a select chain is overkill; check element (0, 1).
-    const k = {
+    const k: Kernel = {
       batchRank: 1,
       baseShape: [],
       reduce: null,

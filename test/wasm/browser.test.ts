@@ -5,64 +5,23 @@
  * finish) and once not (one thread, and the reason). Results against written-out formulas.
  * Skipped without Chromium (see test/browser/chromium.ts).
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
-import { CHROMIUM, haveChromium, launchChromium, REQUIRE_BROWSER } from "../browser/chromium.js";
+import { runBundledPage } from "../browser/bundled-page.js";
+import { CHROMIUM, haveChromium, REQUIRE_BROWSER } from "../browser/chromium.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 async function runPage(isolated: boolean): Promise<Record<string, unknown>> {
-  const dir = await mkdtemp(join(os.tmpdir(), "batchwise-wasm-browser-"));
-  await build({
-    entryPoints: [join(here, "browser-page.ts")],
-    outfile: join(dir, "page.js"),
-    bundle: true,
-    platform: "browser",
-    format: "esm",
-    target: "es2022",
-    external: ["webgpu"],
-    logLevel: "warning",
-  });
-  const script = await readFile(join(dir, "page.js"));
-  const server = http.createServer((req, res) => {
-    if (isolated) {
-      res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
-      res.setHeader("Cross-Origin-Embedder-Policy", "require-corp");
-    }
-    // What a strict page allows: WebAssembly compilation and blob: workers, no eval.
-    res.setHeader("Content-Security-Policy", "script-src 'self' 'wasm-unsafe-eval'; worker-src blob:");
-    if (req.url === "/page.js") {
-      res.setHeader("content-type", "text/javascript");
-      res.end(script);
-    } else {
-      res.setHeader("content-type", "text/html");
-      res.end('<!doctype html><meta charset="utf-8"><script type="module" src="/page.js"></script>');
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${port}/`);
-    const handle = await page.waitForFunction(() => (window as unknown as { __result?: unknown }).__result, null, {
-      timeout: 60_000,
-    });
-    const r = (await handle.jsonValue()) as Record<string, unknown>;
-    return errors.length > 0 ? { ...r, pageErrors: errors } : r;
-  } finally {
-    await browser.close();
-    server.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  const headers: Record<string, string> = isolated
+    ? { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" }
+    : {};
+  // What a strict page allows: WebAssembly compilation and blob: workers, no eval.
+  headers["Content-Security-Policy"] = "script-src 'self' 'wasm-unsafe-eval'; worker-src blob:";
+  const { result, errors } = await runBundledPage(join(here, "browser-page.ts"), "batchwise-wasm-browser-", headers);
+  const r = result as Record<string, unknown>;
+  return errors.length > 0 ? { ...r, pageErrors: errors } : r;
 }
 
 describe.runIf(haveChromium || REQUIRE_BROWSER)("the WebAssembly backend in headless Chromium", () => {

@@ -13,40 +13,19 @@
  *   ran relaxedFloat32: false only, and its relaxed rule let 16777216 pass for 16777232.)
  */
 import { describe, expect, it } from "vitest";
-import type { Value } from "../../ir/interpret.js";
-import { runPipeline } from "../../passes/pipeline.js";
-import { Program } from "../../runtime/program.js";
 import { WasmBackend } from "../../runtime/wasm/backend.js";
-import { familyOf, fuzzCount, judge, reference, type Outcome, type Rule } from "../helpers/fuzz.js";
+import { familyOf, fuzzCount, judge, reference, type Rule } from "../helpers/fuzz.js";
 import { randomCase, randomInputs, randomReductionCase, type RandomCase } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
+import { runOnWasm } from "../helpers/wasm-fuzz.js";
 
 const wasm = new WasmBackend();
 
 const CONFIGS = [
-  { name: "fused relaxed", fusion: true, relaxed: true },
-  { name: "fused exact", fusion: true, relaxed: false },
-  { name: "op-by-op", fusion: false, relaxed: false },
+  { name: "fused relaxed", fusion: true, relaxedFloat32: true },
+  { name: "fused exact", fusion: true, relaxedFloat32: false },
+  { name: "op-by-op", fusion: false, relaxedFloat32: false },
 ] as const;
-
-function run(c: RandomCase, inputs: readonly Value[], cfg: (typeof CONFIGS)[number]): Outcome {
-  try {
-    const schedule = runPipeline(c.graph, {
-      maxKernelBuffers: Infinity,
-      unrollLimit: c.seed % 3 === 0 ? 0 : 64,
-      fusion: cfg.fusion,
-      mixedBaseOutputs: true,
-      relaxedFloat32: cfg.relaxed,
-    }).schedule;
-    const p = Program.create(schedule, wasm) as Program;
-    const outs = p.run(inputs.map((v) => ({ buffer: wasm.wrap(v.type.dtype, v.data.slice()), type: v.type })));
-    const values = outs.map((o) => ({ type: o.type, data: wasm.readSync(o.buffer) }));
-    for (const o of outs) wasm.free(o.buffer);
-    return { values };
-  } catch (error) {
-    return { error };
-  }
-}
 
 function fuzz(cases: readonly RandomCase[], rule: Rule): string[] {
   const failures: string[] = [];
@@ -54,7 +33,7 @@ function fuzz(cases: readonly RandomCase[], rule: Rule): string[] {
     const inputs = randomInputs(c);
     const ref = reference(c, inputs, rule === "relaxed");
     for (const cfg of CONFIGS) {
-      const why = judge(c, ref, run(c, inputs, cfg), rule);
+      const why = judge(c, ref, runOnWasm(wasm, c, inputs, cfg), rule);
       if (why !== undefined) failures.push(`seed ${c.seed} ${c.graph.name} ${cfg.name}: ${why}`);
     }
   }

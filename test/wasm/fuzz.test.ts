@@ -8,34 +8,13 @@
  * 600 graphs per run (BATCHWISE_FUZZ_RUNS scales it).
  */
 import { describe, expect, it } from "vitest";
-import type { Value } from "../../ir/interpret.js";
-import { runPipeline } from "../../passes/pipeline.js";
-import { Program } from "../../runtime/program.js";
 import { WasmBackend } from "../../runtime/wasm/backend.js";
-import { familyOf, fuzzCount, judge, reference, type Outcome } from "../helpers/fuzz.js";
-import { randomCase, randomInputs, type RandomCase } from "../helpers/random-graph.js";
+import { familyOf, fuzzCount, judge, reference } from "../helpers/fuzz.js";
+import { randomCase, randomInputs } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
+import { runOnWasm } from "../helpers/wasm-fuzz.js";
 
 const wasm = new WasmBackend();
-
-function run(c: RandomCase, inputs: readonly Value[], fusion: boolean): Outcome {
-  try {
-    const schedule = runPipeline(c.graph, {
-      maxKernelBuffers: Infinity,
-      unrollLimit: c.seed % 3 === 0 ? 0 : 64,
-      fusion,
-      mixedBaseOutputs: true,
-      relaxedFloat32: false,
-    }).schedule;
-    const p = Program.create(schedule, wasm) as Program;
-    const outs = p.run(inputs.map((v) => ({ buffer: wasm.wrap(v.type.dtype, v.data.slice()), type: v.type })));
-    const values = outs.map((o) => ({ type: o.type, data: wasm.readSync(o.buffer) }));
-    for (const o of outs) wasm.free(o.buffer);
-    return { values };
-  } catch (error) {
-    return { error };
-  }
-}
 
 describe("wasm fuzz: random graphs with special values against the reference interpreter", () => {
   it(`${fuzzCount(600)} graphs × (fused, op-by-op)`, () => {
@@ -47,7 +26,7 @@ describe("wasm fuzz: random graphs with special values against the reference int
       const inputs = randomInputs(c);
       const ref = reference(c, inputs, true);
       for (const fusion of [true, false]) {
-        const why = judge(c, ref, run(c, inputs, fusion), "relaxed");
+        const why = judge(c, ref, runOnWasm(wasm, c, inputs, { fusion, relaxedFloat32: false }), "relaxed");
         if (why !== undefined) failures.push(`seed ${seed} ${fusion ? "fused" : "op-by-op"}: ${why}`);
       }
     }

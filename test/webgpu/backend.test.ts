@@ -8,7 +8,8 @@ import { ix, type KExpr, type Kernel } from "../../ir/kernel.js";
 import { initWebGPU } from "../../runtime/webgpu/backend.js";
 import { PipelineCache } from "../../runtime/webgpu/pipelines.js";
 import { rng as unitRng } from "../helpers/random-graph.js";
-import { closeTo, describeWebGPU, probeWebGPU, runKernel } from "../helpers/webgpu.js";
+import { closeTo, describeWebGPU, probeWebGPU, runKernel, runOnPair, runOnScalars } from "../helpers/webgpu.js";
+import { scalarBatchKernel } from "../helpers/kernels.js";
 
 const probe = await probeWebGPU();
 afterAll(() => probe.backend?.destroy());
@@ -327,16 +328,9 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
   it("follows int32 semantics: wrapping, truncating division, floor mod, x/0 = 0", async () => {
     const a = Int32Array.from([2147483647, -2147483648, 7, -7, 7, -7, 0, 5, 123456, -3, 46341, -1]);
     const b = Int32Array.from([1, -1, 2, 2, -2, -2, 0, 0, 789, 3, 46341, 31]);
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [
-        { dtype: "int32", batchRank: 1, baseShape: [] },
-        { dtype: "int32", batchRank: 1, baseShape: [] },
-      ],
-      exprs: [
+    const k = scalarBatchKernel(
+      ["int32", "int32"],
+      [
         load(0, [], "int32"),
         load(1, [], "int32"),
         bin("add", 0, 1, "int32"), // 2
@@ -351,26 +345,14 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { k: "cast", x: 0, dtype: "uint32" }, // 11
         bin("ge", 0, 1, "bool"), // 12
       ],
-      outputs: [
+      [
         ...[2, 3, 4, 5, 6, 7, 8, 9].map((value) => ({ dtype: "int32" as const, value, reduce: null })),
         { dtype: "float32", value: 10, reduce: null },
         { dtype: "uint32", value: 11, reduce: null },
         { dtype: "bool", value: 12, reduce: null },
       ],
-    };
-    const n = a.length;
-    const outs = await runKernel(
-      gpu,
-      k,
-      [
-        { dtype: "int32", data: a },
-        { dtype: "int32", data: b },
-      ],
-      { batchSizes: [n], inputBatchStrides: [[1], [1]] },
-      k.outputs.map(() => n),
     );
-    const A = Array.from(a);
-    const B = Array.from(b);
+    const { outs, A, B } = await runOnPair(gpu, k, "int32", a, b);
     const exp = [
       A.map((x, i) => (x + B[i]!) | 0),
       A.map((x, i) => Math.imul(x, B[i]!)),
@@ -392,16 +374,9 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     const a = Uint32Array.from([0, 1, 4294967295, 10, 7, 3000000000]);
     const b = Uint32Array.from([1, 2, 2, 0, 3, 3000000000]);
     const f = Float32Array.from([-1.5, 2.7, 3e9, 5e9, -3e9, NaN, Infinity, -2147483648, 2147483648, -0.9]);
-    const ku: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [
-        { dtype: "uint32", batchRank: 1, baseShape: [] },
-        { dtype: "uint32", batchRank: 1, baseShape: [] },
-      ],
-      exprs: [
+    const ku = scalarBatchKernel(
+      ["uint32", "uint32"],
+      [
         load(0, [], "uint32"),
         load(1, [], "uint32"),
         bin("sub", 0, 1, "uint32"),
@@ -411,28 +386,13 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
         { k: "cast", x: 0, dtype: "int32" },
         { k: "cast", x: 0, dtype: "float32" },
       ],
-      outputs: [
-        { dtype: "uint32", value: 2, reduce: null },
-        { dtype: "uint32", value: 3, reduce: null },
-        { dtype: "uint32", value: 4, reduce: null },
-        { dtype: "uint32", value: 5, reduce: null },
+      [
+        ...[2, 3, 4, 5].map((value) => ({ dtype: "uint32" as const, value, reduce: null })),
         { dtype: "int32", value: 6, reduce: null },
         { dtype: "float32", value: 7, reduce: null },
       ],
-    };
-    const n = a.length;
-    const outs = await runKernel(
-      gpu,
-      ku,
-      [
-        { dtype: "uint32", data: a },
-        { dtype: "uint32", data: b },
-      ],
-      { batchSizes: [n], inputBatchStrides: [[1], [1]] },
-      ku.outputs.map(() => n),
     );
-    const A = Array.from(a);
-    const B = Array.from(b);
+    const { outs, A, B } = await runOnPair(gpu, ku, "uint32", a, b);
     expect(Array.from(outs[0]!)).toEqual(A.map((x, i) => (x - B[i]!) >>> 0));
     expect(Array.from(outs[1]!)).toEqual(A.map((x, i) => Math.imul(x, B[i]!) >>> 0));
     expect(Array.from(outs[2]!)).toEqual(A.map((x, i) => (B[i] === 0 ? 0 : Math.trunc(x / B[i]!))));
@@ -440,31 +400,21 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     expect(Array.from(outs[4]!)).toEqual(A.map((x) => x | 0));
     expect(Array.from(outs[5]!)).toEqual(A.map((x) => Math.fround(x)));
 
-    const kf: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      exprs: [
+    const kf = scalarBatchKernel(
+      ["float32"],
+      [
         load(0, []),
         { k: "cast", x: 0, dtype: "int32" },
         { k: "cast", x: 0, dtype: "uint32" },
         { k: "cast", x: 0, dtype: "bool" },
       ],
-      outputs: [
+      [
         { dtype: "int32", value: 1, reduce: null },
         { dtype: "uint32", value: 2, reduce: null },
         { dtype: "bool", value: 3, reduce: null },
       ],
-    };
-    const fo = await runKernel(
-      gpu,
-      kf,
-      [{ dtype: "float32", data: f }],
-      { batchSizes: [f.length], inputBatchStrides: [[1]] },
-      [f.length, f.length, f.length],
     );
+    const fo = await runOnScalars(gpu, kf, [{ dtype: "float32", data: f }]);
     const F = Array.from(f);
     const toInt = (v: number): number => (Number.isFinite(v) ? Math.trunc(v) : 0);
     expect(Array.from(fo[0]!)).toEqual(F.map((v) => toInt(v) | 0));
@@ -564,27 +514,13 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     const base = exprs.length;
     exprs.push({ k: "const", value: 3, dtype: "float32" }, { k: "const", value: 0.5, dtype: "float32" });
     exprs.push(bin("pow", 0, base, "float32"), bin("pow", 0, base + 1, "float32"));
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      exprs,
-      outputs: [
-        ...ops.map((_, i) => ({ dtype: "float32" as const, value: 1 + i, reduce: null })),
-        ...preds.map((_, i) => ({ dtype: "bool" as const, value: 1 + ops.length + i, reduce: null })),
-        { dtype: "float32", value: base + 2, reduce: null },
-        { dtype: "float32", value: base + 3, reduce: null },
-      ],
-    };
-    const outs = await runKernel(
-      gpu,
-      k,
-      [{ dtype: "float32", data: x }],
-      { batchSizes: [x.length], inputBatchStrides: [[1]] },
-      k.outputs.map(() => x.length),
-    );
+    const k = scalarBatchKernel(["float32"], exprs, [
+      ...ops.map((_, i) => ({ dtype: "float32" as const, value: 1 + i, reduce: null })),
+      ...preds.map((_, i) => ({ dtype: "bool" as const, value: 1 + ops.length + i, reduce: null })),
+      { dtype: "float32", value: base + 2, reduce: null },
+      { dtype: "float32", value: base + 3, reduce: null },
+    ]);
+    const outs = await runOnScalars(gpu, k, [{ dtype: "float32", data: x }]);
     const X = Array.from(x);
     const roundEven = (v: number): number => {
       const f = Math.floor(v);
@@ -634,30 +570,12 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
     const exprs: KExpr[] = [load(0, []), load(1, [])];
     for (const op of unary) exprs.push(un(op, 0, "float32"));
     for (const op of binary) exprs.push(bin(op, 0, 1, "float32"));
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [
-        { dtype: "float32", batchRank: 1, baseShape: [] },
-        { dtype: "float32", batchRank: 1, baseShape: [] },
-      ],
+    const k = scalarBatchKernel(
+      ["float32", "float32"],
       exprs,
-      outputs: exprs.slice(2).map((_, i) => ({ dtype: "float32" as const, value: 2 + i, reduce: null })),
-    };
-    const outs = await runKernel(
-      gpu,
-      k,
-      [
-        { dtype: "float32", data: x },
-        { dtype: "float32", data: y },
-      ],
-      { batchSizes: [n], inputBatchStrides: [[1], [1]] },
-      k.outputs.map(() => n),
+      exprs.slice(2).map((_, i) => ({ dtype: "float32" as const, value: 2 + i, reduce: null })),
     );
-    const X = Array.from(x);
-    const Y = Array.from(y);
+    const { outs, A: X, B: Y } = await runOnPair(gpu, k, "float32", x, y);
     const uref = [Math.sqrt, (v: number) => 1 / Math.sqrt(v), Math.exp, Math.log, Math.sin, Math.cos, Math.tan];
     const bref = [(a: number, b: number) => a / b, (a: number, b: number) => a - b, Math.pow, Math.min, Math.max];
     unary.forEach((op, i) => expect([op, closeTo(outs[i]!, X.map(uref[i]!), 2e-5, 1e-6)]).toEqual([op, null]));
@@ -676,29 +594,19 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
 
   it("splits a dispatch of more than 65,535 workgroups over a second grid dimension", async () => {
     const n = 65535 * 64 + 4099; // 65,600 workgroups of 64
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-      exprs: [
+    const k = scalarBatchKernel(
+      ["float32"],
+      [
         load(0, []),
         { k: "const", value: 2, dtype: "float32" },
         bin("mul", 0, 1, "float32"),
         { k: "const", value: 1, dtype: "float32" },
         bin("add", 2, 3, "float32"),
       ],
-      outputs: [{ dtype: "float32", value: 4, reduce: null }],
-    };
-    const x = f32(n, (i) => i);
-    const [out] = await runKernel(
-      gpu,
-      k,
-      [{ dtype: "float32", data: x }],
-      { batchSizes: [n], inputBatchStrides: [[1]] },
-      [n],
+      [{ dtype: "float32", value: 4, reduce: null }],
     );
+    const x = f32(n, (i) => i);
+    const [out] = await runOnScalars(gpu, k, [{ dtype: "float32", data: x }]);
     let bad = -1;
     for (let i = 0; i < n; i++) {
       if (out![i] !== Math.fround(2 * i + 1)) {
@@ -751,15 +659,7 @@ describeWebGPU(probe, "WebGPU backend", (gpu) => {
 
   it("rejects float64 with a typed error", async () => {
     expect(() => gpu.alloc("float64", 4)).toThrow(DTypeError);
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [{ dtype: "float64", batchRank: 1, baseShape: [] }],
-      exprs: [load(0, [], "float64")],
-      outputs: [{ dtype: "float64", value: 0, reduce: null }],
-    };
+    const k = scalarBatchKernel(["float64"], [load(0, [], "float64")], [{ dtype: "float64", value: 0, reduce: null }]);
     await expect(gpu.compile(k)).rejects.toThrow(DTypeError);
     await expect(gpu.compile(k)).rejects.toThrow(/float64/);
   });
@@ -868,15 +768,11 @@ describeWebGPU(probe, "WebGPU device loss and grid splitting (own devices)", () 
   it("fails the call in flight on device loss, then works on a new device", async () => {
     const be = await initWebGPU({ fresh: true });
     try {
-      const k: Kernel = {
-        batchRank: 1,
-        baseShape: [],
-        reduce: null,
-        unroll: false,
-        inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
-        exprs: [load(0, []), un("exp", 0, "float32")],
-        outputs: [{ dtype: "float32", value: 1, reduce: null }],
-      };
+      const k = scalarBatchKernel(
+        ["float32"],
+        [load(0, []), un("exp", 0, "float32")],
+        [{ dtype: "float32", value: 1, reduce: null }],
+      );
       const compiled = await be.compile(k);
       const x = be.alloc("float32", 4096);
       be.write(
@@ -898,13 +794,7 @@ describeWebGPU(probe, "WebGPU device loss and grid splitting (own devices)", () 
       be.free(x);
       be.free(y);
       // The old compiled kernel is rebuilt on the new device.
-      const [out] = await runKernel(
-        be,
-        k,
-        [{ dtype: "float32", data: f32(8, (i) => i) }],
-        { batchSizes: [8], inputBatchStrides: [[1]] },
-        [8],
-      );
+      const [out] = await runOnScalars(be, k, [{ dtype: "float32", data: f32(8, (i) => i) }]);
       expectClose(
         out!,
         Array.from({ length: 8 }, (_, i) => Math.exp(i)),

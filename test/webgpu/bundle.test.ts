@@ -13,6 +13,7 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { importBundle } from "../helpers/bundle.js";
+import { batchOfMats, jaggedRows } from "../helpers/bundle-fixtures.js";
 import { closeEnough } from "../helpers/random-graph.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 
@@ -22,25 +23,8 @@ describeWebGPU(probe, "bundles on WebGPU", (gpu) => {
   it("load the shipped WGSL and match the JS trace, jagged results included", async () => {
     registerBackend(gpu);
     const f = jit((m: Tensor, x: JaggedTensor) => [new R2(m).inverse().t, x.sub(x.mean()).toPadded().padded]);
-    const mats = (B: number) =>
-      fromTypedArray(
-        Float32Array.from({ length: B * 9 }, (_, i) => (i % 4 === 0 ? 3 : ((i * 7) % 5) / 10)),
-        [B, 3, 3],
-        { batchDim: 1 },
-      );
-    const jag = (lengths: number[]) => {
-      const off = [0];
-      for (const l of lengths) off.push(off[off.length - 1]! + l);
-      const T = off[off.length - 1]!;
-      return new JaggedTensor(
-        fromTypedArray(
-          Float32Array.from({ length: T * 3 }, (_, i) => (i * 5) % 9),
-          [T, 3],
-          { batchDim: 1 },
-        ),
-        fromTypedArray(Int32Array.from(off), [off.length], { batchDim: 1 }),
-      );
-    };
+    const mats = (B: number) => batchOfMats(B, (i) => (i % 4 === 0 ? 3 : ((i * 7) % 5) / 10));
+    const jag = (lengths: number[]) => jaggedRows(lengths, (i) => (i * 5) % 9);
     f(mats(2), jag([1, 2]));
     const mod = await importBundle(f.bundle());
     try {

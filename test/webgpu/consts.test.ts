@@ -6,8 +6,9 @@
  * Expected values are IEEE arithmetic written out by hand.
  */
 import { describe, expect, it } from "vitest";
-import type { Kernel } from "../../ir/kernel.js";
+import type { KExpr } from "../../ir/kernel.js";
 import { counters, fromTypedArray, jit, spec, tensor, trace, type Tensor } from "../../src/index.js";
+import { scalarBatchKernel } from "../helpers/kernels.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { PIPELINE_CACHE_LIMIT, PipelineCache } from "../../runtime/webgpu/pipelines.js";
 import { onWebGPU } from "../helpers/on-webgpu.js";
@@ -18,29 +19,21 @@ const read = async (t: Tensor): Promise<number[]> => Array.from(await t.data());
 
 describeWebGPU(probe, "constants on WebGPU", (gpu) => {
   it("passes each constant's bits at launch: one compiled kernel, two sets of values, both exact", async () => {
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: true,
-      inputs: [],
-      exprs: [
-        { k: "const", value: NaN, dtype: "float32" },
-        { k: "const", value: -0, dtype: "float32" },
-        { k: "const", value: Infinity, dtype: "float32" },
-        { k: "const", value: -2147483648, dtype: "int32" },
-        { k: "const", value: 4294967295, dtype: "uint32" },
-        { k: "const", value: 1, dtype: "bool" },
-      ],
-      outputs: [
-        { dtype: "float32", value: 0, reduce: null },
-        { dtype: "float32", value: 1, reduce: null },
-        { dtype: "float32", value: 2, reduce: null },
-        { dtype: "int32", value: 3, reduce: null },
-        { dtype: "uint32", value: 4, reduce: null },
-        { dtype: "bool", value: 5, reduce: null },
-      ],
-    };
+    const exprs: KExpr[] = [
+      { k: "const", value: NaN, dtype: "float32" },
+      { k: "const", value: -0, dtype: "float32" },
+      { k: "const", value: Infinity, dtype: "float32" },
+      { k: "const", value: -2147483648, dtype: "int32" },
+      { k: "const", value: 4294967295, dtype: "uint32" },
+      { k: "const", value: 1, dtype: "bool" },
+    ];
+    // Output i is constant i.
+    const k = scalarBatchKernel(
+      [],
+      exprs,
+      exprs.map((e, value) => ({ dtype: e.dtype, value, reduce: null })),
+      true,
+    );
     const compiled = await gpu.compile(k);
     const run = async (consts: number[]): Promise<number[][]> => {
       const outs = k.outputs.map((o) => gpu.alloc(o.dtype, 2));

@@ -20,6 +20,7 @@ import type { WebGPUBackend } from "../../runtime/webgpu/backend.js";
 import { closeEnough, randomCase, randomInputs, seedArb } from "../helpers/random-graph.js";
 import { FC_SEED } from "../helpers/run.js";
 import { describeWebGPU, probeWebGPU } from "../helpers/webgpu.js";
+import { uploadValues } from "../helpers/gpu-upload.js";
 import {
   fuzzCount,
   jsonTwin,
@@ -43,11 +44,7 @@ async function runOnGpu(gpu: WebGPUBackend, seed: number, family: "float32" | "i
   const expected = interpret(c.graph, inputs);
   const { schedule } = runPipeline(c.graph, { maxKernelBuffers: gpu.maxKernelBuffers, unrollLimit: 64 });
   const program = await Program.create(schedule, gpu);
-  const bufs = inputs.map((v) => {
-    const b = gpu.alloc(v.type.dtype, v.data.length);
-    gpu.write(b, v.data);
-    return { buffer: b, type: v.type };
-  });
+  const bufs = uploadValues(gpu, inputs);
   const before = gpu.stats.dispatches;
   const outs = program.run(bufs);
   const kernels = schedule.steps.filter((s) => s.kind === "kernel").length;

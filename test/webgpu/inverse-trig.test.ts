@@ -7,10 +7,11 @@
  * the builtins' accuracy elsewhere.
  */
 import { expect, it } from "vitest";
-import type { KExpr, Kernel } from "../../ir/kernel.js";
+import type { KExpr } from "../../ir/kernel.js";
 import { fromTypedArray, jit, setBackend, tensor, type Tensor } from "../../src/index.js";
 import { registerBackend } from "../../src/backend.js";
-import { describeWebGPU, probeWebGPUForFile, runKernel } from "../helpers/webgpu.js";
+import { describeWebGPU, probeWebGPUForFile, runOnScalars } from "../helpers/webgpu.js";
+import { scalarBatchKernel } from "../helpers/kernels.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -39,23 +40,13 @@ describeWebGPU(probe, "inverse trig on WebGPU", (gpu) => {
     const exprs: KExpr[] = [{ k: "load", input: 0, index: [], dtype: "float32" }];
     const ops = ["asin", "acos", "atan"] as const;
     for (const op of ops) exprs.push({ k: "unary", op, x: 0, dtype: "float32" });
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [{ dtype: "float32", batchRank: 1, baseShape: [] }],
+    const k = scalarBatchKernel(
+      ["float32"],
       exprs,
-      outputs: ops.map((_, i) => ({ dtype: "float32" as const, value: 1 + i, reduce: null })),
-    };
-    const before = gpu.stats.dispatches;
-    const outs = await runKernel(
-      gpu,
-      k,
-      [{ dtype: "float32", data: Float32Array.from(xs) }],
-      { batchSizes: [xs.length], inputBatchStrides: [[1]] },
-      ops.map(() => xs.length),
+      ops.map((_, i) => ({ dtype: "float32" as const, value: 1 + i, reduce: null })),
     );
+    const before = gpu.stats.dispatches;
+    const outs = await runOnScalars(gpu, k, [{ dtype: "float32", data: Float32Array.from(xs) }]);
     expect(gpu.stats.dispatches).toBe(before + 1);
     const [asin, acos, atan] = outs;
     expect(asin![0]).toBe(f32(PI / 2));
@@ -128,29 +119,19 @@ describeWebGPU(probe, "inverse trig on WebGPU", (gpu) => {
       [-1e3, 1e-3],
     ];
     const general = pairs.length - 7;
-    const k: Kernel = {
-      batchRank: 1,
-      baseShape: [],
-      reduce: null,
-      unroll: false,
-      inputs: [0, 1].map(() => ({ dtype: "float32" as const, batchRank: 1, baseShape: [] })),
-      exprs: [
+    const k = scalarBatchKernel(
+      ["float32", "float32"],
+      [
         { k: "load", input: 0, index: [], dtype: "float32" },
         { k: "load", input: 1, index: [], dtype: "float32" },
         { k: "binary", op: "atan2", a: 0, b: 1, dtype: "float32" },
       ],
-      outputs: [{ dtype: "float32", value: 2, reduce: null }],
-    };
-    const [out] = await runKernel(
-      gpu,
-      k,
-      [
-        { dtype: "float32", data: Float32Array.from(pairs, ([y]) => y) },
-        { dtype: "float32", data: Float32Array.from(pairs, ([, x]) => x) },
-      ],
-      { batchSizes: [pairs.length], inputBatchStrides: [[1], [1]] },
-      [pairs.length],
+      [{ dtype: "float32", value: 2, reduce: null }],
     );
+    const [out] = await runOnScalars(gpu, k, [
+      { dtype: "float32", data: Float32Array.from(pairs, ([y]) => y) },
+      { dtype: "float32", data: Float32Array.from(pairs, ([, x]) => x) },
+    ]);
     expect(out![0]).toBe(f32(-PI));
     expect(Object.is(out![2], 0)).toBe(true);
     check(

@@ -11,6 +11,7 @@ import { fromTypedArray, jit, type Tensor } from "../../src/index.js";
 import { collect, heapAfterGc } from "../helpers/memory.js";
 import { describeWebGPU, probeWebGPUForFile } from "../helpers/webgpu.js";
 import { onWebGPU } from "../helpers/on-webgpu.js";
+import { soakInput, soakProgram } from "../helpers/soak.js";
 
 const probe = await probeWebGPUForFile();
 
@@ -57,21 +58,11 @@ describeWebGPU(probe, "GPU memory under a soak of jit calls", (gpu) => {
     () =>
       onWebGPU(gpu, async () => {
         // Two outputs, a reduction and a base-shaped result; batch sizes from 1 to 500.
-        const f = jit((x: Tensor, w: Tensor) => {
-          const h = x.matmul(w).tanh();
-          return [h.sum(0), h.sub(h.batchMean(0, { keepdim: true }))];
-        });
-        const w = fromTypedArray(
-          Float32Array.from({ length: 4 * 3 }, (_, k) => (k % 5) / 10),
-          [4, 3],
-        );
-        const sizes = [1, 17, 500, 3, 128, 64, 250, 9];
+        const { f, w } = soakProgram();
         const N = 5_000;
         const samples: { i: number; live: number; bytes: number; heap: number }[] = [];
         for (let i = 0; i < N; i++) {
-          const b = sizes[i % sizes.length]!;
-          const v = (i % 7) / 7;
-          const x = fromTypedArray(new Float32Array(b * 4).fill(v), [b, 4], { batchDim: 1 });
+          const { b, v, x } = soakInput(i);
           const [s, d] = (await f.callAsync(x, w)) as Tensor[];
           if (i % 500 === 499) {
             // Every row is tanh(v * column sums of w); the sum over base is the same for every row.
