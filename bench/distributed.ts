@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { fromTypedArray, jit, type Tensor } from "../src/index.js";
 import { publishBundle, runSharded } from "../src/distributed/index.js";
-import { freePort } from "../test/distributed/harness.js";
+import { freePort } from "../test/helpers/free-port.js";
 import { b1Chain } from "./libs/batchwise-functions.js";
 
 const { values } = parseArgs({
