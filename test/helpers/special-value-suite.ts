@@ -77,6 +77,76 @@ const MODES = [
   },
 ] as const;
 
+/**
+ * where, clip and the float32 -> int32/uint32/bool casts on the float32 grid: the inputs,
+ * the function of them, and the mismatches of its outputs (read as arrays) against the
+ * rules of special-values.ts. The JS test and every backend's suite run this one grid.
+ */
+export function whereClipCastGrid(): {
+  readonly inputs: [Tensor, Tensor, Tensor, Tensor, Tensor];
+  readonly fn: (x: Tensor, y: Tensor, c: Tensor, gx: Tensor, ht: Tensor) => Tensor[];
+  readonly errors: (outs: readonly ArrayLike<number>[]) => string[];
+} {
+  const g = GRIDS.float32;
+  const { a, b } = pairs(g);
+  const cond = a.map((_, i) => (i % 3 === 0 ? 1 : 0));
+  const lo = [NaN, -Infinity, -1, -0, 0, 1].map(f32);
+  const hi = [NaN, Infinity, 1, 0, -0, -1].map(f32);
+  const h = a.map((_, i) => hi[i % hi.length]!);
+  const at = (i: number): string => fmt(g[i]!);
+  return {
+    inputs: [make(a, "float32"), make(b, "float32"), make(cond, "bool"), make(g, "float32"), make(h, "float32")],
+    fn: (x, y, c, gx, ht) => [
+      where(c, x, y),
+      x.clip(y, ht),
+      gx.cast("int32"),
+      gx.cast("uint32"),
+      gx.cast("bool"),
+      ...lo.map((lv, i) => gx.clip(lv, hi[i]!)),
+    ],
+    errors: (outs) => [
+      ...mismatches(
+        "where",
+        outs[0]!,
+        a.map((x, i) => (cond[i] ? x : b[i]!)),
+        (i) => `(${cond[i]}, ${fmt(a[i]!)}, ${fmt(b[i]!)})`,
+      ),
+      ...mismatches(
+        "clip",
+        outs[1]!,
+        a.map((x, i) => minRef(maxRef(x, b[i]!), h[i]!)),
+        (i) => `(${fmt(a[i]!)}, ${fmt(b[i]!)}, ${fmt(h[i]!)})`,
+      ),
+      ...mismatches(
+        "cast int32",
+        outs[2]!,
+        g.map((x) => floatToInt(x, "int32")),
+        at,
+      ),
+      ...mismatches(
+        "cast uint32",
+        outs[3]!,
+        g.map((x) => floatToInt(x, "uint32")),
+        at,
+      ),
+      ...mismatches(
+        "cast bool",
+        outs[4]!,
+        g.map((x) => (x !== 0 ? 1 : 0)),
+        at,
+      ),
+      ...lo.flatMap((lv, k) =>
+        mismatches(
+          `clip(·, ${fmt(lv)}, ${fmt(hi[k]!)})`,
+          outs[5 + k]!,
+          g.map((x) => minRef(maxRef(x, lv), hi[k]!)),
+          (i) => `(${at(i)})`,
+        ),
+      ),
+    ],
+  };
+}
+
 /** Registers the suite's tests (inside a describe whose backend is current). */
 export function specialValueSuite(opts: SpecialValueSuiteOptions): void {
   for (const { name, run } of MODES) {
@@ -155,78 +225,8 @@ export function specialValueSuite(opts: SpecialValueSuiteOptions): void {
     });
 
     it(`where, clip and casts (${name})`, async () => {
-      const g = GRIDS.float32;
-      const { a, b } = pairs(g);
-      const cond = a.map((_, i) => (i % 3 === 0 ? 1 : 0));
-      const lo = [NaN, -Infinity, -1, -0, 0, 1].map(f32);
-      const hi = [NaN, Infinity, 1, 0, -0, -1].map(f32);
-      const h = a.map((_, i) => hi[i % hi.length]!);
-      const outs = await run(
-        (x: Tensor, y: Tensor, c: Tensor, gx: Tensor, ht: Tensor) => [
-          where(c, x, y),
-          x.clip(y, ht),
-          gx.cast("int32"),
-          gx.cast("uint32"),
-          gx.cast("bool"),
-          ...lo.map((lv, i) => gx.clip(lv, hi[i]!)),
-        ],
-        make(a, "float32"),
-        make(b, "float32"),
-        make(cond, "bool"),
-        make(g, "float32"),
-        make(h, "float32"),
-      );
-      const errors: string[] = [];
-      errors.push(
-        ...mismatches(
-          "where",
-          outs[0]!,
-          a.map((x, i) => (cond[i] ? x : b[i]!)),
-          (i) => `(${cond[i]}, ${fmt(a[i]!)}, ${fmt(b[i]!)})`,
-        ),
-      );
-      errors.push(
-        ...mismatches(
-          "clip",
-          outs[1]!,
-          a.map((x, i) => minRef(maxRef(x, b[i]!), h[i]!)),
-          (i) => `(${fmt(a[i]!)}, ${fmt(b[i]!)}, ${fmt(h[i]!)})`,
-        ),
-      );
-      errors.push(
-        ...mismatches(
-          "cast int32",
-          outs[2]!,
-          g.map((x) => floatToInt(x, "int32")),
-          (i) => fmt(g[i]!),
-        ),
-      );
-      errors.push(
-        ...mismatches(
-          "cast uint32",
-          outs[3]!,
-          g.map((x) => floatToInt(x, "uint32")),
-          (i) => fmt(g[i]!),
-        ),
-      );
-      errors.push(
-        ...mismatches(
-          "cast bool",
-          outs[4]!,
-          g.map((x) => (x !== 0 ? 1 : 0)),
-          (i) => fmt(g[i]!),
-        ),
-      );
-      lo.forEach((lv, k) => {
-        errors.push(
-          ...mismatches(
-            `clip(·, ${fmt(lv)}, ${fmt(hi[k]!)})`,
-            outs[5 + k]!,
-            g.map((x) => minRef(maxRef(x, lv), hi[k]!)),
-            (i) => `(${fmt(g[i]!)})`,
-          ),
-        );
-      });
+      const grid = whereClipCastGrid();
+      const errors = grid.errors(await run(grid.fn, ...grid.inputs));
       for (const d of ["int32", "uint32", "bool"] as const) {
         const gi = GRIDS[d];
         const targets = (["float32", "int32", "uint32", "bool"] as const).filter((t) => t !== d);

@@ -10,7 +10,7 @@ import { makeGraph, Node } from "../../ir/graph.js";
 import { ELEMENTWISE, factsOf, isBinaryOp, isUnaryOp, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
 import { METHOD_OF } from "../../src/api/tensor-op-names.js";
 import { runPipeline } from "../../passes/pipeline.js";
-import { fromTypedArray, jit, tensor, where, type Tensor } from "../../src/index.js";
+import { fromTypedArray, jit, tensor, type Tensor } from "../../src/index.js";
 import type { DType, TypedArray } from "../../ir/dtype.js";
 import {
   BINARY_CASES,
@@ -20,17 +20,14 @@ import {
   expectedUnary,
   expectedWithConstants,
   fmt,
-  maxRef,
-  minRef,
   mismatches,
   F64_GRID,
   PATTERNS,
-  floatToInt,
   pairs,
   store,
   withConstants,
 } from "../helpers/special-values.js";
-import { check, DTYPES, make } from "../helpers/special-value-suite.js";
+import { check, DTYPES, make, whereClipCastGrid } from "../helpers/special-value-suite.js";
 import { I32 as BITWISE_I32, REF as BITWISE_REF, U32 as BITWISE_U32 } from "../numerics/bitwise-cases.js";
 
 const f32 = Math.fround;
@@ -124,73 +121,8 @@ describe.each(MODES)("special values on JS ($name)", ({ wrap }) => {
   );
 
   it("where, clip and cast on the float32 grid", () => {
-    const g = GRIDS.float32;
-    const { a, b } = pairs(g);
-    const cond = a.map((_, i) => (i % 3 === 0 ? 1 : 0));
-    const lo = [NaN, -Infinity, -1, -0, 0, 1].map(f32);
-    const hi = [NaN, Infinity, 1, 0, -0, -1].map(f32);
-    const h = a.map((_, i) => hi[i % hi.length]!);
-    const outs = wrap((x: Tensor, y: Tensor, c: Tensor, gx: Tensor, ht: Tensor) => [
-      where(c, x, y),
-      x.clip(y, ht),
-      gx.cast("int32"),
-      gx.cast("uint32"),
-      gx.cast("bool"),
-      ...lo.map((lv, i) => gx.clip(lv, hi[i]!)),
-    ])(make(a, "float32"), make(b, "float32"), make(cond, "bool"), make(g, "float32"), make(h, "float32"));
-    const errors: string[] = [];
-    const pair = (i: number): string => `(${fmt(a[i]!)}, ${fmt(b[i]!)})`;
-    errors.push(
-      ...mismatches(
-        "where",
-        read(outs[0]!),
-        a.map((x, i) => (cond[i] ? x : b[i]!)),
-        (i) => `(${cond[i]}, ${fmt(a[i]!)}, ${fmt(b[i]!)})`,
-      ),
-    );
-    errors.push(
-      ...mismatches(
-        "clip",
-        read(outs[1]!),
-        a.map((x, i) => minRef(maxRef(x, b[i]!), h[i]!)),
-        (i) => `${pair(i)}, ${fmt(h[i]!)}`,
-      ),
-    );
-    errors.push(
-      ...mismatches(
-        "cast int32",
-        read(outs[2]!),
-        g.map((x) => floatToInt(x, "int32")),
-        (i) => fmt(g[i]!),
-      ),
-    );
-    errors.push(
-      ...mismatches(
-        "cast uint32",
-        read(outs[3]!),
-        g.map((x) => floatToInt(x, "uint32")),
-        (i) => fmt(g[i]!),
-      ),
-    );
-    errors.push(
-      ...mismatches(
-        "cast bool",
-        read(outs[4]!),
-        g.map((x) => (x !== 0 ? 1 : 0)),
-        (i) => fmt(g[i]!),
-      ),
-    );
-    lo.forEach((lv, k) => {
-      errors.push(
-        ...mismatches(
-          `clip(·, ${fmt(lv)}, ${fmt(hi[k]!)})`,
-          read(outs[5 + k]!),
-          g.map((x) => minRef(maxRef(x, lv), hi[k]!)),
-          (i) => `(${fmt(g[i]!)})`,
-        ),
-      );
-    });
-    check(errors);
+    const grid = whereClipCastGrid();
+    check(grid.errors(wrap(grid.fn)(...grid.inputs).map(read)));
   });
 
   it.each(["int32", "uint32", "bool"] as const)("casts from the %s grid", (d) => {
