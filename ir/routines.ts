@@ -10,8 +10,9 @@
  * plain JS numbers (ir/interpret.ts), the code generators build the loop form with
  * it (codegen/routines/), so every target runs the same operations in the same
  * order. Control flow depends only on sizes, on the pivot row chosen (a row swap
- * is skipped when the pivot is already in place) and on the Jacobi convergence
- * check (a sweep runs only while the previous one rotated); loops are bounded by
+ * is skipped when the pivot is already in place), on the Jacobi convergence check
+ * (a sweep runs only while the previous one rotated; none in the fixed-sweep form)
+ * and on the order of the keys the Jacobi results are sorted by; loops are bounded by
  * the static sizes and the fixed sweep count, so no input can make a routine hang.
  *
  * Output layouts (the frontend, src/linalg, slices the results out):
@@ -459,8 +460,9 @@ function swapCols<F, I, B>(M: Machine<F, I, B>, X: (r: I, c: I) => I, rows: numb
 }
 
 /**
- * Selection sort of `n` keys at `key(i)` (ascending, or descending), moving the
- * columns of the blocks along. A NaN key never moves.
+ * Insertion sort of `n` keys at `key(i)` (ascending, or descending) by
+ * compare-exchanges of neighbours, moving the columns of the blocks along. Stable:
+ * equal keys keep their order. A NaN key never moves (nor does any key pass it).
  */
 function sortKeys<F, I, B>(
   M: Machine<F, I, B>,
@@ -469,28 +471,20 @@ function sortKeys<F, I, B>(
   blocks: readonly { X: (r: I, c: I) => I; rows: number }[],
   descending: boolean,
 ): void {
-  M.loop(M.i(0), M.i(n), (i) => {
-    const bi = M.ivar(i);
-    const bv = M.fvar(M.oload(key(i)));
-    M.loop(
-      M.iadd(i, M.i(1)),
-      M.i(n),
-      (j) => {
-        const v = M.oload(key(j));
-        const g = descending ? M.gt(v, bv.get()) : M.lt(v, bv.get());
-        bv.set(M.sel(g, v, bv.get()));
-        bi.set(M.isel(g, j, bi.get()));
-      },
-      n,
-    );
-    const b = bi.get();
-    M.when(M.ine(b, i), () => {
-      const x = M.oload(key(i));
-      M.store(key(i), M.oload(key(b)));
-      M.store(key(b), x);
-      for (const blk of blocks) swapCols(M, blk.X, blk.rows, i, b);
-    });
-  });
+  M.loop(M.i(1), M.i(n), (i) =>
+    M.loop(M.i(0), i, (d) => {
+      // j = i, i-1, …, 1: the key moving down exchanges with the one before it.
+      const j = M.isub(i, d);
+      const h = M.isub(j, M.i(1));
+      const a = M.oload(key(h));
+      const b = M.oload(key(j));
+      M.when(descending ? M.lt(a, b) : M.gt(a, b), () => {
+        M.store(key(h), b);
+        M.store(key(j), a);
+        for (const blk of blocks) swapCols(M, blk.X, blk.rows, h, j);
+      });
+    }),
+  );
 }
 
 /**

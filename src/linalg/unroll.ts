@@ -235,9 +235,6 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
     if (!isDyn(a) && !isDyn(b)) return a + b;
     if (!isDyn(a)) return this.iadd(b, a);
     if (!isDyn(b)) return { ...a, off: a.off + b, lo: a.lo + b, hi: a.hi + b };
-    // Two of one root (a diagonal offset r·n + r): one root, the scales added.
-    if (a.root === b.root)
-      return { ...a, scale: a.scale + b.scale, off: a.off + b.off, lo: a.lo + b.lo, hi: a.hi + b.hi };
     return this.fresh(this.intOf(a).add(this.intOf(b)), a.lo + b.lo, a.hi + b.hi);
   }
   isub(a: Ix, b: Ix): Ix {

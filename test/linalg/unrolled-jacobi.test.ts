@@ -4,7 +4,7 @@
  * src/linalg/unroll.ts): on float64, eigenvalues, eigenvectors, singular values and V
  * are bit for bit what the routine gives on plain JS numbers (`numberMachine`),
  * including diagonal input (exactly zero pairs, rotated by the identity), repeated
- * eigenvalues (the routine's sort decides their order) and the state passed through
+ * eigenvalues (the routine's stable sort keeps their order) and the state passed through
  * buffers between sweeps (n ≥ 5).
  */
 import { describe, expect, it } from "vitest";
