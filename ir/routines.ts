@@ -149,8 +149,8 @@ const ALGORITHMS: { readonly [K in RoutineName]: Algorithm } = {
   lu_solve: (M, r) => luSolve(M, r.n, r.cols),
   cholesky: (M, r) => cholesky(M, r.n),
   qr: (M, r) => qr(M, r.m, r.n, r.cols),
-  eigh: (M, r) => eigh(M, r.n, r.sweeps, Math.sqrt(r.n) * eps(r.dtype), eps(r.dtype) ** 2, r.fixedSweeps === true),
-  svd: (M, r) => svd(M, r.m, r.n, r.sweeps, Math.sqrt(r.m) * eps(r.dtype), eps(r.dtype) ** 2, r.fixedSweeps === true),
+  eigh: (M, r) => eigh(M, r.n, jacobiParams(r, r.n)),
+  svd: (M, r) => svd(M, r.m, r.n, jacobiParams(r, r.m)),
   sort: (M, r) => mergeSort(M, r.m, r.n, r.cols === 1, r.dtype === "float32" || r.dtype === "float64"),
 };
 
@@ -166,6 +166,25 @@ export function runRoutine<F, I, B>(M: Machine<F, I, B>, r: RoutineSpec): void {
  */
 function eps(dtype: DType): number {
   return dtype === "float64" ? 2 ** -52 : 2 ** -23;
+}
+
+/** What the Jacobi routines take from the spec (see `eps`; `fixed`: `RoutineSpec.fixedSweeps`). */
+interface JacobiParams {
+  readonly sweeps: number;
+  /** The relative tolerance, √rows·eps. */
+  readonly tol: number;
+  /** The negligible size's factor, eps². */
+  readonly tiny: number;
+  readonly fixed: boolean;
+}
+
+function jacobiParams(r: RoutineSpec, rows: number): JacobiParams {
+  return {
+    sweeps: r.sweeps,
+    tol: Math.sqrt(rows) * eps(r.dtype),
+    tiny: eps(r.dtype) ** 2,
+    fixed: r.fixedSweeps === true,
+  };
 }
 
 /** Row-major offset r·w + c. */
@@ -495,32 +514,20 @@ function sortKeys<F, I, B>(
  * sweep still rotated, every pair is tested once more, and a matrix with a pair
  * that is still not negligible did not converge: its whole output is NaN (the
  * failure signal). NaN entries never pass the tests, so a NaN input gives NaN.
- * `fixed`: the fixed-sweep form (see `RoutineSpec.fixedSweeps`).
+ * `J`: sweeps, tol, tiny and the form (`JacobiParams`; the fixed-sweep form skips the tests).
  */
-function eigh<F, I, B>(
-  M: Machine<F, I, B>,
-  n: number,
-  sweeps: number,
-  tol: number,
-  tiny: number,
-  fixed: boolean,
-): void {
+function eigh<F, I, B>(M: Machine<F, I, B>, n: number, J: JacobiParams): void {
   const N = M.i(n);
   // The working matrix: the lower triangle of rows 0..n-1 (s(i, j) for any i, j).
   const s = (i: I, j: I): I => M.isel(M.ige(i, j), at(M, i, j, n), at(M, j, i, n));
   const V = (r: I, c: I): I => at(M, M.iadd(r, N), c, n);
   copyIn(M, 0, n, n, 0, 0, n);
   identity(M, n, n, n, 0, n);
-  const floor = fixed
-    ? M.f(0)
-    : M.mul(
-        M.f(tiny),
-        largest(M, N, (i, j) => M.oload(s(i, j)), true),
-      );
+  const floor = negligibleSize(M, J, () => largest(M, N, (i, j) => M.oload(s(i, j)), true));
   const pair = (p: I, q: I): JacobiPair<B> => ({
     negligible: () => {
       const apq = M.abs(M.oload(s(q, p)));
-      const rel = M.mul(M.f(tol), M.mul(M.sqrt(M.abs(M.oload(s(p, p)))), M.sqrt(M.abs(M.oload(s(q, q))))));
+      const rel = M.mul(M.f(J.tol), M.mul(M.sqrt(M.abs(M.oload(s(p, p)))), M.sqrt(M.abs(M.oload(s(q, q))))));
       return M.or(M.le(apq, rel), M.le(apq, floor));
     },
     zero: () => M.eq(M.oload(s(q, p)), M.f(0)),
@@ -547,7 +554,7 @@ function eigh<F, I, B>(
       rotateCols(M, V, n, p, q, c, sn);
     },
   });
-  jacobiSweeps(M, N, sweeps, fixed, pair, 2 * n * n);
+  jacobiSweeps(M, N, J, pair, 2 * n * n);
   sortKeys(M, n, (i) => at(M, i, i, n), [{ X: V, rows: n }], false);
 }
 
@@ -571,8 +578,7 @@ interface JacobiPair<B> {
 function jacobiSweeps<F, I, B>(
   M: Machine<F, I, B>,
   N: I,
-  sweeps: number,
-  fixed: boolean,
+  { sweeps, fixed }: JacobiParams,
   pair: (p: I, q: I) => JacobiPair<B>,
   size: number,
 ): void {
@@ -602,6 +608,11 @@ function jacobiSweeps<F, I, B>(
     }),
   );
   notConverged(M, active, N, (p, q) => pair(p, q).negligible(), size);
+}
+
+/** The convergence test's negligible size, tiny·max|a_ij| (`max`); unused, 0, in the fixed-sweep form. */
+function negligibleSize<F, I, B>(M: Machine<F, I, B>, J: JacobiParams, max: () => F): F {
+  return J.fixed ? M.f(0) : M.mul(M.f(J.tiny), max());
 }
 
 /**
@@ -645,31 +656,18 @@ function notConverged<F, I, B>(
  * shrink only by a factor eps per sweep, as in a constant matrix); a sweep that
  * rotates nothing ends the iteration, and a matrix still not converged after the
  * last is NaN (see `notConverged`). Then σ_j = ‖g_j‖, sorted descending with the
- * columns of G and V. `fixed`: the fixed-sweep form (see `RoutineSpec.fixedSweeps`).
+ * columns of G and V. `J`: sweeps, tol, tiny and the form (`JacobiParams`).
  */
-function svd<F, I, B>(
-  M: Machine<F, I, B>,
-  m: number,
-  n: number,
-  sweeps: number,
-  tol: number,
-  tiny: number,
-  fixed: boolean,
-): void {
+function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, J: JacobiParams): void {
   const N = M.i(n);
   const G = (r: I, c: I): I => at(M, r, c, n);
   const V = (r: I, c: I): I => at(M, M.iadd(r, M.i(m)), c, n);
   const S = (c: I): I => at(M, M.i(m + n), c, n);
   copyIn(M, 0, m, n, 0, 0, n);
   identity(M, n, n, m, 0, n);
-  const floor = fixed
-    ? M.f(0)
-    : M.mul(
-        M.f(tiny),
-        largest(M, N, (i, j) => M.oload(G(i, j)), false, M.i(m)),
-      );
-  /** The columns' squared norms x, y and inner product z. */
-  const pair = (p: I, q: I): JacobiPair<B> => {
+  const floor = negligibleSize(M, J, () => largest(M, N, (i, j) => M.oload(G(i, j)), false, M.i(m)));
+  /** Columns p, q of G: their squared norms x, y and inner product z. */
+  const dots = (p: I, q: I): { x: F; y: F; z: F } => {
     const al = M.fvar(M.f(0));
     const be = M.fvar(M.f(0));
     const ga = M.fvar(M.f(0));
@@ -685,14 +683,15 @@ function svd<F, I, B>(
       },
       m,
     );
-    const x = al.get();
-    const y = be.get();
-    const z = ga.get();
+    return { x: al.get(), y: be.get(), z: ga.get() };
+  };
+  const pair = (p: I, q: I): JacobiPair<B> => {
+    const { x, y, z } = dots(p, q);
     return {
       negligible: () => {
         const nx = M.sqrt(x);
         const ny = M.sqrt(y);
-        const rel = M.le(M.abs(z), M.mul(M.f(tol), M.mul(nx, ny)));
+        const rel = M.le(M.abs(z), M.mul(M.f(J.tol), M.mul(nx, ny)));
         const thin = M.or(M.le(nx, floor), M.le(ny, floor));
         return M.or(rel, thin);
       },
@@ -704,20 +703,8 @@ function svd<F, I, B>(
       },
     };
   };
-  jacobiSweeps(M, N, sweeps, fixed, pair, (m + n + 1) * n);
-  M.loop(M.i(0), N, (j) => {
-    const acc = M.fvar(M.f(0));
-    M.loop(
-      M.i(0),
-      M.i(m),
-      (i) => {
-        const x = M.oload(G(i, j));
-        acc.set(M.add(acc.get(), M.mul(x, x)));
-      },
-      m,
-    );
-    M.store(S(j), M.sqrt(acc.get()));
-  });
+  jacobiSweeps(M, N, J, pair, (m + n + 1) * n);
+  M.loop(M.i(0), N, (j) => M.store(S(j), M.sqrt(dots(j, j).x)));
   sortKeys(
     M,
     n,
