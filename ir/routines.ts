@@ -10,8 +10,9 @@
  * plain JS numbers (ir/interpret.ts), the code generators build the loop form with
  * it (codegen/routines/), so every target runs the same operations in the same
  * order. Control flow depends only on sizes, on the pivot row chosen (a row swap
- * is skipped when the pivot is already in place) and on the Jacobi convergence
- * check (a sweep runs only while the previous one rotated); loops are bounded by
+ * is skipped when the pivot is already in place), on the Jacobi convergence check
+ * (a sweep runs only while the previous one rotated; none in the fixed-sweep form)
+ * and on the order of the keys the Jacobi results are sorted by; loops are bounded by
  * the static sizes and the fixed sweep count, so no input can make a routine hang.
  *
  * Output layouts (the frontend, src/linalg, slices the results out):
@@ -48,6 +49,14 @@ export interface RoutineSpec {
   /** Jacobi sweeps (`eigh`, `svd`). */
   readonly sweeps: number;
   readonly dtype: DType;
+  /**
+   * The Jacobi routines' fixed-sweep form, for a machine that unrolls them
+   * (src/linalg/unroll.ts; the `routine` op never sets it): every one of `sweeps`
+   * sweeps runs, and every pair is rotated, a pair whose off-diagonal entry (for
+   * `svd`, the columns' inner product) is exactly 0 by the identity (t = 0), so no
+   * branch depends on the data; no convergence test, no failure signal.
+   */
+  readonly fixedSweeps?: boolean;
 }
 
 /** A mutable local of a machine. */
@@ -108,6 +117,12 @@ export interface Machine<F, I, B> {
   when(c: B, then: () => void, otherwise?: () => void): void;
   fvar(init: F): Var<F>;
   ivar(init: I): Var<I>;
+  /**
+   * Optional: called between two sweeps of the Jacobi routines' fixed-sweep form
+   * (`RoutineSpec.fixedSweeps`), the state being the output block as last stored; an
+   * unrolling machine may pass the state through a buffer there.
+   */
+  betweenSweeps?(): void;
 }
 
 /** The spec of a routine from its first input's base and its attributes. */
@@ -134,8 +149,8 @@ const ALGORITHMS: { readonly [K in RoutineName]: Algorithm } = {
   lu_solve: (M, r) => luSolve(M, r.n, r.cols),
   cholesky: (M, r) => cholesky(M, r.n),
   qr: (M, r) => qr(M, r.m, r.n, r.cols),
-  eigh: (M, r) => eigh(M, r.n, r.sweeps, Math.sqrt(r.n) * eps(r.dtype), eps(r.dtype) ** 2),
-  svd: (M, r) => svd(M, r.m, r.n, r.sweeps, Math.sqrt(r.m) * eps(r.dtype), eps(r.dtype) ** 2),
+  eigh: (M, r) => eigh(M, r.n, jacobiParams(r, r.n)),
+  svd: (M, r) => svd(M, r.m, r.n, jacobiParams(r, r.m)),
   sort: (M, r) => mergeSort(M, r.m, r.n, r.cols === 1, r.dtype === "float32" || r.dtype === "float64"),
 };
 
@@ -151,6 +166,25 @@ export function runRoutine<F, I, B>(M: Machine<F, I, B>, r: RoutineSpec): void {
  */
 function eps(dtype: DType): number {
   return dtype === "float64" ? 2 ** -52 : 2 ** -23;
+}
+
+/** What the Jacobi routines take from the spec (see `eps`; `fixed`: `RoutineSpec.fixedSweeps`). */
+interface JacobiParams {
+  readonly sweeps: number;
+  /** The relative tolerance, √rows·eps. */
+  readonly tol: number;
+  /** The negligible size's factor, eps². */
+  readonly tiny: number;
+  readonly fixed: boolean;
+}
+
+function jacobiParams(r: RoutineSpec, rows: number): JacobiParams {
+  return {
+    sweeps: r.sweeps,
+    tol: Math.sqrt(rows) * eps(r.dtype),
+    tiny: eps(r.dtype) ** 2,
+    fixed: r.fixedSweeps === true,
+  };
 }
 
 /** Row-major offset r·w + c. */
@@ -401,49 +435,53 @@ function qr<F, I, B>(M: Machine<F, I, B>, m: number, n: number, qc: number): voi
 /**
  * The Jacobi rotation that zeroes a pair (Rutishauser's smaller angle):
  * θ = (y - x)/(2z), t = sign(θ)/(|θ| + √(θ²+1)), c = 1/√(t²+1), s = t·c.
+ * Where `zero` (z = 0) is given and holds, t = 0: the identity (θ is then ±Inf or NaN).
  */
-function rotation<F, I, B>(M: Machine<F, I, B>, x: F, y: F, z: F): { c: F; s: F; t: F } {
+function rotation<F, I, B>(M: Machine<F, I, B>, x: F, y: F, z: F, zero?: B): { c: F; s: F; t: F } {
   const theta = M.div(M.sub(y, x), M.mul(M.f(2), z));
   const root = M.sqrt(M.add(M.mul(theta, theta), M.f(1)));
   const mag = M.div(M.f(1), M.add(M.abs(theta), root));
-  const t = M.sel(M.ge(theta, M.f(0)), mag, M.neg(mag));
+  const signed = M.sel(M.ge(theta, M.f(0)), mag, M.neg(mag));
+  const t = zero === undefined ? signed : M.sel(zero, M.f(0), signed);
   const c = M.div(M.f(1), M.sqrt(M.add(M.mul(t, t), M.f(1))));
   return { c, s: M.mul(t, c), t };
 }
 
-/** Columns p, q of the block at `X` (rows 0..rows-1): (x, y) := (c·x - s·y, s·x + c·y). */
-function rotateCols<F, I, B>(M: Machine<F, I, B>, X: (r: I, c: I) => I, rows: number, p: I, q: I, c: F, s: F): void {
+/** Columns a, b of the block at `X` (rows 0..rows-1), entry by entry: (x, y) := f(x, y). */
+function mapCols<F, I, B>(
+  M: Machine<F, I, B>,
+  X: (r: I, c: I) => I,
+  rows: number,
+  a: I,
+  b: I,
+  f: (x: F, y: F) => readonly [F, F],
+): void {
   M.loop(
     M.i(0),
     M.i(rows),
     (k) => {
-      const x = M.oload(X(k, p));
-      const y = M.oload(X(k, q));
-      M.store(X(k, p), M.sub(M.mul(c, x), M.mul(s, y)));
-      M.store(X(k, q), M.add(M.mul(s, x), M.mul(c, y)));
+      const [x, y] = f(M.oload(X(k, a)), M.oload(X(k, b)));
+      M.store(X(k, a), x);
+      M.store(X(k, b), y);
     },
     rows,
   );
+}
+
+/** Columns p, q of the block at `X` (rows 0..rows-1): (x, y) := (c·x - s·y, s·x + c·y). */
+function rotateCols<F, I, B>(M: Machine<F, I, B>, X: (r: I, c: I) => I, rows: number, p: I, q: I, c: F, s: F): void {
+  mapCols(M, X, rows, p, q, (x, y) => [M.sub(M.mul(c, x), M.mul(s, y)), M.add(M.mul(s, x), M.mul(c, y))]);
 }
 
 /** Swaps columns a and b of the block at `X` (rows 0..rows-1). */
 function swapCols<F, I, B>(M: Machine<F, I, B>, X: (r: I, c: I) => I, rows: number, a: I, b: I): void {
-  M.loop(
-    M.i(0),
-    M.i(rows),
-    (k) => {
-      const x = M.oload(X(k, a));
-      const y = M.oload(X(k, b));
-      M.store(X(k, a), y);
-      M.store(X(k, b), x);
-    },
-    rows,
-  );
+  mapCols(M, X, rows, a, b, (x, y) => [y, x]);
 }
 
 /**
- * Selection sort of `n` keys at `key(i)` (ascending, or descending), moving the
- * columns of the blocks along. A NaN key never moves.
+ * Insertion sort of `n` keys at `key(i)` (ascending, or descending) by
+ * compare-exchanges of neighbours, moving the columns of the blocks along. Stable:
+ * equal keys keep their order. A NaN key never moves (nor does any key pass it).
  */
 function sortKeys<F, I, B>(
   M: Machine<F, I, B>,
@@ -452,28 +490,20 @@ function sortKeys<F, I, B>(
   blocks: readonly { X: (r: I, c: I) => I; rows: number }[],
   descending: boolean,
 ): void {
-  M.loop(M.i(0), M.i(n), (i) => {
-    const bi = M.ivar(i);
-    const bv = M.fvar(M.oload(key(i)));
-    M.loop(
-      M.iadd(i, M.i(1)),
-      M.i(n),
-      (j) => {
-        const v = M.oload(key(j));
-        const g = descending ? M.gt(v, bv.get()) : M.lt(v, bv.get());
-        bv.set(M.sel(g, v, bv.get()));
-        bi.set(M.isel(g, j, bi.get()));
-      },
-      n,
-    );
-    const b = bi.get();
-    M.when(M.ine(b, i), () => {
-      const x = M.oload(key(i));
-      M.store(key(i), M.oload(key(b)));
-      M.store(key(b), x);
-      for (const blk of blocks) swapCols(M, blk.X, blk.rows, i, b);
-    });
-  });
+  M.loop(M.i(1), M.i(n), (i) =>
+    M.loop(M.i(0), i, (d) => {
+      // j = i, i-1, …, 1: the key moving down exchanges with the one before it.
+      const j = M.isub(i, d);
+      const h = M.isub(j, M.i(1));
+      const a = M.oload(key(h));
+      const b = M.oload(key(j));
+      M.when(descending ? M.lt(a, b) : M.gt(a, b), () => {
+        M.store(key(h), b);
+        M.store(key(j), a);
+        for (const blk of blocks) swapCols(M, blk.X, blk.rows, h, j);
+      });
+    }),
+  );
 }
 
 /**
@@ -484,58 +514,105 @@ function sortKeys<F, I, B>(
  * sweep still rotated, every pair is tested once more, and a matrix with a pair
  * that is still not negligible did not converge: its whole output is NaN (the
  * failure signal). NaN entries never pass the tests, so a NaN input gives NaN.
+ * `J`: sweeps, tol, tiny and the form (`JacobiParams`; the fixed-sweep form skips the tests).
  */
-function eigh<F, I, B>(M: Machine<F, I, B>, n: number, sweeps: number, tol: number, tiny: number): void {
+function eigh<F, I, B>(M: Machine<F, I, B>, n: number, J: JacobiParams): void {
   const N = M.i(n);
   // The working matrix: the lower triangle of rows 0..n-1 (s(i, j) for any i, j).
   const s = (i: I, j: I): I => M.isel(M.ige(i, j), at(M, i, j, n), at(M, j, i, n));
   const V = (r: I, c: I): I => at(M, M.iadd(r, N), c, n);
   copyIn(M, 0, n, n, 0, 0, n);
   identity(M, n, n, n, 0, n);
-  const floor = M.mul(
-    M.f(tiny),
-    largest(M, N, (i, j) => M.oload(s(i, j)), true),
-  );
-  const negligible = (p: I, q: I): B => {
-    const apq = M.abs(M.oload(s(q, p)));
-    const rel = M.mul(M.f(tol), M.mul(M.sqrt(M.abs(M.oload(s(p, p)))), M.sqrt(M.abs(M.oload(s(q, q))))));
-    return M.or(M.le(apq, rel), M.le(apq, floor));
-  };
+  const floor = negligibleSize(M, J, () => largest(M, N, (i, j) => M.oload(s(i, j)), true));
+  const pair = (p: I, q: I): JacobiPair<B> => ({
+    negligible: () => {
+      const apq = M.abs(M.oload(s(q, p)));
+      const rel = M.mul(M.f(J.tol), M.mul(M.sqrt(M.abs(M.oload(s(p, p)))), M.sqrt(M.abs(M.oload(s(q, q))))));
+      return M.or(M.le(apq, rel), M.le(apq, floor));
+    },
+    zero: () => M.eq(M.oload(s(q, p)), M.f(0)),
+    rotate: (zero) => {
+      const apq = M.oload(s(q, p));
+      const app = M.oload(s(p, p));
+      const aqq = M.oload(s(q, q));
+      const { c, s: sn, t } = rotation(M, app, aqq, apq, zero);
+      M.loop(
+        M.i(0),
+        N,
+        (r) =>
+          M.when(M.and(M.ine(r, p), M.ine(r, q)), () => {
+            const arp = M.oload(s(r, p));
+            const arq = M.oload(s(r, q));
+            M.store(s(r, p), M.sub(M.mul(c, arp), M.mul(sn, arq)));
+            M.store(s(r, q), M.add(M.mul(sn, arp), M.mul(c, arq)));
+          }),
+        n,
+      );
+      M.store(s(p, p), M.sub(app, M.mul(t, apq)));
+      M.store(s(q, q), M.add(aqq, M.mul(t, apq)));
+      M.store(s(q, p), M.f(0));
+      rotateCols(M, V, n, p, q, c, sn);
+    },
+  });
+  jacobiSweeps(M, N, J, pair, 2 * n * n);
+  sortKeys(M, n, (i) => at(M, i, i, n), [{ X: V, rows: n }], false);
+}
+
+/** A pair p < q of a Jacobi sweep. */
+interface JacobiPair<B> {
+  /** Whether it is negligible (the convergence test; not in the fixed-sweep form). */
+  negligible(): B;
+  /** Whether its off-diagonal entry (inner product) is exactly 0. */
+  zero(): B;
+  /** Rotates it; by the identity where `zero` is given and holds. */
+  rotate(zero?: B): void;
+}
+
+/**
+ * The cyclic sweeps of the Jacobi routines over the pairs p < q of `N`. The fixed-sweep
+ * form (`fixed`, see `RoutineSpec.fixedSweeps`) runs every sweep and rotates every
+ * pair (the identity where it is zero). Otherwise a negligible pair is skipped, a
+ * sweep runs only while the previous one rotated, and if the last one still rotated
+ * `notConverged` tests the pairs once more (`size`: the output block's entries).
+ */
+function jacobiSweeps<F, I, B>(
+  M: Machine<F, I, B>,
+  N: I,
+  { sweeps, fixed }: JacobiParams,
+  pair: (p: I, q: I) => JacobiPair<B>,
+  size: number,
+): void {
+  const pairs = (visit: (p: I, q: I) => void): void =>
+    M.loop(M.i(0), N, (p) => M.loop(M.iadd(p, M.i(1)), N, (q) => visit(p, q)));
+  if (fixed) {
+    for (let k = 0; k < sweeps; k++) {
+      if (k > 0) M.betweenSweeps?.();
+      pairs((p, q) => {
+        const pq = pair(p, q);
+        pq.rotate(pq.zero());
+      });
+    }
+    return;
+  }
   const active = M.ivar(M.i(1));
   M.loop(M.i(0), M.i(sweeps), () =>
     M.when(M.ine(active.get(), M.i(0)), () => {
       active.set(M.i(0));
-      M.loop(M.i(0), N, (p) =>
-        M.loop(M.iadd(p, M.i(1)), N, (q) => {
-          M.when(M.not(negligible(p, q)), () => {
-            const apq = M.oload(s(q, p));
-            const app = M.oload(s(p, p));
-            const aqq = M.oload(s(q, q));
-            active.set(M.i(1));
-            const { c, s: sn, t } = rotation(M, app, aqq, apq);
-            M.loop(
-              M.i(0),
-              N,
-              (r) =>
-                M.when(M.and(M.ine(r, p), M.ine(r, q)), () => {
-                  const arp = M.oload(s(r, p));
-                  const arq = M.oload(s(r, q));
-                  M.store(s(r, p), M.sub(M.mul(c, arp), M.mul(sn, arq)));
-                  M.store(s(r, q), M.add(M.mul(sn, arp), M.mul(c, arq)));
-                }),
-              n,
-            );
-            M.store(s(p, p), M.sub(app, M.mul(t, apq)));
-            M.store(s(q, q), M.add(aqq, M.mul(t, apq)));
-            M.store(s(q, p), M.f(0));
-            rotateCols(M, V, n, p, q, c, sn);
-          });
-        }),
-      );
+      pairs((p, q) => {
+        const pq = pair(p, q);
+        M.when(M.not(pq.negligible()), () => {
+          active.set(M.i(1));
+          pq.rotate();
+        });
+      });
     }),
   );
-  notConverged(M, active, N, negligible, 2 * n * n);
-  sortKeys(M, n, (i) => at(M, i, i, n), [{ X: V, rows: n }], false);
+  notConverged(M, active, N, (p, q) => pair(p, q).negligible(), size);
+}
+
+/** The convergence test's negligible size, tiny·max|a_ij| (`max`); unused, 0, in the fixed-sweep form. */
+function negligibleSize<F, I, B>(M: Machine<F, I, B>, J: JacobiParams, max: () => F): F {
+  return J.fixed ? M.f(0) : M.mul(M.f(J.tiny), max());
 }
 
 /**
@@ -579,21 +656,18 @@ function notConverged<F, I, B>(
  * shrink only by a factor eps per sweep, as in a constant matrix); a sweep that
  * rotates nothing ends the iteration, and a matrix still not converged after the
  * last is NaN (see `notConverged`). Then σ_j = ‖g_j‖, sorted descending with the
- * columns of G and V.
+ * columns of G and V. `J`: sweeps, tol, tiny and the form (`JacobiParams`).
  */
-function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number, tol: number, tiny: number): void {
+function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, J: JacobiParams): void {
   const N = M.i(n);
   const G = (r: I, c: I): I => at(M, r, c, n);
   const V = (r: I, c: I): I => at(M, M.iadd(r, M.i(m)), c, n);
   const S = (c: I): I => at(M, M.i(m + n), c, n);
   copyIn(M, 0, m, n, 0, 0, n);
   identity(M, n, n, m, 0, n);
-  const floor = M.mul(
-    M.f(tiny),
-    largest(M, N, (i, j) => M.oload(G(i, j)), false, M.i(m)),
-  );
-  /** The columns' squared norms and inner product, and whether the pair is negligible. */
-  const pair = (p: I, q: I): { x: F; y: F; z: F; negligible: B } => {
+  const floor = negligibleSize(M, J, () => largest(M, N, (i, j) => M.oload(G(i, j)), false, M.i(m)));
+  /** Columns p, q of G: their squared norms x, y and inner product z. */
+  const dots = (p: I, q: I): { x: F; y: F; z: F } => {
     const al = M.fvar(M.f(0));
     const be = M.fvar(M.f(0));
     const ga = M.fvar(M.f(0));
@@ -609,46 +683,28 @@ function svd<F, I, B>(M: Machine<F, I, B>, m: number, n: number, sweeps: number,
       },
       m,
     );
-    const x = al.get();
-    const y = be.get();
-    const z = ga.get();
-    const nx = M.sqrt(x);
-    const ny = M.sqrt(y);
-    const rel = M.le(M.abs(z), M.mul(M.f(tol), M.mul(nx, ny)));
-    const thin = M.or(M.le(nx, floor), M.le(ny, floor));
-    return { x, y, z, negligible: M.or(rel, thin) };
+    return { x: al.get(), y: be.get(), z: ga.get() };
   };
-  const active = M.ivar(M.i(1));
-  M.loop(M.i(0), M.i(sweeps), () =>
-    M.when(M.ine(active.get(), M.i(0)), () => {
-      active.set(M.i(0));
-      M.loop(M.i(0), N, (p) =>
-        M.loop(M.iadd(p, M.i(1)), N, (q) => {
-          const { x, y, z, negligible } = pair(p, q);
-          M.when(M.not(negligible), () => {
-            active.set(M.i(1));
-            const { c, s } = rotation(M, x, y, z);
-            rotateCols(M, G, m, p, q, c, s);
-            rotateCols(M, V, n, p, q, c, s);
-          });
-        }),
-      );
-    }),
-  );
-  notConverged(M, active, N, (p, q) => pair(p, q).negligible, (m + n + 1) * n);
-  M.loop(M.i(0), N, (j) => {
-    const acc = M.fvar(M.f(0));
-    M.loop(
-      M.i(0),
-      M.i(m),
-      (i) => {
-        const x = M.oload(G(i, j));
-        acc.set(M.add(acc.get(), M.mul(x, x)));
+  const pair = (p: I, q: I): JacobiPair<B> => {
+    const { x, y, z } = dots(p, q);
+    return {
+      negligible: () => {
+        const nx = M.sqrt(x);
+        const ny = M.sqrt(y);
+        const rel = M.le(M.abs(z), M.mul(M.f(J.tol), M.mul(nx, ny)));
+        const thin = M.or(M.le(nx, floor), M.le(ny, floor));
+        return M.or(rel, thin);
       },
-      m,
-    );
-    M.store(S(j), M.sqrt(acc.get()));
-  });
+      zero: () => M.eq(z, M.f(0)),
+      rotate: (zero) => {
+        const { c, s } = rotation(M, x, y, z, zero);
+        rotateCols(M, G, m, p, q, c, s);
+        rotateCols(M, V, n, p, q, c, s);
+      },
+    };
+  };
+  jacobiSweeps(M, N, J, pair, (m + n + 1) * n);
+  M.loop(M.i(0), N, (j) => M.store(S(j), M.sqrt(dots(j, j).x)));
   sortKeys(
     M,
     n,

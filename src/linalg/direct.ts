@@ -26,12 +26,14 @@ import {
 } from "./looped.js";
 import {
   assembleMat,
+  assembleSolution,
   assembleVec,
   comps,
   leadTensor,
   LOOP_ABOVE,
   matrixArg,
   MAX_DIRECT_SIZE,
+  moreBatched,
   vecComps,
   type Mat,
 } from "./matrix.js";
@@ -188,15 +190,7 @@ export function solve(a: Tensor, b: Tensor): Tensor {
     rhs = Array.from({ length: n }, (_, i) => vecComps(bx.select(r, i), r, k));
   }
   const x = luSolveRows(A, rhs);
-  const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
-  return vector
-    ? assembleVec(
-        alg,
-        x.map((row) => row[0]!),
-        lead,
-        like,
-      )
-    : assembleMat(alg, x, lead, like);
+  return assembleSolution(alg, x, vector, lead, moreBatched(A.x, bx));
 }
 
 function broadcastLead(op: string, A: Mat, b: Tensor, bLead: readonly number[]): number[] {
@@ -331,15 +325,7 @@ export function luSolve(factors: LUFactor, b: Tensor): Tensor {
   const pv = vecComps(piv, piv.baseDim - 1, n);
   const factorsBlock = comps(A).flatMap((row, i) => [...row, 0, pv[i]!]);
   const x = solveUnrolled(A, factorsBlock, rhs, { prepare: (u) => pv.forEach((p) => u.oneBased(p)) });
-  const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
-  return vector
-    ? assembleVec(
-        alg,
-        x.map((row) => row[0]!),
-        lead,
-        like,
-      )
-    : assembleMat(alg, x, lead, like);
+  return assembleSolution(alg, x, vector, lead, moreBatched(A.x, bx));
 }
 
 /** The right-hand sides of `b` for the n×n operand `A` as component rows (see `solve` for the vector rule). */

@@ -1,6 +1,8 @@
 /**
- * Symmetric eigenproblems and the SVD by Jacobi rotations, unrolled for a fixed
- * number of sweeps (straight-line code per matrix, no data-dependent loop).
+ * Symmetric eigenproblems and the SVD by Jacobi rotations: ir/routines.ts's `eigh`
+ * and `svd` (the algorithms the looped kernels run above `LOOP_ABOVE_JACOBI`), in
+ * their fixed-sweep form unrolled by ./unroll.ts (straight-line code per matrix, no
+ * data-dependent loop).
  *
  * Sweeps: cyclic Jacobi converges quadratically once the off-diagonal part is
  * small. The default sweep count per size, `defaultSweeps(n)`, was chosen from
@@ -14,16 +16,19 @@
  * as the rotations' rounding allows (a few ulps of ‖A‖ in float64, about
  * 1e-6·‖A‖ in float32). The check inside each rotation: a pair whose
  * off-diagonal entry (for the SVD, the columns' inner product) is exactly 0 is
- * not rotated, so a diagonal (or converged) matrix passes through unchanged and
- * 0/0 never arises. `sweeps` can be given to trade accuracy for speed.
+ * rotated by the identity (t = 0), so a diagonal (or converged) matrix passes
+ * through unchanged and 0/0 never arises. `sweeps` can be given to trade accuracy
+ * for speed.
  */
 import { ShapeError } from "../../ir/errors.js";
+import type { RoutineSpec } from "../../ir/routines.js";
 import type { Tensor } from "../tensor.js";
 import { Alg, type Sc } from "./scalar.js";
 import { assembleMat, assembleVec, comps, LOOP_ABOVE_JACOBI, matrixArg, MAX_JACOBI_SIZE, type Mat } from "./matrix.js";
 import { eighLooped, svdLooped } from "./looped.js";
 import { checkCount } from "./options.js";
 import { householderQR } from "./qr.js";
+import { block, unrolled } from "./unroll.js";
 
 /**
  * The default number of Jacobi sweeps for an n×n problem. Up to
@@ -60,66 +65,6 @@ export interface JacobiOptions {
   readonly sweeps?: number;
 }
 
-/**
- * The rotation (c, s) that zeroes the pair: `t = sign(θ)/(|θ| + √(θ²+1))` with
- * `θ = (y - x)/(2z)`, `c = 1/√(t²+1)`, `s = t·c` (Rutishauser's smaller angle).
- * For the symmetric eigenproblem x = a_pp, y = a_qq, z = a_pq; for the SVD
- * x = ‖g_p‖², y = ‖g_q‖², z = g_p·g_q. z = 0 gives (1, 0).
- */
-function rotation(alg: Alg, x: Sc, y: Sc, z: Sc): { c: Sc; s: Sc; t: Sc } | undefined {
-  if (z === 0) return undefined;
-  const skip = alg.t(z).eq(0);
-  // z = 0 gives θ = ±Inf (then t = 0 anyway) or 0/0 = NaN: the `where` below picks t = 0 for both.
-  const theta = alg.div(alg.sub(y, x), alg.mul(2, z));
-  const th = alg.t(theta);
-  const root = alg.sqrt(alg.add(alg.mul(theta, theta), 1));
-  const mag = alg.div(1, alg.add(alg.abs(theta), root));
-  const t = alg.where(skip, 0, alg.where(th.ge(0), mag, alg.neg(mag)));
-  const c = alg.div(1, alg.sqrt(alg.add(alg.mul(t, t), 1)));
-  const s = alg.mul(t, c);
-  return { c, s, t };
-}
-
-/** `(x, y) := (c·x - s·y, s·x + c·y)` on entries k of two columns. */
-function rotateCols(alg: Alg, cols: Sc[][], p: number, q: number, c: Sc, s: Sc): void {
-  const gp = cols[p]!;
-  const gq = cols[q]!;
-  for (let k = 0; k < gp.length; k++) {
-    const x = gp[k]!;
-    const y = gq[k]!;
-    gp[k] = alg.sub(alg.mul(c, x), alg.mul(s, y));
-    gq[k] = alg.add(alg.mul(s, x), alg.mul(c, y));
-  }
-}
-
-/** Compare-exchange network that orders `keys` (ascending, or descending), moving the columns along. */
-function sortWith(alg: Alg, keys: Sc[], cols: Sc[][][], descending: boolean): void {
-  const n = keys.length;
-  for (let i = 1; i < n; i++) {
-    for (let j = i; j > 0; j--) {
-      const a = keys[j - 1]!;
-      const b = keys[j]!;
-      if (typeof a === "number" && typeof b === "number") {
-        if (descending ? a < b : a > b) {
-          keys[j - 1] = b;
-          keys[j] = a;
-          for (const m of cols) [m[j - 1], m[j]] = [m[j]!, m[j - 1]!];
-        }
-        continue;
-      }
-      const swap = descending ? alg.t(a).lt(alg.t(b)) : alg.t(a).gt(alg.t(b));
-      keys[j - 1] = alg.where(swap, b, a);
-      keys[j] = alg.where(swap, a, b);
-      for (const m of cols) {
-        const u = m[j - 1]!;
-        const v = m[j]!;
-        m[j - 1] = u.map((x, k) => alg.where(swap, v[k]!, x));
-        m[j] = v.map((x, k) => alg.where(swap, u[k]!, x));
-      }
-    }
-  }
-}
-
 function sweepsOf(op: string, opts: JacobiOptions | undefined, n: number): number {
   const s = opts?.sweeps;
   return s === undefined ? defaultSweeps(n) : checkCount(op, "sweeps", s, MAX_SWEEPS);
@@ -133,7 +78,11 @@ export interface Eigh {
   readonly eigenvectors: Tensor;
 }
 
-/** Jacobi on the symmetric component matrix (lower triangle read): eigenvalues and eigenvector columns. */
+/**
+ * ir/routines.ts's `eigh` (fixed sweeps) unrolled on the symmetric component matrix
+ * (lower triangle read): eigenvalues (ascending) and eigenvector columns (`cols[k]`:
+ * eigenvector k; unused when not `vectors`). `alg` gives the dtype.
+ */
 export function jacobiEigen(
   alg: Alg,
   m: readonly (readonly Sc[])[],
@@ -142,49 +91,20 @@ export function jacobiEigen(
   vectors: boolean,
   store?: Store,
 ): { values: Sc[]; cols: Sc[][] } {
-  // The symmetric matrix, stored once per pair: s[i][j] for i >= j (the lower triangle).
-  const s: Sc[][] = Array.from({ length: n }, (_, i) => Array.from({ length: i + 1 }, (_, j) => m[i]![j]!));
-  const get = (i: number, j: number): Sc => (i >= j ? s[i]![j]! : s[j]![i]!);
-  const set = (i: number, j: number, v: Sc): void => {
-    if (i >= j) s[i]![j] = v;
-    else s[j]![i] = v;
-  };
-  // Eigenvector columns: cols[k] is column k of V.
-  const cols: Sc[][] = Array.from({ length: n }, (_, k) => Array.from({ length: n }, (_, i) => (i === k ? 1 : 0)));
-  for (let sweep = 0; sweep < sweeps; sweep++) {
-    for (let p = 0; p < n; p++) {
-      for (let q = p + 1; q < n; q++) {
-        const app = get(p, p);
-        const aqq = get(q, q);
-        const apq = get(q, p);
-        const rot = rotation(alg, app, aqq, apq);
-        if (rot === undefined) continue;
-        const { c, s: sn, t } = rot;
-        for (let r = 0; r < n; r++) {
-          if (r === p || r === q) continue;
-          const arp = get(r, p);
-          const arq = get(r, q);
-          set(r, p, alg.sub(alg.mul(c, arp), alg.mul(sn, arq)));
-          set(r, q, alg.add(alg.mul(sn, arp), alg.mul(c, arq)));
-        }
-        set(p, p, alg.sub(app, alg.mul(t, apq)));
-        set(q, q, alg.add(aqq, alg.mul(t, apq)));
-        set(q, p, 0);
-        if (vectors) rotateCols(alg, cols, p, q, c, sn);
-      }
-    }
-    if (store !== undefined && sweep < sweeps - 1) {
-      // Through a buffer: the next sweep starts a new kernel (see `Store`).
-      const flat = store([...s.flat(), ...(vectors ? cols.flat() : [])]);
-      let k = 0;
-      for (const row of s) for (let j = 0; j < row.length; j++) row[j] = flat[k++]!;
-      if (vectors) for (const col of cols) for (let j = 0; j < col.length; j++) col[j] = flat[k++]!;
-    }
-  }
-  const values = Array.from({ length: n }, (_, i) => get(i, i));
-  // Sort ascending, the eigenvector columns along.
-  sortWith(alg, values, vectors ? [cols] : [], false);
+  const spec: RoutineSpec = { name: "eigh", m: n, n, cols: 0, sweeps, dtype: alg.dtype, fixedSweeps: true };
+  // The state between sweeps: the lower triangle, then V column by column (rows n..2n-1).
+  const lower = Array.from({ length: n }, (_, i) => Array.from({ length: i + 1 }, (_, j) => i * n + j)).flat();
+  const vAt = columnMajor(n, n, n);
+  const between = store === undefined ? {} : { between: { at: vectors ? [...lower, ...vAt] : lower, store } };
+  const { out } = unrolled(spec, [m.flat()], 2 * n * n, between);
+  const values = Array.from({ length: n }, (_, i) => out[i * n + i]!);
+  const cols = Array.from({ length: n }, (_, k) => vAt.slice(k * n, (k + 1) * n).map((i) => out[i]!));
   return { values, cols };
+}
+
+/** The offsets of an r×n block at row r0 of a row-major block of width n, column by column. */
+function columnMajor(r: number, n: number, r0: number): number[] {
+  return Array.from({ length: n }, (_, j) => Array.from({ length: r }, (_, i) => (r0 + i) * n + j)).flat();
 }
 
 /**
@@ -273,9 +193,9 @@ export interface SVDOptions extends JacobiOptions {
 }
 
 /**
- * One-sided Jacobi on the columns of the tall component matrix g (m×n, m ≥ n):
- * the singular values (descending), V's columns, and U from a QR of the
- * rotated columns (orthonormal even when some singular values are 0).
+ * ir/routines.ts's `svd` (fixed sweeps) unrolled on the tall component matrix g0
+ * (m×n, m ≥ n): the singular values (descending), V's columns, and U from a QR of
+ * the rotated columns (orthonormal even when some singular values are 0).
  */
 function jacobiSvd(
   alg: Alg,
@@ -287,31 +207,18 @@ function jacobiSvd(
   full: boolean,
   store?: Store,
 ): { sv: Sc[]; u: Sc[][]; v: Sc[][] } {
-  // Work on columns: g[j] is column j (m entries); v[j] is column j of V (n entries).
-  const g: Sc[][] = Array.from({ length: n }, (_, j) => Array.from({ length: m }, (_, i) => g0[i]![j]!));
-  const v: Sc[][] = Array.from({ length: n }, (_, j) => Array.from({ length: n }, (_, i) => (i === j ? 1 : 0)));
-  for (let sweep = 0; sweep < sweeps; sweep++) {
-    for (let p = 0; p < n; p++) {
-      for (let q = p + 1; q < n; q++) {
-        const rot = rotation(alg, alg.dot(g[p]!, g[p]!), alg.dot(g[q]!, g[q]!), alg.dot(g[p]!, g[q]!));
-        if (rot === undefined) continue;
-        rotateCols(alg, g, p, q, rot.c, rot.s);
-        if (vectors) rotateCols(alg, v, p, q, rot.c, rot.s);
-      }
-    }
-    if (store !== undefined && sweep < sweeps - 1) {
-      const flat = store([...g.flat(), ...(vectors ? v.flat() : [])]);
-      let k = 0;
-      for (const col of g) for (let i = 0; i < col.length; i++) col[i] = flat[k++]!;
-      if (vectors) for (const col of v) for (let i = 0; i < col.length; i++) col[i] = flat[k++]!;
-    }
-  }
-  const sv = g.map((col) => alg.sqrt(alg.dot(col, col)));
-  sortWith(alg, sv, vectors ? [g, v] : [], true);
+  const spec: RoutineSpec = { name: "svd", m, n, cols: 0, sweeps, dtype: alg.dtype, fixedSweeps: true };
+  // The state between sweeps: G, then V, column by column.
+  const gAt = columnMajor(m, n, 0);
+  const vAt = columnMajor(n, n, m);
+  const between = store === undefined ? {} : { between: { at: vectors ? [...gAt, ...vAt] : gAt, store } };
+  const { out } = unrolled(spec, [g0.flat()], (m + n + 1) * n, between);
+  const sv = out.slice((m + n) * n, (m + n + 1) * n);
   if (!vectors) return { sv, u: [], v: [] };
-  // U: Q of g = Q·R, R diagonal up to rounding; column j takes the sign of R_jj (+ for 0).
-  const rows = Array.from({ length: m }, (_, i) => g.map((col) => col[i]!));
-  const { Q: q, R: r } = householderQR(alg.dtype, rows, m, n, full ? m : n);
+  // v[j] is column j of V.
+  const v = Array.from({ length: n }, (_, j) => vAt.slice(j * n, (j + 1) * n).map((i) => out[i]!));
+  // U: Q of G = Q·R, R diagonal up to rounding; column j takes the sign of R_jj (+ for 0).
+  const { Q: q, R: r } = householderQR(alg.dtype, block(out, n, 0, m, 0, n), m, n, full ? m : n);
   const u = Array.from({ length: m }, (_, i) =>
     q[i]!.map((x, j) => (j < n ? alg.where(alg.t(r[j]![j]!).lt(0), alg.neg(x), x) : x)),
   );

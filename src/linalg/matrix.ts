@@ -124,6 +124,32 @@ export function assembleVec(alg: Alg, xs: readonly Sc[], lead: readonly number[]
   return batchLike(out, like);
 }
 
+/**
+ * A solve's solution from its component rows `x` (n×k): `(…; lead…, n)` when the
+ * right-hand side was a vector (`vector`, k = 1), else `(…; lead…, n, k)`.
+ */
+export function assembleSolution(
+  alg: Alg,
+  x: readonly (readonly Sc[])[],
+  vector: boolean,
+  lead: readonly number[],
+  like: Tensor,
+): Tensor {
+  return vector
+    ? assembleVec(
+        alg,
+        x.map((row) => row[0]!),
+        lead,
+        like,
+      )
+    : assembleMat(alg, x, lead, like);
+}
+
+/** Of a matrix operand and a right-hand side, the one with more batch dims (a result's batch follows it). */
+export function moreBatched(a: Tensor, b: Tensor): Tensor {
+  return a.batchDim >= b.batchDim ? a : b;
+}
+
 /** A component of base `lead` (a number becomes a constant broadcast to `lead`). */
 export function leadTensor(alg: Alg, c: Sc, lead: readonly number[], like: Tensor): Tensor {
   return batchLike(typeof c === "number" ? constLead(alg, c, lead) : c, like);

@@ -4,7 +4,16 @@ import { DTypeError, ShapeError } from "../../ir/errors.js";
 import { describe } from "../check.js";
 import { Tensor, where } from "../tensor.js";
 import { type Sc } from "./scalar.js";
-import { assembleMat, assembleVec, comps, LOOP_ABOVE_JACOBI, matrixArg, MAX_JACOBI_SIZE, vecComps } from "./matrix.js";
+import {
+  assembleSolution,
+  assembleVec,
+  comps,
+  LOOP_ABOVE_JACOBI,
+  matrixArg,
+  MAX_JACOBI_SIZE,
+  moreBatched,
+  vecComps,
+} from "./matrix.js";
 import { singularValues, storeFor, svd, thinSvd, type JacobiOptions } from "./jacobi.js";
 
 /** Options of `vectorNorm` and `matrixNorm`. */
@@ -202,15 +211,8 @@ export function lstsq(a: Tensor, b: Tensor, opts: LstsqOptions = {}): Lstsq {
   });
   let rank: Tensor = keep[0]!.cast("int32");
   for (let i = 1; i < k0; i++) rank = rank.add(keep[i]!.cast("int32"));
-  const like = A.x.batchDim >= bx.batchDim ? A.x : bx;
-  const solution = vector
-    ? assembleVec(
-        alg,
-        x.map((row) => row[0]!),
-        lead,
-        like,
-      )
-    : assembleMat(alg, x, lead, like);
+  const like = moreBatched(A.x, bx);
+  const solution = assembleSolution(alg, x, vector, lead, like);
   const residuals = vector
     ? assembleVec(alg, res, lead, like).reshape(lead as number[])
     : assembleVec(alg, res, lead, like);

@@ -16,6 +16,9 @@
  *   with `where`. Inside a branch on `p != k` the machine assumes it, so loads and
  *   stores at `p` skip candidate k, and a merge whose value already holds the old one
  *   when the condition is false (a store at `p` under `p != k`) adds no `where`.
+ * - The Jacobi routines run in their fixed-sweep form (`RoutineSpec.fixedSweeps`):
+ *   every sweep, no convergence branch; between two sweeps the state may pass through
+ *   a buffer (`Between`).
  */
 import type { DType } from "../../ir/dtype.js";
 import { runRoutine, type Machine, type RoutineSpec, type Var } from "../../ir/routines.js";
@@ -29,6 +32,15 @@ interface Dyn {
   readonly off: number;
   readonly lo: number;
   readonly hi: number;
+}
+
+/**
+ * The Jacobi routines' state between sweeps: the output entries `at` pass through
+ * `store` (src/linalg/jacobi.ts's `Store`: components out, the same read back from a buffer).
+ */
+export interface Between {
+  readonly at: readonly number[];
+  readonly store: (xs: readonly Sc[]) => Sc[];
 }
 
 /** An index: known when the graph is built, or data-dependent. */
@@ -92,6 +104,7 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
     private readonly inputs: readonly (readonly Sc[])[],
     size: number,
     after?: Unroller,
+    private readonly between?: Between,
   ) {
     this.alg = new Alg(dtype);
     this.out = Array<Sc>(size).fill(0);
@@ -440,6 +453,13 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
     if (fd === undefined || fc === undefined || fd.root !== fc.root || !fd.eq) return false;
     return (fc.eq ? fd.v === fc.v : fd.v !== fc.v) === value;
   }
+  /** Passes the `between` entries through their buffer. */
+  betweenSweeps(): void {
+    if (this.between === undefined) return;
+    const { at, store } = this.between;
+    const xs = store(at.map((k) => this.out[k]!));
+    at.forEach((k, i) => this.write(k, xs[i]!));
+  }
   fvar(init: Sc): Var<Sc> {
     return new Local<Sc>(init, (v, old) => {
       const f = this.frames.at(-1);
@@ -457,15 +477,16 @@ export class Unroller implements Machine<Sc, Ix, Bo> {
 /**
  * Runs routine `spec` unrolled on the component blocks `inputs` (row-major, as the
  * routine's inputs); returns the machine, whose `out` is the routine's output block
- * (`size` components). `after`: the machine that computed some of the inputs.
+ * (`size` components). `after`: the machine that computed some of the inputs;
+ * `between`: the Jacobi state's buffer between sweeps.
  */
 export function unrolled(
   spec: RoutineSpec,
   inputs: readonly (readonly Sc[])[],
   size: number,
-  opts: { after?: Unroller; prepare?: (u: Unroller) => void } = {},
+  opts: { after?: Unroller; prepare?: (u: Unroller) => void; between?: Between } = {},
 ): Unroller {
-  const u = new Unroller(spec.dtype, inputs, size, opts.after);
+  const u = new Unroller(spec.dtype, inputs, size, opts.after, opts.between);
   opts.prepare?.(u);
   runRoutine(u, spec);
   return u;
