@@ -288,7 +288,6 @@ function segmentOpName(n: Node): string {
   return hasOp(n, "segment_reduce") ? `segment_reduce(${n.attrs.op})` : n.op;
 }
 
-
 /**
  * Batch sizes are known only here, so this is where a reduction that has no value over no
  * elements (`nonEmpty` in ir/reductions.ts: min, max, argmin, argmax; NumPy raises too) over an
