@@ -5,6 +5,7 @@
  * (`batchwise/runtime` exports `initWebGPU` but not `initWasm`: it runs bundles on JS and
  * WebGPU only.)
  */
+import { readFileSync } from "node:fs";
 import { expect, expectTypeOf, it } from "vitest";
 import * as full from "../../src/index.js";
 import { INIT_FUNCTION } from "../../src/backend.js";
@@ -19,5 +20,15 @@ it("the full entry exports each backend's init function (type-level and at run t
     const f = INIT_FUNCTION[name];
     if (f === undefined) continue;
     expect(typeof (full as Record<string, unknown>)[f], `${f} in batchwise`).toBe("function");
+  }
+});
+
+it("docs/backends.md's table has a row per backend, naming its init function", () => {
+  const doc = readFileSync(new URL("../../docs/backends.md", import.meta.url), "utf8");
+  for (const name of BACKEND_NAMES) {
+    const row = doc.split("\n").find((l) => l.startsWith(`| \`${name}\``));
+    expect(row, `a row for ${name}`).toBeDefined();
+    const f = INIT_FUNCTION[name];
+    expect(f === undefined ? row!.includes("nothing to do") : row!.includes(`\`await ${f}()\``), row).toBe(true);
   }
 });
