@@ -10,7 +10,8 @@
  *
  * The results are ordinary graphs: the pass pipeline simplifies and fuses them.
  */
-import { Diff, jvpValues, vjpValues, type Builder, type Lin, type Source } from "../ir/derivatives.js";
+import { jvpValues, vjpValues, type Source } from "../ir/derivative-transforms.js";
+import { Diff, type Builder, type Lin } from "../ir/diff.js";
 import { makeGraph, Node, type Graph } from "../ir/graph.js";
 import type { Attrs, Op } from "../ir/ops.js";
 

@@ -15,7 +15,8 @@
  * and `grad` of an `(…;)` result is the gradient of each sample's value (for a
  * `(;)` loss, the usual gradient) shaped like its argument, batch dims included.
  */
-import { Diff, jvpValues, vjpValues as vjpSweep, type Builder, type Lin, type Source } from "../ir/derivatives.js";
+import { jvpValues, vjpValues as vjpSweep, type Source } from "../ir/derivative-transforms.js";
+import { Diff, type Builder, type Lin } from "../ir/diff.js";
 import { noteReverseSweep } from "./trace-flags.js";
 import { DTypeError, ShapeError, TraceError } from "../ir/errors.js";
 import { isFloat } from "../ir/dtype.js";
