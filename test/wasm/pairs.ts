@@ -1,18 +1,7 @@
 /** Input pairs for the binary vector math functions (atan2(y, x), pow(x, y)). */
 import type { MathFn2 } from "../../codegen/wasm/math.js";
+import { rng } from "../../bench/cases.js";
 import { SPECIALS, strided } from "./ulp.js";
-
-/** mulberry32, seeded. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * `grid`² pairs from a strided grid of all float32 values (specials included) crossed
