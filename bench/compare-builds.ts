@@ -1,7 +1,7 @@
 // Two checkouts of batchwise in one process: `tsx bench/compare-builds.ts <other checkout>
-// [rounds]` loads bench/libs/batchwise.ts (the JS backend) and bench/libs/batchwise-wasm.ts
+// [rounds] [row]` loads bench/libs/batchwise.ts (the JS backend) and bench/libs/batchwise-wasm.ts
 // (WebAssembly, one thread) of this checkout and of the other one (each importing its own
-// src/), and times B1, B2, B3, B4 and B5 on both, interleaved round by round on the same
+// src/), and times B1, B2, B3, B4 and B5 on both, interleaved round by round (ABBA) on the same
 // inputs, with the hand-written baseline of bench/cases.ts in the same rounds. It prints each
 // build's median ratio to the baseline and new/old, so a refactor's cost reads as a ratio
 // measured in one run (issue 27: "compare old and new in one process"). Every output is
@@ -27,6 +27,8 @@ import {
 const other = process.argv[2];
 if (other === undefined) throw new Error("usage: tsx bench/compare-builds.ts <other checkout> [rounds]");
 const rounds = Number(process.argv[3] ?? 7);
+/** Only the rows whose id starts with this (e.g. "B5"). */
+const only = process.argv[4] ?? "";
 
 interface Row {
   readonly id: string;
@@ -73,12 +75,13 @@ console.log(
   `new: ${process.cwd()}\nold: ${resolve(other)}\n${rounds} rounds, medians; ratios to the hand-written loop`,
 );
 console.log("| bench | backend | old | new | new/old |\n|---|---|---|---|---|");
-for (const row of ROWS) {
+for (const row of ROWS.filter((r) => r.id.startsWith(only))) {
   const base = BASELINES[row.kernel] as (x: unknown) => unknown;
   const want = base(row.input);
   for (let b = 0; b < builds.new.length; b++) {
-    const pair = { new: await runner(builds.new[b]!, row.kernel), old: await runner(builds.old[b]!, row.kernel) };
-    if (pair.new === undefined || pair.old === undefined) continue;
+    const made = { new: await runner(builds.new[b]!, row.kernel), old: await runner(builds.old[b]!, row.kernel) };
+    if (made.new === undefined || made.old === undefined) continue;
+    const pair = { new: made.new, old: made.old };
     for (const r of [pair.new, pair.old]) {
       const err = compare(row.kernel, await r.run(row.input), want);
       if (!(err <= TOLERANCE[row.kernel])) throw new Error(`${row.id}: max error ${err} over the tolerance`);
@@ -86,9 +89,13 @@ for (const row of ROWS) {
     }
     const ratio = { new: [] as number[], old: [] as number[], newOverOld: [] as number[] };
     for (let i = 0; i < rounds; i++) {
+      // ABBA: the build timed first alternates round by round (allocation and GC state favour neither).
       const tb = await time(base, row.input, row.calls);
-      const tn = await time((x) => pair.new!.run(x), row.input, row.calls);
-      const to = await time((x) => pair.old!.run(x), row.input, row.calls);
+      const first = i % 2 === 0 ? pair.new : pair.old;
+      const second = i % 2 === 0 ? pair.old : pair.new;
+      const t1 = await time((x) => first.run(x), row.input, row.calls);
+      const t2 = await time((x) => second.run(x), row.input, row.calls);
+      const [tn, to] = i % 2 === 0 ? [t1, t2] : [t2, t1];
       ratio.new.push(tn / tb);
       ratio.old.push(to / tb);
       ratio.newOverOld.push(tn / to);
