@@ -74,6 +74,10 @@ export function resolveBackend(op: string, b: unknown): Backend {
  */
 export function setBackend(name: BackendName): void {
   const b = backends.get(name);
+  if (b === undefined && !isBackendName(name))
+    throw new BackendError(
+      `setBackend: ${typeof name === "string" ? JSON.stringify(name) : describe(name)} is not a backend name; the backends are ${listBackendNames()}`,
+    );
   if (b === undefined) throw new BackendError(`setBackend: backend "${name}" is not initialised${initHint(name)}`);
   current = b;
 }

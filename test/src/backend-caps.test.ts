@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { getJsBackend } from "../../src/backend.js";
-import { BackendError, DTypeError, JaggedTensor, jit, tensor, type Tensor } from "../../src/index.js";
+import { BackendError, DTypeError, JaggedTensor, jit, setBackend, tensor, type Tensor } from "../../src/index.js";
 import type { Backend } from "../../runtime/backend.js";
 import { fuseOptionsFor } from "../../runtime/fuse-options.js";
 import { JsBackend } from "../../runtime/js.js";
@@ -148,6 +148,13 @@ describe("Tensor.to between JS backends", () => {
     );
     await expect(x.to("cuda" as "js")).rejects.toThrow(
       new BackendError('to: backend "cuda" is not initialised; initialised backends are "js"'),
+    );
+    // setBackend says when the name is no backend's at all, and lists the names.
+    expect(() => setBackend("bogus" as "js")).toThrow(
+      new BackendError('setBackend: "bogus" is not a backend name; the backends are "js", "webgpu", "wasm"'),
+    );
+    expect(() => setBackend("webgpu")).toThrow(
+      new BackendError('setBackend: backend "webgpu" is not initialised (call await initWebGPU() first)'),
     );
     await expect(x.to(42 as unknown as "js")).rejects.toThrow(
       new BackendError('to: backend must be "js", "webgpu", "wasm" or a Backend object, got 42'),
