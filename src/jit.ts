@@ -250,243 +250,57 @@ export function jit<A extends JitArg[], R extends JitOutput>(
 ): JitFunction<A, R> {
   checkFunction("jit", fn);
   checkJitOptions("jit", opts);
-  // The state below changes only when a trace and its compile succeed (a trace is a
-  // transaction): a trace that throws, returns something other than tensors, or
-  // whose kernels fail to compile leaves no entry, no fast-path signature and no
-  // "last trace", so the next call with that signature traces again.
-  const entries = new Map<string, Entry>();
-  /** The trace of the most recent successful call (or `trace`): what dump, dot and bundle show. */
-  let last: Entry | undefined;
-  /** For an entry whose compile is still pending: the `last` it replaced, restored if the compile fails. */
-  const replaced = new WeakMap<Entry, Entry | undefined>();
   const stats: JitStats = { traces: 0, compiles: 0, cacheHits: 0, kernelCacheHits: 0, calls: 0 };
   // A function name such as "bound f" or "ü" is not an IR name (`func @name`): keep letters, digits, _ . -
   const name = opts.name ?? ((fn.name || "jit").replace(/[^\w.-]/g, "_") || "jit");
-
-  /** Fast path: the entry and argument signature of the previous successful lookup. */
-  let fast: Entry | undefined;
-  let fastArgs: readonly Tensor[] = [];
-  let fastKinds = "";
-  const sameSignature = (a: readonly Tensor[], b: readonly Tensor[]): boolean => {
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) {
-      const x = a[i]!._type;
-      const y = b[i]!._type;
-      if (x.dtype !== y.dtype || x.batch.length !== y.batch.length || x.base.length !== y.base.length) return false;
-      for (let j = 0; j < x.base.length; j++) if (x.base[j] !== y.base[j]) return false;
-    }
-    return true;
-  };
-  const setLast = (e: Entry): void => {
-    if (e === last) return;
-    if (e.program instanceof Promise && !replaced.has(e)) replaced.set(e, last);
-    last = e;
-  };
-  /** Drops every trace of an entry whose compile failed. */
-  const forget = (e: Entry): void => {
-    if (entries.get(e.key) === e) entries.delete(e.key);
-    if (fast === e) fast = undefined;
-    if (last === e) {
-      const before = replaced.get(e);
-      last = before !== undefined && entries.get(before.key) === before ? before : undefined;
-    }
-  };
+  const cache = new TraceCache(
+    (args, kinds, key, forget) => traceEntry({ fn, name, opts, stats }, args, kinds, key, forget),
+    stats,
+  );
   const entryFor = (args: readonly Tensor[], kinds: string): Entry => {
     // A trace is compiled for one backend: after setBackend, the same signature is another entry.
-    const backendName = (opts.backend ?? getBackend()).name;
-    // Fast path: same signature as the previous call.
-    if (fast !== undefined && kinds === fastKinds && fast.backend === backendName && sameSignature(args, fastArgs)) {
-      stats.cacheHits++;
-      fastArgs = args;
-      return fast;
-    }
-    const key =
-      `${backendName}:${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
-    const hit = entries.get(key);
-    if (hit !== undefined) {
-      stats.cacheHits++;
-      debugLog("cache", `jit @${name}: trace hit ${key}`);
-      fast = hit;
-      fastArgs = args;
-      fastKinds = kinds;
-      return hit;
-    }
-    const entry = traceEntry(args, kinds, key);
-    entries.set(key, entry);
-    fast = entry;
-    fastArgs = args;
-    fastKinds = kinds;
-    return entry;
-  };
-  /** Traces and compiles one signature; throws (changing nothing but the counters) if any of it fails. */
-  const traceEntry = (args: readonly Tensor[], kinds: string, key: string): Entry => {
-    debugLog("cache", `jit @${name}: tracing ${key}`);
-    const before = { compiles: counters.compiles, hits: counters.cacheHits };
-    const traceId = nextTraceId++;
-    const maxRank = Math.max(0, ...args.map((a) => a.batchDim));
-    // Symbolic batch dims: b0, b1, … aligned from the right; a jagged argument's packed
-    // length is t<k> and its offsets' length r<k> (so its rows are r<k>-1).
-    const jaggedIndex = new Map<number, number>();
-    const leaves = leafKinds(kinds);
-    for (let i = 0, k = 0, jn = 0; i < leaves.length; i++) {
-      if (leaves[i] === "j") {
-        jaggedIndex.set(k, jn);
-        jaggedIndex.set(k + 1, jn++);
-        k += 2;
-      } else k++;
-    }
-    const params = args.map((a, index) => {
-      const jn = jaggedIndex.get(index);
-      const batch: Dim[] =
-        jn === undefined
-          ? a._type.batch.map((_, j) => `b${maxRank - a.batchDim + j}`)
-          : [a.dtype === "int32" && a.baseDim === 0 && jaggedIndex.get(index - 1) === jn ? `r${jn}` : `t${jn}`];
-      return new Tensor({ dtype: a.dtype, batch, base: a.baseShape }, { kind: "param", traceId, index });
-    });
-    const sweeps = reverseSweepCount();
-    const result = fn(...(unflatten(params, kinds) as A));
-    const reverse = reverseSweepCount() > sweeps;
-    const multi = Array.isArray(result);
-    const results: unknown[] = multi ? [...(result as readonly unknown[])] : [result];
-    results.forEach((o, i) => {
-      if (!isJitArg(o)) {
-        const what = multi
-          ? `element ${i} of the returned array is ${describeValue(o)}`
-          : `it returned ${describeValue(o)}`;
-        throw new TraceError(
-          `jit @${name}: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); ${what}`,
-        );
-      }
-    });
-    const { tensors: outs, kinds: outKinds } = flatten(results);
-    // Lazy tensors created outside the trace are realized now and captured as constants.
-    const built = buildGraph(name, outs, params, traceId);
-    for (const c of built.captured) realizeSync(c);
-    stats.traces++;
-    counters.traces++;
-    const backend = opts.backend ?? getBackend();
-    debugLog("ir", printGraph(built.graph));
-    const fuseOptions: FuseOptions = fuseOptionsFor(backend, opts);
-    const pipeline = runPipeline(
-      built.graph,
-      fuseOptions,
-      debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined,
-    );
-    const program = Program.create(pipeline.schedule, backend);
-    stats.compiles += counters.compiles - before.compiles;
-    stats.kernelCacheHits += counters.cacheHits - before.hits;
-    const common = {
-      key,
-      pipeline,
-      fuse: fuseOptions,
-      captured: built.captured,
-      multi,
-      outKinds,
-      plainOut: /^t*$/.test(outKinds),
-      kinds,
-      backend: backend.name,
-      reverse,
-    };
-    if (!(program instanceof Promise)) return { ...common, program, created: program };
-    // An asynchronous compile that fails forgets the entry (and rejects its callers).
-    const guarded = program.then(
-      (p) => {
-        entry.compiled = p;
-        return p;
-      },
-      (e: unknown) => {
-        forget(entry);
-        throw e;
-      },
-    );
-    // Callers that await `program` see the rejection; nobody awaiting it is not an unhandled rejection.
-    guarded.catch(() => undefined);
-    const entry: Entry = { ...common, program: guarded, created: program };
-    return entry;
-  };
-
-  const bind = (e: Entry, args: readonly Tensor[], backend: Backend): BoundValue[] => {
-    if (e.reverse) checkBatchesAgree(`jit @${name}`, leafKinds(e.kinds), args);
-    const captured = e.captured;
-    const bound = new Array<BoundValue>(args.length + captured.length);
-    for (let i = 0; i < bound.length; i++) {
-      const arg = i < args.length;
-      const t = arg ? args[i]! : captured[i - args.length]!;
-      const s = t._src;
-      if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
-      if (!backend.owns(s.buffer)) {
-        const what = arg ? `argument ${i} ${t.toString()}` : `a captured tensor ${t.toString()}`;
-        throw new BackendError(
-          `jit @${name}: ${what} lives on the ${s.backend.name} backend, but this function runs on ${backend.name}: move it first with await t.to("${backend.name}")`,
-        );
-      }
-      bound[i] = { buffer: s.buffer, type: concreteType(t) };
-    }
-    return bound;
-  };
-  const runEntry = (e: Entry, program: Program, ran: readonly BoundValue[]): R => {
-    const backend = program.backend;
-    if (!e.multi && e.plainOut) return Tensor._fromBuffer(ran[0]!.type, ran[0]!.buffer, backend) as unknown as R;
-    const flat = new Array<Tensor>(ran.length);
-    for (let i = 0; i < ran.length; i++) flat[i] = Tensor._fromBuffer(ran[i]!.type, ran[i]!.buffer, backend);
-    const outs = e.plainOut ? flat : unflatten(flat, e.outKinds);
-    return (e.multi ? outs : outs[0]!) as unknown as R;
-  };
-
-  const plainKinds: string[] = [];
-  const tensorsOf = (args: A): { tensors: readonly Tensor[]; kinds: string } => {
-    // Plain tensors (the common case) need no flattening.
-    let plain = true;
-    for (const a of args) if (!(a instanceof Tensor)) plain = false;
-    if (plain)
-      return { tensors: args as readonly Tensor[], kinds: (plainKinds[args.length] ??= "t".repeat(args.length)) };
-    return flatten(args);
+    const e = cache.lookup(args, kinds, (opts.backend ?? getBackend()).name, name);
+    cache.setLast(e);
+    return e;
   };
 
   const f = ((...args: A): R => {
     stats.calls++;
-    // Plain tensors (the common case) need no flattening.
-    let plain = true;
-    for (let i = 0; i < args.length; i++) if (!(args[i] instanceof Tensor)) plain = false;
-    let tensors: readonly Tensor[];
-    let kinds: string;
-    if (plain) {
-      tensors = args as readonly Tensor[];
-      kinds = plainKinds[args.length] ??= "t".repeat(args.length);
-    } else ({ tensors, kinds } = flatten(args));
+    const { tensors, kinds } = flattenArgs(args);
     for (let i = 0; i < tensors.length; i++) realizeSync(tensors[i]!);
     const e = entryFor(tensors, kinds);
-    setLast(e);
     if (e.program instanceof Promise)
       throw new TraceError(`jit @${name}: this backend compiles asynchronously; use f.callAsync(...)`);
-    return runEntry(e, e.program, e.program.run(bind(e, tensors, e.program.backend)));
+    return outputsOf<R>(e, e.program, e.program.run(bindArgs(name, e, tensors, e.program.backend)));
   }) as JitFunction<A, R>;
 
   f.callAsync = async (...args: A): Promise<R> => {
     stats.calls++;
-    const { tensors, kinds } = tensorsOf(args);
+    const { tensors, kinds } = flattenArgs(args);
     for (const a of tensors) await realize(a);
     const e = entryFor(tensors, kinds);
-    setLast(e);
     const program = await e.program;
-    const bound = bind(e, tensors, program.backend);
+    const bound = bindArgs(name, e, tensors, program.backend);
     // Values the host needs before the launch (offsets of a pad to the longest row), read back now.
     const hostValues = new Map<number, ArrayLike<number>>();
     for (const i of program.hostInputs) hostValues.set(i, await program.backend.read(bound[i]!.buffer));
     // runAsync: jagged offsets computed on the device are read back and checked before a segmented kernel reads them.
-    return runEntry(e, program, await program.runAsync(bound, hostValues));
+    return outputsOf<R>(e, program, await program.runAsync(bound, hostValues));
   };
 
   Object.defineProperty(f, "stats", { get: () => ({ ...stats }) });
   // `trace`: trace and compile for placeholder arguments (types only); not a call.
   Object.defineProperty(f, TRACE_FOR, {
-    value: (args: readonly Tensor[], kinds: string): void => {
-      setLast(entryFor(args, kinds));
-    },
+    value: (args: readonly Tensor[], kinds: string): void => void entryFor(args, kinds),
   });
 
+  const lastEntry = (hint = ""): Entry => {
+    const last = cache.last;
+    if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first${hint}`);
+    return last;
+  };
   f.dot = (o: { after?: string } = {}): string => {
-    if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
+    const last = lastEntry();
     const after = o.after ?? "input";
     if (after === "fuse") return scheduleToDot(last.pipeline.schedule);
     const g = last.pipeline.stages.get(after);
@@ -495,7 +309,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   };
 
   const traced = (): Traced => {
-    if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first (or use trace)`);
+    const last = lastEntry(" (or use trace)");
     return {
       backend: last.backend,
       schedule: last.pipeline.schedule,
@@ -512,7 +326,7 @@ export function jit<A extends JitArg[], R extends JitOutput>(
   f.bundleTypes = (o?: BundleTypesOptions): string => bundleTypes(traced(), o);
 
   f.dump = (o: DumpOptions = {}): string => {
-    if (last === undefined) throw new TraceError(`jit @${name}: not traced yet; call it once first`);
+    const last = lastEntry();
     if (o.kernels) {
       // Also while an asynchronous backend is still compiling: the sources exist already.
       return kernelSources(last.created).join("\n\n");
@@ -524,6 +338,231 @@ export function jit<A extends JitArg[], R extends JitOutput>(
     return printGraph(g);
   };
   return f;
+}
+
+/**
+ * The traces of one jit function by argument signature, the fast path for a repeated
+ * signature, and the most recent trace (what dump, dot and bundle show). A trace is a
+ * transaction: a trace that throws, returns something other than tensors, or whose
+ * kernels fail to compile leaves no entry, no fast-path signature and no "last trace",
+ * so the next call with that signature traces again.
+ */
+class TraceCache {
+  private readonly entries = new Map<string, Entry>();
+  /** The trace of the most recent successful call (or `trace`). */
+  last: Entry | undefined;
+  /** For an entry whose compile is still pending: the `last` it replaced, restored if the compile fails. */
+  private readonly replaced = new WeakMap<Entry, Entry | undefined>();
+  /** Fast path: the entry and argument signature of the previous successful lookup. */
+  private fast: Entry | undefined;
+  private fastArgs: readonly Tensor[] = [];
+  private fastKinds = "";
+
+  constructor(
+    /** Traces and compiles one signature; `forget` drops it if its asynchronous compile fails. */
+    private readonly trace: (args: readonly Tensor[], kinds: string, key: string, forget: (e: Entry) => void) => Entry,
+    private readonly stats: JitStats,
+  ) {}
+
+  lookup(args: readonly Tensor[], kinds: string, backendName: string, name: string): Entry {
+    const fast = this.fast;
+    if (
+      fast !== undefined &&
+      kinds === this.fastKinds &&
+      fast.backend === backendName &&
+      sameSignature(args, this.fastArgs)
+    ) {
+      this.stats.cacheHits++;
+      this.fastArgs = args;
+      return fast;
+    }
+    const key =
+      `${backendName}:${kinds}:` + args.map((a) => `${a.dtype}:${a.batchDim}:${a.baseShape.join("x")}`).join("|");
+    const hit = this.entries.get(key);
+    if (hit !== undefined) {
+      this.stats.cacheHits++;
+      debugLog("cache", `jit @${name}: trace hit ${key}`);
+      return this.remember(hit, args, kinds);
+    }
+    const entry = this.trace(args, kinds, key, (e) => this.forget(e));
+    this.entries.set(key, entry);
+    return this.remember(entry, args, kinds);
+  }
+
+  setLast(e: Entry): void {
+    if (e === this.last) return;
+    if (e.program instanceof Promise && !this.replaced.has(e)) this.replaced.set(e, this.last);
+    this.last = e;
+  }
+
+  private remember(e: Entry, args: readonly Tensor[], kinds: string): Entry {
+    this.fast = e;
+    this.fastArgs = args;
+    this.fastKinds = kinds;
+    return e;
+  }
+
+  /** Drops every trace of an entry whose compile failed. */
+  private forget(e: Entry): void {
+    if (this.entries.get(e.key) === e) this.entries.delete(e.key);
+    if (this.fast === e) this.fast = undefined;
+    if (this.last === e) {
+      const before = this.replaced.get(e);
+      this.last = before !== undefined && this.entries.get(before.key) === before ? before : undefined;
+    }
+  }
+}
+
+/** The same dtypes, batch ranks and base shapes (batch sizes may differ: the trace serves any). */
+function sameSignature(a: readonly Tensor[], b: readonly Tensor[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!._type;
+    const y = b[i]!._type;
+    if (x.dtype !== y.dtype || x.batch.length !== y.batch.length || x.base.length !== y.base.length) return false;
+    for (let j = 0; j < x.base.length; j++) if (x.base[j] !== y.base[j]) return false;
+  }
+  return true;
+}
+
+/** What a trace needs of its jit function: the function, its IR name, its options and its counters. */
+interface JitContext<A extends JitArg[], R extends JitOutput> {
+  readonly fn: (...args: A) => R;
+  readonly name: string;
+  readonly opts: JitOptions;
+  readonly stats: JitStats;
+}
+
+/** The kinds string of `n` plain tensor arguments, per count (the common case needs no flattening). */
+const plainKinds: string[] = [];
+/** A call's arguments as tensors and their kinds (src/args.ts); plain tensors pass through. */
+function flattenArgs(args: readonly unknown[]): { tensors: readonly Tensor[]; kinds: string } {
+  for (let i = 0; i < args.length; i++) if (!(args[i] instanceof Tensor)) return flatten(args);
+  return { tensors: args as readonly Tensor[], kinds: (plainKinds[args.length] ??= "t".repeat(args.length)) };
+}
+
+/** Traces `fn` on parameters of the arguments' types and compiles it; throws (changing nothing but the counters) if any of it fails. */
+function traceEntry<A extends JitArg[], R extends JitOutput>(
+  { fn, name, opts, stats }: JitContext<A, R>,
+  args: readonly Tensor[],
+  kinds: string,
+  key: string,
+  forget: (e: Entry) => void,
+): Entry {
+  debugLog("cache", `jit @${name}: tracing ${key}`);
+  const before = { compiles: counters.compiles, hits: counters.cacheHits };
+  const traceId = nextTraceId++;
+  const maxRank = Math.max(0, ...args.map((a) => a.batchDim));
+  // Symbolic batch dims: b0, b1, … aligned from the right; a jagged argument's packed
+  // length is t<k> and its offsets' length r<k> (so its rows are r<k>-1).
+  const jaggedIndex = new Map<number, number>();
+  const leaves = leafKinds(kinds);
+  for (let i = 0, k = 0, jn = 0; i < leaves.length; i++) {
+    if (leaves[i] === "j") {
+      jaggedIndex.set(k, jn);
+      jaggedIndex.set(k + 1, jn++);
+      k += 2;
+    } else k++;
+  }
+  const params = args.map((a, index) => {
+    const jn = jaggedIndex.get(index);
+    const batch: Dim[] =
+      jn === undefined
+        ? a._type.batch.map((_, j) => `b${maxRank - a.batchDim + j}`)
+        : [a.dtype === "int32" && a.baseDim === 0 && jaggedIndex.get(index - 1) === jn ? `r${jn}` : `t${jn}`];
+    return new Tensor({ dtype: a.dtype, batch, base: a.baseShape }, { kind: "param", traceId, index });
+  });
+  const sweeps = reverseSweepCount();
+  const result = fn(...(unflatten(params, kinds) as A));
+  const reverse = reverseSweepCount() > sweeps;
+  const multi = Array.isArray(result);
+  const results: unknown[] = multi ? [...(result as readonly unknown[])] : [result];
+  results.forEach((o, i) => {
+    if (!isJitArg(o)) {
+      const what = multi
+        ? `element ${i} of the returned array is ${describeValue(o)}`
+        : `it returned ${describeValue(o)}`;
+      throw new TraceError(
+        `jit @${name}: the function must return Tensors, JaggedTensors or TensorDicts (or an array of them); ${what}`,
+      );
+    }
+  });
+  const { tensors: outs, kinds: outKinds } = flatten(results);
+  // Lazy tensors created outside the trace are realized now and captured as constants.
+  const built = buildGraph(name, outs, params, traceId);
+  for (const c of built.captured) realizeSync(c);
+  stats.traces++;
+  counters.traces++;
+  const backend = opts.backend ?? getBackend();
+  debugLog("ir", printGraph(built.graph));
+  const fuseOptions: FuseOptions = fuseOptionsFor(backend, opts);
+  const pipeline = runPipeline(
+    built.graph,
+    fuseOptions,
+    debugOn("passes") ? (pass, text) => debugLog("passes", `after ${pass}:\n${text}`) : undefined,
+  );
+  const program = Program.create(pipeline.schedule, backend);
+  stats.compiles += counters.compiles - before.compiles;
+  stats.kernelCacheHits += counters.cacheHits - before.hits;
+  const common = {
+    key,
+    pipeline,
+    fuse: fuseOptions,
+    captured: built.captured,
+    multi,
+    outKinds,
+    plainOut: /^t*$/.test(outKinds),
+    kinds,
+    backend: backend.name,
+    reverse,
+  };
+  if (!(program instanceof Promise)) return { ...common, program, created: program };
+  // An asynchronous compile that fails forgets the entry (and rejects its callers).
+  const guarded = program.then(
+    (p) => {
+      entry.compiled = p;
+      return p;
+    },
+    (e: unknown) => {
+      forget(entry);
+      throw e;
+    },
+  );
+  // Callers that await `program` see the rejection; nobody awaiting it is not an unhandled rejection.
+  guarded.catch(() => undefined);
+  const entry: Entry = { ...common, program: guarded, created: program };
+  return entry;
+}
+
+/** The call's buffers for the program: the arguments, then the captured tensors; each must live on its backend. */
+function bindArgs(name: string, e: Entry, args: readonly Tensor[], backend: Backend): BoundValue[] {
+  if (e.reverse) checkBatchesAgree(`jit @${name}`, leafKinds(e.kinds), args);
+  const captured = e.captured;
+  const bound = new Array<BoundValue>(args.length + captured.length);
+  for (let i = 0; i < bound.length; i++) {
+    const arg = i < args.length;
+    const t = arg ? args[i]! : captured[i - args.length]!;
+    const s = t._src;
+    if (s.kind !== "buffer") throw new TraceError("internal: argument not realized");
+    if (!backend.owns(s.buffer)) {
+      const what = arg ? `argument ${i} ${t.toString()}` : `a captured tensor ${t.toString()}`;
+      throw new BackendError(
+        `jit @${name}: ${what} lives on the ${s.backend.name} backend, but this function runs on ${backend.name}: move it first with await t.to("${backend.name}")`,
+      );
+    }
+    bound[i] = { buffer: s.buffer, type: concreteType(t) };
+  }
+  return bound;
+}
+
+/** The program's output buffers as the function's results (tensors, jagged tensors, dicts; one or an array). */
+function outputsOf<R>(e: Entry, program: Program, ran: readonly BoundValue[]): R {
+  const backend = program.backend;
+  if (!e.multi && e.plainOut) return Tensor._fromBuffer(ran[0]!.type, ran[0]!.buffer, backend) as unknown as R;
+  const flat = new Array<Tensor>(ran.length);
+  for (let i = 0; i < ran.length; i++) flat[i] = Tensor._fromBuffer(ran[i]!.type, ran[i]!.buffer, backend);
+  const outs = e.plainOut ? flat : unflatten(flat, e.outKinds);
+  return (e.multi ? outs : outs[0]!) as unknown as R;
 }
 
 /** What a value is, for an error message: "a number (42)", "undefined", "a Promise (async functions cannot be traced)". */
