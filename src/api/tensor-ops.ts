@@ -7,6 +7,7 @@
  * carries neither them nor their argument checks; there, calling one is a
  * BackendError that names the full entry (src/runtime-entry.ts).
  */
+import type { NoneLeft } from "../../ir/checks.js";
 import { isFloat, isInt, promote, promoteWithNumber, type DType } from "../../ir/dtype.js";
 import { DTypeError, ShapeError, TraceError, UnsupportedOpError } from "../../ir/errors.js";
 import { ELEMENTWISE, factsOf, isUnaryOp, type KBinaryOp, type KUnaryOp } from "../../ir/elementwise.js";
@@ -356,9 +357,8 @@ type WrongSignature = {
 type Undefined = Exclude<keyof ElementwiseMethods, MethodOf[Op]>;
 // Each fails `tsc` with the names at fault: an op whose method is not declared in
 // ElementwiseMethods or has the wrong signature, and a declared method of no op.
-const EVERY_OP_DECLARED: [WrongSignature] extends [never] ? true : { readonly opsWithoutTheirMethod: WrongSignature } =
-  true;
-const EVERY_METHOD_HAS_AN_OP: [Undefined] extends [never] ? true : { readonly methodsOfNoOp: Undefined } = true;
+const EVERY_OP_DECLARED: NoneLeft<WrongSignature, "opsWithoutTheirMethod"> = true;
+const EVERY_METHOD_HAS_AN_OP: NoneLeft<Undefined, "methodsOfNoOp"> = true;
 void EVERY_OP_DECLARED;
 void EVERY_METHOD_HAS_AN_OP;
 
@@ -428,12 +428,8 @@ type WrongReduction = {
 /** The declared reduction methods that are the methods of no reduction. */
 type UndefinedReduction = Exclude<keyof ReductionMethods, ReductionsTable[KReduceOp][number]>;
 // Each fails `tsc` with the names at fault, as the elementwise checks above.
-const EVERY_REDUCTION_DECLARED: [WrongReduction] extends [never]
-  ? true
-  : { readonly reductionsWithoutTheirMethods: WrongReduction } = true;
-const EVERY_REDUCTION_METHOD_HAS_A_REDUCTION: [UndefinedReduction] extends [never]
-  ? true
-  : { readonly methodsOfNoReduction: UndefinedReduction } = true;
+const EVERY_REDUCTION_DECLARED: NoneLeft<WrongReduction, "reductionsWithoutTheirMethods"> = true;
+const EVERY_REDUCTION_METHOD_HAS_A_REDUCTION: NoneLeft<UndefinedReduction, "methodsOfNoReduction"> = true;
 void EVERY_REDUCTION_DECLARED;
 void EVERY_REDUCTION_METHOD_HAS_A_REDUCTION;
 

@@ -20,6 +20,7 @@
  * - round is half to even; float -> integer casts truncate and wrap modulo 2^32
  *   (NaN and ±Inf give 0); -> bool is x != 0 (NaN is true).
  */
+import type { NoneLeft } from "../../ir/checks.js";
 import { baseCat, Tensor, where } from "../../src/index.js";
 import type { DType } from "../../ir/dtype.js";
 import type { ELEMENTWISE, KBinaryOp, KUnaryOp } from "../../ir/elementwise.js";
@@ -429,12 +430,8 @@ type BinaryWithoutCase = Exclude<
   (typeof BINARY_CASE_LIST)[number]["name"]
 >;
 // Each fails `tsc` with the methods at fault: a new elementwise op without its special-value case.
-const EVERY_UNARY_OP_HAS_A_CASE: [UnaryWithoutCase] extends [never]
-  ? true
-  : { readonly unaryMethodsWithoutACase: UnaryWithoutCase } = true;
-const EVERY_BINARY_OP_HAS_A_CASE: [BinaryWithoutCase] extends [never]
-  ? true
-  : { readonly binaryMethodsWithoutACase: BinaryWithoutCase } = true;
+const EVERY_UNARY_OP_HAS_A_CASE: NoneLeft<UnaryWithoutCase, "unaryMethodsWithoutACase"> = true;
+const EVERY_BINARY_OP_HAS_A_CASE: NoneLeft<BinaryWithoutCase, "binaryMethodsWithoutACase"> = true;
 void EVERY_UNARY_OP_HAS_A_CASE;
 void EVERY_BINARY_OP_HAS_A_CASE;
 
