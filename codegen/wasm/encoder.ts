@@ -321,10 +321,50 @@ export class Code extends Bytes {
     super();
   }
 
-  /** A new local of type `t`; returns its index. */
+  /** Released locals by type, reused before a new one is declared. */
+  private readonly free = new Map<ValType, number[]>();
+  /** The locals taken inside each open `scoped` call, released when it ends. */
+  private readonly scopes: number[][] = [];
+
+  /**
+   * A local of type `t` (a released one if there is one); returns its index. Inside
+   * `scoped`, it is released when the scope ends: the temporaries of one expression.
+   */
   local(t: ValType): number {
+    const i = this.keep(t);
+    this.scopes[this.scopes.length - 1]?.push(i);
+    return i;
+  }
+
+  /** A local of type `t` that no scope releases (a value's slot): the caller releases it, or never. */
+  keep(t: ValType): number {
+    const reused = this.free.get(t)?.pop();
+    if (reused !== undefined) return reused;
     this.locals.push(t);
     return this.nParams + this.locals.length - 1;
+  }
+
+  /**
+   * Makes local `i` available again. Its value must be dead: a reused local is not
+   * zeroed, so every use of a local must follow a set of it (as every rule does).
+   * Fewer locals keep V8's compile time linear in the body: its baseline compiler
+   * copies the state of every local at each branch merge.
+   */
+  release(i: number): void {
+    const t = this.locals[i - this.nParams]!;
+    let pool = this.free.get(t);
+    if (pool === undefined) this.free.set(t, (pool = []));
+    pool.push(i);
+  }
+
+  /** Runs `f` (one expression's emission); the locals it takes with `local` are released afterwards. */
+  scoped<T>(f: () => T): T {
+    this.scopes.push([]);
+    try {
+      return f();
+    } finally {
+      for (const i of this.scopes.pop()!) this.release(i);
+    }
   }
 
   op(o: number): this {

@@ -1,6 +1,6 @@
 /** The scalar body of a kernel: statements, loops, the sharded loop's range, loads and stores. */
 import { UnsupportedOpError } from "../../ir/errors.js";
-import type { LExpr, LStmt, LType, LoopProgram } from "../loop.js";
+import { operands, type LExpr, type LStmt, type LType, type LoopProgram } from "../loop.js";
 import { I32, Op, type Code } from "./encoder.js";
 import type { ArgsLayout } from "./args.js";
 import type { Host } from "./host.js";
@@ -53,7 +53,7 @@ export class Printer {
   private val(id: number): number {
     let s = this.slot[id]!;
     if (s < 0) {
-      s = this.c.local(wasmType(this.typeOf(id)));
+      s = this.c.keep(wasmType(this.typeOf(id)));
       this.slot[id] = s;
     }
     return s;
@@ -105,60 +105,73 @@ export class Printer {
 
   private block(stmts: readonly LStmt[]): void {
     const c = this.c;
-    for (const s of stmts) {
-      switch (s.k) {
-        case "let":
-          this.letStmt(s);
-          break;
-        case "set":
-          c.get(this.val(s.value)).set(this.localSlot[s.local]!);
-          break;
-        case "store":
-          this.store(
-            s.buf,
-            () => c.get(this.val(s.at)),
-            () => c.get(this.val(s.value)),
-          );
-          break;
-        case "loop":
-          if (this.shard !== null && s === this.shard.loop) this.shardLoop(s);
-          else if (this.vectorInner(s)) {
-            // A straight-line inner loop: four lanes through the check-free paths when its
-            // addresses allow (decided at run time), the scalar loop for the rest.
-            const lo = c.local(I32);
-            const hi = c.local(I32);
-            c.get(this.val(s.from)).set(lo).get(this.val(s.to)).set(hi);
-            vectorLoops(this, s, { loop: s, counter: null }, lo, hi, false);
-            this.innerVectorLoops++;
-            this.loop(
-              s.var,
-              () => c.get(lo),
-              () => c.get(hi),
-              s.body,
-            );
-          } else
-            this.loop(
-              s.var,
-              () => c.get(this.val(s.from)),
-              () => c.get(this.val(s.to)),
-              s.body,
-            );
-          break;
-        case "sstore":
-        case "barrier":
-        case "break":
-        case "return":
-          return workgroupOnly(s.k);
-        case "if":
-          c.get(this.val(s.cond)).op(Op.if).byte(0x40);
-          this.block(s.then);
-          if (s.else.length > 0) {
-            c.op(Op.else);
-            this.block(s.else);
-          }
-          c.op(Op.end);
-          break;
+    const dead = deadAfter(stmts);
+    for (let i = 0; i < stmts.length; i++) {
+      const s = stmts[i]!;
+      this.stmt(c, s);
+      // A value's local goes back to the pool after its last use in its block (ids are
+      // visible only in their block and nested ones): few locals, so V8 compiles large
+      // bodies in linear time.
+      for (const id of dead.get(i) ?? []) {
+        const slot = this.slot[id]!;
+        if (slot >= 0) (c.release(slot), (this.slot[id] = -1));
       }
+    }
+  }
+
+  private stmt(c: Code, s: LStmt): void {
+    switch (s.k) {
+      case "let":
+        this.letStmt(s);
+        break;
+      case "set":
+        c.get(this.val(s.value)).set(this.localSlot[s.local]!);
+        break;
+      case "store":
+        this.store(
+          s.buf,
+          () => c.get(this.val(s.at)),
+          () => c.get(this.val(s.value)),
+        );
+        break;
+      case "loop":
+        if (this.shard !== null && s === this.shard.loop) this.shardLoop(s);
+        else if (this.vectorInner(s)) {
+          // A straight-line inner loop: four lanes through the check-free paths when its
+          // addresses allow (decided at run time), the scalar loop for the rest.
+          const lo = c.local(I32);
+          const hi = c.local(I32);
+          c.get(this.val(s.from)).set(lo).get(this.val(s.to)).set(hi);
+          vectorLoops(this, s, { loop: s, counter: null }, lo, hi, false);
+          this.innerVectorLoops++;
+          this.loop(
+            s.var,
+            () => c.get(lo),
+            () => c.get(hi),
+            s.body,
+          );
+        } else
+          this.loop(
+            s.var,
+            () => c.get(this.val(s.from)),
+            () => c.get(this.val(s.to)),
+            s.body,
+          );
+        break;
+      case "sstore":
+      case "barrier":
+      case "break":
+      case "return":
+        return workgroupOnly(s.k);
+      case "if":
+        c.get(this.val(s.cond)).op(Op.if).byte(0x40);
+        this.block(s.then);
+        if (s.else.length > 0) {
+          c.op(Op.else);
+          this.block(s.else);
+        }
+        c.op(Op.end);
+        break;
     }
   }
 
@@ -271,7 +284,8 @@ export class Printer {
 
   private letStmt(s: Let): void {
     const c = this.c;
-    this.expr(s.id, s.type, s.e);
+    // The rule's temporaries are dead once the value is pushed.
+    c.scoped(() => this.expr(s.id, s.type, s.e));
     c.set(this.val(s.id));
   }
 
@@ -368,4 +382,55 @@ export class Printer {
     }
     void id;
   }
+}
+
+/** The value ids statement `s` reads, its nested statements' included. */
+function deepUses(s: LStmt, out: Set<number>): void {
+  switch (s.k) {
+    case "let":
+      for (const v of operands(s.e)) out.add(v);
+      return;
+    case "set":
+      out.add(s.value);
+      return;
+    case "store":
+    case "sstore":
+      out.add(s.at).add(s.value);
+      return;
+    case "loop":
+      out.add(s.from).add(s.to);
+      if (s.step !== undefined) out.add(s.step);
+      for (const x of s.body) deepUses(x, out);
+      return;
+    case "if":
+      out.add(s.cond);
+      for (const x of s.then) deepUses(x, out);
+      for (const x of s.else) deepUses(x, out);
+      return;
+    case "barrier":
+    case "break":
+    case "return":
+      return;
+  }
+}
+
+/**
+ * Per statement index of a block: the values the block defines whose last use (nested
+ * uses counted at their enclosing statement; an unused value at its definition) is there.
+ */
+function deadAfter(block: readonly LStmt[]): Map<number, number[]> {
+  const last = new Map<number, number>();
+  block.forEach((s, i) => {
+    if (s.k === "let") last.set(s.id, i);
+    const used = new Set<number>();
+    deepUses(s, used);
+    for (const v of used) if (last.has(v)) last.set(v, i);
+  });
+  const out = new Map<number, number[]>();
+  for (const [id, i] of last) {
+    const list = out.get(i);
+    if (list === undefined) out.set(i, [id]);
+    else list.push(id);
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 /** The four-lane body of a loop (see print.ts, Vectorisation) and the loops that run it. */
 import type { DType } from "../../ir/dtype.js";
 import { UnsupportedOpError } from "../../ir/errors.js";
-import type { LExpr, LStmt, LType } from "../loop.js";
+import { operands, type LExpr, type LStmt, type LType } from "../loop.js";
 import { I32, Op, Simd, V128, type Code } from "./encoder.js";
 import type { Host } from "./host.js";
 import type { MathFn } from "./math.js";
@@ -234,7 +234,7 @@ class VectorBody {
       // loop variable and the output counter advanced by the copy before.
       this.slot.clear();
       this.high.clear();
-      const vv = c.local(V128);
+      const vv = c.keep(V128);
       this.slot.set(this.loop.var, vv);
       c.get(lo).set(iv);
       // The loop variable's lanes: lo, lo+1, lo+2, lo+3.
@@ -242,11 +242,28 @@ class VectorBody {
       c.v128(new Uint8Array(new Int32Array([0, 1, 2, 3]).buffer))
         .simd(Simd.i32x4_add)
         .set(vv);
-      for (const s of this.loop.body) this.stmt(s);
+      // A value's vector locals go back to the pool after its last use (the body is straight-line).
+      const body = this.loop.body;
+      const last = lastUses(body);
+      body.forEach((s, i) => {
+        this.stmt(s);
+        for (const id of last.get(i) ?? []) this.releaseSlot(id);
+      });
+      for (const id of [...this.slot.keys()]) this.releaseSlot(id);
       c.get(lo).i32(4).op(Op.i32_add).set(lo);
     }
     c.op(Op.br).u32(0);
     c.op(Op.end).op(Op.end);
+  }
+
+  /** Returns value `id`'s vector locals (both halves of a float64) to the pool. */
+  private releaseSlot(id: number): void {
+    const l = this.slot.get(id);
+    if (l === undefined) return;
+    this.c.release(l);
+    this.slot.delete(id);
+    const h = this.high.get(id);
+    if (h !== undefined) (this.c.release(h), this.high.delete(id));
   }
 
   private stmt(s: LStmt): void {
@@ -254,9 +271,9 @@ class VectorBody {
     switch (s.k) {
       case "let": {
         if (s.type === "float64") {
-          const lo = c.local(V128);
-          const hi = c.local(V128);
-          (this.expr64(s.e, 0), c.set(lo), this.expr64(s.e, 1), c.set(hi));
+          const lo = c.keep(V128);
+          const hi = c.keep(V128);
+          (c.scoped(() => this.expr64(s.e, 0)), c.set(lo), c.scoped(() => this.expr64(s.e, 1)), c.set(hi));
           this.slot.set(s.id, lo);
           this.high.set(s.id, hi);
           return;
@@ -266,8 +283,8 @@ class VectorBody {
           const step = this.shard.counter!.step;
           c.get(this.scalar.counterSlot()).simd(Simd.i32x4_splat);
           c.v128(new Uint8Array(new Int32Array([0, step, 2 * step, 3 * step]).buffer)).simd(Simd.i32x4_add);
-        } else this.expr(s.type, s.e);
-        const l = c.local(V128);
+        } else c.scoped(() => this.expr(s.type, s.e));
+        const l = c.keep(V128);
         c.set(l);
         this.slot.set(s.id, l);
         return;
@@ -529,4 +546,26 @@ class VectorBody {
         return;
     }
   }
+}
+
+/**
+ * For a straight-line body: at each statement index, the values whose last use (or, for a
+ * value never used, its definition) is that statement.
+ */
+function lastUses(body: readonly LStmt[]): Map<number, number[]> {
+  const at = new Map<number, number>();
+  body.forEach((s, i) => {
+    if (s.k === "let") {
+      at.set(s.id, i);
+      for (const v of operands(s.e)) at.set(v, i);
+    } else if (s.k === "store") (at.set(s.at, i), at.set(s.value, i));
+    else if (s.k === "set") at.set(s.value, i);
+  });
+  const out = new Map<number, number[]>();
+  for (const [id, i] of at) {
+    const list = out.get(i);
+    if (list === undefined) out.set(i, [id]);
+    else list.push(id);
+  }
+  return out;
 }
