@@ -389,3 +389,54 @@ export function verifyLoop(p: LoopProgram): LoopProgram {
   block(p.body);
   return p;
 }
+
+/** The value ids statement `s` reads, its nested statements' included. */
+export function deepUses(s: LStmt, out: Set<number>): void {
+  switch (s.k) {
+    case "let":
+      for (const v of operands(s.e)) out.add(v);
+      return;
+    case "set":
+      out.add(s.value);
+      return;
+    case "store":
+    case "sstore":
+      out.add(s.at).add(s.value);
+      return;
+    case "loop":
+      out.add(s.from).add(s.to);
+      if (s.step !== undefined) out.add(s.step);
+      for (const x of s.body) deepUses(x, out);
+      return;
+    case "if":
+      out.add(s.cond);
+      for (const x of s.then) deepUses(x, out);
+      for (const x of s.else) deepUses(x, out);
+      return;
+    case "barrier":
+    case "break":
+    case "return":
+      return;
+  }
+}
+
+/**
+ * Per statement index of a block: the values the block defines whose last use (nested
+ * uses counted at their enclosing statement; an unused value at its definition) is there.
+ */
+export function deadAfter(block: readonly LStmt[]): Map<number, number[]> {
+  const last = new Map<number, number>();
+  block.forEach((s, i) => {
+    if (s.k === "let") last.set(s.id, i);
+    const used = new Set<number>();
+    deepUses(s, used);
+    for (const v of used) if (last.has(v)) last.set(v, i);
+  });
+  const out = new Map<number, number[]>();
+  for (const [id, i] of last) {
+    const list = out.get(i);
+    if (list === undefined) out.set(i, [id]);
+    else list.push(id);
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 /** The four-lane body of a loop (see print.ts, Vectorisation) and the loops that run it. */
 import type { DType } from "../../ir/dtype.js";
 import { UnsupportedOpError } from "../../ir/errors.js";
-import { operands, type LExpr, type LStmt, type LType } from "../loop.js";
+import { deadAfter, type LExpr, type LStmt, type LType } from "../loop.js";
 import { I32, Op, Simd, V128, type Code } from "./encoder.js";
 import type { Host } from "./host.js";
 import type { MathFn } from "./math.js";
@@ -244,7 +244,7 @@ class VectorBody {
         .set(vv);
       // A value's vector locals go back to the pool after its last use (the body is straight-line).
       const body = this.loop.body;
-      const last = lastUses(body);
+      const last = deadAfter(body);
       body.forEach((s, i) => {
         this.stmt(s);
         for (const id of last.get(i) ?? []) this.releaseSlot(id);
@@ -546,26 +546,4 @@ class VectorBody {
         return;
     }
   }
-}
-
-/**
- * For a straight-line body: at each statement index, the values whose last use (or, for a
- * value never used, its definition) is that statement.
- */
-function lastUses(body: readonly LStmt[]): Map<number, number[]> {
-  const at = new Map<number, number>();
-  body.forEach((s, i) => {
-    if (s.k === "let") {
-      at.set(s.id, i);
-      for (const v of operands(s.e)) at.set(v, i);
-    } else if (s.k === "store") (at.set(s.at, i), at.set(s.value, i));
-    else if (s.k === "set") at.set(s.value, i);
-  });
-  const out = new Map<number, number[]>();
-  for (const [id, i] of at) {
-    const list = out.get(i);
-    if (list === undefined) out.set(i, [id]);
-    else list.push(id);
-  }
-  return out;
 }
