@@ -212,7 +212,10 @@ declare module "../tensor.js" {
     expand(shape: readonly number[]): Tensor;
     /** Inserts a size-1 base axis at `axis` (negative counts from the end). */
     unsqueeze(axis: number): Tensor;
-    /** Removes size-1 base axes (all of them, or the one given). */
+    /**
+     * Removes size-1 base axes (all of them, or the one given). A given axis whose size is not 1
+     * is left as it is (as PyTorch's `squeeze(dim)`; NumPy raises).
+     */
     squeeze(axis?: number): Tensor;
     /**
      * Slices one base axis: `start:stop:step` with Python defaults, negative start/stop
