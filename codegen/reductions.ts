@@ -38,7 +38,6 @@ const ACC_TYPE: { readonly [K in KReduceOp]: (valueType: DType, outType: DType, 
   prod: (v, out, t) => (isFloat(out) ? wide(v, out, t) : out),
   min: (v) => v,
   max: (v) => v,
-  nanmax: (v) => v,
   // The best value so far, compared in the values' dtype (bool as uint32).
   argmin: (v) => (v === "bool" ? "uint32" : v),
   argmax: (v) => (v === "bool" ? "uint32" : v),

@@ -307,10 +307,9 @@ const reduceRules = {
   min: extremeRule(),
   argmin: zero(),
   argmax: zero(),
-  nanmax: zero(),
   all: zero(),
   any: zero(),
-} satisfies { readonly [K in "sum" | "mean" | "prod" | "max" | "min" | "argmin" | "argmax" | "all" | "any" | "nanmax"]: Rule<K> };
+} satisfies { readonly [K in "sum" | "mean" | "prod" | "max" | "min" | "argmin" | "argmax" | "all" | "any"]: Rule<K> };
 
 /**
  * `e` shaped like `x` with `e_i = Π_{j≠i} x_j` over the reduced base axes (products of the

@@ -277,7 +277,6 @@ const REDUCE_REF: {
   max: (values) => values.reduce((m, v) => (Number.isNaN(m) || Number.isNaN(v) ? NaN : Math.max(m, v)), -Infinity),
   argmin: (values) => argRef(values, (v, cur) => v < cur),
   argmax: (values) => argRef(values, (v, cur) => v > cur),
-  nanmax: (values) => values.reduce((m, v) => (Number.isNaN(v) ? m : Math.max(m, v)), -Infinity),
   all: (values) => (values.every((v) => v !== 0) ? 1 : 0),
   any: (values) => (values.some((v) => v !== 0) ? 1 : 0),
 };

@@ -829,7 +829,6 @@ const OP_TABLE = {
   max: reduce,
   argmin: reduce,
   argmax: reduce,
-  nanmax: reduce,
   all: reduce,
   any: reduce,
   reshape: def({ arity: 1, args: ["x"], attrs: shapeSpec, type: reshapeType }),

@@ -62,7 +62,6 @@ export const REDUCTIONS = {
   argmax: { dtype: "index", combine: "gt", identity: "lowest", positional: true, nonEmpty: true, segment: true },
   all: { dtype: "bool", combine: "and", identity: 1, inline: true },
   any: { dtype: "bool", combine: "or", identity: 0, inline: true },
-  nanmax: { dtype: "same", combine: "maximum", identity: "lowest", nonEmpty: true },
 } as const satisfies Readonly<Record<string, ReductionFacts>>;
 
 /**

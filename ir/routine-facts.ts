@@ -8,7 +8,7 @@
  */
 
 /** The routines of the `routine` op. */
-export const ROUTINE_NAMES = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd", "sort", "trace"] as const;
+export const ROUTINE_NAMES = ["lu", "lu_solve", "cholesky", "qr", "eigh", "svd", "sort"] as const;
 export type RoutineName = (typeof ROUTINE_NAMES)[number];
 
 export interface RoutineFacts {
@@ -41,5 +41,4 @@ export const ROUTINE_FACTS: { readonly [K in RoutineName]: RoutineFacts } = {
   eigh: { dtypes: "float", rhs: false, base: square((n) => [2 * n, n]) },
   svd: { dtypes: "float", rhs: false, base: (m, n) => (m >= n ? [m + n + 1, n] : undefined) },
   sort: { dtypes: "numeric", rhs: false, base: (m, n) => [m, 4 * n] },
-  trace: { dtypes: "float", rhs: false, base: square(() => [1]) },
 };

@@ -151,7 +151,6 @@ const ALGORITHMS: { readonly [K in RoutineName]: Algorithm } = {
   qr: (M, r) => qr(M, r.m, r.n, r.cols),
   eigh: (M, r) => eigh(M, r.n, jacobiParams(r, r.n)),
   svd: (M, r) => svd(M, r.m, r.n, jacobiParams(r, r.m)),
-  trace: (M, r) => trace(M, r.n),
   sort: (M, r) => mergeSort(M, r.m, r.n, r.cols === 1, r.dtype === "float32" || r.dtype === "float64"),
 };
 
@@ -858,11 +857,4 @@ export function countTrips(r: RoutineSpec, unroll: number, stop = Infinity): num
     if (e !== over) throw e;
   }
   return trips;
-}
-
-/** TRIAL: the trace of an n×n matrix, stored at 0. */
-function trace<F, I, B>(M: Machine<F, I, B>, n: number): void {
-  const s = M.fvar(M.f(0));
-  M.loop(M.i(0), M.i(n), (i) => s.set(M.add(s.get(), M.load(0, at(M, i, i, n)))), n);
-  M.store(M.i(0), s.get());
 }

@@ -6,7 +6,7 @@
  */
 
 /** The backends, in the order messages list them (the order they were added). */
-export const BACKEND_NAMES = ["js", "webgpu", "wasm", "cpu2"] as const;
+export const BACKEND_NAMES = ["js", "webgpu", "wasm"] as const;
 
 /** A backend's name: `"js"`, `"webgpu"` or `"wasm"`. */
 export type BackendName = (typeof BACKEND_NAMES)[number];

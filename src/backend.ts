@@ -18,7 +18,6 @@ export const INIT_FUNCTION = {
   js: undefined,
   webgpu: "initWebGPU",
   wasm: "initWasm",
-  cpu2: "initCpu2",
 } as const satisfies { readonly [K in BackendName]: string | undefined };
 const initHint = (name: string): string => {
   const f = isBackendName(name) ? INIT_FUNCTION[name] : undefined;

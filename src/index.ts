@@ -167,7 +167,6 @@ installNumericMethods();
 export type { UniformOptions, NormalOptions } from "./random/index.js";
 // --- WebAssembly backend ---
 export { initWasm, setThreads, type WasmBackend, type WasmOptions } from "./wasm.js";
-export { initCpu2 } from "./cpu2.js";
 // --- indexing: NumPy-style index lists (x.index, x.baseIndex, x.batchIndex) ---
 export {
   sl,

@@ -80,7 +80,6 @@ export const REDUCTION_METHODS = {
   argmax: ["argmax", "batchArgmax"],
   all: ["all", "batchAll"],
   any: ["any", "batchAny"],
-  nanmax: ["nanmax", "batchNanmax"],
 } as const satisfies { readonly [K in KReduceOp]: readonly [K, `batch${Capitalize<K>}`] };
 
 /** The eager operations that are the method of neither an elementwise op nor a reduction (src/api/tensor-ops.ts). */

@@ -189,10 +189,6 @@ export interface ReductionMethods {
   batchArgmin(axis: number, opts?: ReduceOptions): Tensor;
   /** Position of the largest value along one batch axis (first on ties; NaN counts as largest). */
   batchArgmax(axis: number, opts?: ReduceOptions): Tensor;
-  /** Maximum over base axes ignoring NaN. */
-  nanmax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
-  /** Maximum over batch axes ignoring NaN. */
-  batchNanmax(axes?: number | readonly number[], opts?: ReduceOptions): Tensor;
 }
 
 declare module "../tensor.js" {

@@ -83,10 +83,6 @@ const TRACE_BACKENDS: {
     return { backend: gpu, release: () => gpu.destroy() };
   },
   // One thread: tracing and bundling run no large kernels; no worker threads to stop afterwards.
-  cpu2: async () => {
-    const { initCpu2 } = await import("../cpu2.js");
-    return { backend: await initCpu2(), release: () => undefined };
-  },
   wasm: async () => {
     const { initWasm } = await import("../wasm.js");
     return { backend: await initWasm({ select: false, threads: 1 }), release: () => undefined };
