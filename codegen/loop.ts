@@ -391,7 +391,7 @@ export function verifyLoop(p: LoopProgram): LoopProgram {
 }
 
 /** The value ids statement `s` reads, its nested statements' included. */
-export function deepUses(s: LStmt, out: Set<number>): void {
+function deepUses(s: LStmt, out: Set<number>): void {
   switch (s.k) {
     case "let":
       for (const v of operands(s.e)) out.add(v);

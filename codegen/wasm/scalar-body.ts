@@ -108,7 +108,7 @@ export class Printer {
     const dead = deadAfter(stmts);
     for (let i = 0; i < stmts.length; i++) {
       const s = stmts[i]!;
-      this.stmt(c, s);
+      this.stmt(s);
       // A value's local goes back to the pool after its last use in its block (ids are
       // visible only in their block and nested ones): few locals, so V8 compiles large
       // bodies in linear time.
@@ -119,7 +119,8 @@ export class Printer {
     }
   }
 
-  private stmt(c: Code, s: LStmt): void {
+  private stmt(s: LStmt): void {
+    const c = this.c;
     switch (s.k) {
       case "let":
         this.letStmt(s);
